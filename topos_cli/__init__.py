@@ -1,0 +1,1 @@
+"""The `topos` command: grade gradient routes in isolated processes."""
