@@ -1,5 +1,23 @@
 """Neural-network building blocks: layers, losses, initializers, optimizers."""
 
 from topos.nn import init
+from topos.nn.conv2d import Conv2d, conv2d
+from topos.nn.linear import Linear
+from topos.nn.loss import cross_entropy, log_softmax, softmax
+from topos.nn.module import Module
+from topos.nn.optimizers import SGD, Adam
+from topos.nn.pooling import max_pool
 
-__all__ = ["init"]
+__all__ = [
+    "SGD",
+    "Adam",
+    "Conv2d",
+    "Linear",
+    "Module",
+    "conv2d",
+    "cross_entropy",
+    "init",
+    "log_softmax",
+    "max_pool",
+    "softmax",
+]

@@ -1,0 +1,213 @@
+"""Plan: the schedule lowered from an entry — which nodes run, and when each buffer dies."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from topos.engine.liveness import last_consumers, profile, release_points
+from topos.errors import GraphError, ShapeError
+from topos.graph.chain_rule import Schedule, backward_schedule
+from topos.graph.symbol import Symbol
+from topos.tensor import Tensor
+
+if TYPE_CHECKING:
+    from topos.engine.run import Run
+    from topos.graph.network import Network
+    from topos.graph.parameters import Parameters
+
+Feeds = Mapping[Symbol, Tensor] | Iterable[tuple[Symbol, Tensor]]
+Observer = Callable[[int, list[int]], None]
+
+
+class Plan:
+    """Evaluates the ancestors of the roots in recording order.
+
+    In the *forward* posture each buffer is released right after its last
+    consumer unless it is a root; in the *retain* posture every buffer is kept
+    for the backward sweep. `forward` runs the plan on one batch.
+    """
+
+    def __init__(self, network: Network, roots: tuple[int, ...], posture: str) -> None:
+        if posture not in ("forward", "retain"):
+            raise GraphError(f"plan: unknown posture {posture!r}")
+        self.network = network
+        self.posture = posture
+        self.roots = tuple(dict.fromkeys(roots))
+        nodes = network.nodes
+        needed = [False] * len(nodes)
+        for root in self.roots:
+            needed[root] = True
+        for index in range(len(nodes) - 1, -1, -1):
+            if needed[index]:
+                for input_index in nodes[index].inputs:
+                    needed[input_index] = True
+        self.evaluated = tuple(index for index, keep in enumerate(needed) if keep)
+        self._evaluated_set = frozenset(self.evaluated)
+        self.last_consumer = last_consumers(nodes, self.evaluated)
+        forward_releases = release_points(self.evaluated, set(self.roots), self.last_consumer)
+        forward_profile = profile(nodes, self.evaluated, forward_releases)
+        if posture == "forward":
+            self.releases = forward_releases
+            self.live = forward_profile
+        else:
+            self.releases = {}
+            self.live = forward_profile  # its peak is the retain plan's release floor
+        self._compile()
+        self._schedules: dict[int, Schedule] = {}
+
+    def _compile(self) -> None:
+        nodes = self.network.nodes
+        dying: dict[int, list[int]] = {}
+        for index, point in self.releases.items():
+            dying.setdefault(point, []).append(index)
+        self._sources = []
+        self._steps = []
+        for index in self.evaluated:
+            node = nodes[index]
+            if node.is_source:
+                self._sources.append((index, node.operation))
+                if index in dying:
+                    # An unconsumed source needs no buffer at all.
+                    dying.pop(index)
+                continue
+            kernel = node.primitive.kernel
+            if node.attributes:
+                kernel = partial(kernel, **node.attributes)
+            self._steps.append((index, kernel, node.inputs, tuple(dying.pop(index, ()))))
+
+    @property
+    def readable(self) -> frozenset[int]:
+        """Indices whose payload a run can answer for."""
+        if self.posture == "retain":
+            return self._evaluated_set
+        return frozenset(self.roots)
+
+    def evaluates(self, index: int) -> bool:
+        """Whether the plan evaluates node `index`."""
+        return index in self._evaluated_set
+
+    def live_bytes(self, elements: int) -> int:
+        """`elements` of this network's dtype, in bytes."""
+        return elements * self.network.dtype.itemsize
+
+    @property
+    def retain_all(self) -> int:
+        """Elements held if no buffer were ever released."""
+        return self.live.retain_all
+
+    @property
+    def peak(self) -> int:
+        """Elements live at the worst moment: the forward peak, or in the retain posture
+        everything it keeps."""
+        return self.live.peak if self.posture == "forward" else self.live.retain_all
+
+    def _feed_arrays(self, feeds: Feeds) -> dict[int, np.ndarray]:
+        network = self.network
+        items = feeds.items() if isinstance(feeds, Mapping) else feeds
+        arrays: dict[int, np.ndarray] = {}
+        for symbol, tensor in items:
+            index = network.index(symbol, "forward")
+            node = network.nodes[index]
+            if node.operation != "input":
+                raise GraphError(f"forward: %{index} is a {node.operation}, not an input to feed")
+            if not isinstance(tensor, Tensor):
+                raise TypeError(
+                    f"forward: the feed for input %{index} is a {type(tensor).__name__}, "
+                    f"not a Tensor"
+                )
+            if tensor.shape != node.shape:
+                raise ShapeError(
+                    f"forward: the feed for input %{index} has shape {tensor.shape} "
+                    f"but the input was recorded with shape {node.shape}"
+                )
+            if tensor.dtype != network.dtype:
+                raise TypeError(
+                    f"forward: the feed for input %{index} is {tensor.dtype}, "
+                    f"the network computes in {network.dtype}"
+                )
+            arrays[index] = tensor.numpy()
+        return arrays
+
+    def forward(
+        self, parameters: Parameters, feeds: Feeds = (), observer: Observer | None = None
+    ) -> Run:
+        """Runs the plan once; `observer(node, live)` (for tests and tools) sees the
+        indices of the buffers still held after each computed node."""
+        from topos.engine.run import Run
+
+        if parameters.network.origin != self.network.origin:
+            raise GraphError("forward: the parameters belong to another network")
+        fed = self._feed_arrays(feeds)
+        payloads = self.network.payloads
+        parameter_arrays = parameters.arrays()
+        buffers: list[Any] = [None] * len(self.network.nodes)
+        for index, kind in self._sources:
+            if kind == "parameter":
+                buffers[index] = parameter_arrays[index]
+            elif kind == "input" and index in fed:
+                buffers[index] = fed[index]
+            else:
+                buffers[index] = payloads[index].numpy()
+        if observer is None:
+            for index, kernel, inputs, release in self._steps:
+                buffers[index] = kernel(*[buffers[i] for i in inputs])
+                for released in release:
+                    buffers[released] = None
+        else:
+            for index, kernel, inputs, release in self._steps:
+                buffers[index] = kernel(*[buffers[i] for i in inputs])
+                for released in release:
+                    buffers[released] = None
+                observer(index, [i for i, b in enumerate(buffers) if b is not None])
+        return Run(self, buffers, parameters)
+
+    def backward_schedule(self, target: int) -> Schedule:
+        """The engine's sweep schedule for `target` over every parameter (cached)."""
+        schedule = self._schedules.get(target)
+        if schedule is None:
+            wrt = [i for i in self.network.parameter_indices if i in self._evaluated_set]
+            schedule = backward_schedule(self.network.nodes, target, wrt)
+            self._schedules[target] = schedule
+        return schedule
+
+    def liveness_of(self, index: int) -> str:
+        """How long node `index`'s buffer lives, as `describe()` prints it."""
+        if self.posture == "forward":
+            if index in self.releases:
+                return f"freed after {self.releases[index]}"
+            return "kept"
+        if index in self.roots or index not in self.last_consumer:
+            return "retained"
+        return f"releasable after {self.last_consumer[index]}"
+
+    def summary(self) -> list[str]:
+        """The `plan:` and `live volume:` lines tools filter on."""
+        head = (
+            f"plan: {self.posture}; {len(self.evaluated)} of {len(self.network.nodes)} "
+            f"nodes evaluated, {len(self.roots)} readable"
+        )
+        if self.posture == "forward":
+            volume = (
+                f"live volume: peak {self.live.peak} elements at node {self.live.peak_node}, "
+                f"retain-all {self.live.retain_all}"
+            )
+        else:
+            volume = (
+                f"live volume: retain-all {self.live.retain_all}, "
+                f"release floor {self.live.peak} at node {self.live.peak_node}"
+            )
+        return [head, volume]
+
+    def describe(self) -> str:
+        """One line per evaluated node (index, operation, shape, liveness), then the summary."""
+        nodes = self.network.nodes
+        lines = [
+            f"{index:>6}  {nodes[index].label():<40} {nodes[index].shape!s:<22} "
+            f"{self.liveness_of(index)}"
+            for index in self.evaluated
+        ]
+        return "\n".join([*lines, *self.summary()])

@@ -1,0 +1,78 @@
+"""Run: the payloads of one forward execution, and the two ways to get gradients from it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from topos.engine.eager_algebra import EagerAlgebra
+from topos.engine.gradients import Gradients
+from topos.errors import GraphError
+from topos.graph.adjoints import Adjoints
+from topos.graph.chain_rule import sweep
+from topos.graph.parameter_gradients import ParameterGradients
+from topos.graph.symbol import Symbol
+from topos.tensor import Tensor
+
+if TYPE_CHECKING:
+    from topos.engine.plan import Plan
+    from topos.graph.parameters import Parameters
+
+
+class Run:
+    """What one `Plan.forward` computed: the readable payloads, read with `of`."""
+
+    def __init__(self, plan: Plan, buffers: list[Any], parameters: Parameters) -> None:
+        self.plan = plan
+        self._buffers = buffers
+        self.parameters = parameters
+
+    def _readable_index(self, symbol: Symbol, what: str) -> int:
+        index = self.plan.network.index(symbol, what)
+        if not self.plan.evaluates(index):
+            raise GraphError(f"{what}: %{index} is not evaluated by this plan")
+        if index not in self.plan.readable:
+            raise GraphError(
+                f"{what}: %{index} was {self.plan.liveness_of(index)}; in a forward plan "
+                f"only the roots stay readable"
+            )
+        return index
+
+    def of(self, symbol: Symbol) -> Tensor:
+        """The payload of a readable node (a root, or anything in the retain posture)."""
+        return Tensor.adopt(self._buffers[self._readable_index(symbol, "Run.of")])
+
+    def backward(self, target: Symbol) -> Gradients:
+        """The engine route: sweeps the chain rule eagerly from the scalar `target`."""
+        plan = self.plan
+        if plan.posture != "retain":
+            raise GraphError(
+                "backward: this run's plan was lowered in the forward posture, which frees "
+                "the buffers a backward sweep reads; lower it with entry(roots).backward()"
+            )
+        index = self._readable_index(target, "backward")
+        schedule = plan.backward_schedule(index)
+        network = plan.network
+        algebra = EagerAlgebra(network.dtype)
+        wrt = [i for i in network.parameter_indices if plan.evaluates(i)]
+        buffers = self._buffers
+        gradients = sweep(
+            network.nodes,
+            schedule,
+            index,
+            wrt,
+            algebra,
+            buffers.__getitem__,
+            algebra.constant(1.0, network.nodes[index].shape),
+        )
+        return Gradients(network, index, gradients)
+
+    def recorded_gradients(self, adjoints: Adjoints) -> ParameterGradients:
+        """The recorded route: reads each parameter's gradient off this run's roots."""
+        gradients = {}
+        for parameter, gradient in adjoints:
+            index = self.plan.network.index(parameter, "recorded_gradients")
+            array = self._buffers[self._readable_index(gradient, "recorded_gradients")]
+            gradients[index] = Tensor.adopt(np.asarray(array))
+        return ParameterGradients(self.plan.network.origin, gradients)

@@ -1,0 +1,12 @@
+"""The errors topos raises when it is used wrongly, each with a one-line message."""
+
+
+class ShapeError(ValueError):
+    """A recorded expression whose operand shapes do not fit its operation.
+
+    Raised at the expression that caused it, naming the operation and the shapes.
+    """
+
+
+class GraphError(ValueError):
+    """A symbol, feed or request that does not fit the network or plan it was given to."""

@@ -1,0 +1,88 @@
+"""The reverse sweep both gradient routes share: one function, two algebras.
+
+The engine calls `sweep` with the eager algebra over a run's buffers; `differentiate`
+calls it with the recording algebra over the tape's values. Because the schedule,
+the seed, the rules and the accumulation order are the same code, the two routes
+compute the same kernels on the same inputs in the same order: the same bits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from typing import Any
+
+from topos.errors import ShapeError
+from topos.graph.node import Node
+from topos.ops.algebra import Algebra
+
+Schedule = tuple[tuple[int, tuple[bool, ...]], ...]
+
+
+def backward_schedule(nodes: Sequence[Node], target: int, wrt: Collection[int]) -> Schedule:
+    """The nodes the sweep visits, last first, each with which of its inputs need a gradient.
+
+    A node is visited when it is an ancestor of `target` and depends on some node
+    of `wrt`; every other node is skipped, so nothing is computed that cannot reach
+    a requested gradient.
+    """
+    if nodes[target].shape.rank != 0:
+        raise ShapeError(
+            f"backward: target %{target} has shape {nodes[target].shape}; "
+            f"only a rank-0 (scalar) target has a gradient to seed"
+        )
+    depends = [False] * (target + 1)
+    wanted = set(wrt)
+    for index in range(target + 1):
+        node = nodes[index]
+        depends[index] = index in wanted or any(depends[i] for i in node.inputs)
+    ancestor = [False] * (target + 1)
+    ancestor[target] = True
+    schedule = []
+    for index in range(target, -1, -1):
+        if not ancestor[index]:
+            continue
+        node = nodes[index]
+        for input_index in node.inputs:
+            ancestor[input_index] = True
+        if node.is_source or not depends[index]:
+            continue
+        needs = tuple(depends[i] for i in node.inputs)
+        if any(needs):
+            schedule.append((index, needs))
+    return tuple(schedule)
+
+
+def sweep(
+    nodes: Sequence[Node],
+    schedule: Schedule,
+    target: int,
+    wrt: Collection[int],
+    algebra: Algebra,
+    operand: Callable[[int], Any],
+    seed: Any,
+) -> dict[int, Any]:
+    """Runs the chain rule from `seed` at `target`; returns the gradient of each reached
+    node of `wrt` (unreached ones are absent: their gradient is zero).
+
+    Contributions to one node accumulate with `add` in the order they arrive:
+    consumers last to first, and within a consumer, inputs left to right.
+    """
+    kept = set(wrt)
+    gradients: dict[int, Any] = {target: seed}
+    for index, needs in schedule:
+        gradient = gradients.get(index) if index in kept else gradients.pop(index, None)
+        if gradient is None:
+            continue
+        node = nodes[index]
+        inputs = [operand(i) for i in node.inputs]
+        contributions = node.primitive.derive(
+            algebra, inputs, operand(index), gradient, needs, **node.attributes
+        )
+        for input_index, needed, contribution in zip(node.inputs, needs, contributions):
+            if not needed or contribution is None:
+                continue
+            earlier = gradients.get(input_index)
+            gradients[input_index] = (
+                contribution if earlier is None else algebra.add(earlier, contribution)
+            )
+    return {index: gradients[index] for index in kept if index in gradients}

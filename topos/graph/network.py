@@ -1,0 +1,79 @@
+"""Network: the sealed, immutable spec — nodes, shapes, parameter initials, input defaults."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from topos.errors import GraphError
+from topos.graph.node import Node
+from topos.graph.symbol import Symbol
+from topos.graph.value import Value
+from topos.tensor import Shape, Tensor
+
+
+class Network:
+    """What a tape becomes when sealed; plans are lowered from it, parameters start from it."""
+
+    def __init__(
+        self,
+        origin: int,
+        dtype: np.dtype,
+        nodes: tuple[Node, ...],
+        payloads: dict[int, Tensor],
+    ) -> None:
+        self.origin = origin
+        self.dtype = dtype
+        self.nodes = nodes
+        self.payloads = payloads
+        self.parameter_indices = tuple(
+            index for index, node in enumerate(nodes) if node.operation == "parameter"
+        )
+        self.input_indices = tuple(
+            index for index, node in enumerate(nodes) if node.operation == "input"
+        )
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def index(self, reference: Symbol | Value, what: str = "network") -> int:
+        """The node index a symbol names, refusing symbols of another network."""
+        if isinstance(reference, Value):
+            reference = reference.symbol
+        if not isinstance(reference, Symbol):
+            raise TypeError(f"{what}: expected a Symbol, got {type(reference).__name__}")
+        if reference.origin != self.origin or not 0 <= reference.index < len(self.nodes):
+            raise GraphError(f"{what}: {reference!r} belongs to another network")
+        return reference.index
+
+    def symbol(self, index: int) -> Symbol:
+        """The symbol of node `index`."""
+        return Symbol(self.origin, index)
+
+    def shape(self, reference: Symbol) -> Shape:
+        """The shape of the node a symbol names."""
+        return self.nodes[self.index(reference, "shape")].shape
+
+    def parameter_symbols(self) -> list[Symbol]:
+        """Every parameter, in recording order."""
+        return [self.symbol(index) for index in self.parameter_indices]
+
+    def input_symbols(self) -> list[Symbol]:
+        """Every input, in recording order."""
+        return [self.symbol(index) for index in self.input_indices]
+
+    def parameters(self):
+        """A fresh Parameters holding every parameter's initial payload."""
+        from topos.graph.parameters import Parameters
+
+        return Parameters(self, {index: self.payloads[index] for index in self.parameter_indices})
+
+    def entry(self, roots: Iterable[Symbol | Value]):
+        """A lowering request for the plan that makes `roots` readable."""
+        from topos.engine.entry import Entry
+
+        indices = tuple(self.index(root, "entry") for root in roots)
+        if not indices:
+            raise GraphError("entry: at least one root is needed")
+        return Entry(self, indices)

@@ -1,0 +1,42 @@
+"""Node: one recorded operation, its inputs, its inferred shape and its static attributes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from topos.ops.primitive import Primitive
+from topos.tensor import Shape
+
+SOURCE_KINDS = ("parameter", "input", "leaf")
+
+
+class Node:
+    """A tape entry: a source (`parameter`, `input`, `leaf`) or a primitive applied to inputs."""
+
+    __slots__ = ("attributes", "inputs", "operation", "primitive", "shape")
+
+    def __init__(
+        self,
+        operation: str,
+        primitive: Primitive | None,
+        inputs: tuple[int, ...],
+        shape: Shape,
+        attributes: dict[str, Any],
+    ) -> None:
+        self.operation = operation
+        self.primitive = primitive
+        self.inputs = inputs
+        self.shape = shape
+        self.attributes = attributes
+
+    @property
+    def is_source(self) -> bool:
+        """Whether the node holds a payload rather than computing one."""
+        return self.primitive is None
+
+    def label(self) -> str:
+        """The operation with its attributes, as `describe()` prints it."""
+        if not self.attributes:
+            return self.operation
+        details = ", ".join(f"{key}={value}" for key, value in self.attributes.items())
+        return f"{self.operation}({details})"

@@ -1,0 +1,81 @@
+"""Parameters: the caller-owned parameter payloads; `step` returns a new Parameters."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+from topos.errors import GraphError, ShapeError
+from topos.graph.parameter_gradients import ParameterGradients
+from topos.graph.symbol import Symbol
+from topos.tensor import Tensor
+
+if TYPE_CHECKING:
+    from topos.graph.network import Network
+
+Update = Callable[[Tensor, Tensor], Tensor]
+
+
+class Parameters:
+    """One payload per parameter of a network; immutable, so every step makes a new one."""
+
+    def __init__(self, network: Network, payloads: dict[int, Tensor]) -> None:
+        self.network = network
+        self._payloads = payloads
+
+    def of(self, symbol: Symbol) -> Tensor:
+        """The payload of one parameter."""
+        index = self.network.index(symbol, "Parameters.of")
+        try:
+            return self._payloads[index]
+        except KeyError:
+            raise GraphError(f"Parameters.of: {symbol!r} is not a parameter") from None
+
+    def symbols(self) -> list[Symbol]:
+        """Every parameter symbol, in recording order."""
+        return [self.network.symbol(index) for index in self._payloads]
+
+    def items(self) -> Iterator[tuple[Symbol, Tensor]]:
+        """(symbol, payload) pairs in recording order."""
+        for index, payload in self._payloads.items():
+            yield self.network.symbol(index), payload
+
+    def arrays(self) -> dict[int, object]:
+        """The payloads as read-only arrays keyed by node index (what a run reads)."""
+        return {index: payload.numpy() for index, payload in self._payloads.items()}
+
+    def __len__(self) -> int:
+        return len(self._payloads)
+
+    def __iter__(self) -> Iterator[Symbol]:
+        return iter(self.symbols())
+
+    def step(self, gradients: ParameterGradients, update: Update) -> Parameters:
+        """A new Parameters where each parameter with a gradient becomes
+        `update(parameter, gradient)`; refuses an update that changes a shape or dtype."""
+        if not isinstance(gradients, ParameterGradients):
+            raise TypeError(
+                "Parameters.step: pass what Gradients.parameters or Run.recorded_gradients "
+                f"returns, not {type(gradients).__name__}"
+            )
+        if gradients.origin != self.network.origin:
+            raise GraphError("Parameters.step: the gradients belong to another network")
+        payloads = {}
+        for index, payload in self._payloads.items():
+            gradient = gradients.by_index(index)
+            if gradient is None:
+                payloads[index] = payload
+                continue
+            updated = update(payload, gradient)
+            if not isinstance(updated, Tensor):
+                raise TypeError(
+                    f"Parameters.step: the update returned {type(updated).__name__} "
+                    f"for parameter %{index}, not a Tensor"
+                )
+            if updated.shape != payload.shape or updated.dtype != payload.dtype:
+                raise ShapeError(
+                    f"Parameters.step: the update turned parameter %{index} from "
+                    f"{payload.shape} {payload.dtype} into {updated.shape} {updated.dtype}"
+                )
+            payloads[index] = updated
+        return Parameters(self.network, payloads)

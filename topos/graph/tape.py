@@ -1,0 +1,151 @@
+"""Tape: the append-only recording of a model, sealed once into a Network."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from topos.errors import GraphError, ShapeError
+from topos.graph.adjoints import Adjoints
+from topos.graph.chain_rule import backward_schedule, sweep
+from topos.graph.node import Node
+from topos.graph.recording_algebra import RecordingAlgebra
+from topos.graph.symbol import Symbol
+from topos.graph.value import Value
+from topos.ops.primitive import REGISTRY
+from topos.tensor import Shape, Tensor
+
+_origins = itertools.count(1)
+
+
+class Tape:
+    """Records parameters, inputs, leaves and operations as a static graph, in order.
+
+    Recording order is topological by construction. `differentiate` appends the
+    chain rule as ordinary nodes; `into_network` seals the tape for good.
+    """
+
+    def __init__(self, dtype: Any = np.float32) -> None:
+        self.dtype = np.dtype(dtype)
+        if self.dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+            raise TypeError(f"a Tape records float32 or float64, not {self.dtype}")
+        self.origin = next(_origins)
+        self.nodes: list[Node] = []
+        self.payloads: dict[int, Tensor] = {}
+        self.sealed = False
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def shape_of(self, index: int) -> Shape:
+        """The shape of node `index`."""
+        return self.nodes[index].shape
+
+    def _check_open(self, what: str) -> None:
+        if self.sealed:
+            raise GraphError(f"{what}: the tape was sealed into a network and records no more")
+
+    def _source(self, kind: str, tensor: Tensor) -> Value:
+        self._check_open(kind)
+        if not isinstance(tensor, Tensor):
+            raise TypeError(f"{kind}: expected a Tensor, got {type(tensor).__name__}")
+        if tensor.dtype != self.dtype:
+            raise TypeError(
+                f"{kind}: the tensor is {tensor.dtype} but the tape records {self.dtype}"
+            )
+        index = len(self.nodes)
+        self.nodes.append(Node(kind, None, (), tensor.shape, {}))
+        self.payloads[index] = tensor
+        return Value(self, index)
+
+    def parameter(self, tensor: Tensor) -> Value:
+        """Records a trainable parameter whose initial payload is `tensor`."""
+        return self._source("parameter", tensor)
+
+    def input(self, default: Tensor) -> Value:
+        """Records an input fed per run; `default` gives its shape and its unfed payload."""
+        return self._source("input", default)
+
+    def leaf(self, tensor: Tensor) -> Value:
+        """Records a constant."""
+        return self._source("leaf", tensor)
+
+    def constant(self, value: float) -> Value:
+        """Records a rank-0 constant leaf holding `value` (how Python numbers enter)."""
+        return self.leaf(Tensor.filled((), value, dtype=self.dtype))
+
+    def value(self, symbol: Symbol | Value) -> Value:
+        """The Value of a symbol of this tape."""
+        return Value(self, self._index(symbol, "value"))
+
+    def _index(self, reference: Symbol | Value, what: str) -> int:
+        if isinstance(reference, Value):
+            if reference.tape is not self:
+                raise GraphError(f"{what}: {reference!r} was recorded on another tape")
+            return reference.index
+        if isinstance(reference, Symbol):
+            if reference.origin != self.origin or not 0 <= reference.index < len(self.nodes):
+                raise GraphError(f"{what}: {reference!r} does not belong to this tape")
+            return reference.index
+        raise TypeError(f"{what}: expected a Symbol or Value, got {type(reference).__name__}")
+
+    def record(self, operation: str, operands: Sequence[Value], **attributes: Any) -> Value:
+        """Appends primitive `operation` applied to `operands`; its shape rule runs now,
+        so a mismatch raises ShapeError at the expression that caused it."""
+        self._check_open(operation)
+        primitive = REGISTRY[operation]
+        inputs = []
+        for operand in operands:
+            if not isinstance(operand, Value):
+                raise TypeError(f"{operation}: operand {operand!r} is not a Value")
+            if operand.tape is not self:
+                raise GraphError(f"{operation}: an operand was recorded on another tape")
+            inputs.append(operand.index)
+        if len(inputs) != primitive.arity:
+            raise TypeError(f"{operation} takes {primitive.arity} operands, not {len(inputs)}")
+        shape = primitive.infer(*(self.nodes[i].shape for i in inputs), **attributes)
+        index = len(self.nodes)
+        self.nodes.append(Node(operation, primitive, tuple(inputs), shape, attributes))
+        return Value(self, index)
+
+    def differentiate(self, target: Symbol | Value, wrt: Iterable[Symbol | Value]) -> Adjoints:
+        """Appends the chain rule of `target` with respect to each of `wrt` as ordinary
+        nodes, and returns their gradient symbols as Adjoints."""
+        self._check_open("differentiate")
+        target_index = self._index(target, "differentiate")
+        wrt_indices = [self._index(reference, "differentiate") for reference in wrt]
+        if self.nodes[target_index].shape.rank != 0:
+            raise ShapeError(
+                f"differentiate: target %{target_index} has shape "
+                f"{self.nodes[target_index].shape}; only a rank-0 (scalar) target has a gradient"
+            )
+        schedule = backward_schedule(self.nodes, target_index, wrt_indices)
+        algebra = RecordingAlgebra(self)
+        seed = algebra.constant(1.0, Shape(()))
+        gradients = sweep(
+            self.nodes,
+            schedule,
+            target_index,
+            wrt_indices,
+            algebra,
+            lambda index: Value(self, index),
+            seed,
+        )
+        pairs = []
+        for index in wrt_indices:
+            gradient = gradients.get(index)
+            if gradient is None:
+                gradient = algebra.constant(0.0, self.nodes[index].shape)
+            pairs.append((Symbol(self.origin, index), gradient.symbol))
+        return Adjoints(Symbol(self.origin, target_index), pairs)
+
+    def into_network(self):
+        """Seals the tape into an immutable Network; the tape refuses further recording."""
+        from topos.graph.network import Network
+
+        self._check_open("into_network")
+        self.sealed = True
+        return Network(self.origin, self.dtype, tuple(self.nodes), dict(self.payloads))

@@ -1,0 +1,214 @@
+"""Value: a recording proxy; every operator or method records one node and returns its Value."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from topos.errors import ShapeError
+from topos.graph.symbol import Symbol
+from topos.tensor import Shape
+
+if TYPE_CHECKING:
+    from topos.graph.tape import Tape
+
+Number = (int, float)
+
+
+def _normalise_axis(axis: int, rank: int, operation: str) -> int:
+    if not isinstance(axis, int) or isinstance(axis, bool):
+        raise TypeError(f"{operation}: axis must be an int, not {type(axis).__name__}")
+    if -rank <= axis < 0:
+        return axis + rank
+    return axis
+
+
+class Value:
+    """Names node `index` of `tape` while recording; operands are never mutated.
+
+    Python numbers mixed into arithmetic are recorded as rank-0 leaves, which
+    elementwise operations broadcast.
+    """
+
+    __slots__ = ("index", "tape")
+
+    def __init__(self, tape: Tape, index: int) -> None:
+        self.tape = tape
+        self.index = index
+
+    @property
+    def symbol(self) -> Symbol:
+        """The detached name of this node, valid after sealing."""
+        return Symbol(self.tape.origin, self.index)
+
+    @property
+    def shape(self) -> Shape:
+        """The shape inferred when this node was recorded."""
+        return self.tape.shape_of(self.index)
+
+    def _record(self, operation: str, operands: Sequence[Value], **attributes: Any) -> Value:
+        return self.tape.record(operation, operands, **attributes)
+
+    def _coerce(self, other: Any, operation: str) -> Value:
+        if isinstance(other, Value):
+            return other
+        if isinstance(other, Number) and not isinstance(other, bool):
+            return self.tape.constant(float(other))
+        raise TypeError(
+            f"{operation}: cannot combine a Value with {type(other).__name__}; "
+            f"use a Value or a Python number"
+        )
+
+    def __add__(self, other: Value | float) -> Value:
+        return self._record("add", (self, self._coerce(other, "add")))
+
+    def __radd__(self, other: float) -> Value:
+        return self._record("add", (self._coerce(other, "add"), self))
+
+    def __sub__(self, other: Value | float) -> Value:
+        return self._record("sub", (self, self._coerce(other, "sub")))
+
+    def __rsub__(self, other: float) -> Value:
+        return self._record("sub", (self._coerce(other, "sub"), self))
+
+    def __mul__(self, other: Value | float) -> Value:
+        return self._record("mul", (self, self._coerce(other, "mul")))
+
+    def __rmul__(self, other: float) -> Value:
+        return self._record("mul", (self._coerce(other, "mul"), self))
+
+    def __truediv__(self, other: Value | float) -> Value:
+        return self._record("div", (self, self._coerce(other, "div")))
+
+    def __rtruediv__(self, other: float) -> Value:
+        return self._record("div", (self._coerce(other, "div"), self))
+
+    def __neg__(self) -> Value:
+        return self._record("neg", (self,))
+
+    def __matmul__(self, other: Value) -> Value:
+        if not isinstance(other, Value):
+            raise TypeError(f"matmul: the right operand is a {type(other).__name__}, not a Value")
+        return self._record("matmul", (self, other))
+
+    def __bool__(self) -> bool:
+        raise TypeError("a Value has no truth value while recording; compare payloads after a run")
+
+    __hash__ = object.__hash__
+
+    def exp(self) -> Value:
+        """e raised to each element."""
+        return self._record("exp", (self,))
+
+    def ln(self) -> Value:
+        """The natural logarithm of each element."""
+        return self._record("ln", (self,))
+
+    def sqrt(self) -> Value:
+        """The square root of each element."""
+        return self._record("sqrt", (self,))
+
+    def tanh(self) -> Value:
+        """The hyperbolic tangent of each element."""
+        return self._record("tanh", (self,))
+
+    def relu(self) -> Value:
+        """max(x, 0) of each element."""
+        return self._record("relu", (self,))
+
+    def step(self) -> Value:
+        """1 where the element is positive, else 0."""
+        return self._record("step", (self,))
+
+    def maximum(self, other: Value | float) -> Value:
+        """The elementwise larger operand; on a tie, this one."""
+        return self._record("maximum", (self, self._coerce(other, "maximum")))
+
+    def permute(self, *axes: int) -> Value:
+        """Reorders the axes: output axis i is input axis `axes[i]`."""
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = tuple(axes[0])
+        rank = self.shape.rank
+        return self._record(
+            "permute", (self,), axes=tuple(_normalise_axis(a, rank, "permute") for a in axes)
+        )
+
+    def transpose(self) -> Value:
+        """Swaps the last two axes."""
+        rank = self.shape.rank
+        if rank < 2:
+            raise ShapeError(f"transpose: shape {self.shape} has fewer than two axes")
+        return self.permute(*range(rank - 2), rank - 1, rank - 2)
+
+    @property
+    def T(self) -> Value:  # noqa: N802  (the conventional name)
+        """Swaps the last two axes."""
+        return self.transpose()
+
+    def reshape(self, *shape: int) -> Value:
+        """The same elements in row-major order under another shape."""
+        if len(shape) == 1 and not isinstance(shape[0], int):
+            shape = tuple(shape[0])
+        return self._record("reshape", (self,), shape=tuple(int(extent) for extent in shape))
+
+    def sum(self) -> Value:
+        """The rank-0 sum of every element."""
+        return self._record("sum", (self,))
+
+    def mean(self) -> Value:
+        """The rank-0 mean of every element."""
+        volume = self.shape.volume
+        if volume == 0:
+            raise ShapeError(f"mean: shape {self.shape} holds no elements")
+        return self.sum() / float(volume)
+
+    def expand(self, *shape: int) -> Value:
+        """A rank-0 value repeated to `shape`."""
+        if len(shape) == 1 and not isinstance(shape[0], int):
+            shape = tuple(shape[0])
+        return self._record("expand", (self,), shape=tuple(int(extent) for extent in shape))
+
+    def sum_along(self, axis: int) -> Value:
+        """Sums out one axis."""
+        return self._record(
+            "sum_along", (self,), axis=_normalise_axis(axis, self.shape.rank, "sum_along")
+        )
+
+    def broadcast_along(self, axis: int, size: int) -> Value:
+        """Inserts a new axis at `axis` holding `size` copies."""
+        axis = _normalise_axis(axis, self.shape.rank + 1, "broadcast_along")
+        return self._record("broadcast_along", (self,), axis=axis, size=int(size))
+
+    def logsumexp(self, axis: int = -1) -> Value:
+        """log(sum(exp(x))) along one axis, stable for every finite input."""
+        return self._record(
+            "logsumexp", (self,), axis=_normalise_axis(axis, self.shape.rank, "logsumexp")
+        )
+
+    def pad(self, widths: Sequence[tuple[int, int]]) -> Value:
+        """Surrounds each axis with (before, after) zeros."""
+        widths = tuple((int(before), int(after)) for before, after in widths)
+        return self._record("pad", (self,), widths=widths)
+
+    def narrow(self, axis: int, start: int, length: int) -> Value:
+        """The slice `start:start+length` along one axis."""
+        axis = _normalise_axis(axis, self.shape.rank, "narrow")
+        return self._record("narrow", (self,), axis=axis, start=int(start), length=int(length))
+
+    def unfold(self, axis: int, size: int, stride: int = 1) -> Value:
+        """Sliding windows along one axis; the window lanes become a new last axis."""
+        axis = _normalise_axis(axis, self.shape.rank, "unfold")
+        return self._record("unfold", (self,), axis=axis, size=int(size), stride=int(stride))
+
+    def fold(self, axis: int, length: int, stride: int = 1) -> Value:
+        """Adds window lanes (the last axis) back onto `axis` of extent `length`."""
+        axis = _normalise_axis(axis, self.shape.rank - 1, "fold")
+        return self._record("fold", (self,), axis=axis, length=int(length), stride=int(stride))
+
+    def gather(self, axis: int, indices: Sequence[int]) -> Value:
+        """The entries at `indices` along one axis."""
+        axis = _normalise_axis(axis, self.shape.rank, "gather")
+        return self._record("gather", (self,), axis=axis, indices=tuple(int(i) for i in indices))
+
+    def __repr__(self) -> str:
+        return f"Value(%{self.index}, shape={self.shape})"

@@ -1,0 +1,44 @@
+"""Linear: an affine layer, `x @ weights + bias`, with weights `[inputs, outputs]`."""
+
+from __future__ import annotations
+
+from topos.errors import ShapeError
+from topos.graph.symbol import Symbol
+from topos.graph.tape import Tape
+from topos.graph.value import Value
+from topos.nn.module import Module
+from topos.tensor import Tensor
+
+
+class Linear(Module):
+    """Scores `[rows, inputs]` into `[rows, outputs]`."""
+
+    def __init__(self, tape: Tape, weights: Tensor, bias: Tensor) -> None:
+        if weights.shape.rank != 2 or bias.shape != (weights.shape[1],):
+            raise ShapeError(
+                f"Linear: weights {weights.shape} and bias {bias.shape} must be "
+                f"[inputs, outputs] and [outputs]"
+            )
+        self._weights = tape.parameter(weights)
+        self._bias = tape.parameter(bias)
+
+    @property
+    def weights(self) -> Symbol:
+        """The symbol of the weights parameter."""
+        return self._weights.symbol
+
+    @property
+    def bias(self) -> Symbol:
+        """The symbol of the bias parameter."""
+        return self._bias.symbol
+
+    def express(self, value: Value) -> Value:
+        """Records `value @ weights + bias`."""
+        if value.shape.rank != 2:
+            raise ShapeError(f"Linear: input {value.shape} must be [rows, inputs]")
+        product = value @ self._weights
+        return product + self._bias.broadcast_along(0, value.shape[0])
+
+    def parameters(self) -> list[Symbol]:
+        """Weights, then bias."""
+        return [self.weights, self.bias]

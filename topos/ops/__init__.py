@@ -1,0 +1,17 @@
+"""The primitives: each module registers its operations' shape rule, kernel and derivative rule."""
+
+from topos.ops import (  # noqa: F401  (importing registers the primitives)
+    arithmetic,
+    gather,
+    layout,
+    matmul,
+    maximum,
+    padding,
+    reduction,
+    unary,
+    windows,
+)
+from topos.ops.algebra import Algebra
+from topos.ops.primitive import REGISTRY, Primitive, lookup
+
+__all__ = ["REGISTRY", "Algebra", "Primitive", "lookup"]

@@ -1,0 +1,52 @@
+"""gather and scatter: picking entries along one axis, and adding them back."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from topos.ops.primitive import primitive
+from topos.ops.shape_rules import check_axis, fail, replace_axis
+from topos.tensor import Shape
+
+
+def _infer_gather(operand: Shape, axis: int, indices: tuple[int, ...]) -> Shape:
+    check_axis("gather", operand, axis)
+    if any(not 0 <= index < operand[axis] for index in indices):
+        raise fail("gather", f"an index lies outside axis {axis} of shape {operand}")
+    return replace_axis(operand, axis, len(indices))
+
+
+def _derive_gather(algebra, inputs, output, gradient, needs, axis, indices):
+    return (algebra.scatter(gradient, axis, indices, algebra.shape(inputs[0])[axis]),)
+
+
+@primitive("gather", 1, _infer_gather, _derive_gather)
+def gather(operand, out=None, axis=0, indices=()):
+    """The entries at `indices` along `axis`, in that order (repeats allowed)."""
+    return np.take(operand, np.asarray(indices, dtype=np.intp), axis=axis, out=out)
+
+
+def _infer_scatter(operand: Shape, axis: int, indices: tuple[int, ...], length: int) -> Shape:
+    check_axis("scatter", operand, axis)
+    if operand[axis] != len(indices):
+        raise fail("scatter", f"{len(indices)} indices for axis {axis} of shape {operand}")
+    if any(not 0 <= index < length for index in indices):
+        raise fail("scatter", f"an index lies outside length {length}")
+    return replace_axis(operand, axis, length)
+
+
+def _derive_scatter(algebra, inputs, output, gradient, needs, axis, indices, length):
+    return (algebra.gather(gradient, axis, indices),)
+
+
+@primitive("scatter", 1, _infer_scatter, _derive_scatter)
+def scatter(operand, out=None, axis=0, indices=(), length=1):
+    """Adds entry i of `axis` onto position indices[i], in index order."""
+    shape = list(operand.shape)
+    shape[axis] = length
+    if out is None:
+        out = np.zeros(shape, dtype=operand.dtype)
+    else:
+        out.fill(0)
+    np.add.at(out, (slice(None),) * axis + (np.asarray(indices, dtype=np.intp),), operand)
+    return out

@@ -1,0 +1,27 @@
+"""maximum: the elementwise larger operand, left-biased so ties send the gradient left."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from topos.ops.primitive import primitive
+from topos.ops.shape_rules import elementwise
+
+
+def _derive_maximum(algebra, inputs, output, gradient, needs):
+    left, right = inputs
+    # The right operand wins only where it is strictly larger; on a tie the left one
+    # does, which is what makes max pooling send the gradient to its earliest lane.
+    right_wins = algebra.step(algebra.sub(right, left))
+    right_part = algebra.mul(gradient, right_wins)
+    left_part = algebra.sub(gradient, right_part) if needs[0] else None
+    return (
+        algebra.reduce_to(left_part, algebra.shape(left)) if needs[0] else None,
+        algebra.reduce_to(right_part, algebra.shape(right)) if needs[1] else None,
+    )
+
+
+@primitive("maximum", 2, elementwise("maximum"), _derive_maximum)
+def maximum(left, right, out=None):
+    """The elementwise larger of the two operands."""
+    return np.maximum(left, right, out=out)

@@ -1,0 +1,72 @@
+"""pad and narrow: zeros around an operand, and a slice of one axis; each the other's adjoint."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from topos.ops.primitive import primitive
+from topos.ops.shape_rules import check_axis, fail
+from topos.tensor import Shape
+
+
+def _infer_pad(operand: Shape, widths: tuple[tuple[int, int], ...]) -> Shape:
+    if len(widths) != operand.rank:
+        raise fail("pad", f"{len(widths)} (before, after) pairs for shape {operand}")
+    if any(before < 0 or after < 0 for before, after in widths):
+        raise fail("pad", f"widths {list(widths)} include a negative width")
+    return Shape(extent + before + after for extent, (before, after) in zip(operand, widths))
+
+
+def _derive_pad(algebra, inputs, output, gradient, needs, widths):
+    shape = algebra.shape(inputs[0])
+    result = gradient
+    for axis, (before, _after) in enumerate(widths):
+        if before or _after:
+            result = algebra.narrow(result, axis, before, shape[axis])
+    return (result,)
+
+
+@primitive("pad", 1, _infer_pad, _derive_pad)
+def pad(operand, out=None, widths=()):
+    """Surrounds each axis with (before, after) zeros."""
+    shape = tuple(extent + before + after for extent, (before, after) in zip(operand.shape, widths))
+    if out is None:
+        out = np.zeros(shape, dtype=operand.dtype)
+    else:
+        out.fill(0)
+    interior = tuple(
+        slice(before, before + extent) for extent, (before, _) in zip(operand.shape, widths)
+    )
+    out[interior] = operand
+    return out
+
+
+def _infer_narrow(operand: Shape, axis: int, start: int, length: int) -> Shape:
+    check_axis("narrow", operand, axis)
+    if start < 0 or length < 0 or start + length > operand[axis]:
+        raise fail(
+            "narrow",
+            f"slice {start}:{start + length} of axis {axis} is outside shape {operand}",
+        )
+    extents = list(operand)
+    extents[axis] = length
+    return Shape(extents)
+
+
+def _derive_narrow(algebra, inputs, output, gradient, needs, axis, start, length):
+    shape = algebra.shape(inputs[0])
+    widths = tuple(
+        (start, shape[axis] - start - length) if position == axis else (0, 0)
+        for position in range(shape.rank)
+    )
+    return (algebra.pad(gradient, widths),)
+
+
+@primitive("narrow", 1, _infer_narrow, _derive_narrow)
+def narrow(operand, out=None, axis=0, start=0, length=0):
+    """The slice `start:start+length` along one axis (a view)."""
+    view = operand[(slice(None),) * axis + (slice(start, start + length),)]
+    if out is None:
+        return view
+    np.copyto(out, view)
+    return out

@@ -1,0 +1,115 @@
+"""sum, expand, sum_along, broadcast_along and logsumexp: reductions and their adjoints.
+
+Reductions first make their operand contiguous: NumPy's summation order follows
+the memory layout, and the routes must agree bit for bit whatever the layout.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from topos.ops.primitive import primitive
+from topos.ops.shape_rules import check_axis, fail
+from topos.tensor import Shape
+
+
+def _infer_sum(operand: Shape) -> Shape:
+    return Shape(())
+
+
+def _derive_sum(algebra, inputs, output, gradient, needs):
+    return (algebra.expand(gradient, algebra.shape(inputs[0])),)
+
+
+@primitive("sum", 1, _infer_sum, _derive_sum)
+def sum_all(operand, out=None):
+    """The rank-0 sum of every element."""
+    total = np.sum(np.ascontiguousarray(operand), dtype=operand.dtype)
+    if out is None:
+        return np.asarray(total)
+    out[...] = total
+    return out
+
+
+def _infer_expand(operand: Shape, shape: tuple[int, ...]) -> Shape:
+    if operand.rank != 0:
+        raise fail("expand", f"only a rank-0 operand expands, not shape {operand}")
+    return Shape(shape)
+
+
+def _derive_expand(algebra, inputs, output, gradient, needs, shape):
+    return (algebra.sum(gradient),)
+
+
+@primitive("expand", 1, _infer_expand, _derive_expand)
+def expand(operand, out=None, shape=()):
+    """A rank-0 operand repeated to `shape`."""
+    if out is None:
+        return np.full(shape, operand, dtype=operand.dtype)
+    out[...] = operand
+    return out
+
+
+def _infer_sum_along(operand: Shape, axis: int) -> Shape:
+    check_axis("sum_along", operand, axis)
+    return Shape(extent for position, extent in enumerate(operand) if position != axis)
+
+
+def _derive_sum_along(algebra, inputs, output, gradient, needs, axis):
+    return (algebra.broadcast_along(gradient, axis, algebra.shape(inputs[0])[axis]),)
+
+
+@primitive("sum_along", 1, _infer_sum_along, _derive_sum_along)
+def sum_along(operand, out=None, axis=0):
+    """Sums out one axis."""
+    return np.sum(np.ascontiguousarray(operand), axis=axis, out=out)
+
+
+def _infer_broadcast_along(operand: Shape, axis: int, size: int) -> Shape:
+    if not 0 <= axis <= operand.rank:
+        raise fail("broadcast_along", f"axis {axis} cannot be inserted into shape {operand}")
+    if size < 0:
+        raise fail("broadcast_along", f"size {size} is negative")
+    extents = list(operand)
+    extents.insert(axis, size)
+    return Shape(extents)
+
+
+def _derive_broadcast_along(algebra, inputs, output, gradient, needs, axis, size):
+    return (algebra.sum_along(gradient, axis),)
+
+
+@primitive("broadcast_along", 1, _infer_broadcast_along, _derive_broadcast_along)
+def broadcast_along(operand, out=None, axis=0, size=1):
+    """Inserts a new axis at `axis` holding `size` copies (a read-only view)."""
+    expanded = np.expand_dims(operand, axis)
+    shape = (*operand.shape[:axis], size, *operand.shape[axis:])
+    view = np.broadcast_to(expanded, shape)
+    if out is None:
+        return view
+    np.copyto(out, view)
+    return out
+
+
+def _infer_logsumexp(operand: Shape, axis: int) -> Shape:
+    check_axis("logsumexp", operand, axis)
+    return Shape(extent for position, extent in enumerate(operand) if position != axis)
+
+
+def _derive_logsumexp(algebra, inputs, output, gradient, needs, axis):
+    (operand,) = inputs
+    extent = algebra.shape(operand)[axis]
+    probabilities = algebra.exp(algebra.sub(operand, algebra.broadcast_along(output, axis, extent)))
+    return (algebra.mul(algebra.broadcast_along(gradient, axis, extent), probabilities),)
+
+
+@primitive("logsumexp", 1, _infer_logsumexp, _derive_logsumexp)
+def logsumexp(operand, out=None, axis=0):
+    """log(sum(exp(x))) along one axis, shifted by the maximum so it never overflows."""
+    operand = np.ascontiguousarray(operand)
+    peak = np.max(operand, axis=axis, keepdims=True)
+    # An all -inf (or infinite) lane would make the shift NaN; shift it by zero instead.
+    peak = np.where(np.isfinite(peak), peak, operand.dtype.type(0))
+    shifted = np.exp(operand - peak)
+    total = np.sum(shifted, axis=axis)
+    return np.add(np.log(total), np.squeeze(peak, axis=axis), out=out)

@@ -1,0 +1,74 @@
+"""exp, ln, sqrt, tanh, relu and step: elementwise functions of one operand."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from topos.ops.primitive import primitive
+from topos.ops.shape_rules import same
+from topos.tensor import Shape
+
+
+def _derive_exp(algebra, inputs, output, gradient, needs):
+    return (algebra.mul(gradient, output),)
+
+
+@primitive("exp", 1, same, _derive_exp)
+def exp(operand, out=None):
+    """e raised to each element."""
+    return np.exp(operand, out=out)
+
+
+def _derive_ln(algebra, inputs, output, gradient, needs):
+    return (algebra.div(gradient, inputs[0]),)
+
+
+@primitive("ln", 1, same, _derive_ln)
+def ln(operand, out=None):
+    """The natural logarithm of each element."""
+    return np.log(operand, out=out)
+
+
+def _derive_sqrt(algebra, inputs, output, gradient, needs):
+    return (algebra.div(gradient, algebra.add(output, output)),)
+
+
+@primitive("sqrt", 1, same, _derive_sqrt)
+def sqrt(operand, out=None):
+    """The square root of each element."""
+    return np.sqrt(operand, out=out)
+
+
+def _derive_tanh(algebra, inputs, output, gradient, needs):
+    one = algebra.constant(1.0, Shape(()))
+    return (algebra.mul(gradient, algebra.sub(one, algebra.mul(output, output))),)
+
+
+@primitive("tanh", 1, same, _derive_tanh)
+def tanh(operand, out=None):
+    """The hyperbolic tangent of each element."""
+    return np.tanh(operand, out=out)
+
+
+def _derive_relu(algebra, inputs, output, gradient, needs):
+    return (algebra.mul(gradient, algebra.step(inputs[0])),)
+
+
+@primitive("relu", 1, same, _derive_relu)
+def relu(operand, out=None):
+    """max(x, 0) of each element."""
+    return np.maximum(operand, operand.dtype.type(0), out=out)
+
+
+def _derive_step(algebra, inputs, output, gradient, needs):
+    # The step is flat wherever it has a derivative: no contribution at all.
+    return (None,)
+
+
+@primitive("step", 1, same, _derive_step)
+def step(operand, out=None):
+    """1 where the element is positive, else 0 (NaN gives 0): the relu mask."""
+    if out is None:
+        return np.greater(operand, 0).astype(operand.dtype)
+    np.copyto(out, np.greater(operand, 0))
+    return out

@@ -1,0 +1,79 @@
+"""unfold and fold: sliding windows along one axis, and their adjoint, the col2im.
+
+`unfold(axis, size, stride)` turns extent L into (L - size) // stride + 1
+windows and appends a new last axis of `size` lanes; `fold(axis, length,
+stride)` adds every window lane back onto the position it came from.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from topos.ops.primitive import primitive
+from topos.ops.shape_rules import check_axis, fail
+from topos.tensor import Shape
+
+
+def _infer_unfold(operand: Shape, axis: int, size: int, stride: int) -> Shape:
+    check_axis("unfold", operand, axis)
+    if size < 1 or stride < 1:
+        raise fail("unfold", f"window size {size} and stride {stride} must be positive")
+    if operand[axis] < size:
+        raise fail("unfold", f"window size {size} exceeds axis {axis} of shape {operand}")
+    extents = list(operand)
+    extents[axis] = (operand[axis] - size) // stride + 1
+    return Shape((*extents, size))
+
+
+def _derive_unfold(algebra, inputs, output, gradient, needs, axis, size, stride):
+    return (algebra.fold(gradient, axis, algebra.shape(inputs[0])[axis], stride),)
+
+
+@primitive("unfold", 1, _infer_unfold, _derive_unfold)
+def unfold(operand, out=None, axis=0, size=1, stride=1):
+    """Sliding windows along `axis` as a strided view; lanes form the new last axis."""
+    windows = sliding_window_view(operand, size, axis=axis)
+    if stride != 1:
+        windows = windows[(slice(None),) * axis + (slice(None, None, stride),)]
+    if out is None:
+        return windows
+    np.copyto(out, windows)
+    return out
+
+
+def _infer_fold(operand: Shape, axis: int, length: int, stride: int) -> Shape:
+    if operand.rank < 2:
+        raise fail("fold", f"shape {operand} has no window axis")
+    check_axis("fold", Shape(tuple(operand)[:-1]), axis)
+    if stride < 1:
+        raise fail("fold", f"stride {stride} must be positive")
+    windows, size = operand[axis], operand[-1]
+    if windows and (windows - 1) * stride + size > length:
+        raise fail(
+            "fold", f"{windows} windows of {size} at stride {stride} overrun length {length}"
+        )
+    extents = list(operand)[:-1]
+    extents[axis] = length
+    return Shape(extents)
+
+
+def _derive_fold(algebra, inputs, output, gradient, needs, axis, length, stride):
+    return (algebra.unfold(gradient, axis, algebra.shape(inputs[0])[-1], stride),)
+
+
+@primitive("fold", 1, _infer_fold, _derive_fold)
+def fold(operand, out=None, axis=0, length=1, stride=1):
+    """Accumulates window lanes back onto `axis`, lane 0 first, so the order is fixed."""
+    windows, size = operand.shape[axis], operand.shape[-1]
+    shape = list(operand.shape[:-1])
+    shape[axis] = length
+    if out is None:
+        out = np.zeros(shape, dtype=operand.dtype)
+    else:
+        out.fill(0)
+    leading = (slice(None),) * axis
+    for lane in range(size):
+        stop = lane + stride * (windows - 1) + 1
+        out[(*leading, slice(lane, stop, stride))] += operand[..., lane]
+    return out

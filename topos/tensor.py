@@ -1,0 +1,241 @@
+"""Tensor and Shape: immutable payloads and their extents."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from math import prod
+from typing import Any
+
+import numpy as np
+
+from topos.errors import ShapeError
+
+SUPPORTED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+class Shape:
+    """The extents of a tensor along each axis; a scalar has rank 0."""
+
+    __slots__ = ("_extents",)
+
+    def __init__(self, extents: Iterable[int] = ()) -> None:
+        extents = tuple(int(extent) for extent in extents)
+        if any(extent < 0 for extent in extents):
+            raise ShapeError(f"shape {list(extents)} has a negative extent")
+        self._extents = extents
+
+    @classmethod
+    def of(cls, shape: ShapeLike) -> Shape:
+        """Returns `shape` as a Shape, accepting a Shape, an int or a sequence of ints."""
+        if isinstance(shape, Shape):
+            return shape
+        if isinstance(shape, (int, np.integer)):
+            return cls((int(shape),))
+        return cls(shape)
+
+    @property
+    def rank(self) -> int:
+        """The number of axes."""
+        return len(self._extents)
+
+    @property
+    def volume(self) -> int:
+        """The number of elements: the product of the extents (1 for a scalar)."""
+        return prod(self._extents)
+
+    @property
+    def extents(self) -> tuple[int, ...]:
+        """The extents as a plain tuple."""
+        return self._extents
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._extents)
+
+    def __len__(self) -> int:
+        return len(self._extents)
+
+    def __getitem__(self, axis: int) -> int:
+        return self._extents[axis]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Shape):
+            return self._extents == other._extents
+        if isinstance(other, tuple):
+            return self._extents == other
+        if isinstance(other, list):
+            return list(self._extents) == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._extents)
+
+    def __repr__(self) -> str:
+        return f"Shape({list(self._extents)})"
+
+    def __str__(self) -> str:
+        return "[" + ", ".join(str(extent) for extent in self._extents) + "]"
+
+
+ShapeLike = Shape | int | Sequence[int]
+
+
+def _float_dtype(requested: Any, data: Any) -> np.dtype:
+    if requested is not None:
+        dtype = np.dtype(requested)
+    elif isinstance(data, np.ndarray) and data.dtype in SUPPORTED_DTYPES:
+        dtype = data.dtype
+    else:
+        dtype = np.dtype(np.float32)
+    if dtype not in SUPPORTED_DTYPES:
+        raise TypeError(f"a Tensor holds float32 or float64, not {dtype}")
+    return dtype
+
+
+class Tensor:
+    """An immutable payload: a float32 (or float64) array with a Shape.
+
+    `Tensor(shape, data)` copies `data` (a NumPy array or any sequence) so that
+    nobody else can change it afterwards; `numpy()` hands out a read-only view.
+    """
+
+    __slots__ = ("_array", "_shape")
+
+    def __init__(self, shape: ShapeLike, data: Any, dtype: Any = None) -> None:
+        shape = Shape.of(shape)
+        array = np.array(data, dtype=_float_dtype(dtype, data), copy=True)
+        if array.size != shape.volume:
+            raise ShapeError(
+                f"Tensor: {array.size} values do not fill shape {shape} (volume {shape.volume})"
+            )
+        array = array.reshape(shape.extents)
+        array.flags.writeable = False
+        self._array = array
+        self._shape = shape
+
+    @classmethod
+    def adopt(cls, array: np.ndarray) -> Tensor:
+        """Wraps `array` without copying; the caller promises never to write to it again."""
+        if not isinstance(array, (np.ndarray, np.generic)):
+            raise TypeError(f"Tensor.adopt takes a NumPy array, not {type(array).__name__}")
+        if array.dtype not in SUPPORTED_DTYPES:
+            raise TypeError(f"a Tensor holds float32 or float64, not {array.dtype}")
+        array = np.asarray(array)
+        tensor = cls.__new__(cls)
+        view = array.view()
+        view.flags.writeable = False
+        tensor._array = view
+        tensor._shape = Shape(array.shape)
+        return tensor
+
+    @classmethod
+    def filled(cls, shape: ShapeLike, value: float, dtype: Any = np.float32) -> Tensor:
+        """A tensor of `shape` whose every element is `value`."""
+        shape = Shape.of(shape)
+        return cls.adopt(np.full(shape.extents, value, dtype=_float_dtype(dtype, None)))
+
+    @classmethod
+    def selection(
+        cls, labels: Iterable[int], classes: int, value: float = 1.0, dtype: Any = np.float32
+    ) -> Tensor:
+        """One-hot rows: row i holds `value` in column `labels[i]` and zeros elsewhere."""
+        labels = np.asarray(list(labels) if not isinstance(labels, np.ndarray) else labels)
+        if labels.size and (labels.min() < 0 or labels.max() >= classes):
+            raise ValueError(f"Tensor.selection: a label lies outside 0..{classes - 1}")
+        rows = np.zeros((labels.size, classes), dtype=_float_dtype(dtype, None))
+        rows[np.arange(labels.size), labels.astype(np.int64)] = value
+        return cls.adopt(rows)
+
+    @property
+    def shape(self) -> Shape:
+        """The tensor's extents."""
+        return self._shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        """float32 or float64."""
+        return self._array.dtype
+
+    def numpy(self) -> np.ndarray:
+        """The payload as a read-only NumPy array (no copy)."""
+        return self._array
+
+    def scalar(self) -> float:
+        """The single value of a volume-1 tensor, as a NumPy scalar of its dtype (np.float32)."""
+        if self._shape.volume != 1:
+            raise ShapeError(f"Tensor.scalar: shape {self._shape} holds more than one value")
+        return self._array.reshape(())[()]
+
+    def broadcast_like(self, other: Tensor) -> Tensor:
+        """This rank-0 tensor repeated to `other`'s shape."""
+        if self._shape.rank != 0 and self._shape != other.shape:
+            raise ShapeError(
+                f"Tensor.broadcast_like: shape {self._shape} cannot broadcast to {other.shape}"
+            )
+        return Tensor.adopt(np.broadcast_to(self._array, other.shape.extents).copy())
+
+    def clone(self) -> Tensor:
+        """The same tensor; payloads are immutable, so sharing is safe."""
+        return self
+
+    def _operand(self, other: Tensor | float, operation: str) -> np.ndarray | float:
+        if isinstance(other, Tensor):
+            if other._shape != self._shape and other._shape.rank != 0 and self._shape.rank != 0:
+                raise ShapeError(
+                    f"Tensor {operation}: shapes {self._shape} and {other._shape} differ"
+                )
+            if other.dtype != self.dtype:
+                raise TypeError(f"Tensor {operation}: dtypes {self.dtype} and {other.dtype} differ")
+            return other._array
+        if isinstance(other, (int, float, np.floating, np.integer)):
+            # A Python number stays weak under NumPy's promotion: float32 stays float32.
+            return float(other)
+        return NotImplemented
+
+    def _binary(self, other: Tensor | float, ufunc: np.ufunc, name: str, swap: bool = False):
+        operand = self._operand(other, name)
+        if operand is NotImplemented:
+            return NotImplemented
+        left, right = (operand, self._array) if swap else (self._array, operand)
+        return Tensor.adopt(np.asarray(ufunc(left, right), dtype=self.dtype))
+
+    def __add__(self, other):
+        return self._binary(other, np.add, "add")
+
+    def __radd__(self, other):
+        return self._binary(other, np.add, "add", swap=True)
+
+    def __sub__(self, other):
+        return self._binary(other, np.subtract, "sub")
+
+    def __rsub__(self, other):
+        return self._binary(other, np.subtract, "sub", swap=True)
+
+    def __mul__(self, other):
+        return self._binary(other, np.multiply, "mul")
+
+    def __rmul__(self, other):
+        return self._binary(other, np.multiply, "mul", swap=True)
+
+    def __truediv__(self, other):
+        return self._binary(other, np.divide, "div")
+
+    def __rtruediv__(self, other):
+        return self._binary(other, np.divide, "div", swap=True)
+
+    def __neg__(self) -> Tensor:
+        return Tensor.adopt(np.negative(self._array))
+
+    def __eq__(self, other: object) -> bool:
+        """Exact equality of shape, dtype and every bit of the payload."""
+        if not isinstance(other, Tensor):
+            return NotImplemented
+        return (
+            self._shape == other._shape
+            and self.dtype == other.dtype
+            and self._array.tobytes() == other._array.tobytes()
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Tensor(shape={self._shape}, dtype={self.dtype.name})"
