@@ -1,0 +1,178 @@
+"""Tests of the pure-Python statistics: hand-worked cases, published values, properties."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from topos_cli.statistics import (
+    coefficient_of_variation,
+    interquartile_range,
+    mann_whitney,
+    median,
+    outlier_indices,
+    quantile,
+    quartiles,
+    ratio_of_medians,
+    standard_deviation,
+    summarize,
+)
+
+finite_floats = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False)
+
+
+def test_median_of_odd_and_even_counts():
+    assert median([3.0, 1.0, 2.0]) == 2.0
+    assert median([4.0, 1.0, 3.0, 2.0]) == 2.5
+    assert median([7.0]) == 7.0
+
+
+def test_quantile_interpolates_linearly_between_order_statistics():
+    # The position is (n - 1) * fraction: 0.75 for the lower quartile of four
+    # values, three quarters of the way from the first value to the second.
+    assert quantile([4.0, 3.0, 2.0, 1.0], 0.25) == 1.75
+    assert quantile([1.0, 2.0, 3.0, 4.0], 0.75) == 3.25
+    assert quantile([1.0, 2.0, 3.0, 4.0], 0.0) == 1.0
+    assert quantile([1.0, 2.0, 3.0, 4.0], 1.0) == 4.0
+    assert quartiles([float(value) for value in range(1, 10)]) == (3.0, 5.0, 7.0)
+    assert interquartile_range([1.0, 2.0, 3.0, 4.0]) == 1.5
+
+
+@pytest.mark.parametrize("values", [[], [1.0, math.nan]])
+def test_statistics_refuse_empty_and_nan_samples(values):
+    with pytest.raises(ValueError):
+        median(values)
+
+
+def test_quantile_refuses_a_fraction_outside_the_unit_interval():
+    with pytest.raises(ValueError, match="quantile"):
+        quantile([1.0], 1.5)
+
+
+def test_coefficient_of_variation_uses_the_sample_standard_deviation():
+    values = [2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]
+    # Mean 5, squared deviations sum to 32, n - 1 = 7.
+    assert standard_deviation(values) == pytest.approx(math.sqrt(32 / 7))
+    assert coefficient_of_variation(values) == pytest.approx(math.sqrt(32 / 7) / 5)
+    assert coefficient_of_variation([3.0]) == 0.0
+    assert coefficient_of_variation([0.0, 0.0]) == 0.0
+    assert coefficient_of_variation([-1.0, 1.0]) == math.inf
+
+
+def test_outliers_lie_beyond_tukeys_fences():
+    # Quartiles 11.25 and 13.75, IQR 2.5: fences at 7.5 and 17.5.
+    values = [10.0, 11.0, 12.0, 13.0, 14.0, 100.0]
+    assert outlier_indices(values) == [5]
+    assert outlier_indices([*values, -50.0]) == [5, 6]
+    assert outlier_indices([5.0, 5.0, 5.0]) == []
+    assert outlier_indices(values, fence=100.0) == []
+
+
+def test_summarize_gathers_every_figure():
+    summary = summarize([1.0, 2.0, 3.0, 4.0, 10.0])
+    assert summary.count == 5
+    assert summary.median == 3.0
+    assert (summary.lower_quartile, summary.upper_quartile) == (2.0, 4.0)
+    assert summary.interquartile_range == 2.0
+    assert (summary.minimum, summary.maximum) == (1.0, 10.0)
+    assert summary.mean == 4.0
+    assert summary.to_json()["median"] == 3.0
+
+
+def test_mann_whitney_matches_the_published_asymptotic_value():
+    # SciPy's documentation example (males vs females): U = 17, and the
+    # asymptotic two-sided p-value with continuity correction is 0.11134688653314041.
+    result = mann_whitney([19, 22, 16, 29, 24], [20, 11, 17, 12])
+    assert result.statistic == 17.0
+    assert result.p_value == pytest.approx(0.11134688653314041, rel=1e-12)
+    assert result.z > 0
+
+
+def test_mann_whitney_hand_worked_without_ties():
+    # U = 0; mean 2, variance 2 * 2 * 5 / 12; |U - mean| - 0.5 = 1.5.
+    result = mann_whitney([1.0, 2.0], [3.0, 4.0])
+    assert result.statistic == 0.0
+    assert result.z == pytest.approx(-1.5 / math.sqrt(20 / 12))
+    assert result.p_value == pytest.approx(0.2453, abs=1e-4)
+
+
+def test_mann_whitney_hand_worked_with_ties():
+    # Combined ranks: 1 | 2 2 2 -> 3 each | 3 3 -> 5.5 each | 4 -> 7 | 5 -> 8.
+    # First sample's rank sum 1 + 3 + 3 + 5.5 = 12.5, so U = 12.5 - 4 * 5 / 2 = 2.5.
+    # Tie term (3**3 - 3) + (2**3 - 2) = 30; variance = 16/12 * (9 - 30 / 56).
+    result = mann_whitney([1.0, 2.0, 2.0, 3.0], [2.0, 3.0, 4.0, 5.0])
+    variance = 16 / 12 * (9 - 30 / 56)
+    assert result.statistic == 2.5
+    assert result.z == pytest.approx(-(8 - 2.5 - 0.5) / math.sqrt(variance))
+    assert result.p_value == pytest.approx(0.1367, abs=1e-4)
+
+
+def test_mann_whitney_of_all_tied_values_finds_nothing():
+    result = mann_whitney([1.0, 1.0], [1.0, 1.0, 1.0])
+    assert result.p_value == 1.0
+    assert result.statistic == 3.0
+
+
+def test_mann_whitney_separates_clearly_different_samples():
+    slow = [1.0 + 0.001 * index for index in range(50)]
+    fast = [0.5 + 0.001 * index for index in range(50)]
+    assert mann_whitney(slow, fast).p_value < 1e-15
+    assert mann_whitney(slow, slow).p_value == 1.0
+
+
+def _pair_count(first, second):
+    """U by its definition: pairs where the first is larger, ties counting a half."""
+    return sum((a > b) + 0.5 * (a == b) for a in first for b in second)
+
+
+small_samples = st.lists(st.integers(0, 6).map(float), min_size=1, max_size=12)
+
+
+@given(small_samples, small_samples)
+def test_mann_whitney_statistic_counts_pairs(first, second):
+    result = mann_whitney(first, second)
+    assert result.statistic == _pair_count(first, second)
+    assert 0.0 <= result.p_value <= 1.0
+
+
+@given(small_samples, small_samples)
+def test_mann_whitney_is_symmetric(first, second):
+    forward = mann_whitney(first, second)
+    backward = mann_whitney(second, first)
+    assert forward.statistic + backward.statistic == len(first) * len(second)
+    assert forward.p_value == pytest.approx(backward.p_value)
+    assert forward.z == pytest.approx(-backward.z)
+
+
+def test_ratio_of_medians_is_exact_without_spread():
+    estimate = ratio_of_medians([2.0] * 10, [1.0] * 10)
+    assert estimate.ratio == 2.0
+    assert estimate.uncertainty == 0.0
+    assert (estimate.lower, estimate.upper) == (2.0, 2.0)
+
+
+def test_ratio_of_medians_is_reproducible_and_covers_its_ratio():
+    numerator = [1.0 + 0.01 * ((index * 37) % 23) for index in range(60)]
+    denominator = [1.2 + 0.01 * ((index * 17) % 29) for index in range(60)]
+    first = ratio_of_medians(numerator, denominator)
+    second = ratio_of_medians(numerator, denominator)
+    assert first == second
+    assert first.lower <= first.ratio <= first.upper
+    assert first.ratio - first.uncertainty <= first.lower
+    assert first.upper <= first.ratio + first.uncertainty
+    assert 0.0 < first.uncertainty < 0.1
+    assert first.ratio == median(numerator) / median(denominator)
+
+
+def test_ratio_of_medians_refuses_a_zero_denominator():
+    with pytest.raises(ValueError, match="zero median"):
+        ratio_of_medians([1.0], [0.0, 0.0, 1.0])
+
+
+@given(st.lists(finite_floats, min_size=1, max_size=40))
+def test_quartiles_are_ordered_and_within_the_extremes(values):
+    lower, middle, upper = quartiles(values)
+    assert min(values) <= lower <= middle <= upper <= max(values)
