@@ -327,19 +327,21 @@ class Parity:
     """Whether every run's loss bits agree at every step.
 
     `status` is `bit-identical`; `broken` (`divergence` names the earliest
-    step where some run parts from the reference run); `incomplete` (no
-    disagreement, but not every run reached every step); or `not checked`
-    (fewer than two runs reported losses).
+    step where some run parts from the reference run); `not checked` (fewer
+    than two runs reported losses); or `incomplete` (no disagreement, but
+    some runs, listed in `stopped_short`, reached fewer steps than others).
     """
 
     status: str
-    #: How many steps every run that reported losses reached, so were compared.
+    #: How many leading steps agree in every run that reported losses.
     steps: int
     runs: int
     reference_route: str | None
     reference_repeat: int | None
     divergence: Divergence | None
     routes: tuple[RouteParity, ...]
+    #: `(route, repeat, steps reached)` of each run that reached fewer steps than the longest.
+    stopped_short: tuple[tuple[str, int, int], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The parity as a JSON-ready dict."""
@@ -352,6 +354,10 @@ class Parity:
             else {"route": self.reference_route, "repeat": self.reference_repeat},
             "divergence": _optional_json(self.divergence),
             "routes": [route.to_json() for route in self.routes],
+            "stopped_short": [
+                {"route": route, "repeat": repeat, "steps": steps}
+                for route, repeat, steps in self.stopped_short
+            ],
         }
 
 
@@ -395,13 +401,18 @@ def check_parity(repeats: Sequence[RepeatResult], reference_route: str = REFEREN
     divergence = _earliest(route.divergence for route in route_parities)
     compared = min((len(repeat.loss_bits) for repeat in with_losses), default=0)
     longest = max((len(repeat.loss_bits) for repeat in repeats), default=0)
+    stopped_short = tuple(
+        (repeat.route, repeat.repeat, len(repeat.loss_bits))
+        for repeat in repeats
+        if len(repeat.loss_bits) < longest
+    )
     if divergence is not None:
         status = "broken"
         compared = divergence.step
-    elif any(len(repeat.loss_bits) < longest for repeat in repeats):
-        status = "incomplete"
     elif len(with_losses) < 2:
         status = "not checked"
+    elif stopped_short:
+        status = "incomplete"
     else:
         status = "bit-identical"
     return Parity(
@@ -412,6 +423,7 @@ def check_parity(repeats: Sequence[RepeatResult], reference_route: str = REFEREN
         reference_repeat=None if reference is None else reference.repeat,
         divergence=divergence,
         routes=tuple(route_parities),
+        stopped_short=stopped_short,
     )
 
 
@@ -876,6 +888,8 @@ def _parity_clause(parity: Parity, name_repeats: bool) -> str:
     """The summary's words about parity."""
     if parity.status == "bit-identical":
         return f"losses bit-identical over {parity.steps} steps"
+    if parity.status == "not checked" and parity.runs == 0:
+        return "parity not checked: no run reported a loss"
     if parity.status == "broken" and parity.divergence is not None:
         divergence = parity.divergence
         if divergence.route == divergence.reference_route:
@@ -884,12 +898,19 @@ def _parity_clause(parity: Parity, name_repeats: bool) -> str:
                 f"{divergence.describe(name_repeats=True)}"
             )
         return f"losses part at {divergence.describe(name_repeats)}"
+    short = [
+        f"{_run_label(route, repeat, name_repeats)} "
+        + (f"stopped after {steps} steps" if steps else "reported no losses")
+        for route, repeat, steps in parity.stopped_short
+    ]
     if parity.status == "incomplete":
         return (
-            f"parity incomplete: losses bit-identical over the {parity.steps} steps "
-            "every run reached"
+            f"parity incomplete: losses bit-identical over the first {parity.steps} steps; "
+            + ", ".join(short)
         )
-    return "parity not checked (fewer than two runs reported losses)"
+    if short:
+        return "parity not checked: " + ", ".join(short)
+    return "parity not checked: a single run"
 
 
 def _nonfinite_clause(routes: Sequence[RouteVerdict]) -> str | None:

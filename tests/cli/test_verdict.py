@@ -193,19 +193,27 @@ def test_a_route_that_failed_partway_leaves_parity_incomplete():
     recorded = verdict.route("recorded")
     assert (recorded.status, recorded.completed, recorded.speed) == ("failed", 0, None)
     assert verdict.summary.startswith("recorded: failed (exit status 1)")
-    assert "bit-identical over the 40 steps every run reached" in verdict.summary
+    assert verdict.parity.stopped_short == (("recorded", 0, 40),)
+    assert verdict.summary.endswith(
+        "parity incomplete: losses bit-identical over the first 40 steps; "
+        "recorded stopped after 40 steps"
+    )
     assert verdict.exit_status == 1
 
 
 def test_a_failed_reference_leaves_other_routes_in_absolute_figures():
     runs = [
         make_run("engine", status="timed out", steps=0, peak=None, ready=None),
-        make_run("recorded", milliseconds=250.0),
+        make_run("recorded", milliseconds=250.0, jitter=0.0),
     ]
     verdict = decide_verdict(runs)
     assert verdict.route("recorded").speed.ratio is None
-    assert verdict.summary.startswith("engine: timed out; recorded: 250.")
-    assert "ms/step, 1000 MiB peak" in verdict.summary
+    assert verdict.parity.status == "not checked"
+    assert verdict.summary == (
+        "engine: timed out; recorded: 250.0 ms/step, 1000 MiB peak; "
+        "parity not checked: engine reported no losses"
+    )
+    assert verdict.exit_status == 1
 
 
 def test_the_first_step_is_reported_on_its_own_and_left_out_of_the_median():
