@@ -1,0 +1,1 @@
+"""Tests of the topos library: derivatives, route parity, plans, errors, tensors, optimizers."""

@@ -1,0 +1,260 @@
+"""The table of differentiable cases: one or more per registered primitive, and the
+composites. Each case says which operation it is about (`subject`), how to draw its
+parameter values (kept away from kinks: relu, step and maximum inputs away from 0
+and from ties; ln, sqrt and divisors positive) and how to record it.
+
+A new primitive must bring its own case here: `test_every_primitive_has_a_case`
+fails until it does.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from tests.library.routes import Build
+from topos import Conv2d, Linear, Tape, Tensor, Value, conv2d, cross_entropy, max_pool
+from topos.nn.loss import log_softmax, softmax
+
+Draw = Callable[[np.random.Generator], list[np.ndarray]]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One expression to differentiate."""
+
+    name: str
+    subject: str
+    draw: Draw
+    build: Build
+
+    @property
+    def seed(self) -> int:
+        """A seed fixed by the case's name, for its values and its output weighting."""
+        return zlib.crc32(self.name.encode())
+
+    def arrays(self) -> list[np.ndarray]:
+        """The case's float64 parameter values."""
+        return self.draw(np.random.default_rng(self.seed))
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def on_parameters(express: Callable[..., Value]) -> Build:
+    """A build that records every tensor as a parameter and applies `express` to them."""
+
+    def build(tape: Tape, tensors: list[Tensor]):
+        values = [tape.parameter(tensor) for tensor in tensors]
+        return express(*values), [value.symbol for value in values]
+
+    return build
+
+
+# Drawing values -------------------------------------------------------------------------
+
+
+def normal(*shapes) -> Draw:
+    """Standard normal values."""
+    return lambda rng: [rng.standard_normal(shape) for shape in shapes]
+
+
+def positive(*shapes) -> Draw:
+    """Values in [0.5, 2): safe for ln, sqrt and as divisors."""
+    return lambda rng: [rng.uniform(0.5, 2.0, shape) for shape in shapes]
+
+
+def away_from_zero(*shapes) -> Draw:
+    """Values of either sign whose magnitude lies in [0.25, 1.5): no relu or step kink."""
+    return lambda rng: [
+        rng.choice([-1.0, 1.0], shape) * rng.uniform(0.25, 1.5, shape) for shape in shapes
+    ]
+
+
+def apart(shape, other_shape=None) -> Draw:
+    """Two operands that differ by at least 0.25 everywhere: no maximum tie."""
+
+    def draw(rng):
+        if other_shape is None:
+            first = rng.standard_normal(shape)
+            gap = rng.choice([-1.0, 1.0], shape) * rng.uniform(0.25, 1.0, shape)
+            return [first, first + gap]
+        scalar = rng.standard_normal(other_shape)
+        gap = rng.choice([-1.0, 1.0], shape) * rng.uniform(0.25, 1.0, shape)
+        return [scalar + gap, scalar]
+
+    return draw
+
+
+def distinct(shape) -> Draw:
+    """A shuffled ladder of values 0.25 apart: no two equal, so max pooling has no tie."""
+    return lambda rng: [rng.permutation(int(np.prod(shape))).reshape(shape) * 0.25 - 2.0]
+
+
+def both(first: Draw, second: Draw) -> Draw:
+    """The values of `first` followed by those of `second`."""
+    return lambda rng: first(rng) + second(rng)
+
+
+# Primitives -------------------------------------------------------------------------------
+
+
+def _scatter(value: Value) -> Value:
+    return value.tape.record("scatter", (value,), axis=1, indices=(0, 2, 2, 1), length=3)
+
+
+PRIMITIVE_CASES: list[Case] = [
+    Case("add", "add", normal((2, 3), (2, 3)), on_parameters(lambda a, b: a + b)),
+    Case("add_scalar_right", "add", normal((2, 3), ()), on_parameters(lambda a, b: a + b)),
+    Case("add_scalar_left", "add", normal((), (2, 3)), on_parameters(lambda a, b: a + b)),
+    Case("sub", "sub", normal((2, 3), (2, 3)), on_parameters(lambda a, b: a - b)),
+    Case("sub_scalar_right", "sub", normal((2, 3), ()), on_parameters(lambda a, b: a - b)),
+    Case("sub_scalar_left", "sub", normal((), (2, 3)), on_parameters(lambda a, b: a - b)),
+    Case("mul", "mul", normal((2, 3), (2, 3)), on_parameters(lambda a, b: a * b)),
+    Case("mul_scalar_right", "mul", normal((2, 3), ()), on_parameters(lambda a, b: a * b)),
+    Case("mul_scalar_left", "mul", normal((), (2, 3)), on_parameters(lambda a, b: a * b)),
+    Case("mul_square", "mul", normal((2, 3)), on_parameters(lambda a: a * a)),
+    Case("div", "div", both(normal((2, 3)), positive((2, 3))), on_parameters(lambda a, b: a / b)),
+    Case(
+        "div_scalar_right",
+        "div",
+        both(normal((2, 3)), positive(())),
+        on_parameters(lambda a, b: a / b),
+    ),
+    Case(
+        "div_scalar_left",
+        "div",
+        both(normal(()), positive((2, 3))),
+        on_parameters(lambda a, b: a / b),
+    ),
+    Case("neg", "neg", normal((2, 3)), on_parameters(lambda a: -a)),
+    Case("exp", "exp", normal((2, 3)), on_parameters(lambda a: a.exp())),
+    Case("ln", "ln", positive((2, 3)), on_parameters(lambda a: a.ln())),
+    Case("sqrt", "sqrt", positive((2, 3)), on_parameters(lambda a: a.sqrt())),
+    Case("tanh", "tanh", normal((2, 3)), on_parameters(lambda a: a.tanh())),
+    Case("relu", "relu", away_from_zero((3, 4)), on_parameters(lambda a: a.relu())),
+    Case("step", "step", away_from_zero((3, 4)), on_parameters(lambda a: a.step() * a)),
+    Case("maximum", "maximum", apart((3, 4)), on_parameters(lambda a, b: a.maximum(b))),
+    Case(
+        "maximum_scalar_right",
+        "maximum",
+        apart((3, 4), ()),
+        on_parameters(lambda a, b: a.maximum(b)),
+    ),
+    Case(
+        "maximum_scalar_left",
+        "maximum",
+        apart((3, 4), ()),
+        on_parameters(lambda a, b: b.maximum(a)),
+    ),
+    Case("matmul", "matmul", normal((3, 4), (4, 2)), on_parameters(lambda a, b: a @ b)),
+    Case(
+        "matmul_batched", "matmul", normal((2, 3, 4), (2, 4, 2)), on_parameters(lambda a, b: a @ b)
+    ),
+    Case("permute", "permute", normal((2, 3, 4)), on_parameters(lambda a: a.permute(2, 0, 1))),
+    Case("transpose", "permute", normal((3, 4)), on_parameters(lambda a: a.T)),
+    Case("reshape", "reshape", normal((2, 3, 4)), on_parameters(lambda a: a.reshape(4, 6))),
+    Case("sum", "sum", normal((2, 3)), on_parameters(lambda a: a.sum())),
+    Case("expand", "expand", normal(()), on_parameters(lambda a: a.expand(2, 3))),
+    Case("sum_along", "sum_along", normal((2, 3, 4)), on_parameters(lambda a: a.sum_along(1))),
+    Case(
+        "broadcast_along",
+        "broadcast_along",
+        normal((2, 4)),
+        on_parameters(lambda a: a.broadcast_along(1, 3)),
+    ),
+    Case("logsumexp", "logsumexp", normal((3, 4)), on_parameters(lambda a: a.logsumexp(1))),
+    Case("logsumexp_axis0", "logsumexp", normal((3, 4)), on_parameters(lambda a: a.logsumexp(0))),
+    Case("pad", "pad", normal((2, 3)), on_parameters(lambda a: a.pad(((1, 0), (0, 2))))),
+    Case("narrow", "narrow", normal((3, 5)), on_parameters(lambda a: a.narrow(1, 1, 3))),
+    Case("unfold", "unfold", normal((2, 7)), on_parameters(lambda a: a.unfold(1, 3, 1))),
+    Case("unfold_stride2", "unfold", normal((2, 7)), on_parameters(lambda a: a.unfold(1, 3, 2))),
+    Case(
+        "unfold_stride2_remainder",
+        "unfold",
+        normal((2, 6)),
+        on_parameters(lambda a: a.unfold(1, 3, 2)),
+    ),
+    Case("fold", "fold", normal((2, 4, 3)), on_parameters(lambda a: a.fold(1, 6, 1))),
+    Case("fold_stride2", "fold", normal((2, 3, 2)), on_parameters(lambda a: a.fold(1, 6, 2))),
+    Case("gather", "gather", normal((3, 4)), on_parameters(lambda a: a.gather(1, (2, 0, 2, 1)))),
+    Case("scatter", "scatter", normal((2, 4)), on_parameters(_scatter)),
+]
+
+# `fold` onto a length longer than its windows need: the last positions receive no lane.
+FOLD_WITH_SLACK = Case(
+    "fold_slack", "fold", normal((2, 1, 2)), on_parameters(lambda a: a.fold(1, 4, 1))
+)
+
+
+# Composites -------------------------------------------------------------------------------
+
+
+def _conv_case(stride: int, padding: int) -> Case:
+    return Case(
+        f"conv2d_stride{stride}_padding{padding}",
+        "conv2d",
+        normal((2, 2, 5, 5), (3, 2, 3, 3), (3,)),
+        on_parameters(lambda x, w, b: conv2d(x, w, b, stride=stride, padding=padding)),
+    )
+
+
+def _conv_layer(tape: Tape, tensors: list[Tensor]):
+    images = tape.parameter(tensors[0])
+    layer = Conv2d(tape, tensors[1], tensors[2], stride=2, padding=1)
+    return layer.express(images), [images.symbol, layer.weights, layer.bias]
+
+
+def _linear_layer(tape: Tape, tensors: list[Tensor]):
+    rows = tape.parameter(tensors[0])
+    layer = Linear(tape, tensors[1], tensors[2])
+    return layer.express(rows), [rows.symbol, layer.weights, layer.bias]
+
+
+def _cross_entropy(tape: Tape, tensors: list[Tensor]):
+    logits = tape.parameter(tensors[0])
+    targets = tape.leaf(Tensor.selection([3, 0, 4, 0], 5, dtype=tape.dtype))
+    return cross_entropy(logits, targets), [logits.symbol]
+
+
+COMPOSITE_CASES: list[Case] = [
+    _conv_case(1, 0),
+    _conv_case(1, 1),
+    _conv_case(2, 0),
+    _conv_case(2, 1),
+    Case("Conv2d_layer", "conv2d", normal((2, 2, 5, 5), (3, 2, 3, 3), (3,)), _conv_layer),
+    Case(
+        "max_pool_2x2_stride2",
+        "max_pool",
+        distinct((2, 2, 4, 4)),
+        on_parameters(lambda x: max_pool(x, 2, 2)),
+    ),
+    Case(
+        "max_pool_2x2_stride1",
+        "max_pool",
+        distinct((1, 2, 4, 4)),
+        on_parameters(lambda x: max_pool(x, 2, 1)),
+    ),
+    Case(
+        "max_pool_3x3_stride2",
+        "max_pool",
+        distinct((1, 2, 5, 5)),
+        on_parameters(lambda x: max_pool(x, 3, 2)),
+    ),
+    Case("cross_entropy", "cross_entropy", normal((4, 5)), _cross_entropy),
+    Case("softmax", "softmax", normal((3, 4)), on_parameters(lambda x: softmax(x))),
+    Case("log_softmax", "log_softmax", normal((3, 4)), on_parameters(lambda x: log_softmax(x))),
+    Case(
+        "log_softmax_axis0",
+        "log_softmax",
+        normal((3, 4)),
+        on_parameters(lambda x: log_softmax(x, axis=0)),
+    ),
+    Case("mean", "mean", normal((2, 3)), on_parameters(lambda x: x.mean())),
+    Case("Linear", "Linear", normal((3, 4), (4, 2), (2,)), _linear_layer),
+]
+
+ALL_CASES = PRIMITIVE_CASES + COMPOSITE_CASES
