@@ -1,0 +1,226 @@
+"""Tests of comparing two results: regressions beyond tolerance, significance, refusals."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from topos_cli.compare import CompareSettings, compare_results
+from topos_cli.errors import IncomparableResultsError, ResultFileError
+from topos_cli.result_file import compose_result
+from topos_cli.verdict import RepeatResult, decide_verdict
+
+MEBIBYTE = 1024 * 1024
+STEPS = 60
+
+
+def make_result(
+    *,
+    milliseconds: dict[str, float] | None = None,
+    peaks: dict[str, list[int]] | None = None,
+    repeats: int = 1,
+    jitter: float = 0.01,
+    seed: int = 1,
+    workload: str = "cifar10",
+    steps: int = STEPS,
+    ready: int = 200 * MEBIBYTE,
+) -> dict:
+    """A result with the given median ms/step and per-repeat peaks per route."""
+    milliseconds = milliseconds or {"engine": 100.0, "recorded": 90.0}
+    generator = random.Random(seed)
+    runs = []
+    for repeat in range(repeats):
+        for route, scale in milliseconds.items():
+            route_peaks = (peaks or {}).get(route, [800 * MEBIBYTE] * repeats)
+            runs.append(
+                RepeatResult(
+                    route,
+                    repeat,
+                    "ok",
+                    tuple(range(steps)),
+                    tuple(
+                        scale / 1000 * (1 + jitter * (2 * generator.random() - 1))
+                        for _ in range(steps)
+                    ),
+                    peak_rss_bytes=route_peaks[repeat],
+                    ready_rss_bytes=ready,
+                )
+            )
+    return compose_result(
+        workload={"name": workload, "data": {"source": "synthetic"}},
+        host={"cpu_model": "test CPU"},
+        steps=steps,
+        repeats=runs,
+        verdict=decide_verdict(runs),
+        settings={"threads": 2},
+    )
+
+
+def change_of(comparison, route: str, figure: str):
+    """The change of one route's figure."""
+    (found,) = [c for c in comparison.changes if (c.route, c.figure) == (route, figure)]
+    return found
+
+
+def test_the_same_figures_show_no_regression():
+    comparison = compare_results(make_result(), make_result(seed=2))
+    assert comparison.regressions == ()
+    assert comparison.exit_status == 0
+    assert {change.status for change in comparison.changes} == {"within tolerance"}
+    assert len(comparison.changes) == 6  # two routes, three figures each
+    assert comparison.summary == "cifar10: no regression beyond 10% on time, 5% on memory"
+
+
+def test_a_significant_slowdown_beyond_tolerance_is_a_regression():
+    old = make_result(repeats=2)
+    new = make_result(repeats=2, milliseconds={"engine": 100.0, "recorded": 108.0}, seed=3)
+    comparison = compare_results(old, new)
+    change = change_of(comparison, "recorded", "ms/step")
+    assert change.change == pytest.approx(0.2, abs=0.01)
+    assert change.p_value < 1e-10
+    assert change.significant is True
+    assert change.status == "regression"
+    assert comparison.exit_status == 4
+    assert comparison.summary.startswith("cifar10: 1 regression (recorded ms/step +20.")
+
+
+def test_one_repeat_a_side_lets_the_tolerance_alone_decide():
+    old = make_result()
+    new = make_result(milliseconds={"engine": 100.0, "recorded": 108.0})
+    change = change_of(compare_results(old, new), "recorded", "ms/step")
+    assert change.p_value is None
+    assert change.significant is None
+    assert change.status == "regression"
+
+
+def with_step_seconds(result: dict, route: str, seconds: list[float]) -> dict:
+    """The result with every repeat of `route` given these step times."""
+    for repeat in result["repeats"]:
+        if repeat["route"] == route:
+            repeat["step_seconds"] = list(seconds)
+    return result
+
+
+def test_a_slowdown_the_rank_test_cannot_confirm_is_not_flagged():
+    # The first step of each repeat is the warm-up, left out. Medians 0.40 then 0.45
+    # (+12.5%, past the 10% tolerance), but the samples interleave almost completely.
+    old = with_step_seconds(make_result(repeats=2), "recorded", [9, 0.2, 0.3, 0.4, 0.5, 0.6])
+    new = with_step_seconds(make_result(repeats=2), "recorded", [9, 0.1, 0.2, 0.45, 0.5, 0.6])
+    comparison = compare_results(old, new)
+    change = change_of(comparison, "recorded", "ms/step")
+    assert (change.old, change.new) == pytest.approx((400.0, 450.0))
+    assert change.p_value >= 0.05
+    assert change.status == "not significant"
+    assert comparison.exit_status == 0
+
+
+def test_a_speedup_is_an_improvement_not_a_regression():
+    old = make_result()
+    new = make_result(milliseconds={"engine": 100.0, "recorded": 60.0})
+    comparison = compare_results(old, new)
+    assert change_of(comparison, "recorded", "ms/step").status == "improvement"
+    assert comparison.exit_status == 0
+
+
+def test_memory_growth_past_five_percent_is_a_regression():
+    old = make_result(peaks={"recorded": [800 * MEBIBYTE]})
+    new = make_result(peaks={"recorded": [848 * MEBIBYTE]})
+    comparison = compare_results(old, new)
+    peak = change_of(comparison, "recorded", "peak RSS")
+    delta = change_of(comparison, "recorded", "training delta")
+    assert peak.change == pytest.approx(0.06)
+    assert peak.status == "regression"
+    assert delta.change == pytest.approx(48 / 600)
+    assert delta.status == "regression"
+    assert comparison.exit_status == 4
+
+
+def test_memory_growth_within_overlapping_repeat_ranges_is_not_significant():
+    old = make_result(repeats=2, peaks={"recorded": [800 * MEBIBYTE, 900 * MEBIBYTE]})
+    new = make_result(repeats=2, peaks={"recorded": [880 * MEBIBYTE, 910 * MEBIBYTE]})
+    peak = change_of(compare_results(old, new), "recorded", "peak RSS")
+    assert peak.change > 0.05
+    assert peak.significant is False
+    assert peak.status == "not significant"
+
+
+def test_memory_growth_beyond_the_repeat_ranges_is_significant():
+    old = make_result(repeats=2, peaks={"recorded": [800 * MEBIBYTE, 801 * MEBIBYTE]})
+    new = make_result(repeats=2, peaks={"recorded": [880 * MEBIBYTE, 881 * MEBIBYTE]})
+    peak = change_of(compare_results(old, new), "recorded", "peak RSS")
+    assert (peak.significant, peak.status) == (True, "regression")
+
+
+def test_a_tiny_memory_change_is_within_tolerance_whatever_its_ratio():
+    old = make_result(ready=799 * MEBIBYTE)  # a 1 MiB training delta
+    new = make_result(ready=int(798.5 * MEBIBYTE))  # 1.5 MiB: +50%, but half a MiB
+    delta = change_of(compare_results(old, new), "recorded", "training delta")
+    assert delta.change == pytest.approx(0.5)
+    assert delta.status == "within tolerance"
+
+
+def test_tolerances_are_settings():
+    old = make_result()
+    new = make_result(milliseconds={"engine": 100.0, "recorded": 95.0})
+    strict = CompareSettings(time_tolerance=0.02)
+    assert change_of(compare_results(old, new, settings=strict), "recorded", "ms/step").status == (
+        "regression"
+    )
+
+
+def test_another_workload_is_refused_in_one_line():
+    with pytest.raises(IncomparableResultsError) as raised:
+        compare_results(
+            make_result(),
+            make_result(workload="mnist"),
+            old_source="old.json",
+            new_source="new.json",
+        )
+    assert str(raised.value) == (
+        "cannot compare results of different workloads: old.json is cifar10, new.json is mnist"
+    )
+    assert raised.value.exit_status == 2
+
+
+def test_another_schema_is_refused_in_one_line():
+    old = make_result()
+    old["schema"] = "topos.grade/0"
+    with pytest.raises(ResultFileError) as raised:
+        compare_results(old, make_result(), old_source="old.json")
+    assert str(raised.value) == "old.json has schema topos.grade/0; this topos reads topos.grade/1"
+    assert raised.value.exit_status == 2
+
+
+def test_differences_between_the_grades_are_noted():
+    old = make_result(steps=60)
+    new = make_result(steps=50, milliseconds={"engine": 100.0, "adjoint": 80.0})
+    new["settings"]["threads"] = 4
+    comparison = compare_results(old, new, old_source="old.json", new_source="new.json")
+    assert comparison.notes == (
+        "steps differs: 60 then 50",
+        "threads differs: 2 then 4",
+        "route recorded is only in old.json",
+        "route adjoint is only in new.json",
+    )
+    assert [change.route for change in comparison.changes] == ["engine"] * 3
+
+
+def test_a_route_that_failed_in_the_new_result_is_missing_not_regressed():
+    old = make_result()
+    new = make_result()
+    for repeat in new["repeats"]:
+        if repeat["route"] == "recorded":
+            repeat["status"] = "failed"
+    comparison = compare_results(old, new, new_source="new.json")
+    assert change_of(comparison, "recorded", "ms/step").status == "missing"
+    assert "route recorded did not complete in new.json" in comparison.notes
+    assert comparison.exit_status == 0
+
+
+def test_the_comparison_is_json_ready():
+    import json
+
+    document = compare_results(make_result(), make_result()).to_json()
+    assert json.loads(json.dumps(document, allow_nan=False))["exit_status"] == 0
+    assert document["changes"][0]["figure"] == "ms/step"
