@@ -1,0 +1,242 @@
+"""Tests of rendering: plain text off a terminal, Markdown for CI, rich on a terminal."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from topos_cli.compare import compare_results
+from topos_cli.float_bits import float32_bits
+from topos_cli.report import (
+    VERDICT_HEADERS,
+    markdown_table,
+    plain_table,
+    print_comparison,
+    print_verdict,
+    render_comparison_markdown,
+    render_comparison_plain,
+    render_verdict_markdown,
+    render_verdict_plain,
+    use_plain_output,
+    verdict_rows,
+)
+from topos_cli.result_file import compose_result
+from topos_cli.verdict import RepeatResult, decide_verdict
+
+MEBIBYTE = 1024 * 1024
+ESCAPE = "\x1b["
+BOX_CHARACTERS = set("│┃━─┏┓└┘╇┡")
+
+
+def make_runs(*, broken_at: int | None = None, failed: bool = False) -> list[RepeatResult]:
+    """Engine at 112 ms/step and 1000 MiB, recorded at 100 ms/step and 780 MiB."""
+    bits = [float32_bits(2.3 - 0.01 * step) for step in range(20)]
+    recorded_bits = list(bits)
+    if broken_at is not None:
+        recorded_bits[broken_at] += 2
+    engine = RepeatResult(
+        "engine",
+        0,
+        "ok",
+        tuple(bits),
+        tuple(0.112 for _ in bits),
+        peak_rss_bytes=1000 * MEBIBYTE,
+        ready_rss_bytes=200 * MEBIBYTE,
+    )
+    recorded = RepeatResult(
+        "recorded",
+        0,
+        "failed" if failed else "ok",
+        tuple(recorded_bits[:5] if failed else recorded_bits),
+        tuple(0.100 for _ in (recorded_bits[:5] if failed else recorded_bits)),
+        peak_rss_bytes=780 * MEBIBYTE,
+        ready_rss_bytes=200 * MEBIBYTE,
+        detail="exit status 1\nTraceback (most recent call last):\nValueError: boom"
+        if failed
+        else None,
+    )
+    return [engine, recorded]
+
+
+class FakeTerminal(io.StringIO):
+    """A text stream that claims to be a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_plain_output_off_a_terminal_or_with_no_color(monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert use_plain_output(io.StringIO())
+    assert not use_plain_output(FakeTerminal())
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert use_plain_output(FakeTerminal())
+    monkeypatch.setenv("NO_COLOR", "")  # an empty NO_COLOR does not count (no-color.org)
+    assert not use_plain_output(FakeTerminal())
+
+
+def test_the_plain_verdict_has_every_figure_and_no_escapes_or_boxes(monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    stream = io.StringIO()
+    verdict = decide_verdict(make_runs())
+    print_verdict(verdict, file=stream)
+    text = stream.getvalue()
+    assert ESCAPE not in text
+    assert not BOX_CHARACTERS & set(text)
+    header, rule, engine, recorded, _, summary = text.splitlines()
+    assert header.split("  ")[0] == "route"
+    assert set(rule) == {"-", " "}
+    assert engine.split() == [
+        "engine",
+        "ok",
+        "112.0",
+        "±",
+        "0.0",
+        "112.0",
+        "reference",
+        "1000.0",
+        "800.0",
+        "reference",
+        "bit-identical",
+    ]
+    assert "1.12 ± 0.00x faster" in recorded
+    assert "0.78x (Δ 0.72x)" in recorded
+    assert summary == verdict.summary
+    assert summary.startswith("recorded: 1.12 ± 0.00x faster, 0.78x the memory of engine")
+
+
+def test_a_parity_break_shows_in_the_route_row_and_the_summary():
+    verdict = decide_verdict(make_runs(broken_at=7))
+    text = render_verdict_plain(verdict)
+    recorded_row = next(line for line in text.splitlines() if line.startswith("recorded"))
+    assert recorded_row.rstrip().endswith("parts at step 7")
+    assert "2 ulps apart" in text
+
+
+def test_a_failure_shows_its_detail_lines():
+    text = render_verdict_plain(decide_verdict(make_runs(failed=True)))
+    assert "recorded repeat 1: failed: exit status 1" in text
+    assert "    ValueError: boom" in text
+
+
+def test_warnings_come_with_their_remedy():
+    text = render_verdict_plain(decide_verdict(make_runs(), load_average=8.0, cores=2))
+    assert "warning: the machine was busy: load average 8.00 on 2 cores" in text
+    assert "    remedy: stop other work on the machine" in text
+
+
+def test_the_markdown_verdict_is_a_table_then_the_summary():
+    verdict = decide_verdict(make_runs(failed=True), load_average=8.0, cores=2)
+    text = render_verdict_markdown(verdict)
+    lines = text.splitlines()
+    assert lines[0] == "| " + " | ".join(VERDICT_HEADERS) + " |"
+    assert lines[1] == "| " + " | ".join(["---"] * len(VERDICT_HEADERS)) + " |"
+    assert lines[2].startswith("| engine | ok |")
+    assert lines[3].startswith("| recorded | failed |")
+    assert lines[5] == f"**{verdict.summary}**"
+    assert "- warning: the machine was busy: load average 8.00 on 2 cores" in lines
+    assert "  - remedy: stop other work on the machine, or grade on an idle one" in lines
+    stream = FakeTerminal()
+    print_verdict(verdict, file=stream, markdown=True)
+    assert stream.getvalue() == text
+
+
+def test_markdown_cells_escape_pipes():
+    assert markdown_table(["a"], [["x | y"]]).splitlines()[2] == "| x \\| y |"
+
+
+def test_plain_table_aligns_columns():
+    assert plain_table(["a", "bb"], [["ccc", "d"]]).splitlines() == [
+        "a    bb",
+        "---  --",
+        "ccc  d",
+    ]
+
+
+def test_the_rich_verdict_on_a_terminal_is_a_table(monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    stream = FakeTerminal()
+    verdict = decide_verdict(make_runs())
+    print_verdict(verdict, file=stream)
+    text = stream.getvalue()
+    assert "topos grade" in text
+    assert ESCAPE in text  # styled
+    for cell in verdict_rows(verdict)[1]:
+        for word in cell.split():
+            assert word in text
+
+
+def make_result(milliseconds: float) -> dict:
+    """A result whose recorded route runs at `milliseconds` per step."""
+    runs = make_runs()
+    runs[1] = RepeatResult(
+        "recorded",
+        0,
+        "ok",
+        runs[1].loss_bits,
+        tuple(milliseconds / 1000 for _ in runs[1].loss_bits),
+        peak_rss_bytes=780 * MEBIBYTE,
+        ready_rss_bytes=200 * MEBIBYTE,
+    )
+    return compose_result(
+        workload={"name": "cifar10"}, host={}, steps=20, repeats=runs, verdict=decide_verdict(runs)
+    )
+
+
+def test_the_comparison_renders_its_regressions():
+    comparison = compare_results(make_result(100.0), make_result(130.0))
+    text = render_comparison_plain(comparison)
+    row = next(line for line in text.splitlines() if "recorded  ms/step" in line)
+    assert row.split() == [
+        "recorded",
+        "ms/step",
+        "100.0",
+        "ms",
+        "130.0",
+        "ms",
+        "+30.0%",
+        "10%",
+        "—",
+        "regression",
+    ]
+    assert "cifar10: 1 regression (recorded ms/step +30.0%)" in text
+    markdown = render_comparison_markdown(comparison)
+    assert "| recorded | ms/step | 100.0 ms | 130.0 ms | +30.0% | 10% | — | regression |" in (
+        markdown
+    )
+    stream = FakeTerminal()
+    print_comparison(comparison, file=stream, plain=False)
+    assert "topos compare: cifar10" in stream.getvalue()
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "topos_cli.errors",
+        "topos_cli.statistics",
+        "topos_cli.float_bits",
+        "topos_cli.verdict",
+        "topos_cli.compare",
+        "topos_cli.result_file",
+        "topos_cli.host",
+        "topos_cli.report",
+    ],
+)
+def test_the_parent_side_modules_never_load_numpy_or_the_library(module):
+    check = (
+        f"import sys, {module}; "
+        "loaded = [name for name in ('numpy', 'topos') if name in sys.modules]; "
+        "print(loaded)"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", check],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert completed.stdout.strip() == "[]"
