@@ -1,0 +1,79 @@
+"""The restricted unpickler admits CIFAR-10's data types and refuses anything else."""
+
+import codecs
+import os
+import pickle
+
+import numpy as np
+import pytest
+
+from tests.datasets.writers import python2_pickle
+from topos.datasets import DataError
+from topos.datasets.restricted_unpickler import load_restricted
+
+VALUE = {
+    b"data": np.arange(12, dtype=np.uint8).reshape(3, 4),
+    "labels": [1, 2, 3],
+    "nested": (1.5, b"bytes", "text", None, True, [np.float32(2.5)][:0]),
+}
+
+
+@pytest.mark.parametrize("protocol", [0, 1, 2, 3, 4, 5])
+def test_admits_dicts_lists_bytes_strings_numbers_and_arrays(tmp_path, protocol):
+    path = tmp_path / "batch"
+    path.write_bytes(pickle.dumps(VALUE, protocol))
+    loaded = load_restricted(path)
+    assert np.array_equal(loaded[b"data"], VALUE[b"data"])
+    assert loaded[b"data"].dtype == np.uint8
+    assert loaded["labels"] == [1, 2, 3]
+    assert loaded["nested"] == VALUE["nested"]
+
+
+def test_admits_python2_pickles_with_their_strings_as_bytes(tmp_path):
+    path = tmp_path / "batch"
+    path.write_bytes(python2_pickle({"data": np.ones((2, 3), dtype=np.uint8), "name": "x"}))
+    loaded = load_restricted(path)
+    assert loaded[b"name"] == b"x"
+    assert np.array_equal(loaded[b"data"], np.ones((2, 3), dtype=np.uint8))
+
+
+class Reducing:
+    """Pickles as a call of `function(*arguments)`."""
+
+    def __init__(self, function, *arguments):
+        self.function, self.arguments = function, arguments
+
+    def __reduce__(self):
+        return self.function, self.arguments
+
+
+@pytest.mark.parametrize(
+    ("payload", "refused"),
+    [
+        (Reducing(os.system, "true"), "posix.system"),
+        (Reducing(eval, "1 + 1"), "builtins.eval"),
+        (Reducing(getattr, np.ndarray, "tofile"), "builtins.getattr"),
+        (Reducing(set, [1]), "builtins.set"),
+    ],
+)
+def test_refuses_every_other_global(tmp_path, payload, refused):
+    path = tmp_path / "batch"
+    path.write_bytes(pickle.dumps({"data": payload}, protocol=4))
+    with pytest.raises(DataError, match=rf"batch: not a readable pickle: refused {refused}:"):
+        load_restricted(path)
+
+
+def test_codecs_encode_is_admitted_only_for_latin1(tmp_path):
+    path = tmp_path / "batch"
+    path.write_bytes(pickle.dumps(Reducing(codecs.encode, "abc", "rot13"), protocol=2))
+    with pytest.raises(DataError, match="encoding 'rot13' is refused"):
+        load_restricted(path)
+
+
+def test_missing_and_truncated_files(tmp_path):
+    with pytest.raises(DataError, match=r"absent: missing$"):
+        load_restricted(tmp_path / "absent")
+    path = tmp_path / "short"
+    path.write_bytes(pickle.dumps(VALUE, 4)[:30])
+    with pytest.raises(DataError, match="short: truncated: the pickle ends after 30 bytes"):
+        load_restricted(path)
