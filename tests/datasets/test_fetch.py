@@ -1,0 +1,199 @@
+"""fetch against a local http.server serving small generated files."""
+
+import functools
+import gzip
+import hashlib
+import http.server
+import importlib
+import io
+import tarfile
+import threading
+
+import numpy as np
+import pytest
+
+from tests.datasets.writers import (
+    BATCHES,
+    cifar_batches,
+    idx_bytes,
+    mnist_splits,
+    write_cifar_binary,
+)
+from topos.datasets import DataError, fetch, load_cifar10, load_mnist
+from topos.datasets.fetch import Download
+
+# The module, not the function the package exports under the same name.
+fetch_module = importlib.import_module("topos.datasets.fetch")
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *arguments):
+        pass
+
+
+@pytest.fixture
+def server(tmp_path, monkeypatch):
+    """A folder served over HTTP on 127.0.0.1, and its URL."""
+    for variable in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"):
+        monkeypatch.delenv(variable, raising=False)
+    served = tmp_path / "served"
+    served.mkdir()
+    handler = functools.partial(QuietHandler, directory=str(served))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    yield served, f"http://127.0.0.1:{httpd.server_address[1]}/files"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def add_file(tar, name, content, kind=tarfile.REGTYPE, link=""):
+    member = tarfile.TarInfo(name)
+    member.type, member.linkname, member.size = kind, link, len(content)
+    tar.addfile(member, io.BytesIO(content) if kind == tarfile.REGTYPE else None)
+
+
+def cifar_archive(tmp_path, extra=(), skip=()):
+    """A cifar-10-binary.tar.gz of tiny batches, plus `extra` members; its batches."""
+    batches = cifar_batches(2)
+    folder = write_cifar_binary(tmp_path / "source", batches)
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        add_file(tar, "cifar-10-batches-bin/readme.html", b"<p>readme</p>")
+        for name in BATCHES:
+            if name not in skip:
+                content = (folder / f"{name}.bin").read_bytes()
+                add_file(tar, f"cifar-10-batches-bin/{name}.bin", content)
+        for arguments in extra:
+            add_file(tar, *arguments)
+    return buffer.getvalue(), batches
+
+
+def serve_cifar(served, monkeypatch, archive):
+    (served / "files").mkdir(exist_ok=True)
+    (served / "files" / "cifar-10-binary.tar.gz").write_bytes(archive)
+    mirror, (download,) = fetch_module.SOURCES["cifar10"]
+    patched = Download(download.file, hashlib.md5(archive).hexdigest(), download.members)
+    monkeypatch.setitem(fetch_module.SOURCES, "cifar10", (mirror, (patched,)))
+
+
+def test_fetches_unpacks_and_loads_cifar10(tmp_path, server, monkeypatch):
+    served, url = server
+    archive, batches = cifar_archive(
+        tmp_path,
+        extra=[
+            ("../outside.txt", b"escaped"),
+            ("/tmp/absolute.txt", b"escaped"),
+            ("cifar-10-batches-bin/link", b"", tarfile.SYMTYPE, "/etc/passwd"),
+        ],
+    )
+    serve_cifar(served, monkeypatch, archive)
+    reports = []
+    target = tmp_path / "data" / "cifar"
+    assert (
+        fetch("cifar10", target, url=url, progress=lambda *report: reports.append(report)) == target
+    )
+    assert sorted(path.name for path in target.rglob("*")) == sorted(
+        ["cifar-10-batches-bin", *(f"{name}.bin" for name in BATCHES)]
+    )
+    assert not (tmp_path / "data" / "outside.txt").exists()
+    assert reports[-1] == ("cifar-10-binary.tar.gz", len(archive), len(archive))
+    assert sorted(path.name for path in (tmp_path / "data").iterdir()) == ["cifar"]
+    dataset = load_cifar10(target)
+    assert np.array_equal(dataset.test.pixels, batches["test_batch"][0])
+    assert np.array_equal(dataset.train.labels[:2], batches["data_batch_1"][1])
+
+
+def test_fetches_mnist_files_as_they_are(tmp_path, server, monkeypatch):
+    served, url = server
+    (served / "files").mkdir()
+    splits = mnist_splits()
+    downloads = []
+    for download, array in zip(
+        fetch_module.SOURCES["mnist"][1],
+        (*splits["train"], *splits["test"]),
+    ):
+        content = gzip.compress(idx_bytes(array), mtime=0)
+        (served / "files" / download.file).write_bytes(content)
+        downloads.append(Download(download.file, hashlib.md5(content).hexdigest()))
+    monkeypatch.setitem(fetch_module.SOURCES, "mnist", ("unused", tuple(downloads)))
+    target = fetch("mnist", tmp_path / "mnist", url=url + "/")
+    dataset = load_mnist(target)
+    assert dataset.format == "idx.gz"
+    assert np.array_equal(dataset.train.pixels[:, 0], splits["train"][0])
+    assert np.array_equal(dataset.test.labels, splits["test"][1])
+
+
+def assert_nothing_left(tmp_path):
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["served", "source"]
+
+
+def test_an_md5_mismatch_leaves_nothing_behind(tmp_path, server):
+    served, url = server
+    (served / "files").mkdir()
+    archive, _ = cifar_archive(tmp_path)
+    (served / "files" / "cifar-10-binary.tar.gz").write_bytes(archive)
+    with pytest.raises(DataError) as caught:
+        fetch("cifar10", tmp_path / "cifar", url=url)
+    assert str(caught.value) == (
+        f"{url}/cifar-10-binary.tar.gz: MD5 {hashlib.md5(archive).hexdigest()} "
+        "differs from the published c32a1d4ab5d03f1284b67883e8d87530"
+    )
+    assert_nothing_left(tmp_path)
+
+
+def test_an_expected_member_that_is_a_link_is_refused(tmp_path, server, monkeypatch):
+    served, url = server
+    archive, _ = cifar_archive(
+        tmp_path,
+        extra=[("cifar-10-batches-bin/test_batch.bin", b"", tarfile.SYMTYPE, "/etc/passwd")],
+        skip=["test_batch"],
+    )
+    serve_cifar(served, monkeypatch, archive)
+    with pytest.raises(
+        DataError, match=r"member cifar-10-batches-bin/test_batch\.bin is not a regular file"
+    ):
+        fetch("cifar10", tmp_path / "cifar", url=url)
+    assert_nothing_left(tmp_path)
+
+
+def test_an_archive_lacking_a_batch_is_refused(tmp_path, server, monkeypatch):
+    served, url = server
+    archive, _ = cifar_archive(tmp_path, skip=["data_batch_3"])
+    serve_cifar(served, monkeypatch, archive)
+    with pytest.raises(DataError, match=r"lacks cifar-10-batches-bin/data_batch_3\.bin$"):
+        fetch("cifar10", tmp_path / "cifar", url=url)
+    assert_nothing_left(tmp_path)
+
+
+def test_a_failed_download_leaves_nothing_behind(tmp_path, server):
+    _, url = server
+    with pytest.raises(
+        DataError, match=r"cifar-10-binary\.tar\.gz: download failed: HTTP Error 404"
+    ):
+        fetch("cifar10", tmp_path / "cifar", url=url)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["served"]
+
+
+def test_an_occupied_target_is_never_overwritten(tmp_path):
+    target = tmp_path / "occupied"
+    target.mkdir()
+    (target / "keep.txt").write_text("mine")
+    with pytest.raises(DataError, match="occupied: already exists and is not an empty folder"):
+        fetch("cifar10", target, url="http://127.0.0.1:9/")
+    assert (target / "keep.txt").read_text() == "mine"
+
+
+def test_an_empty_target_folder_is_filled(tmp_path, server, monkeypatch):
+    served, url = server
+    archive, _ = cifar_archive(tmp_path)
+    serve_cifar(served, monkeypatch, archive)
+    target = tmp_path / "empty"
+    target.mkdir()
+    fetch("cifar10", target, url=url)
+    assert load_cifar10(target).format == "cifar-10-batches-bin"
+
+
+def test_unknown_name(tmp_path):
+    with pytest.raises(ValueError, match="unknown dataset 'svhn'"):
+        fetch("svhn", tmp_path / "x")

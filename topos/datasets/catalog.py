@@ -1,0 +1,40 @@
+"""The named datasets: load one by name, or tell which one a directory holds."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from topos.datasets import cifar10, mnist
+from topos.datasets.dataset import Dataset
+from topos.datasets.errors import DataError
+
+LOADERS: dict[str, Callable[[str | Path | None], Dataset]] = {
+    cifar10.NAME: cifar10.load_cifar10,
+    mnist.NAME: mnist.load_mnist,
+}
+
+
+def load(name: str, directory: str | Path | None = None) -> Dataset:
+    """The dataset `name` ("cifar10" or "mnist") from `directory`, or synthetic when None."""
+    try:
+        loader = LOADERS[name]
+    except KeyError:
+        raise ValueError(f"unknown dataset {name!r}; known: {', '.join(sorted(LOADERS))}") from None
+    return loader(directory)
+
+
+def identify(directory: str | Path) -> str:
+    """The name of the dataset whose files `directory` holds."""
+    folder = Path(directory)
+    if not folder.is_dir():
+        raise DataError(folder, "missing" if not folder.exists() else "not a directory")
+    try:
+        cifar10.locate(folder)
+        return cifar10.NAME
+    except DataError:
+        pass
+    names = (*mnist.TRAIN_FILES, *mnist.TEST_FILES)
+    if any((folder / name).is_file() or (folder / f"{name}.gz").is_file() for name in names):
+        return mnist.NAME
+    raise DataError(folder, "holds neither CIFAR-10 batches nor MNIST IDX files")
