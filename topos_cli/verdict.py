@@ -974,6 +974,12 @@ def decide_verdict(
     clauses = [_route_clause(route, reference, settings.reference) for route in others]
     if reference is not None and (reference.completed == 0 or not others):
         clauses.insert(0, _route_clause(reference, None, settings.reference))
+    elif reference is not None and reference.failures:
+        # The ratios stand on the reference's completed runs; say that some did not complete.
+        count = len(reference.failures)
+        clauses.insert(
+            0, f"{reference.route}: {count} of {reference.repeats} repeats {reference.status}"
+        )
     clauses.append(_parity_clause(parity, name_repeats))
     nonfinite = _nonfinite_clause(routes)
     if nonfinite:

@@ -216,6 +216,18 @@ def test_a_failed_reference_leaves_other_routes_in_absolute_figures():
     assert verdict.exit_status == 1
 
 
+def test_a_reference_that_failed_in_some_repeats_says_so():
+    runs = [
+        make_run("engine", 0, milliseconds=112.0),
+        make_run("engine", 1, status="timed out", steps=10),
+        make_run("recorded", 0, milliseconds=100.0),
+    ]
+    verdict = decide_verdict(runs)
+    assert verdict.summary.startswith("engine: 1 of 2 repeats timed out; recorded: 1.12 ± ")
+    assert verdict.route("engine").completed == 1
+    assert verdict.exit_status == 1
+
+
 def test_the_first_step_is_reported_on_its_own_and_left_out_of_the_median():
     run = make_run("engine", milliseconds=100.0, jitter=0.0)
     cold = RepeatResult(
