@@ -1,0 +1,250 @@
+"""Plans: what describe() prints, which nodes are evaluated, and when each buffer dies.
+
+The forward plan's liveness is observed during a real run (the observer sees the
+buffers held after each computed node) and compared with the plan's prediction.
+"""
+
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from topos import Conv2d, GraphError, Linear, Tape, Tensor, cross_entropy, max_pool
+
+NODE_LINE = re.compile(
+    r"^\s*(?P<index>\d+)\s+(?P<label>\S.*?)\s+(?P<shape>\[[\d, ]*\])\s+"
+    r"(?P<liveness>kept|freed after \d+|releasable after \d+|retained)$"
+)
+FORWARD_HEAD = re.compile(r"^plan: forward; (\d+) of (\d+) nodes evaluated, (\d+) readable$")
+FORWARD_VOLUME = re.compile(r"^live volume: peak (\d+) elements at node (\d+), retain-all (\d+)$")
+RETAIN_HEAD = re.compile(r"^plan: retain; (\d+) of (\d+) nodes evaluated, (\d+) readable$")
+RETAIN_VOLUME = re.compile(r"^live volume: retain-all (\d+), release floor (\d+) at node (\d+)$")
+
+
+def tiny():
+    """x[4] (input), w[4] (parameter); a = x*w; b = exp(a); c = b + a; d = sum(c);
+    and e = tanh(x), which no root needs."""
+    tape = Tape()
+    x = tape.input(Tensor([4], [0.1, 0.2, 0.3, 0.4]))
+    w = tape.parameter(Tensor([4], [1.0, -1.0, 2.0, 0.5]))
+    a = x * w
+    b = a.exp()
+    c = b + a
+    d = c.sum()
+    e = x.tanh()
+    values = {"x": x, "w": w, "a": a, "b": b, "c": c, "d": d, "e": e}
+    assert [value.index for value in values.values()] == list(range(7))
+    return tape.into_network(), SimpleNamespace(**{k: v.symbol for k, v in values.items()})
+
+
+def liveness_column(plan) -> list[str]:
+    lines = plan.describe().splitlines()[:-2]
+    return [NODE_LINE.match(line).group("liveness") for line in lines]
+
+
+def test_tiny_forward_plan_by_hand():
+    network, s = tiny()
+    plan = network.entry([s.d]).lower()
+    *_, head, volume = plan.describe().splitlines()
+    assert head == "plan: forward; 6 of 7 nodes evaluated, 1 readable"
+    # counted: x 4, a 4, b 4, c 4, d 1 (the parameter is the caller's). Live: 4 at x;
+    # 8 at a, then x goes; 8 at b; 12 at c, then a and b go; 5 at d, then c goes.
+    assert volume == "live volume: peak 12 elements at node 4, retain-all 17"
+    assert liveness_column(plan) == [
+        "freed after 2",
+        "freed after 2",
+        "freed after 4",
+        "freed after 4",
+        "freed after 5",
+        "kept",
+    ]
+
+
+def test_tiny_retain_plan_by_hand():
+    network, s = tiny()
+    plan = network.entry([s.d]).backward().lower()
+    *_, head, volume = plan.describe().splitlines()
+    assert head == "plan: retain; 6 of 7 nodes evaluated, 1 readable"
+    assert volume == "live volume: retain-all 17, release floor 12 at node 4"
+    assert liveness_column(plan) == [
+        "releasable after 2",
+        "releasable after 2",
+        "releasable after 4",
+        "releasable after 4",
+        "releasable after 5",
+        "retained",
+    ]
+
+
+def test_tiny_plan_with_an_inner_root():
+    network, s = tiny()
+    plan = network.entry([s.d, s.a, s.d]).lower()
+    *_, head, volume = plan.describe().splitlines()
+    assert head == "plan: forward; 6 of 7 nodes evaluated, 2 readable"
+    # a stays: 4, 8 (x goes), 8, 12 (b goes), 9 (c goes).
+    assert volume == "live volume: peak 12 elements at node 4, retain-all 17"
+    assert liveness_column(plan)[2] == "kept"
+    run = plan.forward(network.parameters())
+    np.testing.assert_allclose(run.of(s.a).numpy(), [0.1, -0.2, 0.6, 0.2], rtol=1e-6)
+    with pytest.raises(GraphError, match="freed after 4"):
+        run.of(s.b)
+
+
+def test_non_ancestors_are_not_evaluated():
+    network, s = tiny()
+    plan = network.entry([s.a]).lower()
+    assert plan.describe().splitlines()[-2] == "plan: forward; 3 of 7 nodes evaluated, 1 readable"
+    listed = [
+        int(NODE_LINE.match(line).group("index")) for line in plan.describe().splitlines()[:-2]
+    ]
+    assert listed == [0, 1, 2]
+    computed = []
+    run = plan.forward(network.parameters(), observer=lambda node, live: computed.append(node))
+    assert computed == [2]
+    with pytest.raises(GraphError, match="not evaluated"):
+        run.of(s.e)
+
+
+def model():
+    """A small convnet with its recorded chain rule, s.a dead branch, and inputs first."""
+    tape = Tape()
+    images = tape.input(Tensor([2, 1, 6, 6], np.linspace(-1, 1, 72), dtype=np.float32))
+    targets = tape.input(Tensor.selection([2, 0], 3))
+    rng = np.random.default_rng(5)
+    conv = Conv2d(
+        tape,
+        Tensor([2, 1, 3, 3], rng.standard_normal(18), np.float32),
+        Tensor.filled([2], 0.1),
+        1,
+        1,
+    )
+    head = Linear(
+        tape, Tensor([18, 3], rng.standard_normal(54), np.float32), Tensor.filled([3], 0.0)
+    )
+    features = max_pool(conv.express(images).relu(), 2, 2).reshape(2, 18)
+    loss = cross_entropy(head.express(features), targets)
+    (features * 2.0).tanh()  # s.a dead branch
+    adjoints = tape.differentiate(loss, [*conv.parameters(), *head.parameters()])
+    return tape.into_network(), adjoints, loss.symbol
+
+
+def expected_releases(network, evaluated, roots) -> dict[int, int]:
+    last = {}
+    for index in evaluated:
+        for input_index in network.nodes[index].inputs:
+            last[input_index] = index
+    return {index: last[index] for index in evaluated if index not in roots}
+
+
+def counted_volume(network, indices) -> int:
+    return sum(
+        network.nodes[i].shape.volume
+        for i in indices
+        if network.nodes[i].operation not in ("parameter", "leaf")
+    )
+
+
+def observe(plan, network):
+    observations = []
+    plan.forward(
+        network.parameters(),
+        observer=lambda node, live: observations.append((node, sorted(live))),
+    )
+    return observations
+
+
+def test_forward_plan_drops_each_buffer_after_its_last_consumer():
+    network, adjoints, _ = model()
+    plan = network.entry(adjoints.roots()).lower()
+    roots = {symbol.index for symbol in adjoints.roots()}
+    releases = expected_releases(network, plan.evaluated, roots)
+    assert plan.releases == releases
+    assert len(plan.evaluated) < len(network.nodes)  # the dead branch
+
+    observations = observe(plan, network)
+    computed = [i for i in plan.evaluated if not network.nodes[i].is_source]
+    assert [node for node, _ in observations] == computed
+    sources = [i for i in plan.evaluated if network.nodes[i].is_source]
+    freed_somewhere = set()
+    for node, live in observations:
+        predicted = sorted(
+            i
+            for i in plan.evaluated
+            if (i in sources or i <= node) and not (i in releases and releases[i] <= node)
+        )
+        assert live == predicted, f"after node {node}"
+        freed_somewhere |= {i for i in releases if releases[i] == node}
+        # Right after its last consumer, s.a non-root buffer is gone; s.a root never goes.
+        assert not freed_somewhere & set(live)
+        assert roots & {i for i in plan.evaluated if i <= node} <= set(live)
+    assert set(observations[-1][1]) == roots
+    assert freed_somewhere == set(releases)
+
+
+def test_observed_volume_is_the_plans_profile():
+    network, adjoints, _ = model()
+    plan = network.entry(adjoints.roots()).lower()
+    held = [i for i in plan.evaluated if network.nodes[i].is_source]
+    peak, peak_node = counted_volume(network, held), plan.evaluated[0]
+    for node, live in observe(plan, network):
+        before_release = counted_volume(network, {*held, node})
+        if before_release > peak:
+            peak, peak_node = before_release, node
+        held = live
+    assert (plan.live.peak, plan.live.peak_node) == (peak, peak_node)
+    assert plan.live.retain_all == counted_volume(network, plan.evaluated)
+    assert plan.live.peak < plan.live.retain_all
+
+
+def test_retain_plan_keeps_everything():
+    network, _, loss = model()
+    plan = network.entry([loss]).backward().lower()
+    assert plan.releases == {}
+    sources = {i for i in plan.evaluated if network.nodes[i].is_source}
+    for node, live in observe(plan, network):
+        assert set(live) == sources | {i for i in plan.evaluated if i <= node}
+
+
+@pytest.mark.parametrize("posture", ["forward", "retain"])
+def test_describe_lists_every_evaluated_node_then_two_summary_lines(posture: str):
+    network, adjoints, loss = model()
+    entry = network.entry(adjoints.roots())
+    plan = entry.lower() if posture == "forward" else network.entry([loss]).backward().lower()
+    lines = plan.describe().splitlines()
+    assert len(lines) == len(plan.evaluated) + 2
+    roots = set(plan.roots)
+    last = {}
+    for index in plan.evaluated:
+        for input_index in network.nodes[index].inputs:
+            last[input_index] = index
+    for line, index in zip(lines, plan.evaluated):
+        match = NODE_LINE.match(line)
+        assert match, line
+        node = network.nodes[index]
+        assert int(match["index"]) == index
+        assert match["label"].split("(")[0] == node.operation
+        assert match["shape"] == str(node.shape) == str(list(node.shape)).replace("'", "")
+        if posture == "forward":
+            expected = "kept" if index in roots else f"freed after {last[index]}"
+        else:
+            expected = "retained" if index in roots else f"releasable after {last[index]}"
+        assert match["liveness"] == expected
+
+    head, volume = lines[-2:]
+    counted = counted_volume(network, plan.evaluated)
+    if posture == "forward":
+        evaluated, total, readable = map(int, FORWARD_HEAD.match(head).groups())
+        peak, peak_node, retain_all = map(int, FORWARD_VOLUME.match(volume).groups())
+        assert readable == len(adjoints.roots()) == len(roots)
+    else:
+        evaluated, total, readable = map(int, RETAIN_HEAD.match(head).groups())
+        retain_all, peak, peak_node = map(int, RETAIN_VOLUME.match(volume).groups())
+        assert readable == 1
+    assert (evaluated, total) == (len(plan.evaluated), len(network.nodes))
+    assert evaluated < total
+    assert retain_all == counted
+    assert (peak, peak_node) == (plan.live.peak, plan.live.peak_node)
+    assert peak < retain_all
