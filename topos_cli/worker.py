@@ -1,0 +1,196 @@
+"""The worker: one route of one workload in one process, speaking JSON lines.
+
+`python -m topos_cli.worker --workload W --route R --steps N [--data DIR]`
+writes one JSON object per line to the pipe it was given as standard output:
+`ready` (plan summary, live volume, node counts, time to lower, RSS at ready),
+one `step` per step (loss, its float32 bits, seconds), then `done` (the peak) —
+or `error` (what went wrong, in one line) and a non-zero exit. Anything else
+the process prints goes to standard error, so it can never garble the events.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import sys
+import time
+import traceback
+from typing import Any, TextIO
+
+from topos_cli import process_memory
+
+EXIT_ERROR = 1
+EXIT_NONFINITE = 5
+
+
+class EventStream:
+    """Writes events as JSON lines to a private duplicate of standard output."""
+
+    def __init__(self) -> None:
+        # Events go to a duplicate of fd 1; fd 1 itself then points at stderr, so a
+        # stray print() from a workload lands in the captured stderr, not the pipe.
+        self._stream: TextIO = os.fdopen(os.dup(1), "w", buffering=1)
+        sys.stdout.flush()
+        os.dup2(2, 1)
+
+    def emit(self, event: str, **fields: Any) -> None:
+        """Sends one event."""
+        self._stream.write(json.dumps({"event": event, **fields}) + "\n")
+
+
+def blas_description() -> dict[str, Any]:
+    """Which NumPy and BLAS this worker computes with."""
+    import numpy
+
+    description: dict[str, Any] = {"numpy": numpy.__version__}
+    try:
+        config = numpy.show_config(mode="dicts")
+        blas = config.get("Build Dependencies", {}).get("blas", {})
+        description["blas"] = {
+            key: blas.get(key) for key in ("name", "version", "openblas configuration")
+        }
+    except (TypeError, AttributeError):  # older NumPy without mode="dicts"
+        description["blas"] = None
+    description["environment"] = {
+        key: os.environ.get(key)
+        for key in (
+            "OPENBLAS_NUM_THREADS",
+            "OMP_NUM_THREADS",
+            "MKL_NUM_THREADS",
+            "OPENBLAS_CORETYPE",
+            "OPENBLAS_L2_SIZE",
+            "MALLOC_MMAP_THRESHOLD_",
+        )
+    }
+    return description
+
+
+def train(arguments: argparse.Namespace, events: EventStream) -> int:
+    """Loads, lowers, warms up, trains and reports; returns the exit status."""
+    from topos_cli.workloads import Training, resolve
+
+    workload = resolve(arguments.workload)
+    data = None if arguments.data in (None, "", "synthetic") else arguments.data
+    dataset = workload.load_dataset(data)
+    training = Training(workload, arguments.route, dataset, arguments.steps)
+    training.warm_up()
+    plan = training.plan
+    itemsize = plan.network.dtype.itemsize
+    high_water_source = "proc" if process_memory.reset_high_water() else "sampling"
+    events.emit(
+        "ready",
+        pid=os.getpid(),
+        workload=workload.name,
+        route=arguments.route,
+        steps=arguments.steps,
+        dataset={
+            "name": dataset.name,
+            "source": dataset.source,
+            "format": dataset.format,
+            "fingerprint": dataset.fingerprint,
+            "train_images": len(dataset.train),
+        },
+        plan=training.summary(),
+        posture=plan.posture,
+        live_volume={
+            "peak_elements": plan.peak,
+            "peak_bytes": plan.peak * itemsize,
+            "peak_node": plan.live.peak_node,
+            "retain_all_elements": plan.retain_all,
+            "retain_all_bytes": plan.retain_all * itemsize,
+        },
+        forward_nodes=training.program.forward_nodes,
+        gradient_nodes=training.program.gradient_nodes,
+        lower_seconds=training.program.lower_seconds,
+        ready_rss_bytes=process_memory.resident_bytes(),
+        high_water_source=high_water_source,
+        python=platform.python_version(),
+        numerics=blas_description(),
+    )
+    started = time.perf_counter()
+    for step in range(arguments.steps):
+        began = time.perf_counter()
+        loss = training.step(step)
+        seconds = time.perf_counter() - began
+        value = float(loss)
+        events.emit(
+            "step",
+            step=step,
+            loss=value if math.isfinite(value) else str(value),
+            bits=int(loss.view("uint32")),
+            seconds=seconds,
+        )
+        if not math.isfinite(value):
+            events.emit("nonfinite", step=step, loss=str(value))
+            events.emit("done", status="nonfinite", **_peak(started))
+            return EXIT_NONFINITE
+    events.emit("done", status="ok", **_peak(started))
+    return 0
+
+
+def _peak(started: float) -> dict[str, Any]:
+    return {
+        "training_seconds": time.perf_counter() - started,
+        "peak_rss_bytes": process_memory.high_water_bytes(),
+        "end_rss_bytes": process_memory.resident_bytes(),
+    }
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    """The worker's command line (the grader builds it; people need not)."""
+    parser = argparse.ArgumentParser(prog="python -m topos_cli.worker")
+    parser.add_argument("--workload", required=True)
+    parser.add_argument("--route", required=True)
+    parser.add_argument("--steps", type=int, required=True)
+    parser.add_argument("--data", default=None)
+    return parser.parse_args(argv)
+
+
+def error_kind(error: BaseException) -> str:
+    """How the grader should classify a failure: bad data, a bad workload, or a crash."""
+    from topos.datasets.errors import DataError
+    from topos.errors import GraphError, ShapeError
+    from topos_cli.workloads import WorkloadNotFoundError
+
+    if isinstance(error, DataError):
+        return "data"
+    if isinstance(error, (WorkloadNotFoundError, ShapeError, GraphError)):
+        return "workload"
+    return "crash"
+
+
+def where_raised(error: BaseException) -> str:
+    """The innermost frame outside topos itself: the user's offending expression."""
+    frames = traceback.extract_tb(error.__traceback__)
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    library = (os.path.join(package, "topos") + os.sep, os.path.join(package, "topos_cli") + os.sep)
+    for frame in reversed(frames):
+        if not frame.filename.startswith(library):
+            return f"{frame.filename}:{frame.lineno}: {(frame.line or '').strip()}"
+    return ""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Runs the worker; every failure becomes an `error` event and a non-zero exit."""
+    events = EventStream()
+    arguments = parse(sys.argv[1:] if argv is None else argv)
+    try:
+        return train(arguments, events)
+    except Exception as error:  # the grader must hear about every failure, in one line
+        message = str(error).splitlines()[0] if str(error) else type(error).__name__
+        events.emit(
+            "error",
+            kind=error_kind(error),
+            type=type(error).__name__,
+            message=message,
+            where=where_raised(error),
+        )
+        traceback.print_exc()
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

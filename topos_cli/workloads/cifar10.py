@@ -1,0 +1,41 @@
+"""The `cifar10` workload: the seed program's convnet on CIFAR-10 (or its synthetic stand-in)."""
+
+from __future__ import annotations
+
+from topos import Tape, Tensor, cross_entropy
+from topos.datasets import load_cifar10
+from topos_cli.workloads.convnet import ConvNet
+from topos_cli.workloads.workload import Recording, StepSchedule, Workload
+
+IMAGE_SIDE = 32
+CLASSES = 10
+BATCH_LEN = 64
+FILTERS = (16, 32, 64)
+
+
+def model(tape: Tape) -> ConvNet:
+    """The seed's model: stages of 16, 32, 64 filters (seeds 21, 22, 23), head seed 24."""
+    return ConvNet(tape, 3, IMAGE_SIDE, FILTERS, (21, 22, 23), 24, CLASSES)
+
+
+def record(tape: Tape, rows: int) -> Recording:
+    """Records the model and its cross-entropy loss for a batch of `rows` images."""
+    network = model(tape)
+    images = tape.input(Tensor.filled([rows, 3, IMAGE_SIDE, IMAGE_SIDE], 0.0))
+    targets = tape.input(Tensor.selection([0] * rows, CLASSES, 1.0))
+    logits = network.express(images, rows)
+    loss = cross_entropy(logits, targets)
+    return Recording(
+        images.symbol, targets.symbol, logits.symbol, loss.symbol, network.parameters()
+    )
+
+
+workload = Workload(
+    name="cifar10",
+    description="three conv/relu/pool stages (16, 32, 64 filters) and a 1024 -> 10 head",
+    record=record,
+    load_dataset=load_cifar10,
+    learning_rate=StepSchedule(0.05, 0.005),
+    batch_size=BATCH_LEN,
+    shuffle_state=3,
+)

@@ -1,0 +1,57 @@
+"""ConvNet: the seed's model family — conv/relu/2x2-pool stages, then a linear head."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from topos import Conv2d, Linear, Shape, Symbol, Tape, Tensor, Value, init, max_pool
+
+
+class ConvNet:
+    """Stages of 3x3 convolution (stride 1, padding 1), relu and 2x2 max pooling,
+    flattened into a linear head; every seed fixed so both routes train one trajectory.
+
+    Stage i's kernel is drawn by `init.normal(seeds[i], sqrt(2 / fan_in))` with
+    fan_in = channels_in * 9; the head's weights then bias by one `init.kaiming`.
+    """
+
+    def __init__(
+        self,
+        tape: Tape,
+        channels: int,
+        side: int,
+        filters: Sequence[int],
+        kernel_seeds: Sequence[int],
+        head_seed: int,
+        classes: int,
+    ) -> None:
+        self.stages: list[Conv2d] = []
+        incoming = channels
+        for count, seed in zip(filters, kernel_seeds, strict=True):
+            deviation = math.sqrt(2.0 / (incoming * 9))
+            weights = init.normal(seed, deviation)(Shape([count, incoming, 3, 3]))
+            self.stages.append(Conv2d(tape, weights, Tensor.filled([count], 0.0), 1, 1))
+            incoming = count
+        final_side = side // 2 ** len(filters)
+        self.flat_length = incoming * final_side * final_side
+        head_weights = init.kaiming(head_seed)
+        self.head = Linear(
+            tape,
+            head_weights(Shape([self.flat_length, classes])),
+            head_weights(Shape([classes])),
+        )
+
+    def express(self, images: Value, rows: int) -> Value:
+        """Records the model over `images` and returns the `[rows, classes]` logits."""
+        features = images
+        for stage in self.stages:
+            features = max_pool(stage.express(features).relu(), 2, 2)
+        return self.head.express(features.reshape(rows, self.flat_length))
+
+    def parameters(self) -> list[Symbol]:
+        """Every parameter symbol in order: each stage's weights and bias, then the head's."""
+        symbols: list[Symbol] = []
+        for stage in self.stages:
+            symbols += stage.parameters()
+        return symbols + self.head.parameters()

@@ -1,0 +1,41 @@
+"""The `mnist` workload: two conv/relu/pool stages on MNIST (or its synthetic stand-in)."""
+
+from __future__ import annotations
+
+from topos import Tape, Tensor, cross_entropy
+from topos.datasets import load_mnist
+from topos_cli.workloads.convnet import ConvNet
+from topos_cli.workloads.workload import Recording, StepSchedule, Workload
+
+IMAGE_SIDE = 28
+CLASSES = 10
+BATCH_LEN = 64
+FILTERS = (8, 16)
+
+
+def model(tape: Tape) -> ConvNet:
+    """Stages of 8 and 16 filters (seeds 11, 12), a 784 -> 10 head (seed 13)."""
+    return ConvNet(tape, 1, IMAGE_SIDE, FILTERS, (11, 12), 13, CLASSES)
+
+
+def record(tape: Tape, rows: int) -> Recording:
+    """Records the model and its cross-entropy loss for a batch of `rows` images."""
+    network = model(tape)
+    images = tape.input(Tensor.filled([rows, 1, IMAGE_SIDE, IMAGE_SIDE], 0.0))
+    targets = tape.input(Tensor.selection([0] * rows, CLASSES, 1.0))
+    logits = network.express(images, rows)
+    loss = cross_entropy(logits, targets)
+    return Recording(
+        images.symbol, targets.symbol, logits.symbol, loss.symbol, network.parameters()
+    )
+
+
+workload = Workload(
+    name="mnist",
+    description="two conv/relu/pool stages (8, 16 filters) and a 784 -> 10 head",
+    record=record,
+    load_dataset=load_mnist,
+    learning_rate=StepSchedule(0.1, 0.01),
+    batch_size=BATCH_LEN,
+    shuffle_state=5,
+)

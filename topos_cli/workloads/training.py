@@ -1,0 +1,76 @@
+"""Training: one route of one workload, recorded, lowered and ready to step.
+
+This is the seed program's main loop as an object, shared by `topos run`, the
+grader's worker and the examples, so every one of them trains the same trajectory.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from topos import SGD, Parameters, Tensor
+from topos.datasets import Dataset, shuffle
+from topos.graph.parameter_gradients import ParameterGradients
+from topos_cli.workloads.route_program import RouteProgram
+from topos_cli.workloads.workload import Workload
+
+
+class Training:
+    """A workload's route, ready to train on `dataset` for `steps` steps."""
+
+    def __init__(self, workload: Workload, route: str, dataset: Dataset, steps: int) -> None:
+        if steps < 1:
+            raise ValueError(f"steps must be at least 1, not {steps}")
+        self.program = RouteProgram(workload, route)
+        self.workload = workload
+        self.route = route
+        self.dataset = dataset
+        self.steps = steps
+        self.recording = self.program.recording
+        self.plan = self.program.plan
+        self.parameters: Parameters = self.program.network.parameters()
+        train = dataset.train
+        if len(train) <= workload.batch_size:
+            raise ValueError(
+                f"dataset {dataset.name!r} has {len(train)} training images; "
+                f"a batch of {workload.batch_size} needs more"
+            )
+        self.order = np.arange(len(train), dtype=np.int64)
+        shuffle(self.order, workload.shuffle_state)
+
+    def batch_indices(self, step: int) -> np.ndarray:
+        """The sample indices step `step` trains on (the seed's wrap-around schedule)."""
+        rows = self.workload.batch_size
+        start = (step * rows) % (len(self.dataset.train) - rows)
+        return self.order[start : start + rows]
+
+    def feeds(self, step: int) -> dict:
+        """The image and one-hot target payloads of step `step`'s batch."""
+        indices = self.batch_indices(step)
+        train = self.dataset.train
+        return {
+            self.recording.images: Tensor.adopt(train.images(indices)),
+            self.recording.targets: Tensor.adopt(train.one_hot(indices)),
+        }
+
+    def compute(self, step: int) -> tuple[np.float32, ParameterGradients]:
+        """Runs step `step`'s forward and gradients without updating anything."""
+        run = self.plan.forward(self.parameters, self.feeds(step))
+        loss = run.of(self.recording.loss).scalar()
+        return loss, self.program.gradients(run, self.parameters)
+
+    def step(self, step: int) -> np.float32:
+        """Trains one step: forward, gradients, an SGD update; returns the float32 loss."""
+        loss, gradients = self.compute(step)
+        rate = self.workload.learning_rate(step, self.steps)
+        self.parameters = SGD(rate).step(self.parameters, gradients)
+        return loss
+
+    def warm_up(self) -> None:
+        """Runs step 0's computation once and throws it away: parameters and batch order
+        stay untouched, so the trajectory is still the seed's."""
+        self.compute(0)
+
+    def summary(self) -> list[str]:
+        """The plan's `plan:` and `live volume:` lines."""
+        return self.plan.summary()

@@ -1,0 +1,71 @@
+"""Workload: what `topos grade` trains — a model and loss, a dataset, a batch schedule, routes.
+
+A workload is a small, declarative object. Users write their own and name it on
+the command line as `package.module:attribute`, or register it under the
+`topos.workloads` entry-point group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from topos import Symbol, Tape
+from topos.datasets import Dataset
+
+ROUTES = ("engine", "recorded")
+
+
+@dataclass(frozen=True)
+class Recording:
+    """What recording a workload's model leaves on the tape: the two inputs, the
+    logits, the scalar loss, and the parameters to train in a fixed order."""
+
+    images: Symbol
+    targets: Symbol
+    logits: Symbol
+    loss: Symbol
+    parameters: list[Symbol]
+
+
+@dataclass(frozen=True)
+class StepSchedule:
+    """A learning rate that drops once: `first` for the first `fraction` of the steps,
+    then `then` (the seed's schedule: 3/4 of the steps fast, the rest slow)."""
+
+    first: float
+    then: float
+    fraction: tuple[int, int] = (3, 4)
+
+    def __call__(self, step: int, steps: int) -> float:
+        numerator, denominator = self.fraction
+        return self.first if step < steps * numerator // denominator else self.then
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A trainable workload.
+
+    `record(tape, rows)` records the model and loss for a batch of `rows` samples
+    and returns a Recording; `load_dataset(directory)` returns the Dataset (None
+    means the built-in synthetic stand-in).
+    """
+
+    name: str
+    description: str
+    record: Callable[[Tape, int], Recording]
+    load_dataset: Callable[[str | None], Dataset]
+    learning_rate: Callable[[int, int], float]
+    batch_size: int = 64
+    shuffle_state: int = 0
+    routes: tuple[str, ...] = field(default=ROUTES)
+
+    def __post_init__(self) -> None:
+        unknown = [route for route in self.routes if route not in ROUTES]
+        if unknown:
+            raise ValueError(
+                f"workload {self.name!r}: unknown route {unknown[0]!r}; "
+                f"routes are {', '.join(ROUTES)}"
+            )
+        if self.batch_size < 1:
+            raise ValueError(f"workload {self.name!r}: batch size {self.batch_size} < 1")
