@@ -8,8 +8,12 @@ from topos.graph.value import Value
 
 def log_softmax(logits: Value, axis: int = -1) -> Value:
     """`logits - logsumexp(logits)` along `axis`: stable for every finite logit."""
-    axis = axis % logits.shape.rank if logits.shape.rank else axis
-    normaliser = logits.logsumexp(axis).broadcast_along(axis, logits.shape[axis])
+    rank = logits.shape.rank
+    if -rank <= axis < 0:
+        axis += rank
+    # logsumexp refuses an axis outside the shape before anything reads its extent.
+    normaliser = logits.logsumexp(axis)
+    normaliser = normaliser.broadcast_along(axis, logits.shape[axis])
     return logits - normaliser
 
 
