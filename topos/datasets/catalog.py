@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from topos.datasets import cifar10, mnist
+from topos.datasets.checks import require_directory
 from topos.datasets.dataset import Dataset
 from topos.datasets.errors import DataError
 
@@ -26,9 +27,7 @@ def load(name: str, directory: str | Path | None = None) -> Dataset:
 
 def identify(directory: str | Path) -> str:
     """The name of the dataset whose files `directory` holds."""
-    folder = Path(directory)
-    if not folder.is_dir():
-        raise DataError(folder, "missing" if not folder.exists() else "not a directory")
+    folder = require_directory(Path(directory))
     try:
         cifar10.locate(folder)
         return cifar10.NAME

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from topos.datasets.checks import check_labels, check_length, require_directory
 from topos.datasets.dataset import Dataset
 from topos.datasets.errors import DataError
 from topos.datasets.restricted_unpickler import load_restricted
@@ -37,16 +38,6 @@ RECORD_BYTES = 1 + IMAGE_BYTES
 BatchReader = Callable[[Path, int | None], tuple[np.ndarray, np.ndarray]]
 
 
-def _check_labels(path: Path, labels: np.ndarray) -> None:
-    """Refuses a batch holding a label outside 0..CLASSES-1."""
-    outside = np.flatnonzero((labels < 0) | (labels >= CLASSES))
-    if outside.size:
-        index = int(outside[0])
-        raise DataError(
-            path, f"label {int(labels[index])} of image {index} is out of range 0..{CLASSES - 1}"
-        )
-
-
 def _read_binary_batch(path: Path, records: int | None) -> tuple[np.ndarray, np.ndarray]:
     """One `cifar-10-batches-bin` file: records of a label byte and 3072 pixel bytes."""
     try:
@@ -57,19 +48,13 @@ def _read_binary_batch(path: Path, records: int | None) -> tuple[np.ndarray, np.
         # Round a partial record up: the file is short by what the record lacks.
         records = max(1, -(-size // RECORD_BYTES))
     expected = records * RECORD_BYTES
-    if size != expected:
-        problem = "truncated" if size < expected else "too long"
-        raise DataError(
-            path,
-            f"{problem}: expected {expected} bytes ({records} records of {RECORD_BYTES}), "
-            f"found {size}",
-        )
+    check_length(path, size, expected, f"({records} records of {RECORD_BYTES})")
     content = np.fromfile(path, dtype=np.uint8)
-    if content.size != expected:  # changed since the size was read
-        raise DataError(path, f"truncated: expected {expected} bytes, read {content.size}")
+    # The file may have changed since its size was read.
+    check_length(path, content.size, expected, f"({records} records of {RECORD_BYTES})")
     content = content.reshape(records, RECORD_BYTES)
     labels = content[:, 0]
-    _check_labels(path, labels)
+    check_labels(path, labels, CLASSES)
     return labels, content[:, 1:].reshape(records, *IMAGE_SHAPE)
 
 
@@ -107,7 +92,7 @@ def _read_python_batch(path: Path, records: int | None) -> tuple[np.ndarray, np.
         raise DataError(path, f"holds {labels.size} labels for {data.shape[0]} images")
     if records is not None and data.shape[0] != records:
         raise DataError(path, f"holds {data.shape[0]} images, expected {records}")
-    _check_labels(path, labels)
+    check_labels(path, labels, CLASSES)
     return labels.astype(np.uint8), data.reshape(data.shape[0], *IMAGE_SHAPE)
 
 
@@ -128,8 +113,7 @@ def _read_split(paths: list[Path], read_batch: BatchReader) -> Split:
 
 def locate(directory: Path) -> tuple[Path, str]:
     """The batch folder and its layout, given that folder or the folder holding it."""
-    if not directory.is_dir():
-        raise DataError(directory, "missing" if not directory.exists() else "not a directory")
+    require_directory(directory)
     for layout, first_batch in (
         (BINARY_LAYOUT, "data_batch_1.bin"),
         (PYTHON_LAYOUT, "data_batch_1"),

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from topos.datasets.checks import check_labels, check_length, require_directory
 from topos.datasets.dataset import Dataset
 from topos.datasets.errors import DataError
 from topos.datasets.split import Split
@@ -54,10 +55,7 @@ def _read_idx(path: Path, magic: int, name: str) -> np.ndarray:
     rank = magic & 0xFF
     header = 4 + 4 * rank
     unpacked = " (decompressed)" if path.suffix == ".gz" else ""
-    if len(content) < 4:
-        raise DataError(path, f"truncated: expected at least {header} bytes, found {len(content)}")
-    found = int.from_bytes(content[:4], "big")
-    if found != magic:
+    if len(content) >= 4 and (found := int.from_bytes(content[:4], "big")) != magic:
         raise DataError(path, f"wrong magic 0x{found:08x}, expected 0x{magic:08x} ({name})")
     if len(content) < header:
         raise DataError(
@@ -67,13 +65,8 @@ def _read_idx(path: Path, magic: int, name: str) -> np.ndarray:
         int.from_bytes(content[4 + 4 * axis : 8 + 4 * axis], "big") for axis in range(rank)
     )
     expected = header + int(np.prod(extents, dtype=np.int64))
-    if len(content) != expected:
-        problem = "truncated" if len(content) < expected else "too long"
-        raise DataError(
-            path,
-            f"{problem}: expected {expected} bytes for {'x'.join(map(str, extents))} {name}"
-            f"{unpacked}, found {len(content)}",
-        )
+    shape = "x".join(map(str, extents))
+    check_length(path, len(content), expected, f"for {shape} {name}{unpacked}")
     # A read-only view on the bytes: no copy of the pixels.
     return np.frombuffer(content, dtype=np.uint8, offset=header).reshape(extents)
 
@@ -90,13 +83,7 @@ def _read_split(images_path: Path, labels_path: Path) -> Split:
     labels = _read_idx(labels_path, LABELS_MAGIC, "labels")
     if labels.shape[0] != images.shape[0]:
         raise DataError(labels_path, f"holds {labels.shape[0]} labels for {images.shape[0]} images")
-    outside = np.flatnonzero(labels >= CLASSES)
-    if outside.size:
-        index = int(outside[0])
-        raise DataError(
-            labels_path,
-            f"label {int(labels[index])} of image {index} is out of range 0..{CLASSES - 1}",
-        )
+    check_labels(labels_path, labels, CLASSES)
     return Split(images.reshape(-1, *IMAGE_SHAPE), labels, CLASSES, MEAN, DEVIATION)
 
 
@@ -119,9 +106,7 @@ def load_mnist(directory: str | Path | None = None) -> Dataset:
         return synthetic_dataset(
             NAME, SYNTHETIC_SEED, IMAGE_SHAPE, SYNTHETIC_SIZES, CLASSES, MEAN, DEVIATION
         )
-    folder = Path(directory)
-    if not folder.is_dir():
-        raise DataError(folder, "missing" if not folder.exists() else "not a directory")
+    folder = require_directory(Path(directory))
     train = [_find(folder, name) for name in TRAIN_FILES]
     test = [_find(folder, name) for name in TEST_FILES]
     compressed = [path.suffix == ".gz" for path in (*train, *test)]
