@@ -28,7 +28,7 @@ import numpy as np
 
 from topos import Tape, Tensor, cross_entropy
 from topos.datasets import load_cifar10, shuffle
-from topos_cli.workloads.cifar10 import BATCH_LEN, CLASSES, IMAGE_SIDE, model
+from topos_cli.workloads import cifar10
 
 
 def bits(value: np.float32) -> int:
@@ -36,20 +36,27 @@ def bits(value: np.float32) -> int:
     return int(np.float32(value).view(np.uint32))
 
 
-def main() -> None:
+def main(workload=cifar10, load=load_cifar10, channels=3, shuffle_state=3, rates=(0.05, 0.005)):
+    """Runs the seed program for `workload`'s model (cifar10 unless another is given)."""
+    model, BATCH_LEN, CLASSES, IMAGE_SIDE = (  # noqa: N806  (the seed's constant names)
+        workload.model,
+        workload.BATCH_LEN,
+        workload.CLASSES,
+        workload.IMAGE_SIDE,
+    )
     route = os.environ.get("TOPOS_ROUTE", "engine")
     steps = int(os.environ.get("TOPOS_STEPS", "300"))
     if route not in ("engine", "recorded"):
         sys.exit(f"unknown TOPOS_ROUTE {route!r}; use engine or recorded")
     recorded = route == "recorded"
 
-    dataset = load_cifar10(os.environ.get("TOPOS_DATA"))
+    dataset = load(os.environ.get("TOPOS_DATA"))
     train = dataset.train
     print(f"route {route}: {steps} steps over {len(train)} images")
 
     tape = Tape()
     net = model(tape)
-    images = tape.input(Tensor.filled([BATCH_LEN, 3, IMAGE_SIDE, IMAGE_SIDE], 0.0))
+    images = tape.input(Tensor.filled([BATCH_LEN, channels, IMAGE_SIDE, IMAGE_SIDE], 0.0))
     targets = tape.input(Tensor.selection([0] * BATCH_LEN, CLASSES, 1.0))
     loss = cross_entropy(net.express(images, BATCH_LEN), targets)
 
@@ -76,10 +83,10 @@ def main() -> None:
             print(line)
 
     order = np.arange(len(train))
-    shuffle(order, 3)
+    shuffle(order, shuffle_state)
 
-    fast = Tensor([], [0.05])
-    slow = Tensor([], [0.005])
+    fast = Tensor([], [rates[0]])
+    slow = Tensor([], [rates[1]])
     first_loss = last_loss = np.float32(0.0)
     training = time.perf_counter()
     for step in range(steps):

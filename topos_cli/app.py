@@ -173,3 +173,7 @@ def main() -> None:
             err=True,
         )
         sys.exit(ExitStatus.ROUTE_FAILED)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,11 @@
+"""Train the cifar10 convnet for a few epochs and report its test accuracy.
+
+Run with: `python examples/cifar10.py` (TOPOS_EPOCHS, TOPOS_STEPS, TOPOS_DATA adjust it).
+"""
+
+from classifier import main
+
+from topos_cli.workloads import resolve
+
+if __name__ == "__main__":
+    main(resolve("cifar10"))
