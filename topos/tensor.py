@@ -107,9 +107,10 @@ class Tensor:
             raise ShapeError(
                 f"Tensor: {array.size} values do not fill shape {shape} (volume {shape.volume})"
             )
-        array = array.reshape(shape.extents)
+        # Locking the copy itself, not only a view of it, keeps anyone from turning
+        # the read-only view writeable again.
         array.flags.writeable = False
-        self._array = array
+        self._array = array.reshape(shape.extents)
         self._shape = shape
 
     @classmethod
@@ -128,10 +129,17 @@ class Tensor:
         return tensor
 
     @classmethod
+    def _own(cls, array: np.ndarray) -> Tensor:
+        """Wraps a fresh array that nothing else holds, locking it for good."""
+        array = np.asarray(array)
+        array.flags.writeable = False
+        return cls.adopt(array)
+
+    @classmethod
     def filled(cls, shape: ShapeLike, value: float, dtype: Any = np.float32) -> Tensor:
         """A tensor of `shape` whose every element is `value`."""
         shape = Shape.of(shape)
-        return cls.adopt(np.full(shape.extents, value, dtype=_float_dtype(dtype, None)))
+        return cls._own(np.full(shape.extents, value, dtype=_float_dtype(dtype, None)))
 
     @classmethod
     def selection(
@@ -143,7 +151,7 @@ class Tensor:
             raise ValueError(f"Tensor.selection: a label lies outside 0..{classes - 1}")
         rows = np.zeros((labels.size, classes), dtype=_float_dtype(dtype, None))
         rows[np.arange(labels.size), labels.astype(np.int64)] = value
-        return cls.adopt(rows)
+        return cls._own(rows)
 
     @property
     def shape(self) -> Shape:
@@ -171,7 +179,7 @@ class Tensor:
             raise ShapeError(
                 f"Tensor.broadcast_like: shape {self._shape} cannot broadcast to {other.shape}"
             )
-        return Tensor.adopt(np.broadcast_to(self._array, other.shape.extents).copy())
+        return Tensor._own(np.broadcast_to(self._array, other.shape.extents).copy())
 
     def clone(self) -> Tensor:
         """The same tensor; payloads are immutable, so sharing is safe."""
@@ -196,7 +204,7 @@ class Tensor:
         if operand is NotImplemented:
             return NotImplemented
         left, right = (operand, self._array) if swap else (self._array, operand)
-        return Tensor.adopt(np.asarray(ufunc(left, right), dtype=self.dtype))
+        return Tensor._own(np.asarray(ufunc(left, right), dtype=self.dtype))
 
     def __add__(self, other):
         return self._binary(other, np.add, "add")
@@ -223,7 +231,7 @@ class Tensor:
         return self._binary(other, np.divide, "div", swap=True)
 
     def __neg__(self) -> Tensor:
-        return Tensor.adopt(np.negative(self._array))
+        return Tensor._own(np.negative(self._array))
 
     def __eq__(self, other: object) -> bool:
         """Exact equality of shape, dtype and every bit of the payload."""
