@@ -253,6 +253,16 @@ def test_an_init_factory_refuses_a_shape_it_does_not_serve(factory, extents):
     assert f"rank {len(extents)}" in message
 
 
+@pytest.mark.parametrize(
+    "factory",
+    [init.kaiming(3), init.xavier(3), init.normal(3, 1.0), init.uniform(3, 1.0)],
+    ids=["kaiming", "xavier", "normal", "uniform"],
+)
+def test_an_init_factory_refuses_a_negative_extent(factory):
+    with pytest.raises(ShapeError, match=r"\[1, -1\]"):
+        factory([1, -1])
+
+
 def test_parameters_step_refuses_an_update_that_changes_a_shape():
     _, network, _, weights, _, loss = small_network()
     parameters = network.parameters()

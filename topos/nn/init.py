@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from topos.splitmix64 import SplitMix64
-from topos.tensor import Tensor
+from topos.tensor import Shape, Tensor
 
 Initializer = Callable[[Iterable[int]], Tensor]
 
@@ -29,8 +29,8 @@ _ROUNDING_MARGIN = 2.0**-40
 
 
 def _extents(shape: Iterable[int]) -> tuple[int, ...]:
-    """The extents of a Shape, tuple or list as a tuple of ints."""
-    return tuple(int(extent) for extent in shape)
+    """The extents of a Shape, tuple or list as a tuple of ints; refuses a negative one."""
+    return Shape.of(shape).extents
 
 
 def _scalar_normal(first: float, second: float, deviation: float) -> float:
