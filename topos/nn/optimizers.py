@@ -40,13 +40,15 @@ class Adam:
         self.beta2 = float(beta2)
         self.epsilon = float(epsilon)
         self.steps = 0
-        self._moments: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        # Per parameter: the first and second moment estimates and how many updates
+        # they have seen; bias correction counts a parameter's own updates, so one that
+        # gets no gradient on some call is corrected as if that call had not happened.
+        self._moments: dict[int, tuple[np.ndarray, np.ndarray, int]] = {}
 
     def step(self, parameters: Parameters, gradients: ParameterGradients) -> Parameters:
-        """The parameters after one Adam step; the moments advance once per call."""
+        """The parameters after one Adam step; the moments of each parameter with a
+        gradient advance once per call."""
         self.steps += 1
-        correction1 = 1.0 - self.beta1**self.steps
-        correction2 = 1.0 - self.beta2**self.steps
 
         # Parameters.step visits parameters in recording order, so the symbols with a
         # gradient, taken in that order, say which moments each call updates.
@@ -55,10 +57,14 @@ class Adam:
         def update(parameter: Tensor, gradient: Tensor) -> Tensor:
             key = next(pending).index
             grad = gradient.numpy()
-            first, second = self._moments.get(key, (np.zeros_like(grad), np.zeros_like(grad)))
+            zeros = np.zeros_like(grad)
+            first, second, count = self._moments.get(key, (zeros, zeros, 0))
+            count += 1
             first = self.beta1 * first + (1.0 - self.beta1) * grad
             second = self.beta2 * second + (1.0 - self.beta2) * grad * grad
-            self._moments[key] = (first, second)
+            self._moments[key] = (first, second, count)
+            correction1 = 1.0 - self.beta1**count
+            correction2 = 1.0 - self.beta2**count
             denominator = np.sqrt(second / correction2) + self.epsilon
             updated = parameter.numpy() - self.learning_rate * (first / correction1) / denominator
             return Tensor.adopt(updated.astype(parameter.dtype, copy=False))
