@@ -1,4 +1,4 @@
-"""conv2d and Conv2d: a 2-D convolution composed from pad, unfold, permute, reshape and matmul."""
+"""conv2d and Conv2d: a 2-D convolution composed from im2col, permute, reshape and matmul."""
 
 from __future__ import annotations
 
@@ -7,15 +7,20 @@ from topos.graph.symbol import Symbol
 from topos.graph.tape import Tape
 from topos.graph.value import Value
 from topos.nn.module import Module
+from topos.ops.convolution import output_extent
 from topos.tensor import Tensor
 
 
 def conv2d(images: Value, weights: Value, bias: Value, stride: int = 1, padding: int = 0) -> Value:
     """Convolves `images [N, C, H, W]` with `weights [F, C, KH, KW]` plus `bias [F]`,
-    giving `[N, F, OH, OW]`: im2col by two unfolds, then one matrix product.
+    giving `[N, F, OH, OW]`: the im2col patch matrix times the kernel matrix.
 
-    A composite: it records primitives only, so it needs no derivative rule; the
-    unfolds' adjoint, fold, is the col2im of the backward pass.
+    A composite: it records primitives only, so it needs no derivative rule of its
+    own. `im2col` (one node for what pad, two unfolds, a permute and a reshape
+    would say) is tap-major, `[N*OH*OW, KH*KW*C]`, so the kernel matrix is the
+    weights permuted to `[KH, KW, C, F]`; the product's derivative reads both
+    operands transposed without copying them (`matmul_tn`, `matmul_nt`), and
+    im2col's adjoint, `col2im`, is the backward pass's accumulation.
     """
     if images.shape.rank != 4 or weights.shape.rank != 4 or bias.shape.rank != 1:
         raise ShapeError(
@@ -31,16 +36,18 @@ def conv2d(images: Value, weights: Value, bias: Value, stride: int = 1, padding:
         )
     if bias.shape[0] != filters:
         raise ShapeError(f"conv2d: bias {bias.shape} for {filters} filters")
-    padded = images
-    if padding:
-        padded = images.pad(((0, 0), (0, 0), (padding, padding), (padding, padding)))
-    windows = padded.unfold(2, kernel_height, stride).unfold(3, kernel_width, stride)
-    _, _, out_height, out_width, _, _ = windows.shape
-    rows = batch * out_height * out_width
-    columns = windows.permute(0, 2, 3, 1, 4, 5).reshape(
-        rows, channels * kernel_height * kernel_width
+    columns = images.tape.record(
+        "im2col",
+        (images,),
+        kernel_height=kernel_height,
+        kernel_width=kernel_width,
+        stride=stride,
+        padding=padding,
     )
-    kernel = weights.reshape(filters, channels * kernel_height * kernel_width).transpose()
+    rows = columns.shape[0]
+    out_height = output_extent(images.shape[2], kernel_height, stride, padding)
+    out_width = output_extent(images.shape[3], kernel_width, stride, padding)
+    kernel = weights.permute(2, 3, 1, 0).reshape(kernel_height * kernel_width * channels, filters)
     scores = columns @ kernel + bias.broadcast_along(0, rows)
     return scores.reshape(batch, out_height, out_width, filters).permute(0, 3, 1, 2)
 

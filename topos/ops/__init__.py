@@ -2,11 +2,13 @@
 
 from topos.ops import (  # noqa: F401  (importing registers the primitives)
     arithmetic,
+    convolution,
     gather,
     layout,
     matmul,
     maximum,
     padding,
+    pooling,
     reduction,
     unary,
     windows,

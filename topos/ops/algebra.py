@@ -61,6 +61,14 @@ class Algebra:
         """Matrix product over the last two axes."""
         return self.apply("matmul", (left, right))
 
+    def matmul_nt(self, left: Any, right: Any) -> Any:
+        """`left @ right^T` over the last two axes."""
+        return self.apply("matmul_nt", (left, right))
+
+    def matmul_tn(self, left: Any, right: Any) -> Any:
+        """`left^T @ right` over the last two axes."""
+        return self.apply("matmul_tn", (left, right))
+
     def permute(self, operand: Any, axes: tuple[int, ...]) -> Any:
         """Reorders the axes."""
         return self.apply("permute", (operand,), axes=tuple(axes))
@@ -106,6 +114,51 @@ class Algebra:
     def fold(self, operand: Any, axis: int, length: int, stride: int) -> Any:
         """The adjoint of `unfold`: accumulates overlapping windows back onto an axis."""
         return self.apply("fold", (operand,), axis=axis, length=length, stride=stride)
+
+    def im2col(
+        self, images: Any, kernel_height: int, kernel_width: int, stride: int, padding: int
+    ) -> Any:
+        """The tap-major patch matrix `[N*OH*OW, KH*KW*C]` of images `[N, C, H, W]`."""
+        return self.apply(
+            "im2col",
+            (images,),
+            kernel_height=kernel_height,
+            kernel_width=kernel_width,
+            stride=stride,
+            padding=padding,
+        )
+
+    def col2im(
+        self,
+        patches: Any,
+        shape: tuple[int, ...],
+        kernel_height: int,
+        kernel_width: int,
+        stride: int,
+        padding: int,
+    ) -> Any:
+        """The adjoint of `im2col`: adds patch entries back onto images of `shape`."""
+        return self.apply(
+            "col2im",
+            (patches,),
+            shape=tuple(shape),
+            kernel_height=kernel_height,
+            kernel_width=kernel_width,
+            stride=stride,
+            padding=padding,
+        )
+
+    def max_pool(self, operand: Any, size: int, stride: int) -> Any:
+        """The largest lane of each `size x size` window of `[N, C, H, W]`."""
+        return self.apply("max_pool", (operand,), size=size, stride=stride)
+
+    def max_pool_route(self, operand: Any, gradient: Any, size: int, stride: int) -> Any:
+        """Each pooled window's gradient, placed on the lane of `operand` that won it."""
+        return self.apply("max_pool_route", (operand, gradient), size=size, stride=stride)
+
+    def max_pool_pick(self, operand: Any, values: Any, size: int, stride: int) -> Any:
+        """For each window of `operand`, the entry of `values` on the lane that won it."""
+        return self.apply("max_pool_pick", (operand, values), size=size, stride=stride)
 
     def gather(self, operand: Any, axis: int, indices: tuple[int, ...]) -> Any:
         """Picks the entries at `indices` along one axis."""

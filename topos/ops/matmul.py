@@ -1,4 +1,12 @@
-"""matmul: the matrix product over the last two axes, batched over any leading ones."""
+"""matmul, matmul_nt and matmul_tn: matrix products over the last two axes, batched over
+any leading ones; `_nt` multiplies by the right operand transposed, `_tn` by the left.
+
+The transposed forms exist so that the derivative of a product never copies a
+transposed operand: BLAS reads a contiguous operand as transposed for free. Every
+kernel makes its operands contiguous first and then calls BLAS the same way, so
+memory layout can never change which BLAS path, and so which summation order,
+computes a product.
+"""
 
 from __future__ import annotations
 
@@ -9,29 +17,77 @@ from topos.ops.shape_rules import fail
 from topos.tensor import Shape
 
 
-def _infer_matmul(left: Shape, right: Shape) -> Shape:
+def _product_shape(
+    operation: str, left: Shape, right: Shape, transpose_left: bool, transpose_right: bool
+) -> Shape:
     if left.rank < 2 or right.rank < 2:
-        raise fail("matmul", f"shapes {left} and {right} must both have rank 2 or more")
+        raise fail(operation, f"shapes {left} and {right} must both have rank 2 or more")
     if left.rank != right.rank or tuple(left)[:-2] != tuple(right)[:-2]:
-        raise fail("matmul", f"batch axes of {left} and {right} differ")
-    if left[-1] != right[-2]:
+        raise fail(operation, f"batch axes of {left} and {right} differ")
+    rows, inner = (left[-1], left[-2]) if transpose_left else (left[-2], left[-1])
+    depth, columns = (right[-1], right[-2]) if transpose_right else (right[-2], right[-1])
+    if inner != depth:
         raise fail(
-            "matmul",
-            f"shapes {left} and {right} do not chain ({left[-1]} columns against {right[-2]} rows)",
+            operation,
+            f"shapes {left} and {right} do not chain ({inner} columns against {depth} rows)",
         )
-    return Shape((*tuple(left)[:-1], right[-1]))
+    return Shape((*tuple(left)[:-2], rows, columns))
+
+
+def _infer_matmul(left: Shape, right: Shape) -> Shape:
+    return _product_shape("matmul", left, right, False, False)
 
 
 def _derive_matmul(algebra, inputs, output, gradient, needs):
+    # d(A B) = dA B + A dB: the gradient of A is G B^T, that of B is A^T G.
     left, right = inputs
     return (
-        algebra.matmul(gradient, algebra.swap_last_axes(right)) if needs[0] else None,
-        algebra.matmul(algebra.swap_last_axes(left), gradient) if needs[1] else None,
+        algebra.matmul_nt(gradient, right) if needs[0] else None,
+        algebra.matmul_tn(left, gradient) if needs[1] else None,
     )
 
 
 @primitive("matmul", 2, _infer_matmul, _derive_matmul)
 def matmul(left, right, out=None):
-    """Matrix product; operands are made contiguous first so that memory layout can
-    never change which BLAS path, and so which summation order, computes it."""
+    """The matrix product `left @ right`."""
     return np.matmul(np.ascontiguousarray(left), np.ascontiguousarray(right), out=out)
+
+
+def _infer_matmul_nt(left: Shape, right: Shape) -> Shape:
+    return _product_shape("matmul_nt", left, right, False, True)
+
+
+def _derive_matmul_nt(algebra, inputs, output, gradient, needs):
+    # C = A B^T: the gradient of A is G B, that of B is G^T A.
+    left, right = inputs
+    return (
+        algebra.matmul(gradient, right) if needs[0] else None,
+        algebra.matmul_tn(gradient, left) if needs[1] else None,
+    )
+
+
+@primitive("matmul_nt", 2, _infer_matmul_nt, _derive_matmul_nt)
+def matmul_nt(left, right, out=None):
+    """`left @ right^T` (over the last two axes), BLAS reading `right` transposed."""
+    right = np.ascontiguousarray(right)
+    return np.matmul(np.ascontiguousarray(left), np.swapaxes(right, -1, -2), out=out)
+
+
+def _infer_matmul_tn(left: Shape, right: Shape) -> Shape:
+    return _product_shape("matmul_tn", left, right, True, False)
+
+
+def _derive_matmul_tn(algebra, inputs, output, gradient, needs):
+    # C = A^T B: the gradient of A is B G^T, that of B is A G.
+    left, right = inputs
+    return (
+        algebra.matmul_nt(right, gradient) if needs[0] else None,
+        algebra.matmul(left, gradient) if needs[1] else None,
+    )
+
+
+@primitive("matmul_tn", 2, _infer_matmul_tn, _derive_matmul_tn)
+def matmul_tn(left, right, out=None):
+    """`left^T @ right` (over the last two axes), BLAS reading `left` transposed."""
+    left = np.ascontiguousarray(left)
+    return np.matmul(np.swapaxes(left, -1, -2), np.ascontiguousarray(right), out=out)

@@ -1,0 +1,282 @@
+"""Time per training step of the cifar10 seed model: engine, recorded, and PyTorch.
+
+    python benchmarks/step_time.py [--rounds 5] [--steps 20] [--warmup 5] [--out results/...]
+
+Each route trains in its own worker process (this file run with `--worker ROUTE`),
+speaking JSON lines over its pipes. The parent interleaves the rounds: every
+worker times `--steps` steps in round 1, then every worker in round 2, and so
+on, so a busy spell on the machine falls on all routes alike. After the warm-up
+steps, the median ms/step over every timed step is each route's figure; the
+ratios divide by PyTorch's median (a twin of the same model, batch, initial
+weights and plain SGD, trained when `import torch` works; otherwise the
+comparison is skipped and said so). Both topos routes must report the same loss
+bits at every step. Prints a table and writes the JSON to results/.
+
+PyTorch is never a dependency of the project: it is only imported here, in its
+own worker, when installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+TOPOS_ROUTES = ("engine", "recorded")
+LEARNING_RATE = 0.05
+BATCH = 64
+POOL = 8  # distinct batches, cycled
+
+
+# Workers ---------------------------------------------------------------------------------
+
+
+def _topos_worker(route: str):
+    sys.path.insert(0, str(HERE))
+    sys.path.insert(0, str(ROOT))
+    import numpy as np
+    from cifar10_model import batches, build
+
+    trainer = build(route, BATCH)
+    pool = batches(POOL, BATCH)
+    state = {"step": 0}
+
+    def step() -> int:
+        images, labels = pool[state["step"] % POOL]
+        state["step"] += 1
+        loss = trainer.step(images, labels, LEARNING_RATE)
+        return int(np.float32(loss).view(np.uint32))
+
+    return step
+
+
+def _torch_worker():
+    import numpy as np
+    import torch
+
+    sys.path.insert(0, str(HERE))
+    sys.path.insert(0, str(ROOT))
+    from cifar10_model import batches, build
+
+    # The same initial weights as the topos model (topos keeps the head as [in, out]).
+    reference = build("engine", BATCH)
+    arrays = [tensor.numpy() for _, tensor in reference.parameters.items()]
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 16, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2),
+        torch.nn.Conv2d(16, 32, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2),
+        torch.nn.Conv2d(32, 64, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2),
+        torch.nn.Flatten(),
+        torch.nn.Linear(1024, 10),
+    )
+    layers = [model[0], model[3], model[6], model[10]]
+    with torch.no_grad():
+        for position, layer in enumerate(layers):
+            weights, bias = arrays[2 * position], arrays[2 * position + 1]
+            if position == 3:
+                weights = weights.T
+            layer.weight.copy_(torch.from_numpy(np.array(weights)))
+            layer.bias.copy_(torch.from_numpy(np.array(bias)))
+    optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE)
+    pool = [
+        (torch.from_numpy(images.copy()), torch.from_numpy(labels.astype(np.int64)))
+        for images, labels in batches(POOL, BATCH)
+    ]
+    state = {"step": 0}
+
+    def step() -> int:
+        images, labels = pool[state["step"] % POOL]
+        state["step"] += 1
+        optimizer.zero_grad(set_to_none=True)
+        loss = torch.nn.functional.cross_entropy(model(images), labels)
+        loss.backward()
+        optimizer.step()
+        return int(np.float32(loss.item()).view(np.uint32))
+
+    return step
+
+
+def worker(route: str) -> int:
+    """Serves one route: each input line `{"steps": n}` trains n steps and answers
+    with their times (ms) and loss bits."""
+    step = _torch_worker() if route == "pytorch" else _topos_worker(route)
+    info = {"ready": route, "pid": os.getpid()}
+    if route == "pytorch":
+        import torch
+
+        info["torch"] = torch.__version__
+        info["threads"] = torch.get_num_threads()
+    print(json.dumps(info), flush=True)
+    for line in sys.stdin:
+        request = json.loads(line)
+        times, losses = [], []
+        for _ in range(int(request["steps"])):
+            start = time.perf_counter()
+            losses.append(step())
+            times.append((time.perf_counter() - start) * 1000)
+        print(json.dumps({"times": times, "losses": losses}), flush=True)
+    return 0
+
+
+# Parent ----------------------------------------------------------------------------------
+
+
+def torch_available() -> bool:
+    """Whether a worker could import torch (checked in a subprocess, to keep this one lean)."""
+    probe = subprocess.run(
+        [sys.executable, "-c", "import torch"], capture_output=True, text=True, check=False
+    )
+    return probe.returncode == 0
+
+
+class Worker:
+    """A route's worker process."""
+
+    def __init__(self, route: str) -> None:
+        self.route = route
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, "--worker", route],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+        )
+        self.info = self._read()
+        self.times: list[float] = []
+        self.losses: list[int] = []
+
+    def _read(self) -> dict:
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"worker {self.route} exited with {self.process.wait()}")
+        return json.loads(line)
+
+    def train(self, steps: int) -> dict:
+        self.process.stdin.write(json.dumps({"steps": steps}) + "\n")
+        self.process.stdin.flush()
+        answer = self._read()
+        self.times += answer["times"]
+        self.losses += answer["losses"]
+        return answer
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait()
+
+
+def environment() -> dict:
+    """What the figures depend on: threads, BLAS core type, load, versions."""
+    import numpy as np
+
+    keys = ("OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+    return {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "cpus": os.cpu_count(),
+        "load_average": os.getloadavg(),
+        "environment": {key: os.environ.get(key) for key in keys},
+        "machine": platform.machine(),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=20, help="timed steps per round")
+    parser.add_argument("--warmup", type=int, default=5, help="untimed steps first")
+    parser.add_argument("--no-torch", action="store_true", help="skip the PyTorch twin")
+    parser.add_argument("--out", type=Path, help="where to write the JSON")
+    arguments = parser.parse_args(argv)
+    if arguments.worker:
+        return worker(arguments.worker)
+
+    routes = list(TOPOS_ROUTES)
+    skipped = None
+    if arguments.no_torch:
+        skipped = "not asked for (--no-torch)"
+    elif torch_available():
+        routes.append("pytorch")
+    else:
+        skipped = "torch cannot be imported here"
+    workers = [Worker(route) for route in routes]
+    try:
+        for worker_process in workers:
+            worker_process.train(arguments.warmup)
+            worker_process.times.clear()
+        for round_number in range(arguments.rounds):
+            for worker_process in workers if round_number % 2 == 0 else reversed(workers):
+                worker_process.train(arguments.steps)
+    finally:
+        for worker_process in workers:
+            worker_process.close()
+
+    results = {}
+    for worker_process in workers:
+        times = worker_process.times
+        quartiles = statistics.quantiles(times, n=4) if len(times) > 1 else [times[0]] * 3
+        results[worker_process.route] = {
+            "median_ms": statistics.median(times),
+            "q1_ms": quartiles[0],
+            "q3_ms": quartiles[2],
+            "min_ms": min(times),
+            "steps_timed": len(times),
+            "info": worker_process.info,
+        }
+    by_route = {worker_process.route: worker_process for worker_process in workers}
+    parity = by_route["engine"].losses == by_route["recorded"].losses
+    reference = results.get("pytorch", {}).get("median_ms")
+    for figures in results.values():
+        figures["vs_pytorch"] = figures["median_ms"] / reference if reference else None
+    report = {
+        "benchmark": "step_time",
+        "workload": "cifar10 seed model, batch 64, SGD 0.05, synthetic normal batches",
+        "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "rounds": arguments.rounds,
+        "steps_per_round": arguments.steps,
+        "warmup": arguments.warmup,
+        "routes": results,
+        "pytorch_skipped": skipped,
+        "loss_bits_identical": parity,
+        "steps_compared": len(by_route["engine"].losses),
+        "recorded_vs_engine": results["recorded"]["median_ms"] / results["engine"]["median_ms"],
+        "environment": environment(),
+    }
+    print(f"{'route':<10} {'ms/step':>9} {'q1':>8} {'q3':>8} {'min':>8} {'x pytorch':>10}")
+    for route, figures in results.items():
+        ratio = f"{figures['vs_pytorch']:.2f}x" if figures["vs_pytorch"] else "-"
+        print(
+            f"{route:<10} {figures['median_ms']:9.2f} {figures['q1_ms']:8.2f} "
+            f"{figures['q3_ms']:8.2f} {figures['min_ms']:8.2f} {ratio:>10}"
+        )
+    if skipped:
+        print(f"pytorch: skipped the comparison ({skipped})")
+    print(
+        f"recorded/engine {report['recorded_vs_engine']:.2f}x; loss bits "
+        f"{'identical' if parity else 'DIFFER'} over {report['steps_compared']} steps; "
+        f"load average {report['environment']['load_average'][0]:.2f}"
+    )
+    out = arguments.out or ROOT / "results" / "step_time.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {out}")
+    return 0 if parity else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

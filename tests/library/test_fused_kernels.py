@@ -1,0 +1,410 @@
+"""The fused primitives: im2col/col2im, max_pool/max_pool_route/max_pool_pick and
+matmul_nt/matmul_tn.
+
+Each is checked four ways: its derivative rule against central finite differences
+in float64 by both routes; both routes bit for bit in float32; its kernel against
+the composed form it replaces (bit for bit where the arithmetic is the same, to
+float32 rounding where a summation is regrouped); and its kernel's bits against
+every memory layout of its operands. `FUSED_CASES` are written in the table
+format of `cases.py`, so that table can take them in.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.library.cases import Case, distinct, normal, on_parameters
+from tests.library.routes import ROUTES, engine, finite_differences, recorded
+from topos import ShapeError, Tape, Tensor, conv2d, max_pool
+from topos.ops import REGISTRY
+
+FUSED = ("im2col", "col2im", "max_pool", "max_pool_route", "max_pool_pick")
+FUSED += ("matmul_nt", "matmul_tn")
+
+
+def kernel(name: str):
+    return REGISTRY[name].kernel
+
+
+def _record(name: str, *operands, **attributes):
+    return operands[0].tape.record(name, operands, **attributes)
+
+
+def _window(kernel_height=3, kernel_width=3, stride=1, padding=1) -> dict:
+    return {
+        "kernel_height": kernel_height,
+        "kernel_width": kernel_width,
+        "stride": stride,
+        "padding": padding,
+    }
+
+
+def _im2col_case(name, shape, **window) -> Case:
+    return Case(
+        name, "im2col", normal(shape), on_parameters(lambda x: _record("im2col", x, **window))
+    )
+
+
+def _col2im_case(name, shape, **window) -> Case:
+    rows = Tape().input(Tensor.filled(shape, 0.0))
+    patches = REGISTRY["im2col"].infer(rows.shape, **window)
+    return Case(
+        name,
+        "col2im",
+        normal(tuple(patches)),
+        on_parameters(lambda p: _record("col2im", p, shape=shape, **window)),
+    )
+
+
+def _pool_with_fixed_input(name: str, subject: str, shape, size: int, stride: int) -> Case:
+    """route and pick are flat in the pooled input (winners are piecewise constant), so
+    the input is a fixed leaf of distinct values and only the gradient operand varies."""
+    fixed = distinct(shape)(np.random.default_rng(7))[0]
+    pooled = REGISTRY["max_pool"].infer(Tensor(shape, fixed).shape, size=size, stride=stride)
+    varying = tuple(pooled) if subject == "max_pool_route" else shape
+
+    def build(tape: Tape, tensors):
+        operand = tape.leaf(Tensor(shape, fixed, dtype=tape.dtype))
+        values = tape.parameter(tensors[0])
+        output = tape.record(subject, (operand, values), size=size, stride=stride)
+        return output, [values.symbol]
+
+    return Case(name, subject, normal(varying), build)
+
+
+FUSED_CASES: list[Case] = [
+    _im2col_case("im2col_3x3_same", (2, 2, 4, 5), **_window()),
+    _im2col_case("im2col_stride2", (1, 3, 5, 6), **_window(stride=2, padding=1)),
+    _im2col_case("im2col_2x3_valid", (2, 2, 4, 5), **_window(2, 3, 1, 0)),
+    _col2im_case("col2im_3x3_same", (2, 2, 4, 5), **_window()),
+    _col2im_case("col2im_stride2", (1, 3, 5, 6), **_window(stride=2, padding=1)),
+    _col2im_case("col2im_2x3_valid", (2, 2, 4, 5), **_window(2, 3, 1, 0)),
+    Case(
+        "max_pool_fused_2x2",
+        "max_pool",
+        distinct((2, 3, 4, 6)),
+        on_parameters(lambda x: _record("max_pool", x, size=2, stride=2)),
+    ),
+    Case(
+        "max_pool_fused_3x3_stride2",
+        "max_pool",
+        distinct((1, 2, 5, 5)),
+        on_parameters(lambda x: _record("max_pool", x, size=3, stride=2)),
+    ),
+    _pool_with_fixed_input("max_pool_route_2x2", "max_pool_route", (2, 3, 4, 6), 2, 2),
+    _pool_with_fixed_input("max_pool_route_2x2_stride1", "max_pool_route", (1, 2, 4, 5), 2, 1),
+    _pool_with_fixed_input("max_pool_pick_2x2", "max_pool_pick", (2, 3, 4, 6), 2, 2),
+    _pool_with_fixed_input("max_pool_pick_3x3_stride2", "max_pool_pick", (1, 2, 5, 5), 3, 2),
+    Case(
+        "matmul_nt",
+        "matmul_nt",
+        normal((3, 4), (2, 4)),
+        on_parameters(lambda a, b: _record("matmul_nt", a, b)),
+    ),
+    Case(
+        "matmul_nt_batched",
+        "matmul_nt",
+        normal((2, 3, 4), (2, 5, 4)),
+        on_parameters(lambda a, b: _record("matmul_nt", a, b)),
+    ),
+    Case(
+        "matmul_tn",
+        "matmul_tn",
+        normal((4, 3), (4, 2)),
+        on_parameters(lambda a, b: _record("matmul_tn", a, b)),
+    ),
+    Case(
+        "matmul_tn_batched",
+        "matmul_tn",
+        normal((2, 4, 3), (2, 4, 5)),
+        on_parameters(lambda a, b: _record("matmul_tn", a, b)),
+    ),
+]
+
+
+def test_every_fused_primitive_is_registered_and_has_a_case():
+    assert set(FUSED) <= set(REGISTRY)
+    assert {case.subject for case in FUSED_CASES} == set(FUSED)
+
+
+# Derivative rules: finite differences, and both routes bit for bit ------------------------
+
+
+@pytest.mark.parametrize("route", sorted(ROUTES))
+@pytest.mark.parametrize("case", FUSED_CASES, ids=repr)
+def test_fused_derivative_matches_finite_differences(case: Case, route: str):
+    arrays = case.arrays()
+    outcome = ROUTES[route](case.build, arrays, case.seed, np.float64)
+    numeric = finite_differences(case.build, arrays, case.seed)
+    for position, (analytic, expected) in enumerate(zip(outcome.gradients, numeric)):
+        assert analytic.shape == expected.shape
+        assert np.any(np.abs(expected) > 1e-6), f"gradient {position} is trivially flat"
+        np.testing.assert_allclose(analytic, expected, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("case", FUSED_CASES, ids=repr)
+def test_fused_routes_agree_bitwise(case: Case):
+    arrays = case.arrays()
+    first = engine(case.build, arrays, case.seed, np.float32)
+    second = recorded(case.build, arrays, case.seed, np.float32)
+    assert first.loss.tobytes() == second.loss.tobytes()
+    for left, right in zip(first.gradients, second.gradients):
+        assert left.dtype == right.dtype == np.float32
+        assert left.tobytes() == right.tobytes()
+
+
+def test_composites_record_the_fused_primitives():
+    tape = Tape()
+    images = tape.parameter(Tensor.filled([2, 3, 8, 8], 1.0))
+    weights = tape.parameter(Tensor.filled([4, 3, 3, 3], 1.0))
+    bias = tape.parameter(Tensor.filled([4], 0.0))
+    max_pool(conv2d(images, weights, bias, 1, 1).relu(), 2, 2)
+    operations = [node.operation for node in tape.nodes]
+    assert "im2col" in operations and "max_pool" in operations
+    assert "unfold" not in operations and "maximum" not in operations
+
+
+# Against the composed forms ---------------------------------------------------------------
+
+
+def _composed(build, arrays, dtype=np.float32):
+    """Runs a recording of primitives on arrays (as parameters) and returns the output."""
+    tape = Tape(dtype=dtype)
+    values = [tape.parameter(Tensor(array.shape, array, dtype=dtype)) for array in arrays]
+    output = build(*values)
+    network = tape.into_network()
+    plan = network.entry([output.symbol]).lower()
+    return np.array(plan.forward(network.parameters()).of(output.symbol).numpy())
+
+
+def _composed_im2col(x, kernel_height, kernel_width, stride, padding):
+    batch, channels, _, _ = x.shape
+    padded = x.pad(((0, 0), (0, 0), (padding, padding), (padding, padding))) if padding else x
+    windows = padded.unfold(2, kernel_height, stride).unfold(3, kernel_width, stride)
+    _, _, rows, columns, _, _ = windows.shape
+    return windows.permute(0, 2, 3, 4, 5, 1).reshape(
+        batch * rows * columns, kernel_height * kernel_width * channels
+    )
+
+
+WINDOWS = [
+    ((2, 3, 6, 7), _window()),
+    ((2, 16, 8, 8), _window()),
+    ((1, 2, 7, 6), _window(stride=2, padding=1)),
+    ((2, 3, 6, 5), _window(2, 3, 1, 0)),
+    ((1, 2, 9, 9), _window(3, 3, 3, 0)),
+    ((1, 1, 5, 5), _window(5, 5, 1, 2)),
+]
+
+
+@pytest.mark.parametrize(("shape", "window"), WINDOWS, ids=str)
+def test_im2col_equals_the_composed_form_bit_for_bit(shape, window):
+    x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    fused = kernel("im2col")(x, **window)
+    composed = _composed(lambda v: _composed_im2col(v, **window), [x])
+    assert fused.dtype == np.float32
+    assert fused.tobytes() == composed.tobytes()
+
+
+@pytest.mark.parametrize(("shape", "window"), WINDOWS, ids=str)
+def test_col2im_equals_the_composed_adjoint_to_rounding(shape, window):
+    # The composed adjoint: fold the column windows, then the row windows, then narrow
+    # the padding away. The fused kernel sums the same terms, grouped differently.
+    generator = np.random.default_rng(2)
+    x = generator.standard_normal(shape)
+    patches_shape = kernel("im2col")(x, **window).shape
+    patches = generator.standard_normal(patches_shape).astype(np.float32)
+    fused = kernel("col2im")(patches, shape=shape, **window)
+    exact = np.zeros(shape)
+    batch, channels, height, width = shape
+    padding, stride = window["padding"], window["stride"]
+    padded = np.zeros((batch, channels, height + 2 * padding, width + 2 * padding))
+    kh, kw = window["kernel_height"], window["kernel_width"]
+    rows = (height + 2 * padding - kh) // stride + 1
+    columns = (width + 2 * padding - kw) // stride + 1
+    taps = patches.astype(np.float64).reshape(batch, rows, columns, kh, kw, channels)
+    for ky in range(kh):
+        for kx in range(kw):
+            padded[
+                :,
+                :,
+                ky : ky + (rows - 1) * stride + 1 : stride,
+                kx : kx + (columns - 1) * stride + 1 : stride,
+            ] += taps[:, :, :, ky, kx, :].transpose(0, 3, 1, 2)
+    exact = padded[:, :, padding : padding + height, padding : padding + width]
+    assert fused.dtype == np.float32 and fused.shape == shape
+    np.testing.assert_allclose(fused, exact, rtol=1e-5, atol=1e-5)
+    # ...and im2col's adjoint it is: <im2col(x), p> == <x, col2im(p)>.
+    forward = kernel("im2col")(x.astype(np.float32), **window).astype(np.float64)
+    assert np.isclose(np.sum(forward * patches), np.sum(x * fused), rtol=1e-5)
+
+
+def test_col2im_sums_in_a_fixed_order_whatever_the_layout():
+    shape, window = (2, 16, 8, 8), _window()
+    patches = np.random.default_rng(3).standard_normal((128, 144)).astype(np.float32)
+    reference = kernel("col2im")(patches, shape=shape, **window)
+    fortran = np.asfortranarray(patches)
+    strided = np.repeat(patches, 2, axis=1)[:, ::2]
+    for layout in (fortran, strided):
+        assert kernel("col2im")(layout, shape=shape, **window).tobytes() == reference.tobytes()
+
+
+def _composed_max_pool(x, size, stride):
+    windows = x.unfold(2, size, stride).unfold(3, size, stride)
+    batch, channels, rows, columns, _, _ = windows.shape
+    lanes = windows.reshape(batch, channels, rows, columns, size * size)
+    largest = lanes.narrow(4, 0, 1)
+    for lane in range(1, size * size):
+        largest = largest.maximum(lanes.narrow(4, lane, 1))
+    return largest.reshape(batch, channels, rows, columns)
+
+
+def _tied(shape, seed):
+    """Values on a coarse grid after a relu: most windows hold ties, many all zeros."""
+    generator = np.random.default_rng(seed)
+    return np.maximum(generator.integers(-3, 3, shape), 0).astype(np.float32)
+
+
+POOLS = [((2, 3, 8, 8), 2, 2), ((1, 2, 7, 7), 2, 2), ((1, 2, 6, 6), 2, 1), ((1, 2, 7, 7), 3, 2)]
+
+
+def _channels_last(array):
+    return np.ascontiguousarray(array.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+
+
+@pytest.mark.parametrize(("shape", "size", "stride"), POOLS, ids=str)
+def test_max_pool_and_its_route_equal_the_composed_form(shape, size, stride):
+    for x in (_tied(shape, 4), np.random.default_rng(5).standard_normal(shape).astype(np.float32)):
+        fused = kernel("max_pool")(x, size=size, stride=stride)
+        composed = _composed(lambda v: _composed_max_pool(v, size, stride), [x])
+        assert fused.tobytes() == composed.tobytes()
+        # The composed form's gradient, by the engine route, against max_pool_route.
+        gradient = np.random.default_rng(6).standard_normal(fused.shape).astype(np.float32)
+
+        def build(tape, tensors):
+            value = tape.parameter(tensors[0])
+            return _composed_max_pool(value, size, stride), [value.symbol]
+
+        tape = Tape()
+        value = tape.parameter(Tensor(shape, x))
+        pooled = _composed_max_pool(value, size, stride)
+        loss = (pooled * tape.leaf(Tensor(fused.shape, gradient))).sum()
+        network = tape.into_network()
+        parameters = network.parameters()
+        run = network.entry([loss.symbol]).backward().lower().forward(parameters)
+        expected = run.backward(loss.symbol).parameters(parameters).of(value.symbol).numpy()
+        routed = kernel("max_pool_route")(x, gradient, size=size, stride=stride)
+        if stride >= size:
+            np.testing.assert_array_equal(routed, expected)
+        else:  # overlapping windows: a pixel's shares are summed in another grouping
+            np.testing.assert_allclose(routed, expected, rtol=1e-6, atol=1e-6)
+
+
+def test_max_pool_route_sends_ties_to_the_earliest_lane():
+    x = np.zeros((1, 1, 2, 4), np.float32)
+    x[0, 0, :, 2:] = [[1, 7], [7, 7]]
+    gradient = np.array([[[[2.0, 3.0]]]], np.float32)
+    routed = kernel("max_pool_route")(x, gradient, size=2, stride=2)
+    expected = np.zeros_like(x)
+    expected[0, 0, 0, 0] = 2.0  # all zeros: lane 0
+    expected[0, 0, 0, 3] = 3.0  # 7 first at lane 1
+    np.testing.assert_array_equal(routed, expected)
+    picked = kernel("max_pool_pick")(
+        x, np.arange(8, dtype=np.float32).reshape(1, 1, 2, 4), size=2, stride=2
+    )
+    np.testing.assert_array_equal(picked, [[[[0.0, 3.0]]]])
+
+
+@pytest.mark.parametrize(("shape", "size", "stride"), POOLS, ids=str)
+def test_route_and_pick_are_adjoint(shape, size, stride):
+    x = _tied(shape, 8).astype(np.float64)
+    generator = np.random.default_rng(9)
+    pooled = kernel("max_pool")(x, size=size, stride=stride).shape
+    g, h = generator.standard_normal(pooled), generator.standard_normal(shape)
+    routed = kernel("max_pool_route")(x, g, size=size, stride=stride)
+    picked = kernel("max_pool_pick")(x, h, size=size, stride=stride)
+    assert np.isclose(np.sum(routed * h), np.sum(g * picked))
+
+
+@pytest.mark.parametrize(("shape", "size", "stride"), POOLS, ids=str)
+def test_pooling_bits_do_not_depend_on_the_layout(shape, size, stride):
+    x = _tied(shape, 10)
+    pooled = kernel("max_pool")(x, size=size, stride=stride)
+    g = np.random.default_rng(11).standard_normal(pooled.shape).astype(np.float32)
+    h = np.random.default_rng(12).standard_normal(shape).astype(np.float32)
+    routed = kernel("max_pool_route")(x, g, size=size, stride=stride)
+    picked = kernel("max_pool_pick")(x, h, size=size, stride=stride)
+    for layout in (_channels_last, np.asfortranarray):
+        assert kernel("max_pool")(layout(x), size=size, stride=stride).tobytes() == pooled.tobytes()
+        again = kernel("max_pool_route")(layout(x), layout(g), size=size, stride=stride)
+        assert np.ascontiguousarray(again).tobytes() == routed.tobytes()
+        again = kernel("max_pool_pick")(layout(x), layout(h), size=size, stride=stride)
+        assert np.ascontiguousarray(again).tobytes() == picked.tobytes()
+
+
+def test_im2col_bits_do_not_depend_on_the_layout():
+    x = np.random.default_rng(13).standard_normal((2, 5, 6, 7)).astype(np.float32)
+    reference = kernel("im2col")(x, **_window())
+    for layout in (_channels_last, np.asfortranarray):
+        assert kernel("im2col")(layout(x), **_window()).tobytes() == reference.tobytes()
+
+
+def test_transposed_products_agree_with_matmul_and_ignore_layout():
+    generator = np.random.default_rng(14)
+    a = generator.standard_normal((300, 40)).astype(np.float32)
+    b = generator.standard_normal((300, 24)).astype(np.float32)
+    c = generator.standard_normal((50, 24)).astype(np.float32)
+    tn = kernel("matmul_tn")(a, b)
+    nt = kernel("matmul_nt")(b, c)
+    np.testing.assert_allclose(tn, a.T.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(nt, b.astype(np.float64) @ c.T, rtol=1e-4, atol=1e-4)
+    for layout in (np.asfortranarray, lambda m: np.repeat(m, 2, axis=0)[::2]):
+        assert kernel("matmul_tn")(layout(a), layout(b)).tobytes() == tn.tobytes()
+        assert kernel("matmul_nt")(layout(b), layout(c)).tobytes() == nt.tobytes()
+
+
+def test_out_arrays_are_written_and_returned():
+    x = np.random.default_rng(15).standard_normal((2, 3, 4, 4)).astype(np.float32)
+    window = _window()
+    patches = np.empty((32, 27), np.float32)
+    assert kernel("im2col")(x, out=patches, **window) is patches
+    assert patches.tobytes() == kernel("im2col")(x, **window).tobytes()
+    images = np.empty((2, 3, 4, 4), np.float32)
+    assert kernel("col2im")(patches, out=images, shape=(2, 3, 4, 4), **window) is images
+    assert (
+        images.tobytes()
+        == np.ascontiguousarray(kernel("col2im")(patches, shape=(2, 3, 4, 4), **window)).tobytes()
+    )
+    pooled = np.empty((2, 3, 2, 2), np.float32)
+    assert kernel("max_pool")(x, out=pooled, size=2, stride=2) is pooled
+    routed = np.empty_like(x)
+    assert kernel("max_pool_route")(x, pooled, out=routed, size=2, stride=2) is routed
+    picked = np.empty((2, 3, 2, 2), np.float32)
+    assert kernel("max_pool_pick")(x, x, out=picked, size=2, stride=2) is picked
+    np.testing.assert_array_equal(picked, pooled)
+
+
+# Shape rules ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("operation", "operands", "attributes"),
+    [
+        ("im2col", [(2, 3, 4)], _window()),
+        ("im2col", [(1, 1, 2, 2)], _window(5, 5, 1, 0)),
+        ("im2col", [(1, 1, 4, 4)], _window(stride=0)),
+        ("col2im", [(10, 9)], {"shape": (1, 1, 4, 4), **_window()}),
+        ("max_pool", [(2, 3, 4)], {"size": 2, "stride": 2}),
+        ("max_pool", [(1, 1, 1, 4)], {"size": 2, "stride": 2}),
+        ("max_pool_route", [(1, 1, 4, 4), (1, 1, 3, 2)], {"size": 2, "stride": 2}),
+        ("max_pool_pick", [(1, 1, 4, 4), (1, 1, 4, 3)], {"size": 2, "stride": 2}),
+        ("matmul_nt", [(3, 4), (2, 5)], {}),
+        ("matmul_tn", [(4, 3), (5, 2)], {}),
+    ],
+)
+def test_shape_errors_name_the_primitive(operation, operands, attributes):
+    tape = Tape()
+    values = [tape.parameter(Tensor.filled(shape, 1.0)) for shape in operands]
+    with pytest.raises(ShapeError, match=f"^{operation}: "):
+        tape.record(operation, values, **attributes)

@@ -1,0 +1,172 @@
+"""im2col and col2im: a convolution's patch matrix, and its adjoint; each the other's.
+
+`im2col(images [N, C, H, W])` gives the matrix `[N*OH*OW, KH*KW*C]` whose row
+`(n, oy, ox)` lists the zero-padded window under output pixel `(oy, ox)` of image
+`n`, tap-major: column `(ky*KW + kx)*C + c` holds channel `c` at tap `(ky, kx)`.
+`col2im` adds every row's entries back onto the pixels they came from. The
+composed form (pad, two unfolds, permute, reshape; fold, fold, narrow) says the
+same thing in seven nodes; these are one node each, and fast:
+
+- im2col is one strided copy out of a channels-last view of the padded images
+  (the (kx, c) lanes of a row are then one contiguous run on both sides);
+- col2im adds window rows back in `KW` interleaved passes per `ky`, so that no
+  pass writes a pixel twice, and each add moves a contiguous run of KW*C values.
+
+Both kernels are pure functions of their operand's values and shape: im2col only
+copies, and col2im's summation order is fixed by the shapes alone. Their outputs
+are channels-last in memory (`col2im` returns `[N, C, H, W]` as a transposed view
+of an `[N, H, W, C]` array), which is the layout the next matrix product and max
+pooling read fastest; no kernel's bits depend on a layout.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from topos.ops.primitive import primitive
+from topos.ops.shape_rules import fail
+from topos.tensor import Shape
+
+
+def output_extent(extent: int, kernel: int, stride: int, padding: int) -> int:
+    """How many windows of `kernel` at `stride` fit along a padded axis of `extent`."""
+    return (extent + 2 * padding - kernel) // stride + 1
+
+
+def _check_window(operation: str, kernel_height, kernel_width, stride, padding) -> None:
+    if kernel_height < 1 or kernel_width < 1 or stride < 1 or padding < 0:
+        raise fail(
+            operation,
+            f"kernel {kernel_height}x{kernel_width}, stride {stride} and padding {padding} "
+            f"must be positive (padding at least 0)",
+        )
+
+
+def _infer_im2col(
+    images: Shape, kernel_height: int, kernel_width: int, stride: int, padding: int
+) -> Shape:
+    _check_window("im2col", kernel_height, kernel_width, stride, padding)
+    if images.rank != 4:
+        raise fail("im2col", f"images {images} must be [N, C, H, W]")
+    batch, channels, height, width = images
+    if height + 2 * padding < kernel_height or width + 2 * padding < kernel_width:
+        raise fail(
+            "im2col",
+            f"a {kernel_height}x{kernel_width} kernel does not fit images {images} "
+            f"padded by {padding}",
+        )
+    rows = (
+        batch
+        * output_extent(height, kernel_height, stride, padding)
+        * output_extent(width, kernel_width, stride, padding)
+    )
+    return Shape((rows, kernel_height * kernel_width * channels))
+
+
+def _derive_im2col(
+    algebra, inputs, output, gradient, needs, kernel_height, kernel_width, stride, padding
+):
+    shape = tuple(algebra.shape(inputs[0]))
+    return (algebra.col2im(gradient, shape, kernel_height, kernel_width, stride, padding),)
+
+
+@primitive("im2col", 1, _infer_im2col, _derive_im2col)
+def im2col(images, out=None, kernel_height=1, kernel_width=1, stride=1, padding=0):
+    """The patch matrix `[N*OH*OW, KH*KW*C]`, tap-major, of zero-padded images."""
+    batch, channels, height, width = images.shape
+    out_height = output_extent(height, kernel_height, stride, padding)
+    out_width = output_extent(width, kernel_width, stride, padding)
+    channels_last = images.transpose(0, 2, 3, 1)
+    if padding:
+        padded = np.zeros(
+            (batch, height + 2 * padding, width + 2 * padding, channels), dtype=images.dtype
+        )
+        padded[:, padding : padding + height, padding : padding + width, :] = channels_last
+    else:
+        padded = channels_last
+    # windows[n, y, x, c, ky, kx] = padded[n, y + ky, x + kx, c]
+    windows = sliding_window_view(padded, (kernel_height, kernel_width), axis=(1, 2))
+    windows = windows[:, : (out_height - 1) * stride + 1 : stride]
+    windows = windows[:, :, : (out_width - 1) * stride + 1 : stride]
+    if out is None:
+        out = np.empty(
+            (batch * out_height * out_width, kernel_height * kernel_width * channels),
+            dtype=images.dtype,
+        )
+    patches = out.reshape(batch, out_height, out_width, kernel_height, kernel_width, channels)
+    np.copyto(patches, windows.transpose(0, 1, 2, 4, 5, 3))
+    return out
+
+
+def _infer_col2im(
+    patches: Shape,
+    shape: tuple[int, ...],
+    kernel_height: int,
+    kernel_width: int,
+    stride: int,
+    padding: int,
+) -> Shape:
+    _check_window("col2im", kernel_height, kernel_width, stride, padding)
+    if len(shape) != 4:
+        raise fail("col2im", f"target shape {list(shape)} must be [N, C, H, W]")
+    expected = _infer_im2col(Shape(shape), kernel_height, kernel_width, stride, padding)
+    if patches != expected:
+        raise fail(
+            "col2im",
+            f"patches {patches} do not match images {list(shape)} under a "
+            f"{kernel_height}x{kernel_width} kernel at stride {stride}, padding {padding} "
+            f"(expected {expected})",
+        )
+    return Shape(shape)
+
+
+def _derive_col2im(
+    algebra, inputs, output, gradient, needs, shape, kernel_height, kernel_width, stride, padding
+):
+    return (algebra.im2col(gradient, kernel_height, kernel_width, stride, padding),)
+
+
+@primitive("col2im", 1, _infer_col2im, _derive_col2im)
+def col2im(patches, out=None, shape=(), kernel_height=1, kernel_width=1, stride=1, padding=0):
+    """Adds each patch entry back onto its pixel; `[N, C, H, W]`, channels-last in memory.
+
+    The order of the additions is fixed by the shapes: for stride 1, tap rows `ky`
+    in order, and within one, the windows starting at `x = r (mod KW)` for r in order;
+    for a larger stride, taps in row-major order.
+    """
+    batch, channels, height, width = shape
+    out_height = output_extent(height, kernel_height, stride, padding)
+    out_width = output_extent(width, kernel_width, stride, padding)
+    padded_height, padded_width = height + 2 * padding, width + 2 * padding
+    accumulated = np.zeros((batch, padded_height, padded_width, channels), dtype=patches.dtype)
+    windows = patches.reshape(batch, out_height, out_width, kernel_height, kernel_width * channels)
+    if stride == 1:
+        rows = accumulated.reshape(batch, padded_height, padded_width * channels)
+        run = kernel_width * channels
+        for ky in range(kernel_height):
+            for first in range(kernel_width):
+                # Windows first, first + KW, ...: disjoint, so one add places them all.
+                count = -(-(out_width - first) // kernel_width)
+                if count <= 0:
+                    continue
+                target = rows[
+                    :, ky : ky + out_height, first * channels : first * channels + count * run
+                ].reshape(batch, out_height, count, run)
+                np.add(target, windows[:, :, first::kernel_width, ky, :], out=target)
+    else:
+        taps = windows.reshape(batch, out_height, out_width, kernel_height, kernel_width, channels)
+        for ky in range(kernel_height):
+            for kx in range(kernel_width):
+                target = accumulated[
+                    :,
+                    ky : ky + (out_height - 1) * stride + 1 : stride,
+                    kx : kx + (out_width - 1) * stride + 1 : stride,
+                    :,
+                ]
+                np.add(target, taps[:, :, :, ky, kx, :], out=target)
+    interior = accumulated[:, padding : padding + height, padding : padding + width, :]
+    if out is None:
+        return np.ascontiguousarray(interior).transpose(0, 3, 1, 2)
+    np.copyto(out, interior.transpose(0, 3, 1, 2))
+    return out

@@ -1,0 +1,201 @@
+"""max_pool and its derivative pair: max_pool_route and max_pool_pick.
+
+`max_pool(x [N, C, H, W], size, stride)` is the largest lane of each
+`size x size` window, found exactly as the composed form finds it: a left-biased
+`maximum` over the lanes in row-major order, `L_0 = lane_0`, `L_k = max(L_{k-1},
+lane_k)`. Its derivative sends each window's gradient to the lane that composed
+chain would send it to: lane k >= 1 *improves* when `lane_k > L_{k-1}`, the
+last lane that improves wins, and lane 0 wins when none does. For numbers that is
+the first lane holding the maximum, so on a tie the earliest lane gets the
+gradient, as in PyTorch.
+
+- `max_pool_route(x, g)`: each window's gradient `g` placed on its winning lane
+  of `x`'s shape (zeros elsewhere) — the derivative of max_pool.
+- `max_pool_pick(x, h)`: the winning lane's entry of `h` (of `x`'s shape) for
+  each window — route's adjoint in `g`, and route is pick's adjoint in `h`.
+
+The winners are boolean masks built from comparisons alone (no argmax, no
+index arithmetic), so route and pick only ever copy or multiply by 0 and 1:
+the same bits as the composed form. Neither is differentiable in `x` (the
+winners are piecewise constant), so their rules send `x` nothing.
+
+Speed: when the windows tile the input exactly (stride = size, extents
+divisible: the usual 2x2 pooling), the kernels first copy the input into *lane
+planes*, one contiguous block per lane in the input's own memory order, so the
+maxima and comparisons run over contiguous memory instead of short strided runs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from topos.ops.primitive import primitive
+from topos.ops.shape_rules import fail
+from topos.tensor import Shape
+
+
+def _pooled_shape(operation: str, operand: Shape, size: int, stride: int) -> Shape:
+    if size < 1 or stride < 1:
+        raise fail(operation, f"window size {size} and stride {stride} must be positive")
+    if operand.rank != 4:
+        raise fail(operation, f"input {operand} must be [N, C, H, W]")
+    batch, channels, height, width = operand
+    if height < size or width < size:
+        raise fail(operation, f"a {size}x{size} window does not fit input {operand}")
+    return Shape((batch, channels, (height - size) // stride + 1, (width - size) // stride + 1))
+
+
+def _lanes(array: np.ndarray, pooled: tuple[int, ...], size: int, stride: int) -> list:
+    """The strided views of each window lane, in row-major lane order."""
+    rows, columns = pooled[2], pooled[3]
+    return [
+        array[
+            :,
+            :,
+            ky : ky + (rows - 1) * stride + 1 : stride,
+            kx : kx + (columns - 1) * stride + 1 : stride,
+        ]
+        for ky in range(size)
+        for kx in range(size)
+    ]
+
+
+def _tiles(shape: tuple[int, ...], size: int, stride: int) -> bool:
+    """Whether the windows cover every position exactly once."""
+    return stride == size and shape[2] % size == 0 and shape[3] % size == 0
+
+
+def _phases(array: np.ndarray, size: int) -> np.ndarray:
+    """A tiled `[N, C, H, W]` as the view `[size, size, N, C, OH, OW]`: lane first."""
+    batch, channels, height, width = array.shape
+    split = array.reshape(batch, channels, height // size, size, width // size, size)
+    return split.transpose(3, 5, 0, 1, 2, 4)
+
+
+def _plane_buffer(like: np.ndarray, size: int, dtype) -> np.ndarray:
+    """An empty `[size, size, N, C, OH, OW]` whose every lane is one contiguous block,
+    laid out in the memory order of `like` (so lanes line up with `like`'s views)."""
+    phases = _phases(like, size)
+    order = sorted(range(2, 6), key=lambda axis: -abs(phases.strides[axis]))
+    planes = np.empty((size, size, *(phases.shape[axis] for axis in order)), dtype)
+    position = {axis: 2 + rank for rank, axis in enumerate(order)}
+    return planes.transpose(0, 1, *(position[axis] for axis in range(2, 6)))
+
+
+def _lane_planes(array: np.ndarray, size: int) -> list:
+    """The lanes of a tiled input, each copied into one contiguous block."""
+    planes = _plane_buffer(array, size, array.dtype)
+    np.copyto(planes, _phases(array, size))
+    return [planes[ky, kx] for ky in range(size) for kx in range(size)]
+
+
+def _winners(lanes: list) -> list:
+    """One boolean mask per lane: where that lane wins its window (see the module)."""
+    count = len(lanes)
+    if count == 1:
+        return [np.ones(lanes[0].shape, dtype=bool)]
+    running = [lanes[0]]
+    for lane in lanes[1:-1]:
+        running.append(np.maximum(running[-1], lane))
+    winners: list = [None] * count
+    later = None
+    for k in range(count - 1, 0, -1):
+        improves = np.greater(lanes[k], running[k - 1])
+        if later is None:
+            winners[k] = improves
+            later = improves.copy(order="K")
+        else:
+            winners[k] = improves & ~later
+            later |= improves
+    winners[0] = np.logical_not(later)
+    return winners
+
+
+def _infer_max_pool(operand: Shape, size: int, stride: int) -> Shape:
+    return _pooled_shape("max_pool", operand, size, stride)
+
+
+def _derive_max_pool(algebra, inputs, output, gradient, needs, size, stride):
+    return (algebra.max_pool_route(inputs[0], gradient, size, stride),)
+
+
+@primitive("max_pool", 1, _infer_max_pool, _derive_max_pool)
+def max_pool(operand, out=None, size=1, stride=1):
+    """The largest lane of each window: `maximum` folded over the lanes left to right."""
+    pooled = tuple(_pooled_shape("max_pool", Shape(operand.shape), size, stride))
+    if size > 1 and _tiles(operand.shape, size, stride):
+        lanes = _lane_planes(operand, size)
+    else:
+        lanes = _lanes(operand, pooled, size, stride)
+    if len(lanes) == 1:
+        if out is None:
+            return lanes[0].copy()
+        np.copyto(out, lanes[0])
+        return out
+    largest = np.maximum(lanes[0], lanes[1], out=out)
+    for lane in lanes[2:]:
+        np.maximum(largest, lane, out=largest)
+    return largest
+
+
+def _infer_max_pool_route(operand: Shape, gradient: Shape, size: int, stride: int) -> Shape:
+    pooled = _pooled_shape("max_pool_route", operand, size, stride)
+    if gradient != pooled:
+        raise fail("max_pool_route", f"gradient {gradient} for input {operand} must be {pooled}")
+    return operand
+
+
+def _derive_max_pool_route(algebra, inputs, output, gradient, needs, size, stride):
+    return (None, algebra.max_pool_pick(inputs[0], gradient, size, stride))
+
+
+@primitive("max_pool_route", 2, _infer_max_pool_route, _derive_max_pool_route)
+def max_pool_route(operand, gradient, out=None, size=1, stride=1):
+    """Each window's gradient on the lane that won it; zeros on every other lane."""
+    pooled = gradient.shape
+    if out is None:
+        out = np.empty_like(operand, dtype=gradient.dtype)
+    if size > 1 and _tiles(operand.shape, size, stride):
+        # Each lane's share is made in a contiguous plane, then one copy interleaves them.
+        winners = _winners(_lane_planes(operand, size))
+        planes = _plane_buffer(operand, size, gradient.dtype)
+        for lane, won in enumerate(winners):
+            np.multiply(gradient, won, out=planes[lane // size, lane % size])
+        np.copyto(_phases(out, size), planes)
+        return out
+    winners = _winners(_lanes(operand, pooled, size, stride))
+    targets = _lanes(out, pooled, size, stride)
+    if _tiles(operand.shape, size, stride):
+        for target, won in zip(targets, winners):
+            np.multiply(gradient, won, out=target)
+        return out
+    # Windows overlap or leave a margin: accumulate the lanes, in lane order.
+    out.fill(0)
+    for target, won in zip(targets, winners):
+        np.add(target, np.multiply(gradient, won), out=target)
+    return out
+
+
+def _infer_max_pool_pick(operand: Shape, values: Shape, size: int, stride: int) -> Shape:
+    pooled = _pooled_shape("max_pool_pick", operand, size, stride)
+    if values != operand:
+        raise fail("max_pool_pick", f"values {values} must have the input's shape {operand}")
+    return pooled
+
+
+def _derive_max_pool_pick(algebra, inputs, output, gradient, needs, size, stride):
+    return (None, algebra.max_pool_route(inputs[0], gradient, size, stride))
+
+
+@primitive("max_pool_pick", 2, _infer_max_pool_pick, _derive_max_pool_pick)
+def max_pool_pick(operand, values, out=None, size=1, stride=1):
+    """For each window of `operand`, the entry of `values` on the lane that won it."""
+    pooled = tuple(_pooled_shape("max_pool_pick", Shape(operand.shape), size, stride))
+    winners = _winners(_lanes(operand, pooled, size, stride))
+    picks = _lanes(values, pooled, size, stride)
+    if out is None:
+        out = np.empty(pooled, dtype=values.dtype)
+    np.copyto(out, picks[0])
+    for pick, won in zip(picks[1:], winners[1:]):
+        np.copyto(out, pick, where=won)
+    return out
