@@ -1,0 +1,170 @@
+"""Shape rules and kernels agree: whatever records also runs, by both routes, and every
+kernel output has exactly the shape its rule inferred — also on empty extents."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from topos import ShapeError, Tape, Tensor
+
+small = st.integers(0, 3)
+
+
+def on(value, number: int, spare: int = 0) -> int:
+    """An axis of the value (leaving `spare` trailing axes out), or `number` if none."""
+    rank = value.shape.rank - spare
+    return number % rank if rank > 0 else number
+
+
+def within(value, axis: int, numbers: list[int]) -> tuple[int, ...]:
+    """Indices inside the axis when it has entries."""
+    if 0 <= axis < value.shape.rank and value.shape[axis]:
+        return tuple(number % value.shape[axis] for number in numbers)
+    return tuple(numbers)
+
+
+def tight_length(value, axis: int, stride: int, otherwise: int) -> int:
+    """The length fold's windows exactly cover (a longer one is the known slack bug)."""
+    shape = value.shape
+    if shape.rank < 2 or not 0 <= axis < shape.rank - 1:
+        return otherwise
+    return max((shape[axis] - 1) * max(stride, 1) + shape[-1], 0)
+
+
+def indices_for(value, axis: int, length: int, numbers: list[int]) -> tuple[int, ...]:
+    """As many indices below `length` as the axis has entries, when it can be done."""
+    if not 0 <= axis < value.shape.rank or length < 1:
+        return tuple(numbers)
+    extent = value.shape[axis]
+    return tuple(numbers[i % len(numbers)] % length for i in range(extent))
+
+
+# name -> (how to record it from a Value and drawn integers, how many integers it takes)
+RECORDINGS = {
+    "neg": (lambda a, n: -a, 0),
+    "exp": (lambda a, n: a.exp(), 0),
+    "relu": (lambda a, n: a.relu(), 0),
+    "step": (lambda a, n: a.step(), 0),
+    "add_scalar": (lambda a, n: a + 1.0, 0),
+    "maximum_self": (lambda a, n: a.maximum(a * 0.5), 0),
+    "gram": (lambda a, n: a @ a.T, 0),
+    "permute_reversed": (lambda a, n: a.permute(*reversed(range(a.shape.rank))), 0),
+    "reshape_flat": (lambda a, n: a.reshape(a.shape.volume), 0),
+    "sum": (lambda a, n: a.sum(), 0),
+    "expand": (lambda a, n: a.sum().expand(n[0], n[1]), 2),
+    "sum_along": (lambda a, n: a.sum_along(on(a, n[0])), 1),
+    "broadcast_along": (lambda a, n: a.broadcast_along(n[0], n[1]), 2),
+    "logsumexp": (lambda a, n: a.logsumexp(on(a, n[0])), 1),
+    "pad": (lambda a, n: a.pad([(n[0], n[1])] * a.shape.rank), 2),
+    "narrow": (lambda a, n: a.narrow(on(a, n[0]), n[1], n[2]), 3),
+    "unfold": (lambda a, n: a.unfold(on(a, n[0]), n[1], n[2]), 3),
+    "fold": (
+        lambda a, n: a.fold(on(a, n[0], 1), tight_length(a, on(a, n[0], 1), n[2], n[1]), n[2]),
+        3,
+    ),
+    "gather": (lambda a, n: a.gather(on(a, n[0]), within(a, on(a, n[0]), n[1:4])), 4),
+    "scatter": (
+        lambda a, n: a.tape.record(
+            "scatter",
+            (a,),
+            axis=on(a, n[0]),
+            indices=indices_for(a, on(a, n[0]), n[1], n[2:]),
+            length=n[1],
+        ),
+        6,
+    ),
+}
+
+# Known disagreements between a shape rule and its kernel, each with a strict xfail below.
+KNOWN = {
+    "logsumexp": lambda shape, n: len(shape) > 0 and shape[n[0] % len(shape)] == 0,
+    "fold": lambda shape, n: len(shape) >= 2 and 0 in (shape[-1], shape[n[0] % (len(shape) - 1)]),
+}
+
+
+def outcome(name: str, extents: list[int], numbers: list[int], record=None):
+    """Records `name` (or `record`) on a parameter of `extents`; runs the forward pass and
+    both routes. Returns None when recording refuses (cleanly), else both routes' bits."""
+    record = record or RECORDINGS[name][0]
+    results = {}
+    for route in ("engine", "recorded"):
+        tape = Tape()
+        rng = np.random.default_rng(len(extents))
+        value = tape.parameter(Tensor(extents, rng.uniform(0.5, 1.5, extents), np.float32))
+        try:
+            output = record(value, numbers)
+        except (ShapeError, ValueError, TypeError) as error:
+            assert str(error)
+            return None
+        weights = tape.leaf(
+            Tensor(output.shape, rng.standard_normal(output.shape.extents), np.float32)
+        )
+        loss = (output * weights).sum()
+        if route == "recorded":
+            adjoints = tape.differentiate(loss, [value])
+        network = tape.into_network()
+        parameters = network.parameters()
+        if route == "engine":
+            plan = network.entry([loss.symbol]).backward().lower()
+            run = plan.forward(parameters)
+            computed = run.of(output.symbol).numpy()
+            gradient = run.backward(loss.symbol).parameters(parameters).of(value.symbol)
+        else:
+            plan = network.entry([output.symbol, *adjoints.roots()]).lower()
+            run = plan.forward(parameters)
+            computed = run.of(output.symbol).numpy()
+            gradient = run.recorded_gradients(adjoints).of(value.symbol)
+        assert computed.shape == output.shape.extents, f"{name}: kernel shape vs rule"
+        assert computed.dtype == np.float32
+        assert gradient.shape == value.shape, f"{name}: {route} gradient shape"
+        results[route] = (run.of(loss.symbol).numpy().tobytes(), gradient.numpy().tobytes())
+    assert results["engine"] == results["recorded"]
+    return results
+
+
+@settings(max_examples=800, deadline=None)
+@given(
+    name=st.sampled_from(sorted(RECORDINGS)),
+    extents=st.lists(small, min_size=0, max_size=3)
+    | st.lists(st.integers(1, 3), min_size=2, max_size=3),
+    numbers=st.lists(small, min_size=6, max_size=6),
+)
+def test_what_records_runs_with_the_inferred_shape(name, extents, numbers):
+    assume(not KNOWN.get(name, lambda *_: False)(extents, numbers))
+    outcome(name, extents, numbers)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="logsumexp's shape rule accepts an empty axis but its kernel raises "
+    "(np.max of a zero-size axis) instead of giving -inf (ops/reduction.py)",
+    raises=ValueError,
+)
+def test_logsumexp_over_an_empty_axis():
+    outcome("logsumexp", [2, 0], [1, 0, 0])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="fold's shape rule accepts degenerate windows (none at all, or of zero lanes) "
+    "that its kernel (a negative slice stop wraps round) or its derivative (an unfold the "
+    "unfold rule refuses; the eager route runs it unchecked) cannot handle (ops/windows.py)",
+    raises=(ValueError, AssertionError),
+)
+@pytest.mark.parametrize(
+    ("extents", "numbers"),
+    [
+        ([0, 2], [0, 5, 2]),  # no windows onto length 5: the kernel's slice wraps round
+        ([0, 1], [0, 0, 1]),  # no windows onto length 0: the derivative unfolds nothing
+        ([1, 0], [0, 0, 1]),  # one window of no lanes: the derivative unfolds size 0
+    ],
+    ids=["no_windows_longer", "no_windows_tight", "empty_lanes"],
+)
+def test_fold_of_degenerate_windows(extents, numbers):
+    def literal(a, n):
+        return a.fold(n[0], n[1], n[2])
+
+    outcome("fold", extents, numbers, record=literal)
