@@ -18,6 +18,7 @@ import numpy as np
 from tests.library.routes import Build
 from topos import Conv2d, Linear, Tape, Tensor, Value, conv2d, cross_entropy, max_pool
 from topos.nn.loss import log_softmax, softmax
+from topos.ops import REGISTRY
 
 Draw = Callable[[np.random.Generator], list[np.ndarray]]
 
@@ -183,6 +184,108 @@ PRIMITIVE_CASES: list[Case] = [
     Case("gather", "gather", normal((3, 4)), on_parameters(lambda a: a.gather(1, (2, 0, 2, 1)))),
     Case("scatter", "scatter", normal((2, 4)), on_parameters(_scatter)),
 ]
+
+# The fused primitives (conv2d and max_pool record them) -------------------------------
+
+
+def _record(name: str, *operands, **attributes):
+    """Records primitive `name` directly (no Value method records these)."""
+    return operands[0].tape.record(name, operands, **attributes)
+
+
+def window(kernel_height=3, kernel_width=3, stride=1, padding=1) -> dict:
+    """The attributes of im2col and col2im."""
+    return {
+        "kernel_height": kernel_height,
+        "kernel_width": kernel_width,
+        "stride": stride,
+        "padding": padding,
+    }
+
+
+def _im2col_case(name, shape, **attributes) -> Case:
+    return Case(
+        name, "im2col", normal(shape), on_parameters(lambda x: _record("im2col", x, **attributes))
+    )
+
+
+def _col2im_case(name, shape, **attributes) -> Case:
+    rows = Tape().input(Tensor.filled(shape, 0.0))
+    patches = REGISTRY["im2col"].infer(rows.shape, **attributes)
+    return Case(
+        name,
+        "col2im",
+        normal(tuple(patches)),
+        on_parameters(lambda p: _record("col2im", p, shape=shape, **attributes)),
+    )
+
+
+def _pool_with_fixed_input(name: str, subject: str, shape, size: int, stride: int) -> Case:
+    """route and pick are flat in the pooled input (winners are piecewise constant), so
+    the input is a fixed leaf of distinct values and only the gradient operand varies."""
+    fixed = distinct(shape)(np.random.default_rng(7))[0]
+    pooled = REGISTRY["max_pool"].infer(Tensor(shape, fixed).shape, size=size, stride=stride)
+    varying = tuple(pooled) if subject == "max_pool_route" else shape
+
+    def build(tape: Tape, tensors):
+        operand = tape.leaf(Tensor(shape, fixed, dtype=tape.dtype))
+        values = tape.parameter(tensors[0])
+        output = tape.record(subject, (operand, values), size=size, stride=stride)
+        return output, [values.symbol]
+
+    return Case(name, subject, normal(varying), build)
+
+
+FUSED_CASES: list[Case] = [
+    _im2col_case("im2col_3x3_same", (2, 2, 4, 5), **window()),
+    _im2col_case("im2col_stride2", (1, 3, 5, 6), **window(stride=2, padding=1)),
+    _im2col_case("im2col_2x3_valid", (2, 2, 4, 5), **window(2, 3, 1, 0)),
+    _col2im_case("col2im_3x3_same", (2, 2, 4, 5), **window()),
+    _col2im_case("col2im_stride2", (1, 3, 5, 6), **window(stride=2, padding=1)),
+    _col2im_case("col2im_2x3_valid", (2, 2, 4, 5), **window(2, 3, 1, 0)),
+    Case(
+        "max_pool_fused_2x2",
+        "max_pool",
+        distinct((2, 3, 4, 6)),
+        on_parameters(lambda x: _record("max_pool", x, size=2, stride=2)),
+    ),
+    Case(
+        "max_pool_fused_3x3_stride2",
+        "max_pool",
+        distinct((1, 2, 5, 5)),
+        on_parameters(lambda x: _record("max_pool", x, size=3, stride=2)),
+    ),
+    _pool_with_fixed_input("max_pool_route_2x2", "max_pool_route", (2, 3, 4, 6), 2, 2),
+    _pool_with_fixed_input("max_pool_route_2x2_stride1", "max_pool_route", (1, 2, 4, 5), 2, 1),
+    _pool_with_fixed_input("max_pool_pick_2x2", "max_pool_pick", (2, 3, 4, 6), 2, 2),
+    _pool_with_fixed_input("max_pool_pick_3x3_stride2", "max_pool_pick", (1, 2, 5, 5), 3, 2),
+    Case(
+        "matmul_nt",
+        "matmul_nt",
+        normal((3, 4), (2, 4)),
+        on_parameters(lambda a, b: _record("matmul_nt", a, b)),
+    ),
+    Case(
+        "matmul_nt_batched",
+        "matmul_nt",
+        normal((2, 3, 4), (2, 5, 4)),
+        on_parameters(lambda a, b: _record("matmul_nt", a, b)),
+    ),
+    Case(
+        "matmul_tn",
+        "matmul_tn",
+        normal((4, 3), (4, 2)),
+        on_parameters(lambda a, b: _record("matmul_tn", a, b)),
+    ),
+    Case(
+        "matmul_tn_batched",
+        "matmul_tn",
+        normal((2, 4, 3), (2, 4, 5)),
+        on_parameters(lambda a, b: _record("matmul_tn", a, b)),
+    ),
+]
+
+PRIMITIVE_CASES += FUSED_CASES
 
 # `fold` onto a length longer than its windows need: the last positions receive no lane.
 FOLD_WITH_SLACK = Case(

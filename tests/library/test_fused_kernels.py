@@ -2,11 +2,11 @@
 matmul_nt/matmul_tn.
 
 Each is checked four ways: its derivative rule against central finite differences
-in float64 by both routes; both routes bit for bit in float32; its kernel against
-the composed form it replaces (bit for bit where the arithmetic is the same, to
-float32 rounding where a summation is regrouped); and its kernel's bits against
-every memory layout of its operands. `FUSED_CASES` are written in the table
-format of `cases.py`, so that table can take them in.
+in float64 by both routes, and both routes bit for bit in float32 (its cases,
+`FUSED_CASES` in `cases.py`, run in test_derivatives and test_route_parity); here,
+its kernel against the composed form it replaces (bit for bit where the arithmetic
+is the same, to float32 rounding where a summation is regrouped), and its kernel's
+bits against every memory layout of its operands.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.library.cases import Case, distinct, normal, on_parameters
-from tests.library.routes import ROUTES, engine, finite_differences, recorded
+from tests.library.cases import FUSED_CASES
+from tests.library.cases import window as _window
 from topos import ShapeError, Tape, Tensor, conv2d, max_pool
 from topos.ops import REGISTRY
 
@@ -27,131 +27,9 @@ def kernel(name: str):
     return REGISTRY[name].kernel
 
 
-def _record(name: str, *operands, **attributes):
-    return operands[0].tape.record(name, operands, **attributes)
-
-
-def _window(kernel_height=3, kernel_width=3, stride=1, padding=1) -> dict:
-    return {
-        "kernel_height": kernel_height,
-        "kernel_width": kernel_width,
-        "stride": stride,
-        "padding": padding,
-    }
-
-
-def _im2col_case(name, shape, **window) -> Case:
-    return Case(
-        name, "im2col", normal(shape), on_parameters(lambda x: _record("im2col", x, **window))
-    )
-
-
-def _col2im_case(name, shape, **window) -> Case:
-    rows = Tape().input(Tensor.filled(shape, 0.0))
-    patches = REGISTRY["im2col"].infer(rows.shape, **window)
-    return Case(
-        name,
-        "col2im",
-        normal(tuple(patches)),
-        on_parameters(lambda p: _record("col2im", p, shape=shape, **window)),
-    )
-
-
-def _pool_with_fixed_input(name: str, subject: str, shape, size: int, stride: int) -> Case:
-    """route and pick are flat in the pooled input (winners are piecewise constant), so
-    the input is a fixed leaf of distinct values and only the gradient operand varies."""
-    fixed = distinct(shape)(np.random.default_rng(7))[0]
-    pooled = REGISTRY["max_pool"].infer(Tensor(shape, fixed).shape, size=size, stride=stride)
-    varying = tuple(pooled) if subject == "max_pool_route" else shape
-
-    def build(tape: Tape, tensors):
-        operand = tape.leaf(Tensor(shape, fixed, dtype=tape.dtype))
-        values = tape.parameter(tensors[0])
-        output = tape.record(subject, (operand, values), size=size, stride=stride)
-        return output, [values.symbol]
-
-    return Case(name, subject, normal(varying), build)
-
-
-FUSED_CASES: list[Case] = [
-    _im2col_case("im2col_3x3_same", (2, 2, 4, 5), **_window()),
-    _im2col_case("im2col_stride2", (1, 3, 5, 6), **_window(stride=2, padding=1)),
-    _im2col_case("im2col_2x3_valid", (2, 2, 4, 5), **_window(2, 3, 1, 0)),
-    _col2im_case("col2im_3x3_same", (2, 2, 4, 5), **_window()),
-    _col2im_case("col2im_stride2", (1, 3, 5, 6), **_window(stride=2, padding=1)),
-    _col2im_case("col2im_2x3_valid", (2, 2, 4, 5), **_window(2, 3, 1, 0)),
-    Case(
-        "max_pool_fused_2x2",
-        "max_pool",
-        distinct((2, 3, 4, 6)),
-        on_parameters(lambda x: _record("max_pool", x, size=2, stride=2)),
-    ),
-    Case(
-        "max_pool_fused_3x3_stride2",
-        "max_pool",
-        distinct((1, 2, 5, 5)),
-        on_parameters(lambda x: _record("max_pool", x, size=3, stride=2)),
-    ),
-    _pool_with_fixed_input("max_pool_route_2x2", "max_pool_route", (2, 3, 4, 6), 2, 2),
-    _pool_with_fixed_input("max_pool_route_2x2_stride1", "max_pool_route", (1, 2, 4, 5), 2, 1),
-    _pool_with_fixed_input("max_pool_pick_2x2", "max_pool_pick", (2, 3, 4, 6), 2, 2),
-    _pool_with_fixed_input("max_pool_pick_3x3_stride2", "max_pool_pick", (1, 2, 5, 5), 3, 2),
-    Case(
-        "matmul_nt",
-        "matmul_nt",
-        normal((3, 4), (2, 4)),
-        on_parameters(lambda a, b: _record("matmul_nt", a, b)),
-    ),
-    Case(
-        "matmul_nt_batched",
-        "matmul_nt",
-        normal((2, 3, 4), (2, 5, 4)),
-        on_parameters(lambda a, b: _record("matmul_nt", a, b)),
-    ),
-    Case(
-        "matmul_tn",
-        "matmul_tn",
-        normal((4, 3), (4, 2)),
-        on_parameters(lambda a, b: _record("matmul_tn", a, b)),
-    ),
-    Case(
-        "matmul_tn_batched",
-        "matmul_tn",
-        normal((2, 4, 3), (2, 4, 5)),
-        on_parameters(lambda a, b: _record("matmul_tn", a, b)),
-    ),
-]
-
-
 def test_every_fused_primitive_is_registered_and_has_a_case():
     assert set(FUSED) <= set(REGISTRY)
     assert {case.subject for case in FUSED_CASES} == set(FUSED)
-
-
-# Derivative rules: finite differences, and both routes bit for bit ------------------------
-
-
-@pytest.mark.parametrize("route", sorted(ROUTES))
-@pytest.mark.parametrize("case", FUSED_CASES, ids=repr)
-def test_fused_derivative_matches_finite_differences(case: Case, route: str):
-    arrays = case.arrays()
-    outcome = ROUTES[route](case.build, arrays, case.seed, np.float64)
-    numeric = finite_differences(case.build, arrays, case.seed)
-    for position, (analytic, expected) in enumerate(zip(outcome.gradients, numeric)):
-        assert analytic.shape == expected.shape
-        assert np.any(np.abs(expected) > 1e-6), f"gradient {position} is trivially flat"
-        np.testing.assert_allclose(analytic, expected, rtol=1e-6, atol=1e-8)
-
-
-@pytest.mark.parametrize("case", FUSED_CASES, ids=repr)
-def test_fused_routes_agree_bitwise(case: Case):
-    arrays = case.arrays()
-    first = engine(case.build, arrays, case.seed, np.float32)
-    second = recorded(case.build, arrays, case.seed, np.float32)
-    assert first.loss.tobytes() == second.loss.tobytes()
-    for left, right in zip(first.gradients, second.gradients):
-        assert left.dtype == right.dtype == np.float32
-        assert left.tobytes() == right.tobytes()
 
 
 def test_composites_record_the_fused_primitives():
