@@ -14,12 +14,13 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-from topos import Tape, Tensor, Value
+from topos import Tape, Tensor, Value, max_pool
 
-MAX_VOLUME = 48
+MAX_VOLUME = 81
 MAX_RANK = 4
 
 shapes = st.lists(st.integers(1, 3), min_size=0, max_size=3).map(tuple)
+parameter_shapes = shapes | st.lists(st.integers(1, 3), min_size=4, max_size=4).map(tuple)
 
 # Each operation: how to record it from operand Values and static attributes.
 APPLY: dict[str, Any] = {
@@ -38,6 +39,10 @@ APPLY: dict[str, Any] = {
     "sqrt": lambda a: (a * a + 1.0).sqrt(),
     "matmul": lambda a, b: a @ b,
     "gram": lambda a: a @ a.T,
+    "matmul_nt": lambda a, b: a.tape.record("matmul_nt", (a, b)),
+    "matmul_tn": lambda a, b: a.tape.record("matmul_tn", (a, b)),
+    "max_pool": lambda a, size, stride: max_pool(a, size, stride),
+    "im2col": lambda a, **window: a.tape.record("im2col", (a,), **window),
     "permute": lambda a, axes: a.permute(*axes),
     "reshape": lambda a, shape: a.reshape(shape),
     "sum": lambda a: a.sum(),
@@ -127,6 +132,38 @@ def _step(draw, pool: list[Value]) -> tuple[str, tuple[int, ...], dict] | None:
         if not partners:
             return None
         return operation, (first, draw(st.sampled_from(partners))), {}
+    if operation in ("matmul_nt", "matmul_tn"):
+        # nt: a [.., m, k] with b [.., n, k]; tn: a [.., k, m] with b [.., k, n]
+        axis = -1 if operation == "matmul_nt" else -2
+        partners = [
+            i
+            for i in positions
+            if rank >= 2
+            and shape_of[i].rank == rank
+            and tuple(shape_of[i])[:-2] == tuple(shape)[:-2]
+            and shape_of[i][axis] == shape[axis]
+        ]
+        if not partners:
+            return None
+        return operation, (first, draw(st.sampled_from(partners))), {}
+    if operation == "max_pool":
+        if rank != 4:
+            return None
+        size = draw(st.integers(1, min(2, shape[2], shape[3])))
+        return operation, (first,), {"size": size, "stride": draw(st.integers(1, 2))}
+    if operation == "im2col":
+        if rank != 4:
+            return None
+        padding = draw(st.integers(0, 1))
+        kernel_height = draw(st.integers(1, min(3, shape[2] + 2 * padding)))
+        kernel_width = draw(st.integers(1, min(3, shape[3] + 2 * padding)))
+        attributes = {
+            "kernel_height": kernel_height,
+            "kernel_width": kernel_width,
+            "stride": draw(st.integers(1, 2)),
+            "padding": padding,
+        }
+        return operation, (first,), attributes
     if operation == "gram":
         return (operation, (first,), {}) if rank >= 2 else None
     if operation == "permute":
@@ -180,9 +217,9 @@ def _step(draw, pool: list[Value]) -> tuple[str, tuple[int, ...], dict] | None:
 @st.composite
 def programs(draw, max_steps: int = 10) -> Program:
     """Random programs whose every value stays small (volume and rank bounded)."""
-    parameter_shapes = tuple(draw(st.lists(shapes, min_size=1, max_size=3)))
+    drawn = tuple(draw(st.lists(parameter_shapes, min_size=1, max_size=3)))
     scratch = Tape(dtype=np.float64)
-    pool = [scratch.parameter(Tensor.filled(shape, 0.5, np.float64)) for shape in parameter_shapes]
+    pool = [scratch.parameter(Tensor.filled(shape, 0.5, np.float64)) for shape in drawn]
     steps = []
     for _ in range(draw(st.integers(2, max_steps))):
         step = _step(draw, pool)
@@ -195,4 +232,4 @@ def programs(draw, max_steps: int = 10) -> Program:
         pool.append(value)
         steps.append(step)
     extra = draw(st.one_of(st.none(), st.integers(0, len(pool) - 1)))
-    return Program(parameter_shapes, tuple(steps), extra, draw(st.integers(0, 2**32 - 1)))
+    return Program(drawn, tuple(steps), extra, draw(st.integers(0, 2**32 - 1)))

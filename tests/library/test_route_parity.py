@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, event, given, settings
+from numpy.lib.stride_tricks import sliding_window_view
 
 from tests.library.cases import ALL_CASES, Case
 from tests.library.random_graphs import Program, programs
@@ -144,8 +145,8 @@ def test_rank0_operands_and_python_numbers():
 
 
 def smooth(program: Program, arrays: list[np.ndarray]) -> bool:
-    """Whether finite differences can be trusted: no relu, step or maximum input within
-    reach of its kink, and nothing huge or non-finite."""
+    """Whether finite differences can be trusted: no relu, step, maximum or max_pool input
+    within reach of its kink, and nothing huge or non-finite."""
     tape, loss, _ = record(program.build, arrays, program.seed, np.float64)
     network = tape.into_network()
     plan = network.entry([loss.symbol]).backward().lower()
@@ -160,6 +161,12 @@ def smooth(program: Program, arrays: list[np.ndarray]) -> bool:
         elif node.operation == "maximum":
             left, right = (run.of(network.symbol(i)).numpy() for i in node.inputs)
             gap = np.abs(left - right)
+        elif node.operation == "max_pool":
+            size, stride = node.attributes["size"], node.attributes["stride"]
+            windows = sliding_window_view(
+                run.of(network.symbol(node.inputs[0])).numpy(), (size, size), axis=(2, 3)
+            )[:, :, ::stride, ::stride].reshape(*node.shape, size * size)
+            gap = np.abs(windows[..., :, None] - windows[..., None, :])
         else:
             continue
         if np.any((gap > 0) & (gap < 1e-4)):
@@ -167,7 +174,7 @@ def smooth(program: Program, arrays: list[np.ndarray]) -> bool:
     return True
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs())
 def test_random_graphs_agree_bitwise_and_with_finite_differences(program: Program):
     arrays = program.arrays()
