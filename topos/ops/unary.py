@@ -69,6 +69,7 @@ def _derive_step(algebra, inputs, output, gradient, needs):
 def step(operand, out=None):
     """1 where the element is positive, else 0 (NaN gives 0): the relu mask."""
     if out is None:
-        return np.greater(operand, 0).astype(operand.dtype)
-    np.copyto(out, np.greater(operand, 0))
+        out = np.empty_like(operand)
+    # One pass: the comparison's booleans are cast to the output's dtype as they are stored.
+    np.greater(operand, 0, out=out)
     return out
