@@ -147,6 +147,8 @@ class Tensor:
     ) -> Tensor:
         """One-hot rows: row i holds `value` in column `labels[i]` and zeros elsewhere."""
         labels = np.asarray(list(labels) if not isinstance(labels, np.ndarray) else labels)
+        if labels.size and not np.issubdtype(labels.dtype, np.integer):
+            raise TypeError(f"Tensor.selection: labels must be integers, not {labels.dtype}")
         if labels.size and (labels.min() < 0 or labels.max() >= classes):
             raise ValueError(f"Tensor.selection: a label lies outside 0..{classes - 1}")
         rows = np.zeros((labels.size, classes), dtype=_float_dtype(dtype, None))

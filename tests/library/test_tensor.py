@@ -185,3 +185,18 @@ def test_equality_is_exact_over_shape_dtype_and_bits():
     assert Tensor([], [np.nan]) == Tensor([], [np.nan])
     with pytest.raises(TypeError):
         hash(Tensor([], [1.0]))
+
+
+def test_selection_refuses_fractional_labels():
+    with pytest.raises(TypeError, match="labels must be integers"):
+        Tensor.selection([1.5], 3)
+
+
+def test_numpy_scalars_mix_into_recording_like_python_numbers():
+    from topos import Tape
+
+    tape = Tape()
+    value = tape.input(Tensor.filled([2], 1.0))
+    for number in (np.float32(2), np.float64(2), np.int64(2), 2, 2.0):
+        assert (value + number).shape == (2,)
+        assert (number * value).shape == (2,)

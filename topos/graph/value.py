@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -12,7 +13,7 @@ from topos.tensor import Shape
 if TYPE_CHECKING:
     from topos.graph.tape import Tape
 
-Number = (int, float)
+Number = numbers.Real
 
 
 def _normalise_axis(axis: int, rank: int, operation: str) -> int:
