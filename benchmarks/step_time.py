@@ -10,7 +10,8 @@ steps, the median ms/step over every timed step is each route's figure; the
 ratios divide by PyTorch's median (a twin of the same model, batch, initial
 weights and plain SGD, trained when `import torch` works; otherwise the
 comparison is skipped and said so). Both topos routes must report the same loss
-bits at every step. Prints a table and writes the JSON to results/.
+bits at every step. Prints a table (with CPU time and minor page faults per step,
+from each worker's rusage) and writes the JSON to results/.
 
 PyTorch is never a dependency of the project: it is only imported here, in its
 own worker, when installed.
@@ -22,6 +23,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -125,11 +127,19 @@ def worker(route: str) -> int:
     for line in sys.stdin:
         request = json.loads(line)
         times, losses = [], []
+        before = resource.getrusage(resource.RUSAGE_SELF)
         for _ in range(int(request["steps"])):
             start = time.perf_counter()
             losses.append(step())
             times.append((time.perf_counter() - start) * 1000)
-        print(json.dumps({"times": times, "losses": losses}), flush=True)
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        usage = {
+            "cpu_ms": ((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
+            * 1000,
+            "system_ms": (after.ru_stime - before.ru_stime) * 1000,
+            "minor_faults": after.ru_minflt - before.ru_minflt,
+        }
+        print(json.dumps({"times": times, "losses": losses, "usage": usage}), flush=True)
     return 0
 
 
@@ -147,7 +157,7 @@ def torch_available() -> bool:
 class Worker:
     """A route's worker process."""
 
-    def __init__(self, route: str) -> None:
+    def __init__(self, route: str, environment: dict[str, str] | None = None) -> None:
         self.route = route
         self.process = subprocess.Popen(
             [sys.executable, __file__, "--worker", route],
@@ -155,10 +165,12 @@ class Worker:
             stdout=subprocess.PIPE,
             text=True,
             bufsize=1,
+            env={**os.environ, **(environment or {})},
         )
         self.info = self._read()
         self.times: list[float] = []
         self.losses: list[int] = []
+        self.usage = {"cpu_ms": 0.0, "system_ms": 0.0, "minor_faults": 0}
 
     def _read(self) -> dict:
         line = self.process.stdout.readline()
@@ -172,6 +184,8 @@ class Worker:
         answer = self._read()
         self.times += answer["times"]
         self.losses += answer["losses"]
+        for key, value in answer["usage"].items():
+            self.usage[key] += value
         return answer
 
     def close(self) -> None:
@@ -201,6 +215,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=20, help="timed steps per round")
     parser.add_argument("--warmup", type=int, default=5, help="untimed steps first")
     parser.add_argument("--no-torch", action="store_true", help="skip the PyTorch twin")
+    parser.add_argument(
+        "--keep-freed-memory",
+        action="store_true",
+        help="run the topos workers with glibc keeping freed memory for reuse "
+        "(MALLOC_MMAP_THRESHOLD_/MALLOC_TRIM_THRESHOLD_): an estimate of what a static "
+        "arena would save, not how topos runs by default",
+    )
     parser.add_argument("--out", type=Path, help="where to write the JSON")
     arguments = parser.parse_args(argv)
     if arguments.worker:
@@ -214,11 +235,15 @@ def main(argv: list[str] | None = None) -> int:
         routes.append("pytorch")
     else:
         skipped = "torch cannot be imported here"
-    workers = [Worker(route) for route in routes]
+    allocator = {}
+    if arguments.keep_freed_memory:
+        allocator = {"MALLOC_MMAP_THRESHOLD_": str(2**30), "MALLOC_TRIM_THRESHOLD_": str(2**31)}
+    workers = [Worker(route, allocator if route in TOPOS_ROUTES else None) for route in routes]
     try:
         for worker_process in workers:
             worker_process.train(arguments.warmup)
             worker_process.times.clear()
+            worker_process.usage = dict.fromkeys(worker_process.usage, 0)
         for round_number in range(arguments.rounds):
             for worker_process in workers if round_number % 2 == 0 else reversed(workers):
                 worker_process.train(arguments.steps)
@@ -236,6 +261,9 @@ def main(argv: list[str] | None = None) -> int:
             "q3_ms": quartiles[2],
             "min_ms": min(times),
             "steps_timed": len(times),
+            "cpu_ms_per_step": worker_process.usage["cpu_ms"] / len(times),
+            "system_ms_per_step": worker_process.usage["system_ms"] / len(times),
+            "minor_faults_per_step": worker_process.usage["minor_faults"] / len(times),
             "info": worker_process.info,
         }
     by_route = {worker_process.route: worker_process for worker_process in workers}
@@ -254,16 +282,23 @@ def main(argv: list[str] | None = None) -> int:
         "pytorch_skipped": skipped,
         "loss_bits_identical": parity,
         "steps_compared": len(by_route["engine"].losses),
+        "topos_allocator": "keeps freed memory (estimate)" if allocator else "default",
         "recorded_vs_engine": results["recorded"]["median_ms"] / results["engine"]["median_ms"],
         "environment": environment(),
     }
-    print(f"{'route':<10} {'ms/step':>9} {'q1':>8} {'q3':>8} {'min':>8} {'x pytorch':>10}")
+    print(
+        f"{'route':<10} {'ms/step':>9} {'q1':>8} {'q3':>8} {'min':>8} {'x pytorch':>10} "
+        f"{'cpu ms':>8} {'faults':>8}"
+    )
     for route, figures in results.items():
         ratio = f"{figures['vs_pytorch']:.2f}x" if figures["vs_pytorch"] else "-"
         print(
             f"{route:<10} {figures['median_ms']:9.2f} {figures['q1_ms']:8.2f} "
-            f"{figures['q3_ms']:8.2f} {figures['min_ms']:8.2f} {ratio:>10}"
+            f"{figures['q3_ms']:8.2f} {figures['min_ms']:8.2f} {ratio:>10} "
+            f"{figures['cpu_ms_per_step']:8.1f} {figures['minor_faults_per_step']:8.0f}"
         )
+    if allocator:
+        print("topos workers ran with glibc keeping freed memory (an arena's estimate)")
     if skipped:
         print(f"pytorch: skipped the comparison ({skipped})")
     print(

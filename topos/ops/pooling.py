@@ -82,11 +82,12 @@ def _plane_buffer(like: np.ndarray, size: int, dtype) -> np.ndarray:
     return planes.transpose(0, 1, *(position[axis] for axis in range(2, 6)))
 
 
-def _lane_planes(array: np.ndarray, size: int) -> list:
-    """The lanes of a tiled input, each copied into one contiguous block."""
+def _lane_planes(array: np.ndarray, size: int) -> tuple[np.ndarray, list]:
+    """The lanes of a tiled input, each copied into one contiguous block: the
+    `[size, size, N, C, OH, OW]` planes, and the list of lanes in row-major order."""
     planes = _plane_buffer(array, size, array.dtype)
     np.copyto(planes, _phases(array, size))
-    return [planes[ky, kx] for ky in range(size) for kx in range(size)]
+    return planes, [planes[ky, kx] for ky in range(size) for kx in range(size)]
 
 
 def _winners(lanes: list) -> list:
@@ -124,7 +125,7 @@ def max_pool(operand, out=None, size=1, stride=1):
     """The largest lane of each window: `maximum` folded over the lanes left to right."""
     pooled = tuple(_pooled_shape("max_pool", Shape(operand.shape), size, stride))
     if size > 1 and _tiles(operand.shape, size, stride):
-        lanes = _lane_planes(operand, size)
+        _, lanes = _lane_planes(operand, size)
     else:
         lanes = _lanes(operand, pooled, size, stride)
     if len(lanes) == 1:
@@ -157,8 +158,11 @@ def max_pool_route(operand, gradient, out=None, size=1, stride=1):
         out = np.empty_like(operand, dtype=gradient.dtype)
     if size > 1 and _tiles(operand.shape, size, stride):
         # Each lane's share is made in a contiguous plane, then one copy interleaves them.
-        winners = _winners(_lane_planes(operand, size))
-        planes = _plane_buffer(operand, size, gradient.dtype)
+        planes, lanes = _lane_planes(operand, size)
+        winners = _winners(lanes)
+        if planes.dtype != gradient.dtype:
+            planes = _plane_buffer(operand, size, gradient.dtype)
+        # Once the winners are known the lane planes are spent: they take the shares.
         for lane, won in enumerate(winners):
             np.multiply(gradient, won, out=planes[lane // size, lane % size])
         np.copyto(_phases(out, size), planes)
