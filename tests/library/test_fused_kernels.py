@@ -263,6 +263,29 @@ def test_out_arrays_are_written_and_returned():
     np.testing.assert_array_equal(picked, pooled)
 
 
+def test_out_arrays_of_any_layout_are_written():
+    # A memory plan may hand a kernel a slot in another layout than it would choose.
+    x = _channels_last(np.random.default_rng(16).standard_normal((2, 3, 4, 4)).astype(np.float32))
+    window = _window()
+    patches = kernel("im2col")(x, **window)
+    slot = np.asfortranarray(np.empty_like(patches))
+    assert kernel("im2col")(x, out=slot, **window) is slot
+    np.testing.assert_array_equal(slot, patches)
+    pooled = kernel("max_pool")(x, size=2, stride=2)
+    gradient = np.random.default_rng(17).standard_normal(pooled.shape).astype(np.float32)
+    routed = kernel("max_pool_route")(x, gradient, size=2, stride=2)
+    for layout in (np.ascontiguousarray, _channels_last, np.asfortranarray):
+        slot = layout(np.zeros_like(x))
+        assert kernel("max_pool_route")(x, gradient, out=slot, size=2, stride=2) is slot
+        np.testing.assert_array_equal(slot, routed)
+        slot = layout(np.zeros_like(pooled))
+        assert kernel("max_pool")(x, out=slot, size=2, stride=2) is slot
+        np.testing.assert_array_equal(slot, pooled)
+        images = layout(np.zeros_like(x))
+        assert kernel("col2im")(patches, out=images, shape=x.shape, **window) is images
+        np.testing.assert_array_equal(images, kernel("col2im")(patches, shape=x.shape, **window))
+
+
 # Shape rules ------------------------------------------------------------------------------
 
 

@@ -89,13 +89,13 @@ def im2col(images, out=None, kernel_height=1, kernel_width=1, stride=1, padding=
     windows = sliding_window_view(padded, (kernel_height, kernel_width), axis=(1, 2))
     windows = windows[:, : (out_height - 1) * stride + 1 : stride]
     windows = windows[:, :, : (out_width - 1) * stride + 1 : stride]
-    if out is None:
-        out = np.empty(
-            (batch * out_height * out_width, kernel_height * kernel_width * channels),
-            dtype=images.dtype,
-        )
-    patches = out.reshape(batch, out_height, out_width, kernel_height, kernel_width, channels)
+    shape = (batch * out_height * out_width, kernel_height * kernel_width * channels)
+    target = out if out is not None and out.flags.c_contiguous else np.empty(shape, images.dtype)
+    patches = target.reshape(batch, out_height, out_width, kernel_height, kernel_width, channels)
     np.copyto(patches, windows.transpose(0, 1, 2, 4, 5, 3))
+    if out is None or out is target:
+        return target
+    np.copyto(out, target)
     return out
 
 

@@ -28,6 +28,7 @@ maxima and comparisons run over contiguous memory instead of short strided runs.
 from __future__ import annotations
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from topos.ops.primitive import primitive
 from topos.ops.shape_rules import fail
@@ -68,8 +69,21 @@ def _tiles(shape: tuple[int, ...], size: int, stride: int) -> bool:
 def _phases(array: np.ndarray, size: int) -> np.ndarray:
     """A tiled `[N, C, H, W]` as the view `[size, size, N, C, OH, OW]`: lane first."""
     batch, channels, height, width = array.shape
-    split = array.reshape(batch, channels, height // size, size, width // size, size)
-    return split.transpose(3, 5, 0, 1, 2, 4)
+    batch_step, channel_step, row_step, column_step = array.strides
+    # Always a view (a reshape of a strided array could copy, and writes would be lost).
+    return as_strided(
+        array,
+        shape=(size, size, batch, channels, height // size, width // size),
+        strides=(
+            row_step,
+            column_step,
+            batch_step,
+            channel_step,
+            row_step * size,
+            column_step * size,
+        ),
+        writeable=array.flags.writeable,
+    )
 
 
 def _plane_buffer(like: np.ndarray, size: int, dtype) -> np.ndarray:
