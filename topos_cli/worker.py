@@ -2,7 +2,8 @@
 
 `python -m topos_cli.worker --workload W --route R --steps N [--data DIR]`
 writes one JSON object per line to the pipe it was given as standard output:
-`ready` (plan summary, live volume, node counts, time to lower, RSS at ready),
+`ready` (plan summary, live volume, node counts, time to lower, time of the
+thrown-away warm-up step as `warm_up_seconds`, RSS at ready),
 one `step` per step (loss, its float32 bits, seconds), then `done` (the peak) —
 or `error` (what went wrong, in one line) and a non-zero exit. Anything else
 the process prints goes to standard error, so it can never garble the events.
@@ -24,6 +25,13 @@ from topos_cli import process_memory
 
 EXIT_ERROR = 1
 EXIT_NONFINITE = 5
+
+#: The environment variable in which the grader gives its process id.
+GRADER_PID_VARIABLE = "TOPOS_GRADER_PID"
+
+
+class WorkloadRouteError(ValueError):
+    """A route the workload does not offer: a usage error, reported as kind `workload`."""
 
 
 class EventStream:
@@ -73,10 +81,17 @@ def train(arguments: argparse.Namespace, events: EventStream) -> int:
     from topos_cli.workloads import Training, resolve
 
     workload = resolve(arguments.workload)
+    if arguments.route not in workload.routes:
+        raise WorkloadRouteError(
+            f"workload {workload.name!r} has no route {arguments.route!r}; "
+            f"its routes are {', '.join(workload.routes)}"
+        )
     data = None if arguments.data in (None, "", "synthetic") else arguments.data
     dataset = workload.load_dataset(data)
     training = Training(workload, arguments.route, dataset, arguments.steps)
+    warm_up_started = time.perf_counter()
     training.warm_up()
+    warm_up_seconds = time.perf_counter() - warm_up_started
     plan = training.plan
     itemsize = plan.network.dtype.itemsize
     high_water_source = "proc" if process_memory.reset_high_water() else "sampling"
@@ -105,6 +120,7 @@ def train(arguments: argparse.Namespace, events: EventStream) -> int:
         forward_nodes=training.program.forward_nodes,
         gradient_nodes=training.program.gradient_nodes,
         lower_seconds=training.program.lower_seconds,
+        warm_up_seconds=warm_up_seconds,
         ready_rss_bytes=process_memory.resident_bytes(),
         high_water_source=high_water_source,
         python=platform.python_version(),
@@ -157,7 +173,7 @@ def error_kind(error: BaseException) -> str:
 
     if isinstance(error, DataError):
         return "data"
-    if isinstance(error, (WorkloadNotFoundError, ShapeError, GraphError)):
+    if isinstance(error, (WorkloadNotFoundError, WorkloadRouteError, ShapeError, GraphError)):
         return "workload"
     return "crash"
 
@@ -173,6 +189,31 @@ def where_raised(error: BaseException) -> str:
     return ""
 
 
+def die_with_parent() -> None:
+    """Asks Linux to kill this process when the grader that started it dies.
+
+    The grader ends its workers itself on Ctrl-C, SIGTERM and timeouts; this
+    covers the one end it cannot handle, being killed outright (SIGKILL), so
+    even then no worker is left behind. Elsewhere it does nothing.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        set_parent_death_signal = 1  # PR_SET_PDEATHSIG
+        libc.prctl(set_parent_death_signal, int(signal.SIGKILL), 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    # The grader names itself, so a parent that died before the request took effect is
+    # told from a grader that is legitimately pid 1 (in a container).
+    grader = os.environ.get(GRADER_PID_VARIABLE, "")
+    if grader.isdigit() and os.getppid() != int(grader):
+        os._exit(EXIT_ERROR)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Runs the worker; every failure becomes an `error` event and a non-zero exit."""
     events = EventStream()
@@ -180,17 +221,23 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return train(arguments, events)
     except Exception as error:  # the grader must hear about every failure, in one line
+        where = where_raised(error)
+        if isinstance(error, MemoryError):
+            # The frames still hold what filled memory; free it so the report can be sent.
+            traceback.clear_frames(error.__traceback__)
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
         events.emit(
             "error",
             kind=error_kind(error),
             type=type(error).__name__,
             message=message,
-            where=where_raised(error),
+            where=where,
         )
         traceback.print_exc()
         return EXIT_ERROR
 
 
 if __name__ == "__main__":
+    # Only as a process of its own: a caller of main() keeps its own fate.
+    die_with_parent()
     sys.exit(main())

@@ -1,0 +1,495 @@
+"""Monitor: one route of a workload in one worker process, watched from the parent.
+
+`WorkerMonitor.run` spawns `python -m topos_cli.worker` in a session (and so a
+process group) of its own, so the worker and anything it starts can be killed
+together and a Ctrl-C at the terminal reaches the grader alone. While it runs:
+
+- a thread reads the worker's JSON-lines events from its standard output;
+- a thread keeps the tail of its standard error, for failure reports;
+- a thread samples its RSS with psutil every 5 ms, for the live display and
+  a timeline kept in the result (the authoritative peak is the worker's own
+  `VmHWM`; sampling misses short peaks and is only the fallback where
+  `/proc` is missing);
+- a timer kills the process group when `timeout` seconds have passed.
+
+The main thread blocks in `os.wait4`, which also gives the worker's rusage
+(`ru_maxrss` is kept as a cross-check only: it includes the interpreter's
+start-up and shutdown). How the process ended becomes the run's status: `ok`,
+`failed` (exit status or signal, the worker's `error` event, the tail of its
+stderr), `nonfinite`, `timed out` or `interrupted`. The result is the
+`RepeatResult` dict described in `topos_cli.verdict`.
+
+Should the grader itself be killed outright (SIGKILL), the worker dies with
+it: it asks Linux for a parent-death signal (`topos_cli.worker.die_with_parent`).
+The parent never imports NumPy or the library: only the worker does.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import IO, Any
+
+import psutil
+
+from topos_cli.interruption import Interrupted, interruptions_deferred, interruptions_ignored
+from topos_cli.rss_timeline import RssTimeline
+
+#: How often the parent samples the worker's RSS.
+SAMPLE_INTERVAL_SECONDS = 0.005
+
+#: glibc's mmap threshold for workers unless the environment sets one: arrays above
+#: 64 KiB get their own mappings and go back to the system when freed, so a route
+#: that frees early is seen to be lean (glibc otherwise keeps them in its heap).
+DEFAULT_MMAP_THRESHOLD = "65536"
+
+#: The variables `--threads` sets, read by OpenBLAS, OpenMP and MKL as they load.
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+#: Environment the result records (the machine's own OpenBLAS tuning is left as it is).
+RECORDED_VARIABLES = (
+    *THREAD_VARIABLES,
+    "OPENBLAS_CORETYPE",
+    "OPENBLAS_L2_SIZE",
+    "MALLOC_MMAP_THRESHOLD_",
+)
+
+#: Where the worker finds the grader's process id (see `topos_cli.worker.die_with_parent`).
+GRADER_PID_VARIABLE = "TOPOS_GRADER_PID"
+
+#: How many lines of a worker's standard error a failure report quotes.
+STDERR_TAIL_LINES = 8
+
+_KEPT_STDERR_LINES = 200
+_LONGEST_STDERR_LINE = 400
+
+
+def worker_environment(
+    threads: int | None, base: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The environment a worker starts with: `base` (this process's by default), the
+    mmap threshold unless `base` sets one, and `threads` for every BLAS if given."""
+    environment = dict(os.environ if base is None else base)
+    environment.setdefault("MALLOC_MMAP_THRESHOLD_", DEFAULT_MMAP_THRESHOLD)
+    # The worker asks to die with this process, and checks it is still its parent.
+    environment[GRADER_PID_VARIABLE] = str(os.getpid())
+    if threads is not None:
+        for variable in THREAD_VARIABLES:
+            environment[variable] = str(threads)
+    return environment
+
+
+def environment_facts(environment: Mapping[str, str]) -> dict[str, str | None]:
+    """The variables of `environment` that shape a measurement (`None` when unset)."""
+    return {variable: environment.get(variable) for variable in RECORDED_VARIABLES}
+
+
+@dataclass(frozen=True)
+class WorkerRequest:
+    """One run to make: which workload and route, how many steps, on which data."""
+
+    workload: str
+    route: str
+    steps: int
+    #: A directory of real data files, or `None` for the synthetic stand-in.
+    data: str | None = None
+    #: 0-based index among this route's runs.
+    repeat: int = 0
+    #: Seconds before the run is killed and marked timed out; `None` waits for ever.
+    timeout: float | None = None
+
+    def command(self) -> list[str]:
+        """The worker's command line."""
+        command = [
+            sys.executable,
+            "-m",
+            "topos_cli.worker",
+            "--workload",
+            self.workload,
+            "--route",
+            self.route,
+            "--steps",
+            str(self.steps),
+        ]
+        if self.data is not None:
+            command += ["--data", self.data]
+        return command
+
+
+class WorkerObserver:
+    """What a display hears of a run; every method is called from some monitor thread.
+
+    The defaults do nothing; a display overrides what it shows. An observer
+    must not raise: a display that fails must not fail the measurement, so
+    its errors are swallowed.
+    """
+
+    def started(self, request: WorkerRequest, pid: int) -> None:
+        """The worker process `pid` started."""
+
+    def event(self, request: WorkerRequest, event: Mapping[str, Any]) -> None:
+        """The worker sent `event` (a dict with an `event` key)."""
+
+    def sampled(self, request: WorkerRequest, rss_bytes: int) -> None:
+        """The worker's RSS was sampled."""
+
+    def finished(self, request: WorkerRequest, result: Mapping[str, Any]) -> None:
+        """The run ended; `result` is its RepeatResult dict."""
+
+
+def signal_name(number: int) -> str:
+    """`SIGKILL` for 9, or `signal 64` for a number without a name."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+class WorkerMonitor:
+    """Runs one `WorkerRequest` in a worker process and reports how it went.
+
+    `run()` returns the RepeatResult dict. If the parent is interrupted while
+    the worker runs (any exception, `Interrupted` for Ctrl-C or SIGTERM), the
+    worker's process group is killed, the partial result is kept in `result`
+    with status `interrupted`, and the exception propagates.
+    """
+
+    def __init__(
+        self,
+        request: WorkerRequest,
+        environment: Mapping[str, str] | None = None,
+        observer: WorkerObserver | None = None,
+        sample_interval: float = SAMPLE_INTERVAL_SECONDS,
+    ) -> None:
+        self.request = request
+        self.environment = dict(worker_environment(None) if environment is None else environment)
+        self.observer = observer or WorkerObserver()
+        self.sample_interval = sample_interval
+        self.result: dict[str, Any] | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()
+        self._stop_sampling = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._started = 0.0
+        self._ended: float | None = None
+        self._timeline: RssTimeline | None = None
+        self._ready: dict[str, Any] | None = None
+        self._ready_moment: float | None = None
+        self._rss_at_ready: int | None = None
+        self._sampled_peak_after_ready: int | None = None
+        self._steps: list[dict[str, Any]] = []
+        self._nonfinite: dict[str, Any] | None = None
+        self._done: dict[str, Any] | None = None
+        self._error: dict[str, Any] | None = None
+        self._stray_output: list[str] = []
+        self._stderr: collections.deque[str] = collections.deque(maxlen=_KEPT_STDERR_LINES)
+        self._returncode: int | None = None
+        self._rusage: Any = None
+        self._reaped = False
+        self._timed_out = False
+        self._interruption: str | None = None
+
+    # -- the run ------------------------------------------------------------------
+
+    def run(self) -> dict[str, Any]:
+        """Runs the worker to its end and returns the run's RepeatResult dict."""
+        self._started = time.monotonic()
+        self._timeline = RssTimeline(self._started, self.sample_interval)
+        timer = None
+        try:
+            # A signal landing between fork and keeping the handle would orphan the
+            # worker; deferred, it is raised once the handle is kept (and so killed).
+            with interruptions_deferred():
+                self._process = subprocess.Popen(
+                    self.request.command(),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    env=self.environment,
+                    start_new_session=True,
+                    close_fds=True,
+                )
+            self._notify(self.observer.started, self.request, self._process.pid)
+            self._start_thread(self._read_events, self._process.stdout, "events")
+            self._start_thread(self._read_stderr, self._process.stderr, "stderr")
+            self._start_thread(self._sample, None, "sampler")
+            if self.request.timeout is not None:
+                timer = threading.Timer(self.request.timeout, self._time_out)
+                timer.daemon = True
+                timer.start()
+            self._reap()
+        except BaseException as error:
+            self._interruption = (
+                error.signal_name
+                if isinstance(error, Interrupted)
+                else "SIGINT"
+                if isinstance(error, KeyboardInterrupt)
+                else type(error).__name__
+            )
+            with interruptions_ignored():
+                self._kill_group()
+                self._reap()
+            raise
+        finally:
+            with interruptions_ignored():
+                if timer is not None:
+                    timer.cancel()
+                # Whatever the worker started in its group dies with it: no orphans.
+                self._kill_group()
+                self._finish_threads()
+                self.result = self._conclude()
+                self._notify(self.observer.finished, self.request, self.result)
+        return self.result
+
+    def _start_thread(self, target: Any, stream: IO[bytes] | None, name: str) -> None:
+        thread = threading.Thread(
+            target=target, args=(stream,) if stream is not None else (), daemon=True, name=name
+        )
+        thread.start()
+        self._threads.append(thread)
+
+    def _reap(self) -> None:
+        """Waits for the worker to end, keeping its exit status and rusage."""
+        if self._reaped or self._process is None:
+            return
+        _, status, rusage = os.wait4(self._process.pid, 0)
+        with self._lock:
+            self._reaped = True
+            self._ended = time.monotonic()
+            self._returncode = os.waitstatus_to_exitcode(status)
+            self._rusage = rusage
+            # Popen must not wait for a process already reaped.
+            self._process.returncode = self._returncode
+
+    def _kill_group(self) -> None:
+        """Kills the worker's process group (the worker and its children), if any is left."""
+        if self._process is None:
+            return
+        # ProcessLookupError: the group is gone already.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._process.pid, signal.SIGKILL)
+
+    def _time_out(self) -> None:
+        with self._lock:
+            if self._reaped:
+                return
+            self._timed_out = True
+        self._kill_group()
+
+    def _finish_threads(self) -> None:
+        self._stop_sampling.set()
+        for thread in self._threads:
+            # The pipes reach end of file once the group is dead; the bound only guards
+            # against a grandchild that left the group holding them open.
+            thread.join(timeout=5.0)
+        for stream in (self._process.stdout, self._process.stderr) if self._process else ():
+            if stream is not None:
+                stream.close()
+
+    def _notify(self, method: Any, *arguments: Any) -> None:
+        # A display's failure must not fail the measurement.
+        with contextlib.suppress(Exception):
+            method(*arguments)
+
+    # -- the threads --------------------------------------------------------------
+
+    def _read_events(self, stream: IO[bytes]) -> None:
+        for raw in stream:
+            line = raw.decode("utf-8", errors="replace").strip()
+            if not line:
+                continue
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                event = None
+            if not isinstance(event, dict) or not isinstance(event.get("event"), str):
+                # The worker sends only events on this pipe; anything else is kept as a clue.
+                self._stray_output.append(line[:_LONGEST_STDERR_LINE])
+                continue
+            self._record(event)
+            self._notify(self.observer.event, self.request, event)
+
+    def _record(self, event: dict[str, Any]) -> None:
+        kind = event["event"]
+        if kind == "ready":
+            self._ready = event
+            self._ready_moment = time.monotonic()
+            self._rss_at_ready = self._timeline.last if self._timeline else None
+            self._sampled_peak_after_ready = self._rss_at_ready
+        elif kind == "step":
+            self._steps.append(event)
+        elif kind == "nonfinite":
+            self._nonfinite = event
+        elif kind == "done":
+            self._done = event
+        elif kind == "error":
+            self._error = event
+
+    def _read_stderr(self, stream: IO[bytes]) -> None:
+        for raw in stream:
+            line = raw.decode("utf-8", errors="replace").rstrip()
+            self._stderr.append(line[:_LONGEST_STDERR_LINE])
+
+    def _sample(self) -> None:
+        try:
+            process = psutil.Process(self._process.pid)
+        except psutil.Error:
+            return
+        while True:
+            try:
+                rss = process.memory_info().rss
+            except psutil.Error:
+                return
+            # A zombie reports no pages; that is the end, not a measurement.
+            if rss > 0:
+                self._timeline.add(time.monotonic(), rss)
+                if self._ready_moment is not None:
+                    peak = self._sampled_peak_after_ready
+                    self._sampled_peak_after_ready = rss if peak is None else max(peak, rss)
+                self._notify(self.observer.sampled, self.request, rss)
+            if self._stop_sampling.wait(self.sample_interval):
+                return
+
+    # -- the verdict on the run ---------------------------------------------------
+
+    def _stderr_tail(self, lines: int = STDERR_TAIL_LINES) -> list[str]:
+        kept = [line for line in self._stderr if line.strip()]
+        return kept[-lines:]
+
+    def _error_lines(self) -> list[str]:
+        """The worker's `error` event as a first line and where it was raised."""
+        if self._error is None:
+            return []
+        kind = self._error.get("type") or "error"
+        message = self._error.get("message") or ""
+        lines = [f"{kind}: {message}" if message and message != kind else kind]
+        where = self._error.get("where")
+        if where:
+            lines.append(f"at {where}")
+        return lines
+
+    def _classify(self) -> tuple[str, str | None]:
+        """The run's status and, unless it is ok, a detail: first line the cause."""
+        request = self.request
+        reached = f"{len(self._steps)} of {request.steps} steps"
+        returncode = self._returncode
+        if self._interruption is not None:
+            return "interrupted", f"interrupted by {self._interruption} after {reached}"
+        if self._timed_out:
+            lines = [
+                f"timed out after {request.timeout:g} s, {reached} done; "
+                f"its process group was killed"
+            ]
+            return "timed out", "\n".join(lines + self._stderr_tail())
+        if self._nonfinite is not None:
+            return "nonfinite", f"loss became {self._nonfinite.get('loss')}; training stopped there"
+        complete = (
+            returncode == 0
+            and self._done is not None
+            and self._done.get("status") == "ok"
+            and len(self._steps) == request.steps
+        )
+        if complete:
+            return "ok", None
+        if returncode is not None and returncode < 0:
+            cause = f"killed by {signal_name(-returncode)}"
+            if -returncode == signal.SIGKILL:
+                cause += " (the kernel's out-of-memory killer sends SIGKILL)"
+        elif returncode == 0:
+            cause = f"exit status 0 without finishing, after {reached}"
+        else:
+            cause = f"exit status {returncode}"
+        error = self._error_lines()
+        first = f"{cause}: {error[0]}" if error else f"{cause} after {reached}"
+        lines = [first, *error[1:]]
+        tail = self._stderr_tail()
+        if self._stray_output:
+            tail = [*self._stray_output[-2:], *tail]
+        if tail:
+            lines += ["stderr:", *tail]
+        return "failed", "\n".join(lines)
+
+    def _peak(self) -> tuple[int | None, str | None]:
+        """The peak RSS of the measured steps and where it came from."""
+        if self._done is None:
+            return None, None
+        reported = self._done.get("peak_rss_bytes")
+        if isinstance(reported, int) and (self._ready or {}).get("high_water_source") == "proc":
+            return reported, "VmHWM"
+        return self._sampled_peak_after_ready, "sampling"
+
+    def _conclude(self) -> dict[str, Any]:
+        """The run's RepeatResult dict, from everything gathered."""
+        request = self.request
+        status, detail = self._classify()
+        ready = dict(self._ready or {})
+        ready.pop("event", None)
+        ready_rss = ready.get("ready_rss_bytes")
+        if not isinstance(ready_rss, int):
+            ready_rss = self._rss_at_ready
+        peak, peak_source = self._peak() if status == "ok" else (None, None)
+        loss_bits, step_seconds = [], []
+        for event in self._steps:
+            try:
+                loss_bits.append(int(event["bits"]))
+                step_seconds.append(float(event["seconds"]))
+            except (KeyError, TypeError, ValueError):
+                break  # a malformed step ends the trajectory rather than corrupt it
+        ended = self._ended if self._ended is not None else time.monotonic()
+        rusage_peak = None
+        if self._rusage is not None:
+            # Linux counts ru_maxrss in KiB, macOS in bytes.
+            scale = 1 if sys.platform == "darwin" else 1024
+            rusage_peak = int(self._rusage.ru_maxrss) * scale
+        returncode = self._returncode
+        facts: dict[str, Any] = {
+            "pid": self._process.pid if self._process else None,
+            "exit": {
+                "status": returncode if returncode is not None and returncode >= 0 else None,
+                "signal": signal_name(-returncode)
+                if returncode is not None and returncode < 0
+                else None,
+            },
+            "wall_seconds": ended - self._started,
+            "ready_after_seconds": None
+            if self._ready_moment is None
+            else self._ready_moment - self._started,
+            "training_seconds": (self._done or {}).get("training_seconds"),
+            "timeout_seconds": request.timeout,
+            "ready": ready or None,
+            "peak_source": peak_source,
+            "end_rss_bytes": (self._done or {}).get("end_rss_bytes"),
+            "sampled_peak_rss_bytes": self._sampled_peak_after_ready,
+            "ru_maxrss_bytes": rusage_peak,
+            "cpu_seconds": None
+            if self._rusage is None
+            else self._rusage.ru_utime + self._rusage.ru_stime,
+            "rss_timeline": self._timeline.to_json() if self._timeline else None,
+            "nonfinite": self._nonfinite,
+            "error": {key: value for key, value in self._error.items() if key != "event"}
+            if self._error
+            else None,
+            "stderr_tail": self._stderr_tail(),
+        }
+        return {
+            "route": request.route,
+            "repeat": request.repeat,
+            "status": status,
+            "detail": detail,
+            "loss_bits": loss_bits,
+            "step_seconds": step_seconds,
+            "first_step_seconds": ready.get("warm_up_seconds"),
+            "ready_rss_bytes": ready_rss,
+            "peak_rss_bytes": peak,
+            "training_delta_bytes": None,
+            "facts": facts,
+        }
