@@ -13,10 +13,10 @@ same thing in seven nodes; these are one node each, and fast:
   pass writes a pixel twice, and each add moves a contiguous run of KW*C values.
 
 Both kernels are pure functions of their operand's values and shape: im2col only
-copies, and col2im's summation order is fixed by the shapes alone. Their outputs
-are channels-last in memory (`col2im` returns `[N, C, H, W]` as a transposed view
-of an `[N, H, W, C]` array), which is the layout the next matrix product and max
-pooling read fastest; no kernel's bits depend on a layout.
+copies, and col2im's summation order is fixed by the shapes alone. col2im's output
+is channels-last in memory (`[N, C, H, W]` as a transposed view of the interior of
+its padded `[N, H + 2p, W + 2p, C]` accumulator), the layout that max pooling and
+the next matrix product read fastest; no kernel's bits depend on a layout.
 """
 
 from __future__ import annotations
@@ -167,6 +167,7 @@ def col2im(patches, out=None, shape=(), kernel_height=1, kernel_width=1, stride=
                 np.add(target, taps[:, :, :, ky, kx, :], out=target)
     interior = accumulated[:, padding : padding + height, padding : padding + width, :]
     if out is None:
-        return np.ascontiguousarray(interior).transpose(0, 3, 1, 2)
+        # The interior of the accumulator itself: rows of W*C contiguous values.
+        return interior.transpose(0, 3, 1, 2)
     np.copyto(out, interior.transpose(0, 3, 1, 2))
     return out
