@@ -15,6 +15,11 @@ import typer
 
 from topos_cli.errors import ExitStatus, ToposError
 
+try:  # typer 0.29 vendors click; older releases use click itself
+    from typer._click import exceptions as click_exceptions
+except ImportError:  # pragma: no cover - depends on the installed typer
+    from click import exceptions as click_exceptions
+
 application = typer.Typer(
     help="Grade the gradient routes of a workload: which is faster, which is leaner, "
     "and do they still train bit-identically.",
@@ -22,6 +27,16 @@ application = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+data_application = typer.Typer(
+    help="Fetch the real datasets, and say what a data directory holds.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+application.add_typer(data_application, name="data")
+
+#: The datasets `topos data` knows.
+DATASETS = ("cifar10", "mnist")
 
 WorkloadOption = Annotated[
     str,
@@ -112,8 +127,9 @@ def run(
     steps: Annotated[int, typer.Option("--steps", "-n", min=1, help="Training steps.")] = 300,
     data: DataOption = "synthetic",
 ) -> None:
-    """Train one route in this process, printing exactly the seed program's lines,
-    so two routes can be compared by hand with diff.
+    """Train one route in this process, printing exactly the seed program's lines.
+
+    Two routes can still be compared by hand with diff.
 
     Example: topos run --route recorded --steps 50
     """
@@ -154,10 +170,272 @@ def run(
     )
 
 
+@application.command()
+def grade(
+    workload: WorkloadOption = "cifar10",
+    steps: Annotated[
+        int, typer.Option("--steps", "-n", help="Training steps per run (at least 1).")
+    ] = 300,
+    routes: Annotated[
+        str, typer.Option("--routes", help="Comma-separated routes to grade, in order.")
+    ] = "engine,recorded",
+    repeat: Annotated[
+        int,
+        typer.Option(
+            "--repeat",
+            help="Runs per route, interleaved engine, recorded, recorded, engine, ...",
+        ),
+    ] = 1,
+    data: DataOption = "synthetic",
+    threads: Annotated[
+        int | None,
+        typer.Option(
+            "--threads",
+            help="BLAS/OpenMP threads in each worker (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, "
+            "MKL_NUM_THREADS); default: the libraries' own choice.",
+        ),
+    ] = None,
+    json_path: Annotated[
+        str | None,
+        typer.Option(
+            "--json",
+            help="Where to write the result JSON; '-' for standard output. "
+            "Default: results/grade-<workload>-<UTC timestamp>.json.",
+        ),
+    ] = None,
+    baseline: Annotated[
+        str | None,
+        typer.Option("--baseline", help="An earlier result of this workload to compare with."),
+    ] = None,
+    tolerance: Annotated[
+        str | None,
+        typer.Option(
+            "--tolerance",
+            help="Regression tolerance against --baseline, e.g. time=10%,memory=5% (the "
+            "default); one bare value sets both.",
+        ),
+    ] = None,
+    timeout: Annotated[
+        float,
+        typer.Option("--timeout", help="Seconds one run of a route may take before it is killed."),
+    ] = 3600.0,
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="Print the verdict as a Markdown table.")
+    ] = False,
+    github_benchmark: Annotated[
+        str | None,
+        typer.Option(
+            "--github-benchmark",
+            help="Also write github-action-benchmark's customSmallerIsBetter JSON here.",
+        ),
+    ] = None,
+) -> None:
+    """Grade the routes: speed, memory, and bit-for-bit parity of their losses.
+
+    Each route trains in a fresh worker process of its own, one at a time; the
+    parent measures time per step and peak memory, checks that the losses agree
+    at every step, prints the verdict and writes the result as JSON.
+
+    Exit status: 0 all routes finished and agree; 1 a route failed or timed out;
+    2 a usage or data error; 3 parity broken; 4 a regression against --baseline;
+    130 interrupted.
+
+    Example: topos grade --steps 50 --repeat 2 --json results/today.json
+    """
+    from topos_cli.grade import GradeOptions, run_grade
+    from topos_cli.routes import parse_routes
+
+    options = GradeOptions(
+        workload=workload,
+        steps=steps,
+        routes=parse_routes(routes),
+        repeat=repeat,
+        data=data,
+        threads=threads,
+        json_path=json_path,
+        baseline=baseline,
+        tolerance=tolerance,
+        timeout=timeout,
+        markdown=markdown,
+        github_benchmark=github_benchmark,
+    )
+    raise typer.Exit(run_grade(options))
+
+
+@application.command()
+def compare(
+    old: Annotated[str, typer.Argument(help="The earlier result JSON.", show_default=False)],
+    new: Annotated[str, typer.Argument(help="The later result JSON.", show_default=False)],
+    tolerance: Annotated[
+        str | None,
+        typer.Option(
+            "--tolerance",
+            help="e.g. time=10%,memory=5% (the default); one bare value sets both.",
+        ),
+    ] = None,
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="Print the comparison as a Markdown table.")
+    ] = False,
+) -> None:
+    """Compare two grade results of one workload and flag regressions.
+
+    Route by route: ms/step, peak RSS and training delta. Exit 4 on a significant
+    regression beyond the tolerance; exit 2 if the results are of another schema
+    or workload.
+
+    Example: topos compare results/before.json results/after.json --tolerance time=5%
+    """
+    from topos_cli.compare import compare_results
+    from topos_cli.report import print_comparison
+    from topos_cli.result_file import load_result
+    from topos_cli.tolerance import parse_tolerance
+
+    settings = parse_tolerance(tolerance)
+    comparison = compare_results(
+        load_result(old), load_result(new), settings=settings, old_source=old, new_source=new
+    )
+    print_comparison(comparison, markdown=markdown)
+    raise typer.Exit(comparison.exit_status)
+
+
+@data_application.command("fetch")
+def data_fetch(
+    name: Annotated[str, typer.Argument(help="cifar10 or mnist.", show_default=False)],
+    to: Annotated[
+        str, typer.Option("--to", help="The folder to create (it must not hold anything).")
+    ],
+    url: Annotated[
+        str | None,
+        typer.Option("--url", help="The folder URL to download from; default the canonical one."),
+    ] = None,
+    file_format: Annotated[
+        str | None,
+        typer.Option("--format", help="cifar10 only: bin (the default) or py."),
+    ] = None,
+) -> None:
+    """Download a dataset's canonical files into a new folder.
+
+    Each file's MD5 is checked and archives are unpacked; it is all or nothing,
+    so a failure leaves no half-written folder.
+
+    Example: topos data fetch cifar10 --to data/cifar10
+    """
+    if name not in DATASETS:
+        fail(f"unknown dataset {name!r}; fetch {' or '.join(DATASETS)}")
+    if name == "mnist" and file_format is not None:
+        fail("--format applies to cifar10; mnist comes in one format (gzipped IDX)")
+    if file_format not in (None, "bin", "py"):
+        fail(f"--format {file_format!r}: choose bin or py")
+    source = "cifar10-python" if file_format == "py" else name
+
+    from topos.datasets import DataError, fetch
+    from topos_cli.download_progress import download_progress
+
+    try:
+        with download_progress(sys.stderr) as progress:
+            target = fetch(source, to, url=url, progress=progress)
+    except DataError as error:
+        fail(str(error))
+    except KeyboardInterrupt:
+        # fetch removes its staging folder on the way out; nothing half-written is left.
+        fail(f"interrupted; {to} was not created", ExitStatus.INTERRUPTED)
+    typer.echo(
+        f"fetched {name} into {target}; grade with: topos grade --workload {name} --data {target}"
+    )
+
+
+@data_application.command("info")
+def data_info(
+    directory: Annotated[
+        str | None,
+        typer.Argument(help="A folder of dataset files; omit for the synthetic stand-in."),
+    ] = None,
+    dataset: Annotated[
+        str | None,
+        typer.Option("--dataset", help="cifar10 or mnist; default: whatever DIRECTORY holds."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the facts as JSON.")] = False,
+) -> None:
+    """Say what a dataset holds, and its fingerprint.
+
+    Format, split sizes, image shape, class counts and fingerprints (the
+    fingerprint a grade records).
+
+    Example: topos data info data/cifar10
+    """
+    if dataset is not None and dataset not in DATASETS:
+        fail(f"unknown dataset {dataset!r}; choose {' or '.join(DATASETS)}")
+
+    from topos.datasets import DataError, identify, load
+
+    try:
+        # Without a directory the synthetic stand-in of the named (or first) dataset.
+        name = dataset or (DATASETS[0] if directory is None else identify(directory))
+        description = load(name, directory).describe()
+    except (DataError, ValueError) as error:
+        fail(str(error))
+    if as_json:
+        import json
+
+        typer.echo(json.dumps(description, indent=2))
+        return
+    for line in describe_dataset(description):
+        typer.echo(line)
+
+
+def describe_dataset(description: dict) -> list[str]:
+    """`Dataset.describe()` as lines for people."""
+    source = description["source"]
+    lines = [
+        f"dataset: {description['name']}",
+        "source: synthetic stand-in (no files)"
+        if source == "synthetic"
+        else f"source: {source} ({description['format']})",
+        f"fingerprint: {description['fingerprint']}",
+    ]
+    for split, facts in description["splits"].items():
+        shape = "x".join(str(extent) for extent in facts["image_shape"])
+        counts = facts["class_counts"]
+        even = len(set(counts)) == 1
+        spread = f"{counts[0]} per class" if even else "per class " + " ".join(map(str, counts))
+        lines.append(
+            f"{split}: {facts['images']} images of {shape}, {len(counts)} classes, {spread}; "
+            f"fingerprint {facts['fingerprint'][:16]}"
+        )
+    return lines
+
+
+def _usage_message(error: Exception) -> str:
+    """A command-line parsing error in one line, pointing at the command's help."""
+    message = " ".join(error.format_message().split())
+    context = getattr(error, "ctx", None)
+    path = getattr(context, "command_path", None)
+    if path:
+        name = " ".join(["topos", *path.split()[1:]])
+        message += f" (see '{name} --help')"
+    return message
+
+
 def main() -> None:
     """Entry point of the console script: one-line errors, distinct exit statuses."""
     try:
-        application()
+        # Not standalone: click's own error display is a multi-line box; ours is one line.
+        status = application(standalone_mode=False)
+    except click_exceptions.NoArgsIsHelpError as error:
+        # The help has been shown; it is all the answer there is.
+        message = error.format_message()
+        if message.strip():
+            typer.echo(message, err=True)
+        sys.exit(ExitStatus.USAGE)
+    except click_exceptions.UsageError as error:
+        typer.echo(f"topos: error: {_usage_message(error)}", err=True)
+        sys.exit(ExitStatus.USAGE)
+    except click_exceptions.ClickException as error:
+        typer.echo(f"topos: error: {' '.join(error.format_message().split())}", err=True)
+        sys.exit(error.exit_code)
+    except typer.Abort:
+        typer.echo("topos: interrupted", err=True)
+        sys.exit(ExitStatus.INTERRUPTED)
     except ToposError as error:
         typer.echo(f"topos: error: {error}", err=True)
         sys.exit(error.exit_status)
@@ -173,6 +451,7 @@ def main() -> None:
             err=True,
         )
         sys.exit(ExitStatus.ROUTE_FAILED)
+    sys.exit(status or 0)
 
 
 if __name__ == "__main__":

@@ -224,6 +224,17 @@ def test_the_comparison_renders_its_regressions():
         "topos_cli.result_file",
         "topos_cli.host",
         "topos_cli.report",
+        "topos_cli.app",
+        "topos_cli.grade",
+        "topos_cli.monitor",
+        "topos_cli.progress_display",
+        "topos_cli.interruption",
+        "topos_cli.rss_timeline",
+        "topos_cli.routes",
+        "topos_cli.tolerance",
+        "topos_cli.workload_names",
+        "topos_cli.download_progress",
+        "topos_cli.worker",
     ],
 )
 def test_the_parent_side_modules_never_load_numpy_or_the_library(module):

@@ -1,0 +1,192 @@
+"""`topos data fetch` against a local HTTP server, and `topos data info` on tiny files."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import http.server
+import importlib
+import io
+import json
+import sys
+import tarfile
+import threading
+
+import pytest
+
+from tests.cli.grading import one_line_error, topos
+from tests.datasets.writers import (
+    BATCHES,
+    cifar_batches,
+    mnist_splits,
+    write_cifar_binary,
+    write_mnist,
+)
+from topos.datasets.fetch import Download
+from topos_cli.app import main
+
+# The module, not the function the package exports under the same name.
+fetch_module = importlib.import_module("topos.datasets.fetch")
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves files without logging every request to stderr."""
+
+    def log_message(self, format, *arguments):
+        pass
+
+
+@pytest.fixture
+def server(tmp_path, monkeypatch):
+    """A folder served over HTTP on 127.0.0.1, and the URL of its `files` folder."""
+    for variable in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"):
+        monkeypatch.delenv(variable, raising=False)
+    served = tmp_path / "served"
+    (served / "files").mkdir(parents=True)
+    handler = functools.partial(QuietHandler, directory=str(served))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    yield served / "files", f"http://127.0.0.1:{httpd.server_address[1]}/files"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def cifar_archive(tmp_path) -> bytes:
+    """A cifar-10-binary.tar.gz of tiny batches (two images each)."""
+    folder = write_cifar_binary(tmp_path / "source", cifar_batches(2))
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for name in BATCHES:
+            content = (folder / f"{name}.bin").read_bytes()
+            member = tarfile.TarInfo(f"cifar-10-batches-bin/{name}.bin")
+            member.size = len(content)
+            tar.addfile(member, io.BytesIO(content))
+    return buffer.getvalue()
+
+
+def run_main(monkeypatch, capsys, *arguments):
+    """Runs `topos ARGUMENTS` in this process; returns (exit status, stdout, stderr)."""
+    monkeypatch.setattr(sys, "argv", ["topos", *arguments])
+    with pytest.raises(SystemExit) as ended:
+        main()
+    captured = capsys.readouterr()
+    return ended.value.code, captured.out, captured.err
+
+
+def test_fetch_downloads_verifies_and_unpacks_cifar10(tmp_path, server, monkeypatch, capsys):
+    files, url = server
+    archive = cifar_archive(tmp_path)
+    (files / "cifar-10-binary.tar.gz").write_bytes(archive)
+    # The published MD5 is the real archive's; this test serves its own.
+    mirror, (download,) = fetch_module.SOURCES["cifar10"]
+    patched = Download(download.file, hashlib.md5(archive).hexdigest(), download.members)
+    monkeypatch.setitem(fetch_module.SOURCES, "cifar10", (mirror, (patched,)))
+    target = tmp_path / "data" / "cifar10"
+    status, out, err = run_main(
+        monkeypatch, capsys, "data", "fetch", "cifar10", "--to", str(target), "--url", url
+    )
+    assert status == 0, err
+    assert f"fetched cifar10 into {target}" in out
+    assert f"topos grade --workload cifar10 --data {target}" in out
+    # Progress: one line when the download starts and one when it is complete.
+    assert "downloading cifar-10-binary.tar.gz" in err and "downloaded cifar-10-binary" in err
+    assert sorted(path.name for path in (target / "cifar-10-batches-bin").iterdir()) == sorted(
+        f"{name}.bin" for name in BATCHES
+    )
+    status, out, err = run_main(monkeypatch, capsys, "data", "info", str(target))
+    assert status == 0, err
+    assert "dataset: cifar10" in out and "cifar-10-batches-bin" in out
+    assert "train: 10 images of 3x32x32" in out
+
+
+def test_fetch_refuses_a_corrupt_download_in_one_line_and_creates_nothing(tmp_path, server):
+    files, url = server
+    (files / "cifar-10-binary.tar.gz").write_bytes(b"certainly not the published archive")
+    target = tmp_path / "cifar10"
+    completed = topos("data", "fetch", "cifar10", "--to", str(target), "--url", url, cwd=tmp_path)
+    assert completed.returncode == 2
+    line = one_line_error(completed)
+    assert f"{url}/cifar-10-binary.tar.gz" in line and "differs from the published" in line
+    assert not target.exists()
+    assert [path.name for path in tmp_path.iterdir() if path.name.startswith(".")] == []
+
+
+def test_fetch_names_a_missing_file_in_one_line(tmp_path, server):
+    _, url = server
+    target = str(tmp_path / "mnist")
+    completed = topos("data", "fetch", "mnist", "--to", target, "--url", url, cwd=tmp_path)
+    assert completed.returncode == 2
+    assert "train-images-idx3-ubyte.gz: download failed" in one_line_error(completed)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "fragment"),
+    [
+        (["imagenet", "--to", "x"], "unknown dataset 'imagenet'"),
+        (["mnist", "--to", "x", "--format", "py"], "--format applies to cifar10"),
+        (["cifar10", "--to", "x", "--format", "jpeg"], "--format 'jpeg': choose bin or py"),
+        (["cifar10"], "Missing option '--to'"),
+    ],
+)
+def test_fetch_usage_errors_are_one_line_exit_2(tmp_path, arguments, fragment):
+    completed = topos("data", "fetch", *arguments, cwd=tmp_path)
+    assert completed.returncode == 2
+    assert fragment in one_line_error(completed)
+
+
+def test_fetch_will_not_overwrite_a_folder_with_files(tmp_path, server):
+    _, url = server
+    target = tmp_path / "taken"
+    target.mkdir()
+    (target / "precious").write_text("keep me")
+    completed = topos("data", "fetch", "mnist", "--to", str(target), "--url", url, cwd=tmp_path)
+    assert completed.returncode == 2
+    assert "already exists and is not an empty folder" in one_line_error(completed)
+    assert (target / "precious").read_text() == "keep me"
+
+
+def test_info_describes_mnist_files_and_their_fingerprints(tmp_path):
+    folder = write_mnist(tmp_path / "mnist", mnist_splits((12, 4)), compressed=True)
+    completed = topos("data", "info", str(folder), cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    lines = completed.stdout.splitlines()
+    assert lines[0] == "dataset: mnist" and lines[1] == f"source: {folder} (idx.gz)"
+    assert lines[2].startswith("fingerprint: ") and len(lines[2].split()[1]) == 64
+    assert lines[3].startswith("train: 12 images of 1x28x28, 10 classes")
+    assert lines[4].startswith("test: 4 images of 1x28x28")
+    as_json = topos("data", "info", str(folder), "--json", cwd=tmp_path)
+    description = json.loads(as_json.stdout)
+    assert description["splits"]["train"]["images"] == 12
+    assert description["fingerprint"] == lines[2].split()[1]
+
+
+def test_info_of_cifar10_binary_files_with_the_dataset_named(tmp_path):
+    folder = write_cifar_binary(tmp_path / "cifar", cifar_batches(3))
+    completed = topos("data", "info", str(folder), "--dataset", "cifar10", cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    assert "train: 15 images of 3x32x32" in completed.stdout
+    assert "test: 3 images of 3x32x32" in completed.stdout
+
+
+@pytest.mark.parametrize(
+    ("setup", "arguments", "fragment"),
+    [
+        (None, ["nowhere"], "nowhere"),
+        ("empty", ["{folder}"], "holds neither CIFAR-10 batches nor MNIST IDX files"),
+        ("truncated", ["{folder}"], "train-images-idx3-ubyte"),
+        (None, ["--dataset", "svhn"], "unknown dataset 'svhn'"),
+    ],
+)
+def test_info_data_errors_name_the_file_in_one_line_exit_2(tmp_path, setup, arguments, fragment):
+    folder = tmp_path / "data"
+    if setup == "empty":
+        folder.mkdir()
+    elif setup == "truncated":
+        write_mnist(folder, mnist_splits((12, 4)))
+        images = folder / "train-images-idx3-ubyte"
+        images.write_bytes(images.read_bytes()[:-10])
+    arguments = [argument.format(folder=folder) for argument in arguments]
+    completed = topos("data", "info", *arguments, cwd=tmp_path)
+    assert completed.returncode == 2, completed.stdout
+    assert fragment in one_line_error(completed)

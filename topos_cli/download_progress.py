@@ -1,0 +1,80 @@
+"""How `topos data fetch` shows a download: a rich progress bar, or a few plain lines.
+
+`download_progress(stream)` yields the callback `topos.datasets.fetch` calls as
+bytes arrive (file name, bytes so far, total or None). On a terminal (and
+without NO_COLOR) it drives a rich bar with size, speed and ETA; otherwise it
+writes one line when a file starts and one when it is complete.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import TextIO
+
+from topos_cli.report import use_plain_output
+
+#: What fetch calls: (file name, bytes so far, total bytes or None).
+ProgressCallback = Callable[[str, int, "int | None"], None]
+
+_MEBIBYTE = 1024 * 1024
+
+
+def _size(count: int | None) -> str:
+    return "unknown size" if count is None else f"{count / _MEBIBYTE:.1f} MiB"
+
+
+@contextlib.contextmanager
+def plain_download_progress(stream: TextIO) -> Iterator[ProgressCallback]:
+    """Lines on `stream`: `downloading NAME (SIZE)` then `downloaded NAME (SIZE)`."""
+    announced: set[str] = set()
+
+    def progress(name: str, done: int, total: int | None) -> None:
+        if name not in announced:
+            announced.add(name)
+            stream.write(f"downloading {name} ({_size(total)})\n")
+            stream.flush()
+        if total is not None and done >= total:
+            stream.write(f"downloaded {name} ({_size(done)})\n")
+            stream.flush()
+
+    yield progress
+
+
+@contextlib.contextmanager
+def live_download_progress(stream: TextIO) -> Iterator[ProgressCallback]:
+    """A rich progress bar per file on `stream`: bytes, speed and time left."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+
+    bars = Progress(
+        TextColumn("{task.description}", style="bold"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+        console=Console(file=stream),
+    )
+    tasks: dict[str, int] = {}
+
+    def progress(name: str, done: int, total: int | None) -> None:
+        if name not in tasks:
+            tasks[name] = bars.add_task(name, total=total)
+        bars.update(tasks[name], completed=done, total=total)
+
+    with bars:
+        yield progress
+
+
+def download_progress(stream: TextIO) -> contextlib.AbstractContextManager[ProgressCallback]:
+    """The live bar on a terminal without NO_COLOR, plain lines otherwise."""
+    if use_plain_output(stream):
+        return plain_download_progress(stream)
+    return live_download_progress(stream)
