@@ -70,7 +70,7 @@ def test_a_worker_error_before_ready_is_kept_with_its_kind():
 
 
 def test_a_timeout_kills_the_worker_and_says_how_far_it_got():
-    result = monitor("hangs", steps=6, timeout=1.5).run()
+    result = monitor("hangs", steps=6, timeout=3.5).run()
     assert result["status"] == "timed out"
-    assert result["detail"].startswith("timed out after 1.5 s, 3 of 6 steps done")
+    assert result["detail"].startswith("timed out after 3.5 s, 3 of 6 steps done")
     assert result["facts"]["exit"] == {"status": None, "signal": "SIGKILL"}

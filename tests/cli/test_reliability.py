@@ -51,11 +51,12 @@ def test_a_route_that_calls_os_exit_is_failed_with_its_exit_status(tmp_path):
 
 def test_a_route_that_hangs_is_killed_at_its_timeout(tmp_path):
     started = time.monotonic()
-    completed, result = grade_tiny("hangs", tmp_path, "--timeout", "2")
+    # Generous enough for a busy machine to load the worker and reach step 3.
+    completed, result = grade_tiny("hangs", tmp_path, "--timeout", "4")
     assert completed.returncode == 1, completed.stderr
     recorded = _failed_recorded_route(result)
     assert recorded["status"] == "timed out"
-    assert recorded["detail"].startswith("timed out after 2 s, 3 of 6 steps done")
+    assert recorded["detail"].startswith("timed out after 4 s, 3 of 6 steps done")
     assert recorded["facts"]["exit"]["signal"] == "SIGKILL"
     assert not psutil.pid_exists(recorded["facts"]["pid"])
     assert time.monotonic() - started < 20
@@ -228,12 +229,24 @@ def _start_hanging_grade(tmp_path, result_path):
             if "--route" in child.cmdline() and "recorded" in child.cmdline()
         ]
         if workers:
-            # Let it reach the hang (step 3 of the tiny workload comes within a second).
-            time.sleep(1.0)
+            _wait_until_idle(workers[0], deadline)
             return process, workers[0]
         time.sleep(0.05)
     process.kill()
     raise AssertionError("the recorded worker never started")
+
+
+def _wait_until_idle(worker, deadline):
+    """Waits until `worker` sleeps without using the CPU: it has reached the hang at step 3."""
+    used = None
+    while time.monotonic() < deadline:
+        times = worker.cpu_times()
+        now = times.user + times.system
+        if now == used and worker.status() == psutil.STATUS_SLEEPING:
+            return
+        used = now
+        time.sleep(0.5)
+    raise AssertionError("the recorded worker never reached its hang")
 
 
 @pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM])
