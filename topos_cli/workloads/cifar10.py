@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from topos import Tape, Tensor, cross_entropy
+from topos import Tape
 from topos.datasets import load_cifar10
-from topos_cli.workloads.convnet import ConvNet
+from topos_cli.workloads.convnet import ConvNet, record_classifier
 from topos_cli.workloads.workload import Recording, StepSchedule, Workload
 
 IMAGE_SIDE = 32
@@ -20,14 +20,7 @@ def model(tape: Tape) -> ConvNet:
 
 def record(tape: Tape, rows: int) -> Recording:
     """Records the model and its cross-entropy loss for a batch of `rows` images."""
-    network = model(tape)
-    images = tape.input(Tensor.filled([rows, 3, IMAGE_SIDE, IMAGE_SIDE], 0.0))
-    targets = tape.input(Tensor.selection([0] * rows, CLASSES, 1.0))
-    logits = network.express(images, rows)
-    loss = cross_entropy(logits, targets)
-    return Recording(
-        images.symbol, targets.symbol, logits.symbol, loss.symbol, network.parameters()
-    )
+    return record_classifier(tape, rows, model(tape), 3, IMAGE_SIDE)
 
 
 workload = Workload(

@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from topos import Conv2d, Linear, Shape, Symbol, Tape, Tensor, Value, init, max_pool
+from topos import Conv2d, Linear, Shape, Symbol, Tape, Tensor, Value, cross_entropy, init, max_pool
+from topos_cli.workloads.workload import Recording
 
 
 class ConvNet:
@@ -35,6 +36,7 @@ class ConvNet:
             incoming = count
         final_side = side // 2 ** len(filters)
         self.flat_length = incoming * final_side * final_side
+        self.classes = classes
         head_weights = init.kaiming(head_seed)
         self.head = Linear(
             tape,
@@ -55,3 +57,14 @@ class ConvNet:
         for stage in self.stages:
             symbols += stage.parameters()
         return symbols + self.head.parameters()
+
+
+def record_classifier(tape: Tape, rows: int, model: ConvNet, channels: int, side: int) -> Recording:
+    """Records `model` over a batch of `rows` images `[rows, channels, side, side]` and its
+    cross-entropy loss against one-hot targets; the inputs default to zeros and class 0."""
+    classes = model.classes
+    images = tape.input(Tensor.filled([rows, channels, side, side], 0.0))
+    targets = tape.input(Tensor.selection([0] * rows, classes, 1.0))
+    logits = model.express(images, rows)
+    loss = cross_entropy(logits, targets)
+    return Recording(images.symbol, targets.symbol, logits.symbol, loss.symbol, model.parameters())
