@@ -51,7 +51,9 @@ def tanh(operand, out=None):
 
 
 def _derive_relu(algebra, inputs, output, gradient, needs):
-    return (algebra.mul(gradient, algebra.step(inputs[0])),)
+    # relu(x) > 0 exactly where x > 0 (NaN in both fails), so the mask can come from
+    # the output: the input then need not outlive the forward pass in a forward plan.
+    return (algebra.mul(gradient, algebra.step(output)),)
 
 
 @primitive("relu", 1, same, _derive_relu)
