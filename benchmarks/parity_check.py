@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+# This checkout's topos, whatever an editable install elsewhere points at.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cifar10_model import ROUTES, batches, build
