@@ -1,0 +1,110 @@
+"""Where a cifar10 training step's time goes, kernel by kernel, on one route.
+
+    python benchmarks/profile_step.py [engine|recorded] [--steps 5] [--top 25]
+
+Trains the seed model a few warm-up steps, then times every kernel call of a
+few more: the plan's forward kernels by node, and (on the engine route) the
+eager backward sweep's kernels by operation and operand shapes. Each line gives
+the kernel's wall time, its thread CPU time and the minor page faults it took,
+per step; the summary splits the step into kernels and everything else (Python
+dispatch and bookkeeping). Run with OPENBLAS_NUM_THREADS=1 to see the matrix
+products' full cost on one core, and with MALLOC_MMAP_THRESHOLD_=65536 (what
+`topos grade` sets) to see what fresh mappings cost.
+
+It wraps the plan's private step list and the eager algebra's `apply`: a
+measurement aid for this repository's own engineers, not an API.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import resource
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+import numpy as np  # noqa: E402
+from cifar10_model import batches, build  # noqa: E402
+
+from topos.engine.eager_algebra import EagerAlgebra  # noqa: E402
+from topos.ops import REGISTRY  # noqa: E402
+
+Totals = collections.defaultdict
+
+
+def _faults() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("route", nargs="?", default="recorded", choices=("engine", "recorded"))
+    parser.add_argument("--steps", type=int, default=5, help="profiled steps")
+    parser.add_argument("--top", type=int, default=25, help="lines to print")
+    arguments = parser.parse_args(argv)
+
+    trainer = build(arguments.route)
+    pool = batches(4)
+    for step in range(3):
+        trainer.step(*pool[step % 4])
+
+    wall: Totals[tuple, float] = collections.defaultdict(float)
+    cpu: Totals[tuple, float] = collections.defaultdict(float)
+    faults: Totals[tuple, int] = collections.defaultdict(int)
+
+    def timed(key, kernel):
+        def call(*operands, **attributes):
+            faults_before, cpu_before = _faults(), time.thread_time()
+            start = time.perf_counter()
+            result = kernel(*operands, **attributes)
+            wall[key] += time.perf_counter() - start
+            cpu[key] += time.thread_time() - cpu_before
+            faults[key] += _faults() - faults_before
+            return result
+
+        return call
+
+    nodes = trainer.network.nodes
+    plan = trainer.plan
+    plan._steps = [
+        (index, timed((f"%{index}", nodes[index].label(), str(nodes[index].shape)), kernel), *rest)
+        for index, kernel, *rest in plan._steps
+    ]
+
+    def apply(self, operation, operands, **attributes):
+        shapes = " ".join(str(list(np.shape(operand))) for operand in operands)
+        key = ("backward", operation, shapes)
+        return timed(key, REGISTRY[operation].kernel)(*operands, **attributes)
+
+    EagerAlgebra.apply = apply
+
+    steps = arguments.steps
+    faults_before, start = _faults(), time.perf_counter()
+    for step in range(steps):
+        trainer.step(*pool[step % 4])
+    elapsed = (time.perf_counter() - start) / steps * 1000
+    total_faults = (_faults() - faults_before) / steps
+    kernels = sum(wall.values()) / steps * 1000
+
+    print(f"route {arguments.route}: {elapsed:.2f} ms/step, {total_faults:.0f} minor faults/step")
+    print(
+        f"kernels {kernels:.2f} ms/step ({kernels / elapsed:.0%}); everything else "
+        f"{elapsed - kernels:.2f} ms/step ({(elapsed - kernels) / elapsed:.0%})"
+    )
+    print(f"{'wall ms':>8} {'cpu ms':>8} {'faults':>7}  kernel")
+    ranked = sorted(wall, key=wall.get, reverse=True)[: arguments.top]
+    for key in ranked:
+        print(
+            f"{wall[key] / steps * 1000:8.2f} {cpu[key] / steps * 1000:8.2f} "
+            f"{faults[key] / steps:7.0f}  {'  '.join(key)}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
