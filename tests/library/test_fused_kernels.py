@@ -221,6 +221,21 @@ def test_pooling_bits_do_not_depend_on_the_layout(shape, size, stride):
         assert np.ascontiguousarray(again).tobytes() == picked.tobytes()
 
 
+def test_max_pool_route_gives_the_same_bits_in_any_chunking(monkeypatch):
+    import topos.ops.pooling as pooling
+
+    x = _channels_last(_tied((5, 3, 8, 6), 18))
+    g = np.random.default_rng(19).standard_normal((5, 3, 4, 3)).astype(np.float32)
+    whole = kernel("max_pool_route")(x, g, size=2, stride=2)
+    for elements in (1, 150, 300):  # one image per chunk, two, and a ragged last chunk
+        monkeypatch.setattr(pooling, "_CHUNK_ELEMENTS", elements)
+        chunked = kernel("max_pool_route")(x, g, size=2, stride=2)
+        assert chunked.tobytes() == whole.tobytes()
+        np.testing.assert_array_equal(
+            kernel("max_pool_route")(x.astype(np.float64), g, size=2, stride=2), whole
+        )
+
+
 def test_im2col_bits_do_not_depend_on_the_layout():
     x = np.random.default_rng(13).standard_normal((2, 5, 6, 7)).astype(np.float32)
     reference = kernel("im2col")(x, **_window())
