@@ -59,11 +59,6 @@ def test_case_is_not_trivially_flat(case: Case):
         assert not any(flat)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fold's derivative unfolds the whole length: with slack past the last window "
-    "it yields more windows than fold's input has (ops/windows.py _derive_fold)",
-)
 @pytest.mark.parametrize("route", sorted(ROUTES))
 def test_fold_onto_a_longer_axis(route: str):
     check_against_finite_differences(FOLD_WITH_SLACK, route)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from topos import ShapeError, Tape, Tensor
@@ -78,12 +78,6 @@ RECORDINGS = {
     ),
 }
 
-# Known disagreements between a shape rule and its kernel, each with a strict xfail below.
-KNOWN = {
-    "logsumexp": lambda shape, n: len(shape) > 0 and shape[n[0] % len(shape)] == 0,
-    "fold": lambda shape, n: len(shape) >= 2 and 0 in (shape[-1], shape[n[0] % (len(shape) - 1)]),
-}
-
 
 def outcome(name: str, extents: list[int], numbers: list[int], record=None):
     """Records `name` (or `record`) on a parameter of `extents`; runs the forward pass and
@@ -133,27 +127,18 @@ def outcome(name: str, extents: list[int], numbers: list[int], record=None):
     numbers=st.lists(small, min_size=6, max_size=6),
 )
 def test_what_records_runs_with_the_inferred_shape(name, extents, numbers):
-    assume(not KNOWN.get(name, lambda *_: False)(extents, numbers))
     outcome(name, extents, numbers)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="logsumexp's shape rule accepts an empty axis but its kernel raises "
-    "(np.max of a zero-size axis) instead of giving -inf (ops/reduction.py)",
-    raises=ValueError,
-)
-def test_logsumexp_over_an_empty_axis():
-    outcome("logsumexp", [2, 0], [1, 0, 0])
+def test_logsumexp_over_an_empty_axis_is_minus_infinity():
+    tape = Tape()
+    value = tape.parameter(Tensor([2, 0], []))
+    result = value.logsumexp(1)
+    network = tape.into_network()
+    run = network.entry([result.symbol]).lower().forward(network.parameters())
+    assert run.of(result.symbol).numpy().tolist() == [-np.inf, -np.inf]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fold's shape rule accepts degenerate windows (none at all, or of zero lanes) "
-    "that its kernel (a negative slice stop wraps round) or its derivative (an unfold the "
-    "unfold rule refuses; the eager route runs it unchecked) cannot handle (ops/windows.py)",
-    raises=(ValueError, AssertionError),
-)
 @pytest.mark.parametrize(
     ("extents", "numbers"),
     [
@@ -163,8 +148,10 @@ def test_logsumexp_over_an_empty_axis():
     ],
     ids=["no_windows_longer", "no_windows_tight", "empty_lanes"],
 )
-def test_fold_of_degenerate_windows(extents, numbers):
-    def literal(a, n):
-        return a.fold(n[0], n[1], n[2])
-
-    outcome("fold", extents, numbers, record=literal)
+def test_fold_of_degenerate_windows_is_refused_at_recording(extents, numbers):
+    tape = Tape()
+    value = tape.parameter(Tensor(extents, np.zeros(extents, np.float32)))
+    with pytest.raises(
+        ShapeError, match=r"fold: shape .* windows of .* lanes; both must be positive"
+    ):
+        value.fold(numbers[0], numbers[1], numbers[2])

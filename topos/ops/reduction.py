@@ -140,6 +140,10 @@ def _derive_logsumexp(algebra, inputs, output, gradient, needs, axis):
 def logsumexp(operand, out=None, axis=0):
     """log(sum(exp(x))) along one axis, shifted by the maximum so it never overflows."""
     operand = np.ascontiguousarray(operand)
+    if operand.shape[axis] == 0:
+        # The sum over nothing is 0, and its logarithm -inf.
+        empty = np.full(np.delete(operand.shape, axis), -np.inf, dtype=operand.dtype)
+        return empty if out is None else np.copyto(out, empty) or out
     peak = np.max(operand, axis=axis, keepdims=True)
     # An all -inf (or infinite) lane would make the shift NaN; shift it by zero instead.
     peak = np.where(np.isfinite(peak), peak, operand.dtype.type(0))

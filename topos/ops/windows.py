@@ -49,7 +49,12 @@ def _infer_fold(operand: Shape, axis: int, length: int, stride: int) -> Shape:
     if stride < 1:
         raise fail("fold", f"stride {stride} must be positive")
     windows, size = operand[axis], operand[-1]
-    if windows and (windows - 1) * stride + size > length:
+    if windows < 1 or size < 1:
+        # unfold never makes these, so they have no adjoint to differentiate through.
+        raise fail(
+            "fold", f"shape {operand} has {windows} windows of {size} lanes; both must be positive"
+        )
+    if (windows - 1) * stride + size > length:
         raise fail(
             "fold", f"{windows} windows of {size} at stride {stride} overrun length {length}"
         )
@@ -59,7 +64,13 @@ def _infer_fold(operand: Shape, axis: int, length: int, stride: int) -> Shape:
 
 
 def _derive_fold(algebra, inputs, output, gradient, needs, axis, length, stride):
-    return (algebra.unfold(gradient, axis, algebra.shape(inputs[0])[-1], stride),)
+    windows, size = algebra.shape(inputs[0])[axis], algebra.shape(inputs[0])[-1]
+    lanes = algebra.unfold(gradient, axis, size, stride)
+    # With slack past the last window, unfolding the whole length finds extra windows
+    # that the fold never wrote: they receive no gradient.
+    if algebra.shape(lanes)[axis] != windows:
+        lanes = algebra.narrow(lanes, axis, 0, windows)
+    return (lanes,)
 
 
 @primitive("fold", 1, _infer_fold, _derive_fold)
