@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from topos.errors import ShapeError
-from topos.graph.symbol import Symbol
 from topos.graph.tape import Tape
 from topos.graph.value import Value
-from topos.nn.module import Module
+from topos.nn.weighted_layer import WeightedLayer
 from topos.ops.convolution import output_extent
 from topos.tensor import Tensor
 
@@ -52,7 +51,7 @@ def conv2d(images: Value, weights: Value, bias: Value, stride: int = 1, padding:
     return scores.reshape(batch, out_height, out_width, filters).permute(0, 3, 1, 2)
 
 
-class Conv2d(Module):
+class Conv2d(WeightedLayer):
     """A convolution layer: PyTorch-shaped weights `[filters, channels, kh, kw]` and bias."""
 
     def __init__(
@@ -65,25 +64,10 @@ class Conv2d(Module):
             )
         if stride < 1 or padding < 0:
             raise ValueError(f"Conv2d: stride {stride} must be positive, padding {padding} >= 0")
-        self._weights = tape.parameter(weights)
-        self._bias = tape.parameter(bias)
+        super().__init__(tape, weights, bias)
         self.stride = stride
         self.padding = padding
-
-    @property
-    def weights(self) -> Symbol:
-        """The symbol of the weights parameter."""
-        return self._weights.symbol
-
-    @property
-    def bias(self) -> Symbol:
-        """The symbol of the bias parameter."""
-        return self._bias.symbol
 
     def express(self, value: Value) -> Value:
         """Records the convolution of `value`."""
         return conv2d(value, self._weights, self._bias, self.stride, self.padding)
-
-    def parameters(self) -> list[Symbol]:
-        """Weights, then bias."""
-        return [self.weights, self.bias]

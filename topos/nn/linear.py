@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from topos.errors import ShapeError
-from topos.graph.symbol import Symbol
 from topos.graph.tape import Tape
 from topos.graph.value import Value
-from topos.nn.module import Module
+from topos.nn.weighted_layer import WeightedLayer
 from topos.tensor import Tensor
 
 
-class Linear(Module):
+class Linear(WeightedLayer):
     """Scores `[rows, inputs]` into `[rows, outputs]`."""
 
     def __init__(self, tape: Tape, weights: Tensor, bias: Tensor) -> None:
@@ -19,18 +18,7 @@ class Linear(Module):
                 f"Linear: weights {weights.shape} and bias {bias.shape} must be "
                 f"[inputs, outputs] and [outputs]"
             )
-        self._weights = tape.parameter(weights)
-        self._bias = tape.parameter(bias)
-
-    @property
-    def weights(self) -> Symbol:
-        """The symbol of the weights parameter."""
-        return self._weights.symbol
-
-    @property
-    def bias(self) -> Symbol:
-        """The symbol of the bias parameter."""
-        return self._bias.symbol
+        super().__init__(tape, weights, bias)
 
     def express(self, value: Value) -> Value:
         """Records `value @ weights + bias`."""
@@ -38,7 +26,3 @@ class Linear(Module):
             raise ShapeError(f"Linear: input {value.shape} must be [rows, inputs]")
         product = value @ self._weights
         return product + self._bias.broadcast_along(0, value.shape[0])
-
-    def parameters(self) -> list[Symbol]:
-        """Weights, then bias."""
-        return [self.weights, self.bias]
