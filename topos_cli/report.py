@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from rich import box
@@ -285,6 +285,24 @@ def verdict_table(verdict: Verdict) -> Table:
     return table
 
 
+def _print_in_form(
+    stream: TextIO,
+    markdown: bool,
+    plain: bool | None,
+    as_markdown: Callable[[], str],
+    as_plain: Callable[[], str],
+    as_rich: Callable[[Console], None],
+) -> None:
+    """Writes one of three forms: Markdown if asked, else plain text or rich as
+    `use_plain_output` decides for `stream` (unless `plain` says)."""
+    if markdown:
+        stream.write(as_markdown())
+    elif plain if plain is not None else use_plain_output(stream):
+        stream.write(as_plain())
+    else:
+        as_rich(Console(file=stream, highlight=False))
+
+
 def print_verdict(
     verdict: Verdict,
     *,
@@ -293,19 +311,22 @@ def print_verdict(
     plain: bool | None = None,
 ) -> None:
     """Prints the verdict: Markdown if asked, else plain text or rich (`use_plain_output`)."""
-    stream = file if file is not None else sys.stdout
-    if markdown:
-        stream.write(render_verdict_markdown(verdict))
-        return
-    if plain if plain is not None else use_plain_output(stream):
-        stream.write(render_verdict_plain(verdict))
-        return
-    console = Console(file=stream, highlight=False)
-    console.print(verdict_table(verdict))
-    style = "bold green" if verdict.exit_status == 0 else "bold red"
-    console.print(Text(verdict.summary, style=style))
-    for line in _verdict_notes(verdict):
-        console.print(Text(line, style=_note_style(line)))
+
+    def as_rich(console: Console) -> None:
+        console.print(verdict_table(verdict))
+        style = "bold green" if verdict.exit_status == 0 else "bold red"
+        console.print(Text(verdict.summary, style=style))
+        for line in _verdict_notes(verdict):
+            console.print(Text(line, style=_note_style(line)))
+
+    _print_in_form(
+        file if file is not None else sys.stdout,
+        markdown,
+        plain,
+        lambda: render_verdict_markdown(verdict),
+        lambda: render_verdict_plain(verdict),
+        as_rich,
+    )
 
 
 def _note_style(line: str) -> str:
@@ -389,16 +410,19 @@ def print_comparison(
     plain: bool | None = None,
 ) -> None:
     """Prints the comparison, choosing Markdown, plain text or rich as `print_verdict` does."""
-    stream = file if file is not None else sys.stdout
-    if markdown:
-        stream.write(render_comparison_markdown(comparison))
-        return
-    if plain if plain is not None else use_plain_output(stream):
-        stream.write(render_comparison_plain(comparison))
-        return
-    console = Console(file=stream, highlight=False)
-    console.print(comparison_table(comparison))
-    style = "bold red" if comparison.regressions else "bold green"
-    console.print(Text(comparison.summary, style=style))
-    for note in comparison.notes:
-        console.print(Text(f"note: {note}", style="yellow"))
+
+    def as_rich(console: Console) -> None:
+        console.print(comparison_table(comparison))
+        style = "bold red" if comparison.regressions else "bold green"
+        console.print(Text(comparison.summary, style=style))
+        for note in comparison.notes:
+            console.print(Text(f"note: {note}", style="yellow"))
+
+    _print_in_form(
+        file if file is not None else sys.stdout,
+        markdown,
+        plain,
+        lambda: render_comparison_markdown(comparison),
+        lambda: render_comparison_plain(comparison),
+        as_rich,
+    )
