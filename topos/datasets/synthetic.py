@@ -19,6 +19,7 @@ import numpy as np
 from topos.datasets.dataset import Dataset
 from topos.datasets.shuffle import shuffle
 from topos.datasets.split import Split
+from topos.datasets.synthetic_cache import cached_split
 from topos.splitmix64 import SplitMix64
 
 # Control points per side of a prototype's coarse grid: few, so it is smooth.
@@ -126,7 +127,15 @@ def synthetic_dataset(
     train_count, test_count = sizes
 
     def generate(split_seed: int, count: int) -> Split:
-        return synthetic_split(split_seed, count, class_prototypes, image_shape, mean, deviation)
+        def fresh() -> tuple[np.ndarray, np.ndarray]:
+            split = synthetic_split(
+                split_seed, count, class_prototypes, image_shape, mean, deviation
+            )
+            return split.pixels, split.labels
+
+        key = f"{name}-{split_seed:016x}-{count}"
+        pixels, labels = cached_split(key, (count, *image_shape), fresh)
+        return Split(pixels, labels, classes, mean, deviation)
 
     return Dataset(
         name,

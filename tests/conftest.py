@@ -1,0 +1,17 @@
+"""Suite-wide settings: the synthetic-data cache lives in a temporary folder, never in
+the user's home, and subprocesses (workers, examples) inherit it."""
+
+import os
+
+import pytest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_synthetic_cache(tmp_path_factory):
+    previous = os.environ.get("TOPOS_CACHE_DIR")
+    os.environ["TOPOS_CACHE_DIR"] = str(tmp_path_factory.mktemp("topos-cache"))
+    yield
+    if previous is None:
+        os.environ.pop("TOPOS_CACHE_DIR", None)
+    else:
+        os.environ["TOPOS_CACHE_DIR"] = previous
