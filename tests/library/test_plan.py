@@ -42,14 +42,14 @@ def tiny():
 
 
 def liveness_column(plan) -> list[str]:
-    lines = plan.describe().splitlines()[:-2]
+    lines = plan.describe().splitlines()[:-3]
     return [NODE_LINE.match(line).group("liveness") for line in lines]
 
 
 def test_tiny_forward_plan_by_hand():
     network, s = tiny()
     plan = network.entry([s.d]).lower()
-    *_, head, volume = plan.describe().splitlines()
+    *_, head, volume, _arena = plan.describe().splitlines()
     assert head == "plan: forward; 6 of 7 nodes evaluated, 1 readable"
     # counted: x 4, a 4, b 4, c 4, d 1 (the parameter is the caller's). Live: 4 at x;
     # 8 at a, then x goes; 8 at b; 12 at c, then a and b go; 5 at d, then c goes.
@@ -67,7 +67,7 @@ def test_tiny_forward_plan_by_hand():
 def test_tiny_retain_plan_by_hand():
     network, s = tiny()
     plan = network.entry([s.d]).backward().lower()
-    *_, head, volume = plan.describe().splitlines()
+    *_, head, volume, _arena = plan.describe().splitlines()
     assert head == "plan: retain; 6 of 7 nodes evaluated, 1 readable"
     assert volume == "live volume: retain-all 17, release floor 12 at node 4"
     assert liveness_column(plan) == [
@@ -83,7 +83,7 @@ def test_tiny_retain_plan_by_hand():
 def test_tiny_plan_with_an_inner_root():
     network, s = tiny()
     plan = network.entry([s.d, s.a, s.d]).lower()
-    *_, head, volume = plan.describe().splitlines()
+    *_, head, volume, _arena = plan.describe().splitlines()
     assert head == "plan: forward; 6 of 7 nodes evaluated, 2 readable"
     # a stays: 4, 8 (x goes), 8, 12 (b goes), 9 (c goes).
     assert volume == "live volume: peak 12 elements at node 4, retain-all 17"
@@ -97,9 +97,9 @@ def test_tiny_plan_with_an_inner_root():
 def test_non_ancestors_are_not_evaluated():
     network, s = tiny()
     plan = network.entry([s.a]).lower()
-    assert plan.describe().splitlines()[-2] == "plan: forward; 3 of 7 nodes evaluated, 1 readable"
+    assert plan.describe().splitlines()[-3] == "plan: forward; 3 of 7 nodes evaluated, 1 readable"
     listed = [
-        int(NODE_LINE.match(line).group("index")) for line in plan.describe().splitlines()[:-2]
+        int(NODE_LINE.match(line).group("index")) for line in plan.describe().splitlines()[:-3]
     ]
     assert listed == [0, 1, 2]
     computed = []
@@ -132,19 +132,30 @@ def model():
     return tape.into_network(), adjoints, loss.symbol
 
 
-def expected_releases(network, evaluated, roots) -> dict[int, int]:
-    last = {}
-    for index in evaluated:
+def expected_releases(network, plan, roots) -> dict[int, int]:
+    """A view's reference goes after its last consumer; any other buffer's after the last
+    consumer of itself or of any view of it (a view keeps its base's bytes alive)."""
+    last, base, end = {}, {}, {}
+    views = plan.memory.views
+    for index in plan.evaluated:
         for input_index in network.nodes[index].inputs:
             last[input_index] = index
-    return {index: last[index] for index in evaluated if index not in roots}
+    for index in plan.evaluated:
+        base[index] = base[network.nodes[index].inputs[0]] if index in views else index
+        end[base[index]] = max(end.get(base[index], index), last.get(index, index))
+    return {
+        index: last.get(index, index) if index in views else end[index]
+        for index in plan.evaluated
+        if index not in roots
+    }
 
 
-def counted_volume(network, indices) -> int:
+def counted_volume(network, indices, views=frozenset()) -> int:
+    """Elements of the real buffers among `indices` (views hold none of their own)."""
     return sum(
         network.nodes[i].shape.volume
         for i in indices
-        if network.nodes[i].operation not in ("parameter", "leaf")
+        if network.nodes[i].operation not in ("parameter", "leaf") and i not in views
     )
 
 
@@ -161,9 +172,11 @@ def test_forward_plan_drops_each_buffer_after_its_last_consumer():
     network, adjoints, _ = model()
     plan = network.entry(adjoints.roots()).lower()
     roots = {symbol.index for symbol in adjoints.roots()}
-    releases = expected_releases(network, plan.evaluated, roots)
+    releases = expected_releases(network, plan, roots)
     assert plan.releases == releases
     assert len(plan.evaluated) < len(network.nodes)  # the dead branch
+    views = plan.memory.views
+    assert views  # reshapes and permutes of the convolution, the bias broadcast
 
     observations = observe(plan, network)
     computed = [i for i in plan.evaluated if not network.nodes[i].is_source]
@@ -174,29 +187,32 @@ def test_forward_plan_drops_each_buffer_after_its_last_consumer():
         predicted = sorted(
             i
             for i in plan.evaluated
-            if (i in sources or i <= node) and not (i in releases and releases[i] <= node)
+            if (i in sources or i <= node)
+            and not (i in releases and releases[i] <= node)
+            and i not in views
         )
         assert live == predicted, f"after node {node}"
-        freed_somewhere |= {i for i in releases if releases[i] == node}
+        freed_somewhere |= {i for i in releases if releases[i] == node and i not in views}
         # Right after its last consumer, s.a non-root buffer is gone; s.a root never goes.
         assert not freed_somewhere & set(live)
         assert roots & {i for i in plan.evaluated if i <= node} <= set(live)
     assert set(observations[-1][1]) == roots
-    assert freed_somewhere == set(releases)
+    assert freed_somewhere == set(releases) - views
 
 
 def test_observed_volume_is_the_plans_profile():
     network, adjoints, _ = model()
     plan = network.entry(adjoints.roots()).lower()
+    views = plan.memory.views
     held = [i for i in plan.evaluated if network.nodes[i].is_source]
     peak, peak_node = counted_volume(network, held), plan.evaluated[0]
     for node, live in observe(plan, network):
-        before_release = counted_volume(network, {*held, node})
+        before_release = counted_volume(network, {*held, node}, views)
         if before_release > peak:
             peak, peak_node = before_release, node
         held = live
     assert (plan.live.peak, plan.live.peak_node) == (peak, peak_node)
-    assert plan.live.retain_all == counted_volume(network, plan.evaluated)
+    assert plan.live.retain_all == counted_volume(network, plan.evaluated, views)
     assert plan.live.peak < plan.live.retain_all
 
 
@@ -206,21 +222,23 @@ def test_retain_plan_keeps_everything():
     assert plan.releases == {}
     sources = {i for i in plan.evaluated if network.nodes[i].is_source}
     for node, live in observe(plan, network):
-        assert set(live) == sources | {i for i in plan.evaluated if i <= node}
+        held = sources | {i for i in plan.evaluated if i <= node}
+        assert set(live) == held - plan.memory.views
 
 
 @pytest.mark.parametrize("posture", ["forward", "retain"])
-def test_describe_lists_every_evaluated_node_then_two_summary_lines(posture: str):
+def test_describe_lists_every_evaluated_node_then_the_summary_and_arena_lines(posture: str):
     network, adjoints, loss = model()
     entry = network.entry(adjoints.roots())
     plan = entry.lower() if posture == "forward" else network.entry([loss]).backward().lower()
     lines = plan.describe().splitlines()
-    assert len(lines) == len(plan.evaluated) + 2
+    assert len(lines) == len(plan.evaluated) + 3
     roots = set(plan.roots)
     last = {}
     for index in plan.evaluated:
         for input_index in network.nodes[index].inputs:
             last[input_index] = index
+    freed = expected_releases(network, plan, roots)
     for line, index in zip(lines, plan.evaluated):
         match = NODE_LINE.match(line)
         assert match, line
@@ -229,13 +247,13 @@ def test_describe_lists_every_evaluated_node_then_two_summary_lines(posture: str
         assert match["label"].split("(")[0] == node.operation
         assert match["shape"] == str(node.shape) == str(list(node.shape)).replace("'", "")
         if posture == "forward":
-            expected = "kept" if index in roots else f"freed after {last[index]}"
+            expected = "kept" if index in roots else f"freed after {freed[index]}"
         else:
             expected = "retained" if index in roots else f"releasable after {last[index]}"
         assert match["liveness"] == expected
 
-    head, volume = lines[-2:]
-    counted = counted_volume(network, plan.evaluated)
+    head, volume = lines[-3:-1]
+    counted = counted_volume(network, plan.evaluated, plan.memory.views)
     if posture == "forward":
         evaluated, total, readable = map(int, FORWARD_HEAD.match(head).groups())
         peak, peak_node, retain_all = map(int, FORWARD_VOLUME.match(volume).groups())
@@ -251,13 +269,18 @@ def test_describe_lists_every_evaluated_node_then_two_summary_lines(posture: str
     assert peak < retain_all
 
 
-def traced_peak(plan, parameters, feeds) -> int:
-    """The peak bytes NumPy allocates (it reports to tracemalloc) during one forward run."""
-    plan.forward(parameters, feeds)  # warm up caches outside the measurement
+def traced_peaks(plan, parameters, feeds) -> tuple[int, int]:
+    """The peak bytes NumPy allocates (it reports to tracemalloc) during a plan's first
+    forward run (which allocates its arena) and during its second."""
     tracemalloc.start()
     try:
         plan.forward(parameters, feeds)
-        return tracemalloc.get_traced_memory()[1]
+        first = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        baseline = tracemalloc.get_traced_memory()[0]
+        plan.forward(parameters, feeds)
+        second = tracemalloc.get_traced_memory()[1] - baseline
+        return first, second
     finally:
         tracemalloc.stop()
 
@@ -297,8 +320,11 @@ def test_the_forward_plan_really_frees_memory():
     network = tape.into_network()
     plan = network.entry(adjoints.roots()).lower()
     feeds = {images.symbol: Tensor([16, 3, 16, 16], rng.standard_normal(12288), np.float32)}
-    peak = traced_peak(plan, network.parameters(), feeds)
-    predicted, everything = plan.live_bytes(plan.peak), plan.live_bytes(plan.retain_all)
-    assert predicted < everything / 2
-    assert peak <= predicted * 1.1 + 65536, (peak, predicted)
-    assert peak < everything / 2, (peak, everything)
+    first, second = traced_peaks(plan, network.parameters(), feeds)
+    predicted, everything = plan.predicted_training_bytes, plan.live_bytes(plan.retain_all)
+    assert predicted < everything * 0.6
+    # The first run allocates the arena (and its roots); later runs only their roots.
+    assert first <= predicted * 1.1 + 65536, (first, predicted)
+    # Beyond the roots, only kernels' small transients (NumPy's ufunc buffers, a bias
+    # row tiled for long loops) remain per run.
+    assert second <= plan.root_bytes + plan.arena_bytes / 4, (second, plan.root_bytes)

@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from topos.engine.liveness import last_consumers, profile, release_points
+from topos.engine.arena import Arena, slot_view
+from topos.engine.liveness import last_consumers
+from topos.engine.memory_plan import plan_memory
 from topos.errors import GraphError, ShapeError
 from topos.graph.chain_rule import Schedule, backward_schedule
 from topos.graph.symbol import Symbol
@@ -29,6 +31,12 @@ class Plan:
     In the *forward* posture each buffer is released right after its last
     consumer unless it is a root; in the *retain* posture every buffer is kept
     for the backward sweep. `forward` runs the plan on one batch.
+
+    It is also a static memory plan (`memory`, see MemoryPlan): views cost nothing,
+    every other computed buffer has a slot in one arena allocated on the first
+    `forward` and reused by every later one, and computed roots get fresh buffers
+    each run, so a Run's roots stay valid forever while its other buffers are
+    overwritten by the next run (reading them then raises GraphError).
     """
 
     def __init__(self, network: Network, roots: tuple[int, ...], posture: str) -> None:
@@ -48,16 +56,14 @@ class Plan:
         self.evaluated = tuple(index for index, keep in enumerate(needed) if keep)
         self._evaluated_set = frozenset(self.evaluated)
         self.last_consumer = last_consumers(nodes, self.evaluated)
-        forward_releases = release_points(self.evaluated, set(self.roots), self.last_consumer)
-        forward_profile = profile(nodes, self.evaluated, forward_releases)
-        if posture == "forward":
-            self.releases = forward_releases
-            self.live = forward_profile
-        else:
-            self.releases = {}
-            self.live = forward_profile  # its peak is the retain plan's release floor
+        self.memory = plan_memory(nodes, self.evaluated, self.roots, posture, network.dtype)
+        # The forward posture's profile is also the retain plan's release floor.
+        self.live = self.memory.live
+        self.releases = self.memory.releases
+        self._arena: Arena | None = None
         self._compile()
         self._schedules: dict[int, Schedule] = {}
+        self._backward_peaks: dict[int, int] = {}
 
     def _compile(self) -> None:
         nodes = self.network.nodes
@@ -65,7 +71,9 @@ class Plan:
         for index, point in self.releases.items():
             dying.setdefault(point, []).append(index)
         self._sources = []
-        self._steps = []
+        # Each step: (index, primitive, attributes, inputs, released); the kernel calls
+        # with their slots are bound when the arena is first allocated.
+        self._pending = []
         for index in self.evaluated:
             node = nodes[index]
             if node.is_source:
@@ -74,10 +82,36 @@ class Plan:
                     # An unconsumed source needs no buffer at all.
                     dying.pop(index)
                 continue
+            self._pending.append((index, node, tuple(dying.pop(index, ()))))
+        self._steps: list | None = None
+
+    def _bind(self) -> None:
+        """Allocates the arena and binds every kernel to its slot views, once per plan."""
+        memory = self.memory
+        dtype = self.network.dtype
+        arena = Arena(memory.arena_bytes)
+        steps = []
+        for index, node, release in self._pending:
+            attributes = dict(node.attributes)
+            workspace = memory.workspaces.get(index)
+            if workspace is not None:
+                attributes["workspace"] = slot_view(
+                    arena.block, workspace.offset, workspace.shape, dtype, workspace.order
+                )
+            fresh = None
+            slot = memory.slots.get(index)
+            if index in memory.fresh:
+                fresh = tuple(node.shape)
+            elif slot is not None:
+                attributes["out"] = slot_view(
+                    arena.block, slot.offset, slot.shape, dtype, slot.order
+                )
             kernel = node.primitive.kernel
-            if node.attributes:
-                kernel = partial(kernel, **node.attributes)
-            self._steps.append((index, kernel, node.inputs, tuple(dying.pop(index, ()))))
+            if attributes:
+                kernel = partial(kernel, **attributes)
+            steps.append((index, kernel, node.inputs, fresh, release))
+        self._arena = arena
+        self._steps = steps
 
     @property
     def readable(self) -> frozenset[int]:
@@ -104,6 +138,52 @@ class Plan:
         """Elements live at the worst moment: the forward peak, or in the retain posture
         everything it keeps."""
         return self.live.peak if self.posture == "forward" else self.live.retain_all
+
+    @property
+    def arena_bytes(self) -> int:
+        """Bytes of the arena every run of this plan writes into (allocated once)."""
+        return self.memory.arena_bytes
+
+    @property
+    def root_bytes(self) -> int:
+        """Bytes of the fresh buffers each run makes for its computed roots."""
+        return self.memory.root_bytes
+
+    @property
+    def peak_bytes(self) -> int:
+        """The live volume in bytes: `peak` elements of this network's dtype."""
+        return self.live_bytes(self.peak)
+
+    def backward_peak_bytes(self, target: int) -> int:
+        """The most bytes the engine's eager sweep from `target` holds at once beyond the
+        forward buffers, predicted by running the sweep on shapes alone (cached)."""
+        peak = self._backward_peaks.get(target)
+        if peak is None:
+            from topos.engine.sweep_simulation import backward_peak_bytes
+
+            wrt = [i for i in self.network.parameter_indices if i in self._evaluated_set]
+            peak = backward_peak_bytes(
+                self.network.nodes,
+                self.backward_schedule(target),
+                target,
+                wrt,
+                self.memory.layouts,
+                self.network.dtype.itemsize,
+            )
+            self._backward_peaks[target] = peak
+        return peak
+
+    @property
+    def predicted_training_bytes(self) -> int:
+        """What a training step should add to the process at its peak: the arena, the
+        roots' fresh buffers, and in the retain posture the backward sweep's peak (from
+        the first rank-0 root, the loss an engine step differentiates)."""
+        total = self.arena_bytes + self.root_bytes
+        if self.posture == "retain":
+            targets = [i for i in self.roots if self.network.nodes[i].shape.rank == 0]
+            if targets:
+                total += self.backward_peak_bytes(targets[0])
+        return total
 
     def _feed_arrays(self, feeds: Feeds) -> dict[int, np.ndarray]:
         network = self.network
@@ -152,18 +232,25 @@ class Plan:
                 buffers[index] = fed[index]
             else:
                 buffers[index] = payloads[index].numpy()
-        if observer is None:
-            for index, kernel, inputs, release in self._steps:
+        if self._steps is None:
+            self._bind()
+        arena = self._arena
+        # From here on the arena is overwritten: runs of earlier forwards are stale.
+        arena.generation += 1
+        dtype = self.network.dtype
+        for index, kernel, inputs, fresh, release in self._steps:
+            if fresh is None:
                 buffers[index] = kernel(*[buffers[i] for i in inputs])
-                for released in release:
-                    buffers[released] = None
-        else:
-            for index, kernel, inputs, release in self._steps:
-                buffers[index] = kernel(*[buffers[i] for i in inputs])
-                for released in release:
-                    buffers[released] = None
-                observer(index, [i for i, b in enumerate(buffers) if b is not None])
-        return Run(self, buffers, parameters)
+            else:
+                buffers[index] = kernel(*[buffers[i] for i in inputs], out=np.empty(fresh, dtype))
+            for released in release:
+                buffers[released] = None
+            if observer is not None:
+                views = self.memory.views
+                observer(
+                    index, [i for i, b in enumerate(buffers) if b is not None and i not in views]
+                )
+        return Run(self, buffers, parameters, arena.generation)
 
     def backward_schedule(self, target: int) -> Schedule:
         """The engine's sweep schedule for `target` over every parameter (cached)."""
@@ -175,7 +262,8 @@ class Plan:
         return schedule
 
     def liveness_of(self, index: int) -> str:
-        """How long node `index`'s buffer lives, as `describe()` prints it."""
+        """How long node `index`'s buffer lives, as `describe()` prints it (a view's
+        reference; its base's bytes live until the view's last consumer too)."""
         if self.posture == "forward":
             if index in self.releases:
                 return f"freed after {self.releases[index]}"
@@ -202,12 +290,22 @@ class Plan:
             )
         return [head, volume]
 
+    def arena_line(self) -> str:
+        """The arena's size and how it is used, as `describe()` prints it last."""
+        memory = self.memory
+        slots = len(memory.slots) + len(memory.workspaces)
+        return (
+            f"arena: {memory.arena_bytes} bytes in {slots} slots ({memory.sharing} buffers "
+            f"share), {len(memory.views)} views, roots {memory.root_bytes} bytes fresh per run"
+        )
+
     def describe(self) -> str:
-        """One line per evaluated node (index, operation, shape, liveness), then the summary."""
+        """One line per evaluated node (index, operation, shape, liveness), then the summary,
+        then the arena line."""
         nodes = self.network.nodes
         lines = [
             f"{index:>6}  {nodes[index].label():<40} {nodes[index].shape!s:<22} "
             f"{self.liveness_of(index)}"
             for index in self.evaluated
         ]
-        return "\n".join([*lines, *self.summary()])
+        return "\n".join([*lines, *self.summary(), self.arena_line()])

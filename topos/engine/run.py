@@ -23,10 +23,23 @@ if TYPE_CHECKING:
 class Run:
     """What one `Plan.forward` computed: the readable payloads, read with `of`."""
 
-    def __init__(self, plan: Plan, buffers: list[Any], parameters: Parameters) -> None:
+    def __init__(
+        self, plan: Plan, buffers: list[Any], parameters: Parameters, generation: int = 0
+    ) -> None:
         self.plan = plan
         self._buffers = buffers
         self.parameters = parameters
+        self.generation = generation
+
+    def _check_fresh(self, index: int, what: str) -> None:
+        """Refuses to read an arena buffer that a later run of the plan has overwritten."""
+        arena = self.plan._arena
+        if arena is not None and arena.generation != self.generation:
+            raise GraphError(
+                f"{what}: %{index} lives in the plan's arena, which a later forward has "
+                f"overwritten; read what you need from a run before running its plan again "
+                f"(only roots stay readable)"
+            )
 
     def _readable_index(self, symbol: Symbol, what: str) -> int:
         index = self.plan.network.index(symbol, what)
@@ -40,8 +53,17 @@ class Run:
         return index
 
     def of(self, symbol: Symbol) -> Tensor:
-        """The payload of a readable node (a root, or anything in the retain posture)."""
-        return Tensor.adopt(self._buffers[self._readable_index(symbol, "Run.of")])
+        """The payload of a readable node (a root, or anything in the retain posture).
+
+        A root is its run's own buffer; anything else is copied out of the arena
+        (which the next run reuses), and only while this is the plan's latest run.
+        """
+        index = self._readable_index(symbol, "Run.of")
+        array = self._buffers[index]
+        if index in self.plan.roots or self.plan.network.nodes[index].is_source:
+            return Tensor.adopt(array)
+        self._check_fresh(index, "Run.of")
+        return Tensor(array.shape, array, dtype=array.dtype)
 
     def backward(self, target: Symbol) -> Gradients:
         """The engine route: sweeps the chain rule eagerly from the scalar `target`."""
@@ -52,6 +74,7 @@ class Run:
                 "the buffers a backward sweep reads; lower it with entry(roots).backward()"
             )
         index = self._readable_index(target, "backward")
+        self._check_fresh(index, "backward")
         schedule = plan.backward_schedule(index)
         network = plan.network
         algebra = EagerAlgebra(network.dtype)
@@ -66,6 +89,12 @@ class Run:
             buffers.__getitem__,
             algebra.constant(1.0, network.nodes[index].shape),
         )
+        arena = plan._arena.block if plan._arena is not None else None
+        if arena is not None:
+            # A gradient must outlive the arena's next run: copy any that could share it.
+            for key, array in gradients.items():
+                if np.may_share_memory(array, arena):
+                    gradients[key] = np.array(array)
         return Gradients(network, index, gradients)
 
     def recorded_gradients(self, adjoints: Adjoints) -> ParameterGradients:

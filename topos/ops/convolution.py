@@ -71,17 +71,31 @@ def _derive_im2col(
     return (algebra.col2im(gradient, shape, kernel_height, kernel_width, stride, padding),)
 
 
-@primitive("im2col", 1, _infer_im2col, _derive_im2col)
-def im2col(images, out=None, kernel_height=1, kernel_width=1, stride=1, padding=0):
-    """The patch matrix `[N*OH*OW, KH*KW*C]`, tap-major, of zero-padded images."""
+def _padded_elements(images: Shape, padding: int) -> int:
+    batch, channels, height, width = images
+    return batch * (height + 2 * padding) * (width + 2 * padding) * channels
+
+
+def _im2col_workspace(images: Shape, kernel_height, kernel_width, stride, padding) -> int:
+    """The padded channels-last copy of the images (none without padding)."""
+    return _padded_elements(images, padding) if padding else 0
+
+
+@primitive("im2col", 1, _infer_im2col, _derive_im2col, workspace=_im2col_workspace)
+def im2col(images, out=None, workspace=None, kernel_height=1, kernel_width=1, stride=1, padding=0):
+    """The patch matrix `[N*OH*OW, KH*KW*C]`, tap-major, of zero-padded images
+    (the padded copy made in `workspace` when one is given)."""
     batch, channels, height, width = images.shape
     out_height = output_extent(height, kernel_height, stride, padding)
     out_width = output_extent(width, kernel_width, stride, padding)
     channels_last = images.transpose(0, 2, 3, 1)
     if padding:
-        padded = np.zeros(
-            (batch, height + 2 * padding, width + 2 * padding, channels), dtype=images.dtype
-        )
+        padded_shape = (batch, height + 2 * padding, width + 2 * padding, channels)
+        if workspace is None:
+            padded = np.zeros(padded_shape, dtype=images.dtype)
+        else:
+            padded = workspace[: _padded_elements(images.shape, padding)].reshape(padded_shape)
+            padded.fill(0)
         padded[:, padding : padding + height, padding : padding + width, :] = channels_last
     else:
         padded = channels_last
@@ -127,9 +141,33 @@ def _derive_col2im(
     return (algebra.im2col(gradient, kernel_height, kernel_width, stride, padding),)
 
 
-@primitive("col2im", 1, _infer_col2im, _derive_col2im)
-def col2im(patches, out=None, shape=(), kernel_height=1, kernel_width=1, stride=1, padding=0):
+def _col2im_workspace(patches: Shape, shape, kernel_height, kernel_width, stride, padding) -> int:
+    """The padded channels-last accumulator, whose interior is the output."""
+    return _padded_elements(Shape(shape), padding)
+
+
+@primitive(
+    "col2im",
+    1,
+    _infer_col2im,
+    _derive_col2im,
+    workspace=_col2im_workspace,
+    output_in_workspace=True,
+)
+def col2im(
+    patches,
+    out=None,
+    workspace=None,
+    shape=(),
+    kernel_height=1,
+    kernel_width=1,
+    stride=1,
+    padding=0,
+):
     """Adds each patch entry back onto its pixel; `[N, C, H, W]`, channels-last in memory.
+
+    The accumulator is `workspace` when one is given (then, without `out`, the output
+    is a view into it).
 
     The order of the additions is fixed by the shapes: for stride 1, tap rows `ky`
     in order, and within one, the windows starting at `x = r (mod KW)` for r in order;
@@ -139,7 +177,13 @@ def col2im(patches, out=None, shape=(), kernel_height=1, kernel_width=1, stride=
     out_height = output_extent(height, kernel_height, stride, padding)
     out_width = output_extent(width, kernel_width, stride, padding)
     padded_height, padded_width = height + 2 * padding, width + 2 * padding
-    accumulated = np.zeros((batch, padded_height, padded_width, channels), dtype=patches.dtype)
+    accumulated_shape = (batch, padded_height, padded_width, channels)
+    if workspace is None:
+        accumulated = np.zeros(accumulated_shape, dtype=patches.dtype)
+    else:
+        accumulated = workspace[: _padded_elements(Shape(shape), padding)]
+        accumulated = accumulated.reshape(accumulated_shape)
+        accumulated.fill(0)
     windows = patches.reshape(batch, out_height, out_width, kernel_height, kernel_width * channels)
     if stride == 1:
         rows = accumulated.reshape(batch, padded_height, padded_width * channels)

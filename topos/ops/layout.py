@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from topos.ops.primitive import primitive
+from topos.ops.primitive import VIEW_ALWAYS, VIEW_WHEN_CONTIGUOUS, primitive
 from topos.ops.shape_rules import fail
 from topos.tensor import Shape
 
@@ -22,7 +22,7 @@ def _derive_permute(algebra, inputs, output, gradient, needs, axes):
     return (algebra.permute(gradient, tuple(inverse)),)
 
 
-@primitive("permute", 1, _infer_permute, _derive_permute)
+@primitive("permute", 1, _infer_permute, _derive_permute, view=VIEW_ALWAYS)
 def permute(operand, out=None, axes=()):
     """Reorders the axes (a view where NumPy can give one)."""
     view = np.transpose(operand, axes)
@@ -47,10 +47,17 @@ def _derive_reshape(algebra, inputs, output, gradient, needs, shape):
     return (algebra.reshape(gradient, algebra.shape(inputs[0])),)
 
 
-@primitive("reshape", 1, _infer_reshape, _derive_reshape)
+@primitive("reshape", 1, _infer_reshape, _derive_reshape, view=VIEW_WHEN_CONTIGUOUS)
 def reshape(operand, out=None, shape=()):
-    """The elements in row-major order under another shape."""
+    """The elements in row-major order under another shape: a view of a C-contiguous
+    operand, else a copy (so whether it is a view follows from the layout alone)."""
     if out is None:
+        if not operand.flags.c_contiguous:
+            operand = np.ascontiguousarray(operand)
         return np.reshape(operand, shape)
-    np.copyto(out, np.reshape(operand, shape))
+    if out.flags.c_contiguous:
+        # One copy: the slot seen under the operand's shape takes the elements in order.
+        np.copyto(out.reshape(operand.shape), operand)
+    else:
+        np.copyto(out, np.reshape(operand, shape))
     return out

@@ -86,22 +86,27 @@ def _phases(array: np.ndarray, size: int) -> np.ndarray:
     )
 
 
-def _plane_buffer(like: np.ndarray, size: int, dtype) -> np.ndarray:
+def _plane_buffer(like: np.ndarray, size: int, dtype, workspace=None) -> np.ndarray:
     """An empty `[size, size, N, C, OH, OW]` whose every lane is one contiguous block,
-    laid out in the memory order of `like` (so lanes line up with `like`'s views)."""
+    laid out in the memory order of `like` (so lanes line up with `like`'s views);
+    carved from the flat `workspace` when one is given."""
     phases = _phases(like, size)
     order = sorted(range(2, 6), key=lambda axis: -abs(phases.strides[axis]))
-    planes = np.empty((size, size, *(phases.shape[axis] for axis in order)), dtype)
+    extents = (size, size, *(phases.shape[axis] for axis in order))
+    if workspace is None:
+        planes = np.empty(extents, dtype)
+    else:
+        planes = workspace[: int(np.prod(extents))].reshape(extents)
     position = {axis: 2 + rank for rank, axis in enumerate(order)}
     return planes.transpose(0, 1, *(position[axis] for axis in range(2, 6)))
 
 
-def _lane_planes(array: np.ndarray, size: int, planes: np.ndarray | None = None):
+def _lane_planes(array: np.ndarray, size: int, planes: np.ndarray | None = None, workspace=None):
     """The lanes of a tiled input, each copied into one contiguous block: the
-    `[size, size, N, C, OH, OW]` planes (into `planes` when given), and the list of
-    lanes in row-major order."""
+    `[size, size, N, C, OH, OW]` planes (into `planes` when given, else carved from
+    `workspace` when given), and the list of lanes in row-major order."""
     if planes is None:
-        planes = _plane_buffer(array, size, array.dtype)
+        planes = _plane_buffer(array, size, array.dtype, workspace)
     np.copyto(planes, _phases(array, size))
     return planes, [planes[ky, kx] for ky in range(size) for kx in range(size)]
 
@@ -143,12 +148,17 @@ def _derive_max_pool(algebra, inputs, output, gradient, needs, size, stride):
     return (algebra.max_pool_route(inputs[0], gradient, size, stride),)
 
 
-@primitive("max_pool", 1, _infer_max_pool, _derive_max_pool)
-def max_pool(operand, out=None, size=1, stride=1):
+def _max_pool_workspace(operand: Shape, size: int, stride: int) -> int:
+    """The lane planes of a tiled input (as many elements as the input)."""
+    return operand.volume if size > 1 and _tiles(tuple(operand), size, stride) else 0
+
+
+@primitive("max_pool", 1, _infer_max_pool, _derive_max_pool, workspace=_max_pool_workspace)
+def max_pool(operand, out=None, workspace=None, size=1, stride=1):
     """The largest lane of each window: `maximum` folded over the lanes left to right."""
     pooled = tuple(_pooled_shape("max_pool", Shape(operand.shape), size, stride))
     if size > 1 and _tiles(operand.shape, size, stride):
-        _, lanes = _lane_planes(operand, size)
+        _, lanes = _lane_planes(operand, size, workspace=workspace)
     else:
         lanes = _lanes(operand, pooled, size, stride)
     if len(lanes) == 1:
@@ -173,8 +183,28 @@ def _derive_max_pool_route(algebra, inputs, output, gradient, needs, size, strid
     return (None, algebra.max_pool_pick(inputs[0], gradient, size, stride))
 
 
-@primitive("max_pool_route", 2, _infer_max_pool_route, _derive_max_pool_route)
-def max_pool_route(operand, gradient, out=None, size=1, stride=1):
+def _chunk_images(operand: tuple[int, ...]) -> int:
+    """How many images max_pool_route takes at a time."""
+    per_image = max(1, int(np.prod(operand[1:], dtype=np.int64)))
+    return max(1, min(operand[0], _CHUNK_ELEMENTS // per_image))
+
+
+def _max_pool_route_workspace(operand: Shape, gradient: Shape, size: int, stride: int) -> int:
+    """The lane planes of one chunk of images."""
+    extents = tuple(operand)
+    if size > 1 and _tiles(extents, size, stride) and extents[0]:
+        return _chunk_images(extents) * int(np.prod(extents[1:], dtype=np.int64))
+    return 0
+
+
+@primitive(
+    "max_pool_route",
+    2,
+    _infer_max_pool_route,
+    _derive_max_pool_route,
+    workspace=_max_pool_route_workspace,
+)
+def max_pool_route(operand, gradient, out=None, workspace=None, size=1, stride=1):
     """Each window's gradient on the lane that won it; zeros on every other lane."""
     pooled = gradient.shape
     if out is None:
@@ -184,9 +214,10 @@ def max_pool_route(operand, gradient, out=None, size=1, stride=1):
         # A chunk of images at a time: its lanes are copied into contiguous planes,
         # the winners found there, each lane's share made in its (now spent) plane,
         # and one copy interleaves the shares into the output.
-        per_image = max(1, operand[0].size)
-        step = max(1, min(batch, _CHUNK_ELEMENTS // per_image))
-        planes = _plane_buffer(operand[:step], size, operand.dtype)
+        step = _chunk_images(operand.shape)
+        if gradient.dtype != operand.dtype:
+            workspace = None
+        planes = _plane_buffer(operand[:step], size, operand.dtype, workspace)
         shares = planes
         if gradient.dtype != operand.dtype:
             shares = _plane_buffer(operand[:step], size, gradient.dtype)

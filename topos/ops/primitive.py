@@ -18,6 +18,12 @@ from topos.tensor import Shape
 ShapeRule = Callable[..., Shape]
 Kernel = Callable[..., np.ndarray]
 DerivativeRule = Callable[..., Sequence[Any]]
+WorkspaceRule = Callable[..., int]
+
+#: `Primitive.view` values: the kernel (called without `out`) returns a view of its
+#: first operand always, or only when that operand is C-contiguous (else a copy).
+VIEW_ALWAYS = "always"
+VIEW_WHEN_CONTIGUOUS = "when contiguous"
 
 REGISTRY: dict[str, Primitive] = {}
 
@@ -27,9 +33,18 @@ class Primitive:
     (`infer`), how to compute it (`kernel`, pure in its inputs' values and shapes,
     with an optional `out` array to write into), and how to send a gradient back
     to its inputs (`derive`, or None for operations nothing differentiates).
+
+    For the static memory plan a primitive also says whether its kernel returns a
+    view of its first operand (`view`: None, VIEW_ALWAYS or VIEW_WHEN_CONTIGUOUS;
+    handed `out`, a viewing kernel copies into it instead), and optionally how many
+    elements of scratch it can use (`workspace(input shapes..., **attributes)`,
+    passed to the kernel as a flat `workspace=` array). When `output_in_workspace`,
+    the kernel called without `out` returns a view into that workspace, which then
+    lives as long as the output.
     """
 
-    __slots__ = ("arity", "derive", "infer", "kernel", "name")
+    __slots__ = ("arity", "derive", "infer", "kernel", "name", "output_in_workspace", "view")
+    __slots__ += ("workspace",)
 
     def __init__(
         self,
@@ -38,24 +53,41 @@ class Primitive:
         infer: ShapeRule,
         kernel: Kernel,
         derive: DerivativeRule | None,
+        view: str | None = None,
+        workspace: WorkspaceRule | None = None,
+        output_in_workspace: bool = False,
     ) -> None:
         self.name = name
         self.arity = arity
         self.infer = infer
         self.kernel = kernel
         self.derive = derive
+        self.view = view
+        self.workspace = workspace
+        self.output_in_workspace = output_in_workspace
 
     def __repr__(self) -> str:
         return f"Primitive({self.name})"
 
 
-def primitive(name: str, arity: int, infer: ShapeRule, derive: DerivativeRule | None):
-    """Registers the decorated kernel as primitive `name`, beside its shape and derivative rules."""
+def primitive(
+    name: str,
+    arity: int,
+    infer: ShapeRule,
+    derive: DerivativeRule | None,
+    view: str | None = None,
+    workspace: WorkspaceRule | None = None,
+    output_in_workspace: bool = False,
+):
+    """Registers the decorated kernel as primitive `name`, beside its shape and derivative
+    rules (and what the memory plan needs to know: see `Primitive`)."""
 
     def register(kernel: Kernel) -> Primitive:
         if name in REGISTRY:
             raise ValueError(f"primitive {name!r} is registered twice")
-        registered = Primitive(name, arity, infer, kernel, derive)
+        registered = Primitive(
+            name, arity, infer, kernel, derive, view, workspace, output_in_workspace
+        )
         REGISTRY[name] = registered
         return registered
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from topos.ops.primitive import primitive
+from topos.ops.primitive import VIEW_ALWAYS, primitive
 from topos.ops.shape_rules import check_axis, fail
 from topos.tensor import Shape
 
@@ -112,7 +112,7 @@ def _derive_broadcast_along(algebra, inputs, output, gradient, needs, axis, size
     return (algebra.sum_along(gradient, axis),)
 
 
-@primitive("broadcast_along", 1, _infer_broadcast_along, _derive_broadcast_along)
+@primitive("broadcast_along", 1, _infer_broadcast_along, _derive_broadcast_along, view=VIEW_ALWAYS)
 def broadcast_along(operand, out=None, axis=0, size=1):
     """Inserts a new axis at `axis` holding `size` copies (a read-only view)."""
     expanded = np.expand_dims(operand, axis)

@@ -1,0 +1,168 @@
+"""The static memory plan: arena slots never collide, views keep their bases alive,
+roots are fresh per run, stale reads are refused, and the bits do not change."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from tests.library.random_graphs import Program, programs
+from tests.library.routes import record
+from tests.library.test_plan import model
+from topos import GraphError, Tensor
+from topos.engine.arena import ALIGNMENT, Interval, place
+
+
+def lowered(program: Program, dtype=np.float32):
+    """The program's network, its recorded-route (forward) plan and its engine (retain) plan."""
+    arrays = [array.astype(dtype) for array in program.arrays()]
+    tape, loss, symbols = record(program.build, arrays, program.seed, dtype)
+    adjoints = tape.differentiate(loss, symbols)
+    network = tape.into_network()
+    forward = network.entry(adjoints.roots()).lower()
+    retain = network.entry([loss.symbol]).backward().lower()
+    return network, forward, retain
+
+
+def arena_intervals(plan) -> list[tuple[int, int, int, int]]:
+    """(first step, last step, first byte, end byte) of every slot of the plan's arena."""
+    memory = plan.memory
+    spans = []
+    for index, slot in memory.slots.items():
+        spans.append((index, memory.storage_end[index], slot.offset, slot.offset + slot.size))
+    for index, slot in memory.workspaces.items():
+        node = plan.network.nodes[index]
+        # A workspace holding the output lives as long as the output.
+        end = memory.storage_end[index] if node.primitive.output_in_workspace else index
+        spans.append((index, end, slot.offset, slot.offset + slot.size))
+    return spans
+
+
+def assert_no_collisions(plan) -> None:
+    spans = arena_intervals(plan)
+    for position, (start, end, low, high) in enumerate(spans):
+        assert low % ALIGNMENT == 0
+        assert high <= plan.arena_bytes
+        for other_start, other_end, other_low, other_high in spans[position + 1 :]:
+            if start <= other_end and other_start <= end:
+                assert high <= other_low or other_high <= low, (start, end, other_start)
+
+
+def reference_payloads(network, plan) -> dict[int, np.ndarray]:
+    """Every evaluated node computed by its kernel alone: no arena, no `out`."""
+    values = {}
+    parameters = network.parameters().arrays()
+    for index in plan.evaluated:
+        node = network.nodes[index]
+        if node.operation == "parameter":
+            values[index] = parameters[index]
+        elif node.is_source:
+            values[index] = network.payloads[index].numpy()
+        else:
+            values[index] = node.primitive.kernel(
+                *(values[i] for i in node.inputs), **node.attributes
+            )
+    return values
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs())
+def test_random_graphs_slots_never_collide_and_the_bits_match_the_kernels(program: Program):
+    network, forward, retain = lowered(program)
+    for plan in (forward, retain):
+        assert_no_collisions(plan)
+        reference = reference_payloads(network, plan)
+        run = plan.forward(network.parameters())
+        # Twice: the second run reuses the arena the first one wrote.
+        run = plan.forward(network.parameters())
+        readable = plan.roots if plan.posture == "forward" else plan.evaluated
+        for index in readable:
+            payload = run.of(network.symbol(index)).numpy()
+            assert np.array_equal(payload, np.asarray(reference[index]), equal_nan=True), index
+
+
+def test_place_aligns_and_shares_only_disjoint_lifetimes():
+    intervals = [Interval("a", 0, 2, 100), Interval("b", 3, 5, 100), Interval("c", 1, 4, 10)]
+    offsets, size = place(intervals)
+    assert all(offset % ALIGNMENT == 0 for offset in offsets.values())
+    assert offsets["a"] == offsets["b"]  # never live together: the same bytes
+    assert offsets["c"] >= 128  # live beside both: past them
+    assert size == 192
+
+
+def test_views_cost_nothing_and_keep_their_bases_alive():
+    network, adjoints, _ = model()
+    plan = network.entry(adjoints.roots()).lower()
+    memory = plan.memory
+    assert memory.views
+    last = {}
+    for index in plan.evaluated:
+        for input_index in network.nodes[index].inputs:
+            last[input_index] = index
+    for view in memory.views:
+        assert view not in memory.slots
+        base = memory.storage[view]
+        assert base not in memory.views
+        assert memory.storage_end[base] >= last.get(view, view)
+
+
+def test_the_retain_arena_is_every_retained_buffer():
+    network, _, loss = model()
+    plan = network.entry([loss]).backward().lower()
+    memory = plan.memory
+    spans = sorted((slot.offset, slot.offset + slot.size) for slot in memory.slots.values())
+    for (_, end), (start, _) in pairwise(spans):
+        assert end <= start  # no retained buffer shares bytes with another
+    computed = [
+        i
+        for i in plan.evaluated
+        if not network.nodes[i].is_source and i not in memory.views and i not in memory.fresh
+    ]
+    assert set(memory.slots) | set(memory.workspaces) >= set(computed)
+    assert plan.arena_bytes >= sum(slot.size for slot in memory.slots.values())
+
+
+def test_roots_are_fresh_per_run():
+    network, adjoints, loss = model()
+    plan = network.entry(adjoints.roots()).lower()
+    parameters = network.parameters()
+    first = plan.forward(parameters)
+    loss_before = first.of(loss)
+    gradients_before = first.recorded_gradients(adjoints)
+    kept = {index: np.array(tensor.numpy()) for index, tensor in gradients_before.items()}
+    saved_loss = np.array(loss_before.numpy())
+    images = network.input_symbols()[0]
+    shape = network.shape(images)
+    other = Tensor(shape, np.linspace(2, -3, shape.volume), np.float32)
+    plan.forward(parameters, {images: other})
+    assert np.array_equal(loss_before.numpy(), saved_loss)
+    for index, tensor in gradients_before.items():
+        assert np.array_equal(tensor.numpy(), kept[index])
+
+
+def test_stale_reads_of_arena_buffers_are_refused():
+    network, _, loss = model()
+    plan = network.entry([loss]).backward().lower()
+    parameters = network.parameters()
+    first = plan.forward(parameters)
+    inner = next(
+        i for i in plan.evaluated if i in plan.memory.slots and network.nodes[i].shape.volume > 1
+    )
+    # Read while fresh, a non-root is a copy: the next run cannot change it.
+    copy = first.of(network.symbol(inner))
+    saved = np.array(copy.numpy())
+    loss_value = first.of(loss)
+    second = plan.forward(
+        parameters,
+        {network.input_symbols()[0]: Tensor.filled(network.shape(network.input_symbols()[0]), 0.5)},
+    )
+    assert np.array_equal(copy.numpy(), saved)
+    assert first.of(loss) is not None and loss_value.shape == network.shape(loss)
+    with pytest.raises(GraphError, match="overwritten"):
+        first.of(network.symbol(inner))
+    with pytest.raises(GraphError, match="overwritten"):
+        first.backward(loss)
+    second.backward(loss)  # the latest run is fine

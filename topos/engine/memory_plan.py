@@ -1,0 +1,212 @@
+"""MemoryPlan: the static memory plan of a lowering — views, lifetimes, arena slots, roots.
+
+Every evaluated node is one of:
+
+- a *source* (parameter, input, leaf): the caller's or the network's array;
+- a *view*: its kernel returns a view of its first operand, so it costs no bytes
+  but keeps that operand's storage alive until the view's last consumer;
+- a *root* that is computed: written into a fresh buffer every run, because the
+  caller may keep it (a Tensor is immutable, and the next run reuses the arena);
+- otherwise a *slot* in the arena, live from its node to the last consumer of
+  itself or of any view of it (in the retain posture: to the end of the run).
+
+Kernels with a workspace get a slot live only during their own step (or, when the
+output lives in the workspace, for the output's whole lifetime).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from topos.engine.arena import Interval, aligned, place
+from topos.engine.layouts import Layout, identity, is_view, output_layout
+from topos.engine.liveness import LiveProfile, counted, last_consumers
+
+#: The key of a node's workspace among the arena's intervals (a node's own key is its index).
+WORKSPACE = "workspace"
+
+
+@dataclass(frozen=True)
+class Slot:
+    """Where a buffer lives in the arena: byte offset, shape and memory order."""
+
+    offset: int
+    shape: tuple[int, ...]
+    order: tuple[int, ...]
+    size: int
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    """What lowering decided about memory (see the module)."""
+
+    views: frozenset[int]
+    storage: dict[int, int]
+    layouts: dict[int, Layout]
+    fresh: frozenset[int]
+    slots: dict[int, Slot]
+    workspaces: dict[int, Slot]
+    storage_end: dict[int, int]
+    releases: dict[int, int]
+    arena_bytes: int
+    root_bytes: int
+    live: LiveProfile
+
+    @property
+    def sharing(self) -> int:
+        """How many arena buffers share bytes with some other buffer."""
+        spans = [(slot.offset, slot.offset + slot.size) for slot in self.all_slots()]
+        shared = 0
+        for position, (start, end) in enumerate(spans):
+            if any(
+                other_start < end and start < other_end
+                for other_position, (other_start, other_end) in enumerate(spans)
+                if other_position != position
+            ):
+                shared += 1
+        return shared
+
+    def all_slots(self) -> list[Slot]:
+        """Every slot of the arena: node outputs, then workspaces."""
+        return [*self.slots.values(), *self.workspaces.values()]
+
+
+def _workspace_elements(node, nodes) -> int:
+    rule = node.primitive.workspace
+    if rule is None:
+        return 0
+    return int(rule(*(nodes[i].shape for i in node.inputs), **node.attributes))
+
+
+def plan_memory(
+    nodes: Sequence, evaluated: Sequence[int], roots: Sequence[int], posture: str, dtype
+) -> MemoryPlan:
+    """Decides views, lifetimes and arena offsets for one lowering."""
+    itemsize = np.dtype(dtype).itemsize
+    root_set = set(roots)
+    last = last_consumers(nodes, evaluated)
+    finish = (evaluated[-1] + 1) if evaluated else 0
+    layouts: dict[int, Layout] = {}
+    storage: dict[int, int] = {}
+    views: set[int] = set()
+    fresh: set[int] = set()
+    for index in evaluated:
+        node = nodes[index]
+        if node.is_source:
+            layouts[index] = identity(node.shape.rank)
+            storage[index] = index
+            continue
+        operand_layouts = [layouts[i] for i in node.inputs]
+        if index in root_set:
+            fresh.add(index)
+            storage[index] = index
+            layouts[index] = identity(node.shape.rank)
+            continue
+        shapes = [nodes[i].shape for i in node.inputs]
+        layouts[index] = output_layout(
+            node.primitive, operand_layouts, shapes, node.shape, node.attributes
+        )
+        if is_view(node.primitive, operand_layouts):
+            views.add(index)
+            storage[index] = storage[node.inputs[0]]
+        else:
+            storage[index] = index
+            if layouts[index] is None and not node.primitive.output_in_workspace:
+                layouts[index] = identity(node.shape.rank)
+
+    # A storage lives until the last use of itself or of any view of it.
+    storage_end: dict[int, int] = {}
+    for index in evaluated:
+        owner = storage[index]
+        use = last.get(index, index)
+        storage_end[owner] = max(storage_end.get(owner, owner), use)
+    for root in root_set:
+        if root in storage:
+            storage_end[storage[root]] = finish
+    # The forward posture's lifetimes give the live profile (the retain posture's
+    # release floor) whichever posture this is.
+    live = _profile(nodes, evaluated, views, storage_end)
+    if posture == "retain":
+        storage_end = dict.fromkeys(storage_end, finish)
+
+    releases: dict[int, int] = {}
+    if posture == "forward":
+        for index in evaluated:
+            if index in root_set:
+                continue
+            if index in views:
+                releases[index] = last.get(index, index)
+            elif storage_end[index] < finish:
+                releases[index] = storage_end[index]
+
+    intervals: list[Interval] = []
+    shapes_of: dict[object, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+    for index in evaluated:
+        node = nodes[index]
+        if node.is_source:
+            continue
+        workspace = _workspace_elements(node, nodes) * itemsize
+        arena_output = index not in views and index not in fresh
+        if arena_output and node.primitive.output_in_workspace:
+            size = max(workspace, node.shape.volume * itemsize)
+            intervals.append(Interval(index, index, storage_end[index], size))
+            continue
+        if arena_output:
+            size = node.shape.volume * itemsize
+            intervals.append(Interval(index, index, storage_end[index], size))
+            shapes_of[index] = (tuple(node.shape), layouts[index])
+        if workspace and index not in views:
+            intervals.append(Interval((WORKSPACE, index), index, index, workspace))
+    offsets, arena_bytes = place(intervals)
+    slots: dict[int, Slot] = {}
+    workspaces: dict[int, Slot] = {}
+    for interval in intervals:
+        offset = offsets[interval.key]
+        if isinstance(interval.key, tuple):
+            index = interval.key[1]
+            workspaces[index] = Slot(offset, (interval.size // itemsize,), (0,), interval.size)
+        elif interval.key in shapes_of:
+            shape, order = shapes_of[interval.key]
+            slots[interval.key] = Slot(offset, shape, order, interval.size)
+        else:
+            # The output lives in the node's workspace: the slot is that workspace.
+            index = interval.key
+            workspaces[index] = Slot(offset, (interval.size // itemsize,), (0,), interval.size)
+    root_bytes = sum(aligned(nodes[i].shape.volume * itemsize) for i in fresh)
+    return MemoryPlan(
+        frozenset(views),
+        storage,
+        layouts,
+        frozenset(fresh),
+        slots,
+        workspaces,
+        storage_end,
+        releases,
+        arena_bytes,
+        root_bytes,
+        live,
+    )
+
+
+def _profile(nodes, evaluated, views, storage_end) -> LiveProfile:
+    """Elements of real buffers (views are free) live at each step, in the forward posture's
+    lifetimes: the peak, where it happens, and the total were nothing released."""
+    dying: dict[int, list[int]] = {}
+    for owner, end in storage_end.items():
+        dying.setdefault(end, []).append(owner)
+    live = peak = total = 0
+    peak_node = evaluated[0] if evaluated else 0
+    for index in evaluated:
+        node = nodes[index]
+        if index not in views and counted(node):
+            live += node.shape.volume
+            total += node.shape.volume
+        if live > peak:
+            peak, peak_node = live, index
+        for released in dying.get(index, ()):
+            if counted(nodes[released]):
+                live -= nodes[released].shape.volume
+    return LiveProfile(peak, peak_node, total)
