@@ -297,10 +297,14 @@ def _route_facts(results: Sequence[Mapping[str, Any]], routes: Sequence[str]) ->
 def memory_predictions(
     route_facts: Mapping[str, Any], verdict: Verdict | None
 ) -> list[dict[str, Any]]:
-    """Per route, the plan's predicted live volume in bytes beside the measured training delta."""
+    """Per route, the plan's predicted training bytes (arena, fresh roots and the engine
+    sweep's peak; the live volume for workers that do not say) beside the measured
+    training delta."""
     predictions = []
     for route, facts in route_facts.items():
-        predicted = (facts.get("live_volume") or {}).get("peak_bytes")
+        volume = facts.get("live_volume") or {}
+        live = volume.get("peak_bytes")
+        predicted = volume.get("predicted_training_bytes", live)
         measured = None
         if verdict is not None:
             try:
@@ -312,7 +316,8 @@ def memory_predictions(
         predictions.append(
             {
                 "route": route,
-                "predicted_live_bytes": predicted,
+                "predicted_live_bytes": live,
+                "predicted_training_bytes": predicted,
                 "measured_training_delta_bytes": measured,
                 "ratio": ratio,
                 "within_tolerance": None
@@ -330,7 +335,8 @@ def describe_predictions(predictions: Sequence[Mapping[str, Any]]) -> list[str]:
     for prediction in predictions:
         line = (
             f"memory: {prediction['route']} predicted live volume "
-            f"{format_mebibytes(prediction['predicted_live_bytes'])}, measured training Δ "
+            f"{format_mebibytes(prediction['predicted_live_bytes'])}, training "
+            f"{format_mebibytes(prediction.get('predicted_training_bytes'))}, measured training Δ "
             f"{format_mebibytes(prediction['measured_training_delta_bytes'])}"
         )
         if prediction["ratio"] is not None:

@@ -116,6 +116,14 @@ def train(arguments: argparse.Namespace, events: EventStream) -> int:
             "peak_node": plan.live.peak_node,
             "retain_all_elements": plan.retain_all,
             "retain_all_bytes": plan.retain_all * itemsize,
+            # The static memory plan: the arena (allocated once), the roots' fresh
+            # buffers per run, the engine sweep's predicted peak, and their sum.
+            "arena_bytes": plan.arena_bytes,
+            "root_bytes": plan.root_bytes,
+            "backward_peak_bytes": plan.predicted_training_bytes
+            - plan.arena_bytes
+            - plan.root_bytes,
+            "predicted_training_bytes": plan.predicted_training_bytes,
         },
         forward_nodes=training.program.forward_nodes,
         gradient_nodes=training.program.gradient_nodes,
