@@ -93,6 +93,9 @@ def train(arguments: argparse.Namespace, events: EventStream) -> int:
     training.warm_up()
     warm_up_seconds = time.perf_counter() - warm_up_started
     plan = training.plan
+    # The warm-up has touched BLAS's per-thread buffers, which should not count; the
+    # plan's arena is what training costs, so it is freed now and counted from step 0.
+    plan.release()
     itemsize = plan.network.dtype.itemsize
     high_water_source = "proc" if process_memory.reset_high_water() else "sampling"
     events.emit(

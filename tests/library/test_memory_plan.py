@@ -166,3 +166,24 @@ def test_stale_reads_of_arena_buffers_are_refused():
     with pytest.raises(GraphError, match="overwritten"):
         first.backward(loss)
     second.backward(loss)  # the latest run is fine
+
+
+def test_release_frees_the_arena_and_the_next_forward_computes_the_same_bits():
+    network, _, loss = model()
+    plan = network.entry([loss]).backward().lower()
+    parameters = network.parameters()
+
+    def gradient_bits(run):
+        gradients = run.backward(loss).parameters(parameters)
+        return {symbol: tensor.numpy().tobytes() for symbol, tensor in gradients.items()}
+
+    first = plan.forward(parameters)
+    expected = gradient_bits(first)
+    arena = plan._arena
+    plan.release()
+    assert plan._arena is None
+    second = plan.forward(parameters)
+    assert plan._arena is not None and plan._arena is not arena
+    assert gradient_bits(second) == expected
+    with pytest.raises(GraphError, match="overwritten"):
+        first.backward(loss)

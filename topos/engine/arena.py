@@ -88,4 +88,3 @@ class Arena:
         # Start the block on an aligned address: slot offsets are aligned relative to it.
         skip = (-raw.ctypes.data) % alignment
         self.block = raw[skip : skip + size]
-        self.generation = 0

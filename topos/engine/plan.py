@@ -61,6 +61,8 @@ class Plan:
         self.live = self.memory.live
         self.releases = self.memory.releases
         self._arena: Arena | None = None
+        # Counts forwards: a run is stale once a later forward has reused the arena.
+        self.generation = 0
         self._compile()
         self._schedules: dict[int, Schedule] = {}
         self._backward_peaks: dict[int, int] = {}
@@ -112,6 +114,13 @@ class Plan:
             steps.append((index, kernel, node.inputs, fresh, release))
         self._arena = arena
         self._steps = steps
+
+    def release(self) -> None:
+        """Frees the arena (once no run still holds a view of it); the next forward
+        allocates it afresh. A grader calls this after its warm-up, so that the memory a
+        route needs to train is counted in its training figure, not before it."""
+        self._arena = None
+        self._steps = None
 
     @property
     def readable(self) -> frozenset[int]:
@@ -234,9 +243,8 @@ class Plan:
                 buffers[index] = payloads[index].numpy()
         if self._steps is None:
             self._bind()
-        arena = self._arena
         # From here on the arena is overwritten: runs of earlier forwards are stale.
-        arena.generation += 1
+        self.generation += 1
         dtype = self.network.dtype
         for index, kernel, inputs, fresh, release in self._steps:
             if fresh is None:
@@ -250,7 +258,7 @@ class Plan:
                 observer(
                     index, [i for i, b in enumerate(buffers) if b is not None and i not in views]
                 )
-        return Run(self, buffers, parameters, arena.generation)
+        return Run(self, buffers, parameters, self.generation)
 
     def backward_schedule(self, target: int) -> Schedule:
         """The engine's sweep schedule for `target` over every parameter (cached)."""

@@ -33,8 +33,7 @@ class Run:
 
     def _check_fresh(self, index: int, what: str) -> None:
         """Refuses to read an arena buffer that a later run of the plan has overwritten."""
-        arena = self.plan._arena
-        if arena is not None and arena.generation != self.generation:
+        if self.plan.generation != self.generation:
             raise GraphError(
                 f"{what}: %{index} lives in the plan's arena, which a later forward has "
                 f"overwritten; read what you need from a run before running its plan again "
