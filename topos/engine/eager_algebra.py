@@ -13,13 +13,38 @@ from topos.tensor import Shape
 
 
 class EagerAlgebra(Algebra):
-    """Operands are arrays; `apply` calls the very kernel a plan would call for that node."""
+    """Operands are arrays; `apply` calls the very kernel a plan would call for that node.
 
-    def __init__(self, dtype: np.dtype) -> None:
+    Given `calls` (a BackwardPlan's, one per `apply` of the sweep in order), the k-th
+    `apply` runs the k-th entry's kernel, which writes into its arena slot, after
+    checking that the operation, operand shapes and attributes are the simulated ones.
+    Should the sweep ever leave the simulated path, that call and every later one
+    allocate afresh (`misses` counts it): a slot planned for another call could still
+    hold a live buffer. `out=` never changes a kernel's bits.
+    """
+
+    def __init__(self, dtype: np.dtype, calls: Sequence[Any] | None = None) -> None:
         self.dtype = np.dtype(dtype)
+        self._calls = calls
+        self._position = 0
+        self.misses = 0
 
     def apply(self, operation: str, operands: Sequence[Any], **attributes: Any) -> Any:
         """Computes `operation` on `operands` now."""
+        calls = self._calls
+        if calls is not None:
+            position = self._position
+            self._position = position + 1
+            if position < len(calls):
+                expected, shapes, expected_attributes, kernel = calls[position]
+                if (
+                    expected == operation
+                    and shapes == tuple([np.shape(operand) for operand in operands])
+                    and attributes == expected_attributes
+                ):
+                    return kernel(*operands)
+            self._calls = None
+            self.misses += 1
         return REGISTRY[operation].kernel(*operands, **attributes)
 
     def shape(self, operand: Any) -> Shape:

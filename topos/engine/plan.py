@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from topos.engine.arena import Arena, slot_view
+from topos.engine.backward_plan import BackwardPlan, plan_backward
 from topos.engine.liveness import last_consumers
 from topos.engine.memory_plan import plan_memory
 from topos.errors import GraphError, ShapeError
@@ -65,7 +66,7 @@ class Plan:
         self.generation = 0
         self._compile()
         self._schedules: dict[int, Schedule] = {}
-        self._backward_peaks: dict[int, int] = {}
+        self._backward_plans: dict[int, BackwardPlan] = {}
 
     def _compile(self) -> None:
         nodes = self.network.nodes
@@ -116,11 +117,14 @@ class Plan:
         self._steps = steps
 
     def release(self) -> None:
-        """Frees the arena (once no run still holds a view of it); the next forward
-        allocates it afresh. A grader calls this after its warm-up, so that the memory a
-        route needs to train is counted in its training figure, not before it."""
+        """Frees the arena and every backward arena (once no run still holds a view of
+        them); the next forward or sweep allocates them afresh. A grader calls this after
+        its warm-up, so that the memory a route needs to train is counted in its training
+        figure, not before it."""
         self._arena = None
         self._steps = None
+        for backward in self._backward_plans.values():
+            backward.release()
 
     @property
     def readable(self) -> frozenset[int]:
@@ -163,24 +167,28 @@ class Plan:
         """The live volume in bytes: `peak` elements of this network's dtype."""
         return self.live_bytes(self.peak)
 
-    def backward_peak_bytes(self, target: int) -> int:
-        """The most bytes the engine's eager sweep from `target` holds at once beyond the
-        forward buffers, predicted by running the sweep on shapes alone (cached)."""
-        peak = self._backward_peaks.get(target)
-        if peak is None:
-            from topos.engine.sweep_simulation import backward_peak_bytes
-
+    def backward_plan(self, target: int) -> BackwardPlan:
+        """The static memory plan of the engine's eager sweep from `target`: a slot in a
+        backward arena for every buffer the sweep makes but does not return, from a
+        shape-only run of the same sweep (cached per target)."""
+        backward = self._backward_plans.get(target)
+        if backward is None:
             wrt = [i for i in self.network.parameter_indices if i in self._evaluated_set]
-            peak = backward_peak_bytes(
+            backward = plan_backward(
                 self.network.nodes,
                 self.backward_schedule(target),
                 target,
                 wrt,
                 self.memory.layouts,
-                self.network.dtype.itemsize,
+                self.network.dtype,
             )
-            self._backward_peaks[target] = peak
-        return peak
+            self._backward_plans[target] = backward
+        return backward
+
+    def backward_peak_bytes(self, target: int) -> int:
+        """The most bytes the engine's eager sweep from `target` holds at once beyond the
+        forward buffers: its backward arena and the fresh gradients it returns."""
+        return self.backward_plan(target).predicted_bytes
 
     @property
     def predicted_training_bytes(self) -> int:

@@ -76,7 +76,8 @@ class Run:
         self._check_fresh(index, "backward")
         schedule = plan.backward_schedule(index)
         network = plan.network
-        algebra = EagerAlgebra(network.dtype)
+        backward = plan.backward_plan(index)
+        algebra = EagerAlgebra(network.dtype, backward.calls())
         wrt = [i for i in network.parameter_indices if plan.evaluates(i)]
         buffers = self._buffers
         gradients = sweep(
@@ -88,12 +89,15 @@ class Run:
             buffers.__getitem__,
             algebra.constant(1.0, network.nodes[index].shape),
         )
-        arena = plan._arena.block if plan._arena is not None else None
-        if arena is not None:
-            # A gradient must outlive the arena's next run: copy any that could share it.
-            for key, array in gradients.items():
-                if np.may_share_memory(array, arena):
-                    gradients[key] = np.array(array)
+        backward.misses += algebra.misses
+        arenas = [backward.block]
+        if plan._arena is not None:
+            arenas.append(plan._arena.block)
+        # A gradient must outlive the arenas' next run: copy any that could share them
+        # (none does while the sweep follows its plan: returned gradients are fresh).
+        for key, array in gradients.items():
+            if any(arena is not None and np.may_share_memory(array, arena) for arena in arenas):
+                gradients[key] = np.array(array)
         return Gradients(network, index, gradients)
 
     def recorded_gradients(self, adjoints: Adjoints) -> ParameterGradients:

@@ -1,0 +1,164 @@
+"""BackwardPlan: the static memory plan of the engine's eager sweep from one target.
+
+The sweep is deterministic for a plan and a target: its k-th `apply` call always
+has the same primitive, attributes and operand shapes. So the sweep is simulated
+once on shapes (`simulate_sweep`), which tells every call's output shape, layout,
+workspace and how long the sweep holds the output (until it drops its last
+reference). Every call that makes storage gets a slot in a backward arena, placed
+by the same first fit as the forward arena (`arena.place`), except the storage the
+sweep returns (the parameters' gradients, which become parameters and outlive the
+run): the kernel allocates it afresh, as it would without a plan. Views get no slot.
+
+At run time `calls()` hands the eager algebra one entry per call: the kernel with
+its attributes and its `out=`/`workspace=` slot views bound. The arena is separate
+from the forward one because the retain posture keeps every forward buffer alive
+through the sweep, so nothing could share with it anyway.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from topos.engine.arena import Arena, Interval, aligned, place, slot_view
+from topos.engine.layouts import Layout
+from topos.engine.sweep_simulation import SimulatedCall, SweepSimulation, simulate_sweep
+from topos.graph.chain_rule import Schedule
+from topos.ops.primitive import REGISTRY
+
+#: The keys of a call's output and workspace among the backward arena's intervals.
+OUTPUT = "output"
+WORKSPACE = "workspace"
+
+#: One call as the eager algebra checks and runs it: the operation, the operand
+#: shapes and attributes it was simulated with, and the kernel with its slots bound.
+PlannedCall = tuple[str, tuple[tuple[int, ...], ...], dict[str, Any], Any]
+
+
+@dataclass(frozen=True)
+class BackwardSlot:
+    """A call's place in the backward arena: byte offset, first and last call it is
+    live for, shape, memory order (None for a flat workspace) and size in bytes."""
+
+    offset: int
+    start: int
+    end: int
+    shape: tuple[int, ...]
+    order: tuple[int, ...]
+    size: int
+
+
+class BackwardPlan:
+    """Slots for every call of the engine's sweep from one target (see the module)."""
+
+    def __init__(self, simulation: SweepSimulation, dtype: np.dtype) -> None:
+        self.dtype = np.dtype(dtype)
+        self.simulation = simulation
+        itemsize = self.dtype.itemsize
+        calls = simulation.calls
+        last = len(calls) - 1
+        intervals: list[Interval] = []
+        fresh: list[int] = []
+        for position, call in enumerate(calls):
+            if call.view:
+                continue
+            end = simulation.deaths.get(position, last)
+            if position in simulation.escaped:
+                # Returned to the caller: allocated afresh by the kernel every sweep.
+                fresh.append(position)
+            else:
+                intervals.append(Interval((OUTPUT, position), position, end, call.size))
+            if call.workspace and not call.output_in_workspace:
+                intervals.append(
+                    Interval((WORKSPACE, position), position, position, call.workspace)
+                )
+        offsets, self.arena_bytes = place(intervals)
+        self.outputs: dict[int, BackwardSlot] = {}
+        self.workspaces: dict[int, BackwardSlot] = {}
+        for interval in intervals:
+            kind, position = interval.key
+            call = calls[position]
+            offset = offsets[interval.key]
+            if kind == OUTPUT and not call.output_in_workspace:
+                slot = BackwardSlot(
+                    offset, interval.start, interval.end, call.shape, call.layout, interval.size
+                )
+                self.outputs[position] = slot
+            else:
+                # A workspace, or the workspace that holds the call's output: flat.
+                elements = (interval.size // itemsize,)
+                slot = BackwardSlot(
+                    offset, interval.start, interval.end, elements, (0,), interval.size
+                )
+                self.workspaces[position] = slot
+        self.fresh = tuple(fresh)
+        self.fresh_bytes = sum(aligned(calls[position].size) for position in fresh)
+        self._arena: Arena | None = None
+        self._calls: list[PlannedCall] | None = None
+        # Sweeps that left the simulated path (and so allocated afresh from there on).
+        self.misses = 0
+
+    @property
+    def predicted_bytes(self) -> int:
+        """What the sweep holds at its peak beyond the forward buffers: the backward
+        arena and the fresh buffers of the gradients it returns."""
+        return self.arena_bytes + self.fresh_bytes
+
+    def slots(self) -> list[BackwardSlot]:
+        """Every slot of the backward arena: outputs, then workspaces."""
+        return [*self.outputs.values(), *self.workspaces.values()]
+
+    def calls(self) -> list[PlannedCall]:
+        """One entry per call of the sweep, slots bound (allocating the arena once)."""
+        if self._calls is None:
+            arena = Arena(self.arena_bytes)
+            bound = []
+            for position, call in enumerate(self.simulation.calls):
+                bound.append(self._bind(arena.block, position, call))
+            self._arena = arena
+            self._calls = bound
+        return self._calls
+
+    def _bind(self, block: np.ndarray, position: int, call: SimulatedCall) -> PlannedCall:
+        attributes = dict(call.attributes)
+        output = self.outputs.get(position)
+        if output is not None:
+            attributes["out"] = slot_view(
+                block, output.offset, output.shape, self.dtype, output.order
+            )
+        workspace = self.workspaces.get(position)
+        if workspace is not None:
+            attributes["workspace"] = slot_view(
+                block, workspace.offset, workspace.shape, self.dtype, workspace.order
+            )
+        kernel = REGISTRY[call.operation].kernel
+        if attributes:
+            kernel = partial(kernel, **attributes)
+        return (call.operation, call.operand_shapes, call.attributes, kernel)
+
+    @property
+    def block(self) -> np.ndarray | None:
+        """The arena's bytes while allocated (else None)."""
+        return self._arena.block if self._arena is not None else None
+
+    def release(self) -> None:
+        """Frees the backward arena; the next sweep allocates it afresh."""
+        self._arena = None
+        self._calls = None
+
+
+def plan_backward(
+    nodes: Sequence,
+    schedule: Schedule,
+    target: int,
+    wrt: Sequence[int],
+    layouts: dict[int, Layout],
+    dtype: np.dtype,
+) -> BackwardPlan:
+    """Simulates the sweep from `target` and places its buffers in a backward arena."""
+    simulation = simulate_sweep(nodes, schedule, target, wrt, layouts, np.dtype(dtype).itemsize)
+    return BackwardPlan(simulation, dtype)
