@@ -319,8 +319,14 @@ class Plan:
         """One line per evaluated node (index, operation, shape, liveness), then the summary,
         then the arena line."""
         nodes = self.network.nodes
+        labels = {index: nodes[index].label() for index in self.evaluated}
+        shapes = {index: str(nodes[index].shape) for index in self.evaluated}
+        # Columns as wide as their widest entry, so attribute lists stay aligned; an
+        # outlandishly long label (col2im names its whole shape) only pushes its own row.
+        label_width = min(max(map(len, labels.values()), default=0), 48)
+        shape_width = max(map(len, shapes.values()), default=0)
         lines = [
-            f"{index:>6}  {nodes[index].label():<40} {nodes[index].shape!s:<22} "
+            f"{index:>6}  {labels[index]:<{label_width}}  {shapes[index]:<{shape_width}}  "
             f"{self.liveness_of(index)}"
             for index in self.evaluated
         ]
