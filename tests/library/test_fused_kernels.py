@@ -324,3 +324,61 @@ def test_shape_errors_name_the_primitive(operation, operands, attributes):
     values = [tape.parameter(Tensor.filled(shape, 1.0)) for shape in operands]
     with pytest.raises(ShapeError, match=f"^{operation}: "):
         tape.record(operation, values, **attributes)
+
+
+def _peak_allocation(call) -> int:
+    """The largest amount of memory `call` held through NumPy at once, beyond what
+    it started with (tracemalloc sees NumPy's data allocations)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        call()
+        return tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+
+
+def _workspace(name: str, *shapes, **attributes) -> np.ndarray:
+    from topos.tensor import Shape
+
+    elements = REGISTRY[name].workspace(*(Shape(s) for s in shapes), **attributes)
+    return np.full(elements, np.nan, dtype=np.float32)
+
+
+def test_max_pool_route_takes_its_temporaries_from_its_workspace():
+    """Its winners' running maxima and masks come from the workspace: the same bits
+    as without one, and no temporary as large as a lane plane."""
+    rng = np.random.default_rng(7)
+    operand = rng.standard_normal((64, 32, 16, 16)).astype(np.float32)
+    operand[:, :, ::2, ::2] = operand[:, :, 1::2, ::2]  # ties
+    gradient = rng.standard_normal((64, 32, 8, 8)).astype(np.float32)
+    route = kernel("max_pool_route")
+    reference = route(operand, gradient, size=2, stride=2)
+    workspace = _workspace("max_pool_route", operand.shape, gradient.shape, size=2, stride=2)
+    out = np.empty_like(operand)
+    route(operand, gradient, out=out, workspace=workspace, size=2, stride=2)
+    assert out.tobytes() == reference.tobytes()
+    peak = _peak_allocation(
+        lambda: route(operand, gradient, out=out, workspace=workspace, size=2, stride=2)
+    )
+    assert peak < 64 * 1024, peak  # a lane plane of a chunk is 128 KiB
+    assert out.tobytes() == reference.tobytes()
+
+
+def test_col2im_copies_no_operand_into_a_temporary():
+    """NumPy copies an in-place add's operand when it cannot prove the add safe;
+    col2im's adds are shaped so that it never does (only its small buffers remain)."""
+    rng = np.random.default_rng(3)
+    shape = (64, 32, 8, 8)
+    window = _window(padding=1)
+    patches = rng.standard_normal((64 * 8 * 8, 9 * 32)).astype(np.float32)
+    workspace = _workspace("col2im", patches.shape, shape=shape, **window)
+    col2im = kernel("col2im")
+    reference = np.ascontiguousarray(col2im(patches, shape=shape, **window))
+    peak = _peak_allocation(lambda: col2im(patches, workspace=workspace, shape=shape, **window))
+    assert peak < 128 * 1024, peak  # a pass's operand is 576 KiB
+    result = col2im(patches, workspace=workspace, shape=shape, **window)
+    assert np.ascontiguousarray(result).tobytes() == reference.tobytes()

@@ -118,25 +118,54 @@ def _lane_planes(array: np.ndarray, size: int, planes: np.ndarray | None = None,
 _CHUNK_ELEMENTS = 1 << 17
 
 
-def _winners(lanes: list) -> list:
-    """One boolean mask per lane: where that lane wins its window (see the module)."""
+class _Scratch:
+    """Carves arrays one after another out of a flat workspace (None: allocates each)."""
+
+    def __init__(self, workspace=None) -> None:
+        self._bytes = None if workspace is None else workspace.view(np.uint8)
+        self._offset = 0
+
+    def empty(self, shape, dtype) -> np.ndarray:
+        dtype = np.dtype(dtype)
+        size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        start = -(-self._offset // 64) * 64
+        if self._bytes is None or start + size > self._bytes.size:
+            return np.empty(shape, dtype)
+        self._offset = start + size
+        return self._bytes[start : start + size].view(dtype).reshape(shape)
+
+
+def _winners_scratch_bytes(lane_elements: int, lanes: int, itemsize: int) -> int:
+    """What `_winners` carves from its scratch: the running maxima and the masks."""
+    if lanes < 2:
+        return 0
+    blocks = [lane_elements * itemsize] * (lanes - 2) + [lane_elements] * (lanes + 2)
+    return sum(-(-block // 64) * 64 for block in blocks)
+
+
+def _winners(lanes: list, scratch: _Scratch | None = None) -> list:
+    """One boolean mask per lane: where that lane wins its window (see the module);
+    every temporary carved from `scratch` when one is given."""
     count = len(lanes)
     if count == 1:
         return [np.ones(lanes[0].shape, dtype=bool)]
+    scratch = scratch or _Scratch()
+    shape, dtype = lanes[0].shape, lanes[0].dtype
     running = [lanes[0]]
     for lane in lanes[1:-1]:
-        running.append(np.maximum(running[-1], lane))
+        running.append(np.maximum(running[-1], lane, out=scratch.empty(shape, dtype)))
     winners: list = [None] * count
-    later = None
+    later = scratch.empty(shape, bool)
+    losers = scratch.empty(shape, bool)
     for k in range(count - 1, 0, -1):
-        improves = np.greater(lanes[k], running[k - 1])
-        if later is None:
+        improves = np.greater(lanes[k], running[k - 1], out=scratch.empty(shape, bool))
+        if k == count - 1:
             winners[k] = improves
-            later = improves.copy(order="K")
+            np.copyto(later, improves)
         else:
-            winners[k] = improves & ~later
-            later |= improves
-    winners[0] = np.logical_not(later)
+            winners[k] = np.logical_and(improves, np.logical_not(later, out=losers), out=improves)
+            np.logical_or(later, improves, out=later)
+    winners[0] = np.logical_not(later, out=later)
     return winners
 
 
@@ -193,7 +222,11 @@ def _max_pool_route_workspace(operand: Shape, gradient: Shape, size: int, stride
     """The lane planes of one chunk of images."""
     extents = tuple(operand)
     if size > 1 and _tiles(extents, size, stride) and extents[0]:
-        return _chunk_images(extents) * int(np.prod(extents[1:], dtype=np.int64))
+        planes = _chunk_images(extents) * int(np.prod(extents[1:], dtype=np.int64))
+        # Then the winners' scratch, counted in 4-byte elements (the kernel allocates
+        # what a narrower dtype's workspace cannot hold).
+        scratch = _winners_scratch_bytes(planes // (size * size), size * size, 4)
+        return planes + -(-scratch // 4) + 16
     return 0
 
 
@@ -218,13 +251,14 @@ def max_pool_route(operand, gradient, out=None, workspace=None, size=1, stride=1
         if gradient.dtype != operand.dtype:
             workspace = None
         planes = _plane_buffer(operand[:step], size, operand.dtype, workspace)
+        extra = None if workspace is None else workspace[planes.size :]
         shares = planes
         if gradient.dtype != operand.dtype:
             shares = _plane_buffer(operand[:step], size, gradient.dtype)
         for first in range(0, batch, step):
             last = min(first + step, batch)
             _, lanes = _lane_planes(operand[first:last], size, planes[:, :, : last - first])
-            winners = _winners(lanes)
+            winners = _winners(lanes, _Scratch(extra))
             chunk = shares[:, :, : last - first]
             for lane, won in enumerate(winners):
                 np.multiply(gradient[first:last], won, out=chunk[lane // size, lane % size])
