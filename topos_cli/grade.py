@@ -334,9 +334,9 @@ def describe_predictions(predictions: Sequence[Mapping[str, Any]]) -> list[str]:
     lines = []
     for prediction in predictions:
         line = (
-            f"memory: {prediction['route']} predicted live volume "
-            f"{format_mebibytes(prediction['predicted_live_bytes'])}, training "
-            f"{format_mebibytes(prediction.get('predicted_training_bytes'))}, measured training Δ "
+            f"memory: {prediction['route']} predicted training Δ "
+            f"{format_mebibytes(prediction.get('predicted_training_bytes'))} (live volume "
+            f"{format_mebibytes(prediction['predicted_live_bytes'])}), measured "
             f"{format_mebibytes(prediction['measured_training_delta_bytes'])}"
         )
         if prediction["ratio"] is not None:

@@ -42,7 +42,7 @@ def test_a_good_grade_exits_0_with_a_table_and_a_complete_result(good_grade):
     assert "engine" in table and "recorded" in table and "bit-identical" in table
     assert f"losses bit-identical over {STEPS} steps" in table
     assert "data: tiny, synthetic stand-in (fingerprint " in table
-    assert "memory: recorded predicted live volume" in table
+    assert "memory: recorded predicted training Δ" in table
     # Plain progress goes to stderr, one block per run, and says where the result went.
     assert "[1/4] engine #1: ready after" in completed.stderr
     assert "[4/4] engine #2: ok, peak" in completed.stderr
