@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import http.server
 import importlib
 import io
 import json
 import sys
 import tarfile
-import threading
 
 import pytest
 
@@ -22,6 +19,7 @@ from tests.datasets.writers import (
     write_cifar_binary,
     write_mnist,
 )
+from tests.local_http import serving
 from topos.datasets.fetch import Download
 from topos_cli.app import main
 
@@ -29,27 +27,13 @@ from topos_cli.app import main
 fetch_module = importlib.import_module("topos.datasets.fetch")
 
 
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    """Serves files without logging every request to stderr."""
-
-    def log_message(self, format, *arguments):
-        pass
-
-
 @pytest.fixture
 def server(tmp_path, monkeypatch):
     """A folder served over HTTP on 127.0.0.1, and the URL of its `files` folder."""
-    for variable in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"):
-        monkeypatch.delenv(variable, raising=False)
     served = tmp_path / "served"
     (served / "files").mkdir(parents=True)
-    handler = functools.partial(QuietHandler, directory=str(served))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield served / "files", f"http://127.0.0.1:{httpd.server_address[1]}/files"
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(served, monkeypatch) as base:
+        yield served / "files", f"{base}/files"
 
 
 def cifar_archive(tmp_path) -> bytes:

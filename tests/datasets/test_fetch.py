@@ -1,13 +1,10 @@
 """fetch against a local http.server serving small generated files."""
 
-import functools
 import gzip
 import hashlib
-import http.server
 import importlib
 import io
 import tarfile
-import threading
 
 import numpy as np
 import pytest
@@ -19,6 +16,7 @@ from tests.datasets.writers import (
     mnist_splits,
     write_cifar_binary,
 )
+from tests.local_http import serving
 from topos.datasets import DataError, fetch, load_cifar10, load_mnist
 from topos.datasets.fetch import Download
 
@@ -26,25 +24,13 @@ from topos.datasets.fetch import Download
 fetch_module = importlib.import_module("topos.datasets.fetch")
 
 
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format, *arguments):
-        pass
-
-
 @pytest.fixture
 def server(tmp_path, monkeypatch):
     """A folder served over HTTP on 127.0.0.1, and its URL."""
-    for variable in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"):
-        monkeypatch.delenv(variable, raising=False)
     served = tmp_path / "served"
     served.mkdir()
-    handler = functools.partial(QuietHandler, directory=str(served))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield served, f"http://127.0.0.1:{httpd.server_address[1]}/files"
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(served, monkeypatch) as base:
+        yield served, f"{base}/files"
 
 
 def add_file(tar, name, content, kind=tarfile.REGTYPE, link=""):
