@@ -276,8 +276,10 @@ def test_parameters_step_refuses_an_update_that_changes_a_shape():
         parameters.step(gradients, lambda p, g: Tensor.filled([3, 4], 0.0, np.float64))
     with pytest.raises(TypeError, match="ndarray"):
         parameters.step(gradients, lambda p, g: p.numpy() * 2)
-    with pytest.raises(TypeError, match="dict"):
-        parameters.step({weights: gradients.of(weights)}, SGD(0.1).update)
+    with pytest.raises(TypeError, match="list"):
+        parameters.step([gradients.of(weights)], SGD(0.1).update)
+    with pytest.raises(TypeError, match="ndarray, not a Tensor"):
+        parameters.step({weights: gradients.of(weights).numpy()}, SGD(0.1).update)
     # The refused steps left the parameters as they were.
     assert parameters.of(weights) == network.parameters().of(weights)
 

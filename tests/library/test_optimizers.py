@@ -165,3 +165,17 @@ def test_adam_corrects_each_parameter_by_its_own_update_count():
             np.testing.assert_allclose(
                 parameters.of(symbols[name]).numpy(), references[name].value, rtol=1e-5, atol=1e-7
             )
+
+
+def test_step_takes_a_plain_mapping_of_gradients_like_parameter_gradients():
+    from tests.library.test_errors import small_network
+
+    _, network, images, weights, _, loss = small_network()
+    parameters = network.parameters()
+    plan = network.entry([loss]).backward().lower()
+    run = plan.forward(parameters, {images: Tensor.filled([2, 3], 1.0)})
+    gradients = run.backward(loss).parameters(parameters)
+    stepped = SGD(0.1).step(parameters, gradients)
+    from_dict = parameters.step({weights: gradients.of(weights)}, SGD(0.1).update)
+    assert from_dict.of(weights) == stepped.of(weights)
+    assert from_dict.of(weights) != parameters.of(weights)

@@ -200,3 +200,16 @@ def test_numpy_scalars_mix_into_recording_like_python_numbers():
     for number in (np.float32(2), np.float64(2), np.int64(2), 2, 2.0):
         assert (value + number).shape == (2,)
         assert (number * value).shape == (2,)
+
+
+def test_a_tape_takes_its_dtype_from_the_first_tensor_and_refuses_a_mix():
+    from topos import Tape
+
+    tape = Tape()
+    value = tape.parameter(Tensor([2], np.array([1.0, 2.0])))  # float64 data stays float64
+    assert tape.dtype == np.float64 and (value * 2.0).shape == (2,)
+    with pytest.raises(TypeError, match="float32 but the tape records float64"):
+        tape.input(Tensor.filled([2], 0.0))
+    assert Tape().dtype == np.float32
+    with pytest.raises(TypeError, match="float64 but the tape records float32"):
+        Tape(np.float32).parameter(Tensor([1], np.array([1.0])))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from topos.errors import GraphError, ShapeError
@@ -50,13 +50,28 @@ class Parameters:
     def __iter__(self) -> Iterator[Symbol]:
         return iter(self.symbols())
 
+    def _gradients_from(self, mapping: Mapping[Symbol, Tensor]) -> ParameterGradients:
+        """A mapping of parameter symbols to Tensors, checked, as ParameterGradients."""
+        gradients = {}
+        for symbol, gradient in mapping.items():
+            if not isinstance(gradient, Tensor):
+                raise TypeError(
+                    f"Parameters.step: the gradient of {symbol!r} is a "
+                    f"{type(gradient).__name__}, not a Tensor"
+                )
+            gradients[self.network.index(symbol, "Parameters.step")] = gradient
+        return ParameterGradients(self.network.origin, gradients)
+
     def step(self, gradients: ParameterGradients, update: Update) -> Parameters:
         """A new Parameters where each parameter with a gradient becomes
         `update(parameter, gradient)`; refuses an update that changes a shape or dtype."""
+        if isinstance(gradients, Mapping) and not isinstance(gradients, ParameterGradients):
+            gradients = self._gradients_from(gradients)
         if not isinstance(gradients, ParameterGradients):
             raise TypeError(
                 "Parameters.step: pass what Gradients.parameters or Run.recorded_gradients "
-                f"returns, not {type(gradients).__name__}"
+                f"returns (or a mapping of parameter symbols to Tensors), not "
+                f"{type(gradients).__name__}"
             )
         if gradients.origin != self.network.origin:
             raise GraphError("Parameters.step: the gradients belong to another network")

@@ -28,10 +28,15 @@ class Tape:
     chain rule as ordinary nodes; `into_network` seals the tape for good.
     """
 
-    def __init__(self, dtype: Any = np.float32) -> None:
-        self.dtype = np.dtype(dtype)
-        if self.dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
-            raise TypeError(f"a Tape records float32 or float64, not {self.dtype}")
+    def __init__(self, dtype: Any = None) -> None:
+        # Without a dtype, the first tensor recorded decides it (float32 or float64), so a
+        # float64 model for finite differences needs no extra argument; mixing then fails.
+        self._dtype = None if dtype is None else np.dtype(dtype)
+        if self._dtype is not None and self._dtype not in (
+            np.dtype(np.float32),
+            np.dtype(np.float64),
+        ):
+            raise TypeError(f"a Tape records float32 or float64, not {self._dtype}")
         self.origin = next(_origins)
         self.nodes: list[Node] = []
         self.payloads: dict[int, Tensor] = {}
@@ -39,6 +44,12 @@ class Tape:
 
     def __len__(self) -> int:
         return len(self.nodes)
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The dtype every payload on this tape has: given, or set by the first tensor
+        recorded (float32 until then)."""
+        return self._dtype if self._dtype is not None else np.dtype(np.float32)
 
     def shape_of(self, index: int) -> Shape:
         """The shape of node `index`."""
@@ -52,7 +63,9 @@ class Tape:
         self._check_open(kind)
         if not isinstance(tensor, Tensor):
             raise TypeError(f"{kind}: expected a Tensor, got {type(tensor).__name__}")
-        if tensor.dtype != self.dtype:
+        if self._dtype is None:
+            self._dtype = tensor.dtype
+        if tensor.dtype != self._dtype:
             raise TypeError(
                 f"{kind}: the tensor is {tensor.dtype} but the tape records {self.dtype}"
             )
