@@ -211,10 +211,13 @@ class Plan:
             node = network.nodes[index]
             if node.operation != "input":
                 raise GraphError(f"forward: %{index} is a {node.operation}, not an input to feed")
+            if isinstance(tensor, np.ndarray):
+                # Data often arrives as arrays: take a copy in the network's dtype.
+                tensor = Tensor(tensor.shape, tensor, dtype=network.dtype)
             if not isinstance(tensor, Tensor):
                 raise TypeError(
                     f"forward: the feed for input %{index} is a {type(tensor).__name__}, "
-                    f"not a Tensor"
+                    f"not a Tensor or a NumPy array"
                 )
             if tensor.shape != node.shape:
                 raise ShapeError(
