@@ -1,18 +1,19 @@
 """The cifar10 seed model on either gradient route, for the benchmarks.
 
-Three 3x3 conv/relu/2x2-pool stages of 16, 32 and 64 filters and a 1024 -> 10
-head, seeds 21/22/23 and kaiming(24), plain SGD: the seed program's model. The
-canonical workload lives in topos_cli/workloads/; this copy keeps the
-benchmarks free of the CLI.
+The model is the `cifar10` workload's (topos_cli/workloads/cifar10.py: three
+3x3 conv/relu/2x2-pool stages of 16, 32 and 64 filters and a 1024 -> 10 head,
+seeds 21/22/23 and kaiming(24)), lowered by the same RouteProgram the grader
+uses; this module adds plain SGD steps on given batches.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from topos import Conv2d, Linear, Shape, Tape, Tensor, cross_entropy, init, max_pool
+from topos import Tensor
+from topos_cli.workloads import RouteProgram, cifar10
 
 ROUTES = ("engine", "recorded")
 CLASSES = 10
@@ -52,60 +53,23 @@ class Trainer:
 
 
 def build(route: str, batch: int = 64) -> Trainer:
-    """Records the seed model and lowers it for `route` ("engine" or "recorded")."""
+    """The `cifar10` workload's model lowered for `route`, at `batch` rows: the very
+    recording `topos grade` trains, so the benchmark measures what users grade."""
     if route not in ROUTES:
         raise ValueError(f"route must be one of {ROUTES}, not {route!r}")
-    tape = Tape()
-    conv1 = Conv2d(
-        tape,
-        init.normal(21, (2 / 27) ** 0.5)(Shape([16, 3, 3, 3])),
-        Tensor.filled([16], 0.0),
-        1,
-        1,
-    )
-    conv2 = Conv2d(
-        tape,
-        init.normal(22, (2 / 144) ** 0.5)(Shape([32, 16, 3, 3])),
-        Tensor.filled([32], 0.0),
-        1,
-        1,
-    )
-    conv3 = Conv2d(
-        tape,
-        init.normal(23, (2 / 288) ** 0.5)(Shape([64, 32, 3, 3])),
-        Tensor.filled([64], 0.0),
-        1,
-        1,
-    )
-    head_weights = init.kaiming(24)
-    head = Linear(tape, head_weights(Shape([1024, 10])), head_weights(Shape([10])))
-    images = tape.input(Tensor.filled([batch, 3, 32, 32], 0.0))
-    targets = tape.input(Tensor.selection([0] * batch, CLASSES, 1.0))
-    stage1 = max_pool(conv1.express(images).relu(), 2, 2)
-    stage2 = max_pool(conv2.express(stage1).relu(), 2, 2)
-    stage3 = max_pool(conv3.express(stage2).relu(), 2, 2)
-    loss = cross_entropy(head.express(stage3.reshape(batch, 1024)), targets)
-    parameters = [*conv1.parameters(), *conv2.parameters(), *conv3.parameters()]
-    parameters += head.parameters()
-    forward_nodes = len(tape)
-    adjoints = tape.differentiate(loss.symbol, parameters) if route == "recorded" else None
-    gradient_nodes = len(tape) - forward_nodes
-    network = tape.into_network()
-    if route == "recorded":
-        plan = network.entry(adjoints.roots()).lower()
-    else:
-        plan = network.entry([loss.symbol]).backward().lower()
+    program = RouteProgram(replace(cifar10.workload, batch_size=batch), route)
+    recording = program.recording
     return Trainer(
         route,
-        network,
-        plan,
-        images.symbol,
-        targets.symbol,
-        loss.symbol,
-        adjoints,
-        network.parameters(),
-        forward_nodes,
-        gradient_nodes,
+        program.network,
+        program.plan,
+        recording.images,
+        recording.targets,
+        recording.loss,
+        program.adjoints,
+        program.network.parameters(),
+        program.forward_nodes,
+        program.gradient_nodes,
     )
 
 
