@@ -50,9 +50,3 @@ class SplitMix64:
     def units(self, count: int) -> np.ndarray:
         """Draws `count` float64 values in [0, 1) as `(next >> 11) / 2**53`."""
         return (self.draws(count) >> np.uint64(11)).astype(np.float64) * _UNIT_SCALE
-
-    def normals(self, count: int) -> np.ndarray:
-        """Draws `count` standard normals in float64, two units each (Box-Muller, cosine half)."""
-        units = self.units(2 * count)
-        first, second = units[0::2], units[1::2]
-        return np.sqrt(-2.0 * np.log(1.0 - first)) * np.cos(2.0 * np.pi * second)
