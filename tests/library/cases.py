@@ -16,7 +16,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from tests.library.routes import Build
-from topos import Conv2d, Linear, Tape, Tensor, Value, conv2d, cross_entropy, max_pool
+from topos import (
+    Conv2d,
+    Linear,
+    Tape,
+    Tensor,
+    Value,
+    conv2d,
+    conv2d_max_pool,
+    cross_entropy,
+    max_pool,
+)
 from topos.nn.loss import log_softmax, softmax
 from topos.ops import REGISTRY
 
@@ -287,6 +297,98 @@ FUSED_CASES: list[Case] = [
 
 PRIMITIVE_CASES += FUSED_CASES
 
+# Phase-major patch rows and the lane maximum (conv2d_max_pool records them) -------------
+#
+# Kept apart from FUSED_CASES, whose subjects test_fused_kernels pins to its own list.
+
+
+def _winners(x: Value, axes) -> Value:
+    """lane_argmax recorded from `x`: the winners lane_max, lane_place and lane_select
+    take (lane_max's must be lane_argmax of its own operand)."""
+    return _record("lane_argmax", x, axes=tuple(axes))
+
+
+def _lane_max_case(name: str, shape, axes=(0,)) -> Case:
+    """lane_max over lanes of distinct values, its winners found in the graph from the
+    same operand: no tie for finite differences to straddle, so the winners (piecewise
+    constant: lane_argmax has no derivative rule and lane_max sends it nothing) stay put."""
+
+    def express(x: Value) -> Value:
+        return _record("lane_max", x, _winners(x, axes), axes=tuple(axes))
+
+    return Case(name, "lane_max", distinct(shape), on_parameters(express))
+
+
+def _lane_argmax_case(name: str, shape, axes=(0,)) -> Case:
+    """lane_argmax has no derivative rule: its subject is that a gradient flowing past
+    it (`lane_select(tanh(x), lane_argmax(x))`: the sweep visits the argmax, which
+    depends on x, and sends it nothing) matches finite differences, which see the
+    winners as the constants they are away from ties."""
+
+    def express(x: Value) -> Value:
+        return _record("lane_select", x.tanh(), _winners(x, axes), axes=tuple(axes))
+
+    return Case(name, "lane_argmax", distinct(shape), on_parameters(express))
+
+
+def _lanes_with_fixed_input(name: str, subject: str, shape, axes=(0,)) -> Case:
+    """As `_pool_with_fixed_input`, for lane_place and lane_select: the winners are
+    lane_argmax of a fixed leaf of distinct values (no tie), only the other operand
+    varies: the gradient `[lane shape]` of lane_place, the values `shape` of lane_select."""
+    fixed = distinct(shape)(np.random.default_rng(7))[0]
+    axes = tuple(axes)
+    lane = tuple(extent for axis, extent in enumerate(shape) if axis not in axes)
+    extents = tuple(shape[axis] for axis in axes)
+    varying = lane if subject == "lane_place" else tuple(shape)
+
+    def build(tape: Tape, tensors):
+        winners = _winners(tape.leaf(Tensor(shape, fixed, dtype=tape.dtype)), axes)
+        values = tape.parameter(tensors[0])
+        if subject == "lane_place":
+            output = tape.record(subject, (winners, values), axes=axes, extents=extents)
+        else:
+            output = tape.record(subject, (values, winners), axes=axes)
+        return output, [values.symbol]
+
+    return Case(name, subject, normal(varying), build)
+
+
+PHASED_CASES: list[Case] = [
+    _im2col_case("im2col_3x3_same_phases2", (2, 2, 4, 4), **window(), phases=2),
+    _im2col_case("im2col_stride2_phases2", (1, 3, 7, 7), **window(stride=2), phases=2),
+    _im2col_case("im2col_3x3_same_phases3", (1, 2, 6, 6), **window(), phases=3),
+    _im2col_case("im2col_2x3_valid_phases2", (1, 2, 5, 6), **window(2, 3, 1, 0), phases=2),
+    _col2im_case("col2im_3x3_same_phases2", (2, 2, 4, 4), **window(), phases=2),
+    _col2im_case("col2im_stride2_phases2", (1, 3, 7, 7), **window(stride=2), phases=2),
+    _col2im_case("col2im_3x3_same_phases3", (1, 2, 6, 6), **window(), phases=3),
+    _col2im_case("col2im_2x3_valid_phases2", (1, 2, 5, 6), **window(2, 3, 1, 0), phases=2),
+    _lane_argmax_case("lane_argmax_4_lanes", (4, 3, 2)),
+    _lane_argmax_case("lane_argmax_pooling_axes", (1, 2, 2, 2, 2, 3), axes=(2, 4)),
+    _lane_max_case("lane_max_1_lane", (1, 3, 2)),
+    _lane_max_case("lane_max_2_lanes", (2, 3, 4)),
+    _lane_max_case("lane_max_4_lanes", (4, 5, 3)),
+    _lane_max_case("lane_max_4_lanes_rank3", (4, 2, 3, 2)),
+    _lane_max_case("lane_max_9_lanes_rank1", (9, 4)),
+    _lane_max_case("lane_max_5_lanes_rank0", (5,)),
+    _lane_max_case("lane_max_middle_axis", (3, 4, 2), axes=(1,)),
+    _lane_max_case("lane_max_middle_axis_1_lane", (2, 1, 3), axes=(1,)),
+    _lane_max_case("lane_max_pooling_axes", (2, 2, 2, 3, 2, 3), axes=(2, 4)),
+    _lanes_with_fixed_input("lane_place_2_lanes", "lane_place", (2, 3, 4)),
+    _lanes_with_fixed_input("lane_place_4_lanes_rank3", "lane_place", (4, 2, 3, 2)),
+    _lanes_with_fixed_input("lane_place_last_axis", "lane_place", (3, 2, 5), axes=(2,)),
+    _lanes_with_fixed_input(
+        "lane_place_pooling_axes", "lane_place", (2, 2, 2, 1, 2, 3), axes=(2, 4)
+    ),
+    _lanes_with_fixed_input("lane_select_2_lanes", "lane_select", (2, 3, 4)),
+    _lanes_with_fixed_input("lane_select_4_lanes_rank3", "lane_select", (4, 2, 3, 2)),
+    _lanes_with_fixed_input("lane_select_last_axis", "lane_select", (3, 2, 5), axes=(2,)),
+    _lanes_with_fixed_input(
+        "lane_select_pooling_axes", "lane_select", (2, 2, 2, 1, 2, 3), axes=(2, 4)
+    ),
+]
+
+PRIMITIVE_CASES += PHASED_CASES
+
 # `fold` onto a length longer than its windows need: the last positions receive no lane.
 FOLD_WITH_SLACK = Case(
     "fold_slack", "fold", normal((2, 1, 2)), on_parameters(lambda a: a.fold(1, 4, 1))
@@ -311,6 +413,41 @@ def _conv_layer(tape: Tape, tensors: list[Tensor]):
     return layer.express(images), [images.symbol, layer.weights, layer.bias]
 
 
+def _conv_pool_case(name, images, filters, stride, padding, pool) -> Case:
+    """conv2d_max_pool on normal values: its scores are sums of products of normals, so
+    no two lanes of a pooling window come within a finite-difference step of a tie."""
+    channels = images[1]
+    return Case(
+        name,
+        "conv2d_max_pool",
+        normal(images, (filters, channels, 3, 3), (filters,)),
+        on_parameters(
+            lambda x, w, b: conv2d_max_pool(x, w, b, stride=stride, padding=padding, pool=pool)
+        ),
+    )
+
+
+def _conv_pool_over_input(name, images, filters, stride, padding, pool) -> Case:
+    """conv2d_max_pool over fixed images fed as an input (phase-major patch rows, lanes
+    on axis 0); only the weights and the bias vary and are differentiated."""
+    fixed = np.random.default_rng(8).standard_normal(images)
+    channels = images[1]
+
+    def build(tape: Tape, tensors: list[Tensor]):
+        x = tape.input(Tensor(images, fixed, dtype=tape.dtype))
+        weights, bias = (tape.parameter(tensor) for tensor in tensors)
+        output = conv2d_max_pool(x, weights, bias, stride=stride, padding=padding, pool=pool)
+        return output, [weights.symbol, bias.symbol]
+
+    return Case(name, "conv2d_max_pool", normal((filters, channels, 3, 3), (filters,)), build)
+
+
+def _conv_pool_layer(tape: Tape, tensors: list[Tensor]):
+    images = tape.parameter(tensors[0])
+    layer = Conv2d(tape, tensors[1], tensors[2], stride=1, padding=1)
+    return layer.express_max_pooled(images, 2), [images.symbol, layer.weights, layer.bias]
+
+
 def _linear_layer(tape: Tape, tensors: list[Tensor]):
     rows = tape.parameter(tensors[0])
     layer = Linear(tape, tensors[1], tensors[2])
@@ -329,6 +466,17 @@ COMPOSITE_CASES: list[Case] = [
     _conv_case(2, 0),
     _conv_case(2, 1),
     Case("Conv2d_layer", "conv2d", normal((2, 2, 5, 5), (3, 2, 3, 3), (3,)), _conv_layer),
+    _conv_pool_case("conv2d_max_pool_2x2", (2, 2, 4, 4), 3, 1, 1, 2),
+    _conv_pool_case("conv2d_max_pool_stride2", (1, 2, 7, 7), 3, 2, 1, 2),
+    _conv_pool_case("conv2d_max_pool_3x3_valid", (1, 2, 8, 8), 2, 1, 0, 3),
+    _conv_pool_over_input("conv2d_max_pool_2x2_over_input", (2, 2, 4, 4), 3, 1, 1, 2),
+    _conv_pool_over_input("conv2d_max_pool_3x3_valid_over_input", (1, 2, 8, 8), 2, 1, 0, 3),
+    Case(
+        "Conv2d_layer_max_pooled",
+        "conv2d_max_pool",
+        normal((2, 2, 4, 6), (3, 2, 3, 3), (3,)),
+        _conv_pool_layer,
+    ),
     Case(
         "max_pool_2x2_stride2",
         "max_pool",

@@ -71,9 +71,11 @@ def sweep(
     gradients: dict[int, Any] = {target: seed}
     for index, needs in schedule:
         gradient = gradients.get(index) if index in kept else gradients.pop(index, None)
-        if gradient is None:
-            continue
         node = nodes[index]
+        # A primitive with no derivative rule (lane_argmax) is piecewise constant: its
+        # gradient reaches no input.
+        if gradient is None or node.primitive.derive is None:
+            continue
         inputs = [operand(i) for i in node.inputs]
         contributions = node.primitive.derive(
             algebra, inputs, operand(index), gradient, needs, **node.attributes

@@ -1,7 +1,7 @@
 """Neural-network building blocks: layers, losses, initializers, optimizers."""
 
 from topos.nn import init
-from topos.nn.conv2d import Conv2d, conv2d
+from topos.nn.conv2d import Conv2d, conv2d, conv2d_max_pool
 from topos.nn.linear import Linear
 from topos.nn.loss import cross_entropy, log_softmax, softmax
 from topos.nn.module import Module
@@ -15,6 +15,7 @@ __all__ = [
     "Linear",
     "Module",
     "conv2d",
+    "conv2d_max_pool",
     "cross_entropy",
     "init",
     "log_softmax",

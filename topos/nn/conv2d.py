@@ -1,4 +1,5 @@
-"""conv2d and Conv2d: a 2-D convolution composed from im2col, permute, reshape and matmul."""
+"""conv2d, conv2d_max_pool and Conv2d: 2-D convolution composed from im2col, matmul and bias
+(and max pooling over the product's phases)."""
 
 from __future__ import annotations
 
@@ -21,20 +22,92 @@ def conv2d(images: Value, weights: Value, bias: Value, stride: int = 1, padding:
     operands transposed without copying them (`matmul_tn`, `matmul_nt`), and
     im2col's adjoint, `col2im`, is the backward pass's accumulation.
     """
+    scores, (batch, out_height, out_width) = _scores(
+        "conv2d", images, weights, bias, stride, padding
+    )
+    filters = weights.shape[0]
+    return scores.reshape(batch, out_height, out_width, filters).permute(0, 3, 1, 2)
+
+
+def conv2d_max_pool(
+    images: Value,
+    weights: Value,
+    bias: Value,
+    stride: int = 1,
+    padding: int = 0,
+    pool: int = 2,
+) -> Value:
+    """`max_pool(conv2d(images, weights, bias, stride, padding), pool, pool)`, recorded
+    so that the pooling reads the product where it lies: `[N, F, OH / pool, OW / pool]`.
+
+    The product `[N*OH*OW, F]` is reshaped (no copy) so that each window's lanes are
+    axes of their own, and pooled by `lane_max` over its `lane_argmax` winners. Every
+    score is the same dot product as conv2d's and the lanes are compared in the same
+    order as max_pool's, so the values are those of the composed form, and so are the gradients, to
+    float32 rounding in the weights' and bias's (their sums over rows are regrouped).
+    The pooled rows are channels-last in memory, the order the next im2col reads.
+
+    When the images are an input or a leaf of the tape (a model does not train them, so no
+    col2im runs) the patch rows are phase-major (`im2col(..., phases=pool)`): each
+    lane is then one contiguous block, which pools four times faster than lanes of
+    F values strided through the product, and costs col2im nothing.
+    """
+    phases = pool if images.tape.nodes[images.index].operation in ("input", "leaf") else 1
+    scores, (batch, out_height, out_width) = _scores(
+        "conv2d_max_pool", images, weights, bias, stride, padding, pool, phases
+    )
+    filters = weights.shape[0]
+    pooled_height, pooled_width = out_height // pool, out_width // pool
+    if phases == pool:
+        lanes = scores.reshape(pool * pool, batch * pooled_height * pooled_width, filters)
+        axes = (0,)
+    else:
+        lanes = scores.reshape(batch, pooled_height, pool, pooled_width, pool, filters)
+        axes = (2, 4)
+    # The winners are found in the forward pass, so the backward keeps them, not the
+    # four times larger product.
+    winners = images.tape.record("lane_argmax", (lanes,), axes=axes)
+    pooled = images.tape.record("lane_max", (lanes, winners), axes=axes)
+    pooled = pooled.reshape(batch, pooled_height, pooled_width, filters)
+    return pooled.permute(0, 3, 1, 2)
+
+
+def _scores(
+    composite: str,
+    images: Value,
+    weights: Value,
+    bias: Value,
+    stride: int,
+    padding: int,
+    pool: int = 1,
+    phases: int = 1,
+) -> tuple[Value, tuple[int, int, int]]:
+    """The patch matrix times the kernel matrix plus the bias, `[N*OH*OW, F]` (rows
+    phase-major when `phases > 1`), and `(N, OH, OW)`."""
     if images.shape.rank != 4 or weights.shape.rank != 4 or bias.shape.rank != 1:
         raise ShapeError(
-            f"conv2d: images {images.shape}, weights {weights.shape} and bias {bias.shape} "
-            f"must be [N, C, H, W], [F, C, KH, KW] and [F]"
+            f"{composite}: images {images.shape}, weights {weights.shape} and bias "
+            f"{bias.shape} must be [N, C, H, W], [F, C, KH, KW] and [F]"
         )
     batch, channels, _, _ = images.shape
     filters, weight_channels, kernel_height, kernel_width = weights.shape
     if weight_channels != channels:
         raise ShapeError(
-            f"conv2d: weights {weights.shape} expect {weight_channels} channels, "
+            f"{composite}: weights {weights.shape} expect {weight_channels} channels, "
             f"images {images.shape} have {channels}"
         )
     if bias.shape[0] != filters:
-        raise ShapeError(f"conv2d: bias {bias.shape} for {filters} filters")
+        raise ShapeError(f"{composite}: bias {bias.shape} for {filters} filters")
+    if pool < 1:
+        raise ShapeError(f"{composite}: pool {pool} must be positive")
+    if stride >= 1 and padding >= 0:  # else im2col's shape rule refuses the window
+        out_height = output_extent(images.shape[2], kernel_height, stride, padding)
+        out_width = output_extent(images.shape[3], kernel_width, stride, padding)
+        if out_height >= 1 and out_width >= 1 and (out_height % pool or out_width % pool):
+            raise ShapeError(
+                f"{composite}: a {pool}x{pool} pool does not tile the convolution's "
+                f"{out_height}x{out_width} output of images {images.shape}"
+            )
     columns = images.tape.record(
         "im2col",
         (images,),
@@ -42,13 +115,14 @@ def conv2d(images: Value, weights: Value, bias: Value, stride: int = 1, padding:
         kernel_width=kernel_width,
         stride=stride,
         padding=padding,
+        **({} if phases == 1 else {"phases": phases}),
     )
     rows = columns.shape[0]
     out_height = output_extent(images.shape[2], kernel_height, stride, padding)
     out_width = output_extent(images.shape[3], kernel_width, stride, padding)
     kernel = weights.permute(2, 3, 1, 0).reshape(kernel_height * kernel_width * channels, filters)
     scores = columns @ kernel + bias.broadcast_along(0, rows)
-    return scores.reshape(batch, out_height, out_width, filters).permute(0, 3, 1, 2)
+    return scores, (batch, out_height, out_width)
 
 
 class Conv2d(WeightedLayer):
@@ -71,3 +145,8 @@ class Conv2d(WeightedLayer):
     def express(self, value: Value) -> Value:
         """Records the convolution of `value`."""
         return conv2d(value, self._weights, self._bias, self.stride, self.padding)
+
+    def express_max_pooled(self, value: Value, pool: int) -> Value:
+        """Records the convolution of `value` max pooled over `pool x pool` tiles
+        (`conv2d_max_pool`)."""
+        return conv2d_max_pool(value, self._weights, self._bias, self.stride, self.padding, pool)

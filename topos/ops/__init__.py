@@ -4,6 +4,7 @@ from topos.ops import (  # noqa: F401  (importing registers the primitives)
     arithmetic,
     convolution,
     gather,
+    lane_maximum,
     layout,
     matmul,
     maximum,

@@ -116,9 +116,16 @@ class Algebra:
         return self.apply("fold", (operand,), axis=axis, length=length, stride=stride)
 
     def im2col(
-        self, images: Any, kernel_height: int, kernel_width: int, stride: int, padding: int
+        self,
+        images: Any,
+        kernel_height: int,
+        kernel_width: int,
+        stride: int,
+        padding: int,
+        phases: int = 1,
     ) -> Any:
-        """The tap-major patch matrix `[N*OH*OW, KH*KW*C]` of images `[N, C, H, W]`."""
+        """The tap-major patch matrix `[N*OH*OW, KH*KW*C]` of images `[N, C, H, W]`
+        (rows phase-major when `phases > 1`)."""
         return self.apply(
             "im2col",
             (images,),
@@ -126,6 +133,7 @@ class Algebra:
             kernel_width=kernel_width,
             stride=stride,
             padding=padding,
+            **_phases(phases),
         )
 
     def col2im(
@@ -136,6 +144,7 @@ class Algebra:
         kernel_width: int,
         stride: int,
         padding: int,
+        phases: int = 1,
     ) -> Any:
         """The adjoint of `im2col`: adds patch entries back onto images of `shape`."""
         return self.apply(
@@ -146,6 +155,7 @@ class Algebra:
             kernel_width=kernel_width,
             stride=stride,
             padding=padding,
+            **_phases(phases),
         )
 
     def max_pool(self, operand: Any, size: int, stride: int) -> Any:
@@ -160,6 +170,30 @@ class Algebra:
         """For each window of `operand`, the entry of `values` on the lane that won it."""
         return self.apply("max_pool_pick", (operand, values), size=size, stride=stride)
 
+    def lane_argmax(self, operand: Any, axes: tuple[int, ...] = (0,)) -> Any:
+        """The number of the lane of `operand` (along `axes`) that wins each entry."""
+        return self.apply("lane_argmax", (operand,), axes=tuple(axes))
+
+    def lane_max(self, operand: Any, winners: Any, axes: tuple[int, ...] = (0,)) -> Any:
+        """The largest lane of `operand`; `winners` is its lane_argmax."""
+        return self.apply("lane_max", (operand, winners), axes=tuple(axes))
+
+    def lane_place(
+        self,
+        winners: Any,
+        gradient: Any,
+        axes: tuple[int, ...] = (0,),
+        extents: tuple[int, ...] = (1,),
+    ) -> Any:
+        """`gradient` placed on each entry's winning lane, zeros on the other lanes."""
+        return self.apply(
+            "lane_place", (winners, gradient), axes=tuple(axes), extents=tuple(extents)
+        )
+
+    def lane_select(self, values: Any, winners: Any, axes: tuple[int, ...] = (0,)) -> Any:
+        """Each entry of the winning lane of `values`."""
+        return self.apply("lane_select", (values, winners), axes=tuple(axes))
+
     def gather(self, operand: Any, axis: int, indices: tuple[int, ...]) -> Any:
         """Picks the entries at `indices` along one axis."""
         return self.apply("gather", (operand,), axis=axis, indices=tuple(indices))
@@ -173,3 +207,9 @@ class Algebra:
         if shape.rank == 0 and self.shape(contribution).rank != 0:
             return self.sum(contribution)
         return contribution
+
+
+def _phases(phases: int) -> dict[str, int]:
+    """The `phases` attribute, left out when it is the default, so plain convolutions'
+    nodes (and their descriptions) read as they always have."""
+    return {} if phases == 1 else {"phases": phases}

@@ -13,6 +13,14 @@ same thing in seven nodes; these are one node each, and fast:
   pass writes a pixel twice, each pass one add per window column, each moving
   contiguous runs of KW*C values.
 
+With `phases = P > 1` (the 2x2 pooling that follows a convolution takes P = 2)
+the rows come *phase-major*: row `((py*P + px)*N + n)*(OH/P * OW/P) + y*(OW/P) + x`
+is output pixel `(P*y + py, P*x + px)` of image `n`. The same rows, reordered so
+that each pooling phase is one contiguous block of the product; then a max pool
+is a maximum over P*P contiguous blocks (`lane_max`), and the pooled rows are the
+next stage's images in channels-last order. Entries and per-pixel summation order
+are the same as with P = 1, so only the order of the rows changes.
+
 Both kernels are pure functions of their operand's values and shape: im2col only
 copies, and col2im's summation order is fixed by the shapes alone. col2im's output
 is channels-last in memory (`[N, C, H, W]` as a transposed view of the interior of
@@ -23,7 +31,7 @@ the next matrix product read fastest; no kernel's bits depend on a layout.
 from __future__ import annotations
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
+from numpy.lib.stride_tricks import as_strided, sliding_window_view
 
 from topos.ops.primitive import primitive
 from topos.ops.shape_rules import fail
@@ -44,8 +52,21 @@ def _check_window(operation: str, kernel_height, kernel_width, stride, padding) 
         )
 
 
+def _check_phases(operation: str, out_height: int, out_width: int, phases: int) -> None:
+    if phases < 1 or out_height % phases or out_width % phases:
+        raise fail(
+            operation,
+            f"phases {phases} must be positive and divide the output's {out_height}x{out_width}",
+        )
+
+
 def _infer_im2col(
-    images: Shape, kernel_height: int, kernel_width: int, stride: int, padding: int
+    images: Shape,
+    kernel_height: int,
+    kernel_width: int,
+    stride: int,
+    padding: int,
+    phases: int = 1,
 ) -> Shape:
     _check_window("im2col", kernel_height, kernel_width, stride, padding)
     if images.rank != 4:
@@ -57,19 +78,17 @@ def _infer_im2col(
             f"a {kernel_height}x{kernel_width} kernel does not fit images {images} "
             f"padded by {padding}",
         )
-    rows = (
-        batch
-        * output_extent(height, kernel_height, stride, padding)
-        * output_extent(width, kernel_width, stride, padding)
-    )
-    return Shape((rows, kernel_height * kernel_width * channels))
+    out_height = output_extent(height, kernel_height, stride, padding)
+    out_width = output_extent(width, kernel_width, stride, padding)
+    _check_phases("im2col", out_height, out_width, phases)
+    return Shape((batch * out_height * out_width, kernel_height * kernel_width * channels))
 
 
 def _derive_im2col(
-    algebra, inputs, output, gradient, needs, kernel_height, kernel_width, stride, padding
+    algebra, inputs, output, gradient, needs, kernel_height, kernel_width, stride, padding, phases=1
 ):
     shape = tuple(algebra.shape(inputs[0]))
-    return (algebra.col2im(gradient, shape, kernel_height, kernel_width, stride, padding),)
+    return (algebra.col2im(gradient, shape, kernel_height, kernel_width, stride, padding, phases),)
 
 
 def _padded_elements(images: Shape, padding: int) -> int:
@@ -77,15 +96,25 @@ def _padded_elements(images: Shape, padding: int) -> int:
     return batch * (height + 2 * padding) * (width + 2 * padding) * channels
 
 
-def _im2col_workspace(images: Shape, kernel_height, kernel_width, stride, padding) -> int:
+def _im2col_workspace(images: Shape, kernel_height, kernel_width, stride, padding, phases=1) -> int:
     """The padded channels-last copy of the images (none without padding)."""
     return _padded_elements(images, padding) if padding else 0
 
 
 @primitive("im2col", 1, _infer_im2col, _derive_im2col, workspace=_im2col_workspace)
-def im2col(images, out=None, workspace=None, kernel_height=1, kernel_width=1, stride=1, padding=0):
-    """The patch matrix `[N*OH*OW, KH*KW*C]`, tap-major, of zero-padded images
-    (the padded copy made in `workspace` when one is given)."""
+def im2col(
+    images,
+    out=None,
+    workspace=None,
+    kernel_height=1,
+    kernel_width=1,
+    stride=1,
+    padding=0,
+    phases=1,
+):
+    """The patch matrix `[N*OH*OW, KH*KW*C]`, tap-major, of zero-padded images, its
+    rows phase-major when `phases > 1` (the padded copy made in `workspace` when one
+    is given)."""
     batch, channels, height, width = images.shape
     out_height = output_extent(height, kernel_height, stride, padding)
     out_width = output_extent(width, kernel_width, stride, padding)
@@ -106,12 +135,43 @@ def im2col(images, out=None, workspace=None, kernel_height=1, kernel_width=1, st
     windows = windows[:, :, : (out_width - 1) * stride + 1 : stride]
     shape = (batch * out_height * out_width, kernel_height * kernel_width * channels)
     target = out if out is not None and out.flags.c_contiguous else np.empty(shape, images.dtype)
-    patches = target.reshape(batch, out_height, out_width, kernel_height, kernel_width, channels)
-    np.copyto(patches, windows.transpose(0, 1, 2, 4, 5, 3))
+    np.copyto(
+        _phase_blocks(
+            target, batch, out_height, out_width, (kernel_height, kernel_width, channels), phases
+        ),
+        _split_pixels(windows.transpose(0, 1, 2, 4, 5, 3), phases),
+    )
     if out is None or out is target:
         return target
     np.copyto(out, target)
     return out
+
+
+def _split_axis(array, axis: int, phases: int):
+    """`array` with `axis` (extent E) split into `[E / P, P]`: index `i` at `(i // P, i % P)`.
+    Built with explicit strides, so it is always a view (writes through it land in
+    `array`; a reshape could quietly copy)."""
+    extent, step = array.shape[axis], array.strides[axis]
+    return as_strided(
+        array,
+        shape=(*array.shape[:axis], extent // phases, phases, *array.shape[axis + 1 :]),
+        strides=(*array.strides[:axis], step * phases, step, *array.strides[axis + 1 :]),
+        writeable=array.flags.writeable,
+    )
+
+
+def _split_pixels(pixels, phases: int):
+    """`[N, OH, OW, ...]` as the view `[N, OH/P, P, OW/P, P, ...]`."""
+    return _split_axis(_split_axis(pixels, 1, phases), 3, phases)
+
+
+def _phase_blocks(rows, batch, out_height, out_width, row_shape, phases):
+    """The contiguous patch matrix `rows` (in the row order `phases` gives) as the view
+    `[N, OH/P, P, OW/P, P, *row_shape]` that `_split_pixels` indexes pixels by."""
+    blocks = rows.reshape(
+        phases, phases, batch, out_height // phases, out_width // phases, *row_shape
+    )
+    return blocks.transpose(2, 3, 0, 4, 1, *range(5, blocks.ndim))
 
 
 def _infer_col2im(
@@ -121,11 +181,12 @@ def _infer_col2im(
     kernel_width: int,
     stride: int,
     padding: int,
+    phases: int = 1,
 ) -> Shape:
     _check_window("col2im", kernel_height, kernel_width, stride, padding)
     if len(shape) != 4:
         raise fail("col2im", f"target shape {list(shape)} must be [N, C, H, W]")
-    expected = _infer_im2col(Shape(shape), kernel_height, kernel_width, stride, padding)
+    expected = _infer_im2col(Shape(shape), kernel_height, kernel_width, stride, padding, phases)
     if patches != expected:
         raise fail(
             "col2im",
@@ -137,12 +198,24 @@ def _infer_col2im(
 
 
 def _derive_col2im(
-    algebra, inputs, output, gradient, needs, shape, kernel_height, kernel_width, stride, padding
+    algebra,
+    inputs,
+    output,
+    gradient,
+    needs,
+    shape,
+    kernel_height,
+    kernel_width,
+    stride,
+    padding,
+    phases=1,
 ):
-    return (algebra.im2col(gradient, kernel_height, kernel_width, stride, padding),)
+    return (algebra.im2col(gradient, kernel_height, kernel_width, stride, padding, phases),)
 
 
-def _col2im_workspace(patches: Shape, shape, kernel_height, kernel_width, stride, padding) -> int:
+def _col2im_workspace(
+    patches: Shape, shape, kernel_height, kernel_width, stride, padding, phases=1
+) -> int:
     """The padded channels-last accumulator, whose interior is the output."""
     return _padded_elements(Shape(shape), padding)
 
@@ -164,15 +237,17 @@ def col2im(
     kernel_width=1,
     stride=1,
     padding=0,
+    phases=1,
 ):
     """Adds each patch entry back onto its pixel; `[N, C, H, W]`, channels-last in memory.
 
     The accumulator is `workspace` when one is given (then, without `out`, the output
     is a view into it).
 
-    The order of the additions is fixed by the shapes: for stride 1, tap rows `ky`
-    in order, and within one, the windows starting at `x = r (mod KW)` for r in order;
-    for a larger stride, taps in row-major order.
+    The order of the additions is fixed by the shapes, and the same whatever the row
+    order `phases` gives: for stride 1, tap rows `ky` in order, and within one, the
+    windows starting at `x = r (mod KW)` for r in order; for a larger stride, taps in
+    row-major order.
     """
     batch, channels, height, width = shape
     out_height = output_extent(height, kernel_height, stride, padding)
@@ -185,21 +260,38 @@ def col2im(
         accumulated = workspace[: _padded_elements(Shape(shape), padding)]
         accumulated = accumulated.reshape(accumulated_shape)
         accumulated.fill(0)
-    windows = patches.reshape(batch, out_height, out_width, kernel_height, kernel_width * channels)
     if stride == 1:
+        # windows[n, y', py, x', px, ky, :]: the (kx, c) run of window (P*y' + py, P*x' + px).
+        windows = _phase_blocks(
+            patches,
+            batch,
+            out_height,
+            out_width,
+            (kernel_height, kernel_width * channels),
+            phases,
+        )
         rows = accumulated.reshape(batch, padded_height, padded_width * channels)
         run = kernel_width * channels
         for ky in range(kernel_height):
             for first in range(kernel_width):
                 # Windows first, first + KW, ...: disjoint, so their order within the
-                # pass does not matter. One add per window: a [N, OH, KW*C] view that
+                # pass does not matter. One add per window column: a strided view that
                 # NumPy adds in place without copying it first (handed the whole pass
-                # as one 4-d view, it copies the operand: ~0.6 MB a pass, page-faulted).
+                # as one 4-d view, it copies the operand: ~0.6 MB a pass).
                 for x in range(first, out_width, kernel_width):
                     target = rows[:, ky : ky + out_height, x * channels : x * channels + run]
-                    np.add(target, windows[:, :, x, ky, :], out=target)
+                    column, phase = divmod(x, phases)
+                    target = _split_axis(target, 1, phases)
+                    np.add(target, windows[:, :, :, column, phase, ky], out=target)
     else:
-        taps = windows.reshape(batch, out_height, out_width, kernel_height, kernel_width, channels)
+        taps = _phase_blocks(
+            patches,
+            batch,
+            out_height,
+            out_width,
+            (kernel_height, kernel_width, channels),
+            phases,
+        )
         for ky in range(kernel_height):
             for kx in range(kernel_width):
                 target = accumulated[
@@ -208,7 +300,8 @@ def col2im(
                     kx : kx + (out_width - 1) * stride + 1 : stride,
                     :,
                 ]
-                np.add(target, taps[:, :, :, ky, kx, :], out=target)
+                target = _split_pixels(target, phases)
+                np.add(target, taps[..., ky, kx, :], out=target)
     interior = accumulated[:, padding : padding + height, padding : padding + width, :]
     if out is None:
         # The interior of the accumulator itself: rows of W*C contiguous values.

@@ -39,12 +39,12 @@ def _infer_matmul(left: Shape, right: Shape) -> Shape:
 
 
 def _derive_matmul(algebra, inputs, output, gradient, needs):
-    # d(A B) = dA B + A dB: the gradient of A is G B^T, that of B is A^T G.
+    # d(A B) = dA B + A dB: the gradient of A is G B^T, that of B is A^T G. B's is
+    # made first: it is A's last use, so a big A (a convolution's patch matrix) dies
+    # before A's gradient, as big, is made.
     left, right = inputs
-    return (
-        algebra.matmul_nt(gradient, right) if needs[0] else None,
-        algebra.matmul_tn(left, gradient) if needs[1] else None,
-    )
+    right_gradient = algebra.matmul_tn(left, gradient) if needs[1] else None
+    return (algebra.matmul_nt(gradient, right) if needs[0] else None, right_gradient)
 
 
 @primitive("matmul", 2, _infer_matmul, _derive_matmul)

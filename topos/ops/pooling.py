@@ -118,7 +118,7 @@ def _lane_planes(array: np.ndarray, size: int, planes: np.ndarray | None = None,
 _CHUNK_ELEMENTS = 1 << 17
 
 
-class _Scratch:
+class Scratch:
     """Carves arrays one after another out of a flat workspace (None: allocates each)."""
 
     def __init__(self, workspace=None) -> None:
@@ -135,21 +135,21 @@ class _Scratch:
         return self._bytes[start : start + size].view(dtype).reshape(shape)
 
 
-def _winners_scratch_bytes(lane_elements: int, lanes: int, itemsize: int) -> int:
-    """What `_winners` carves from its scratch: the running maxima and the masks."""
+def winners_scratch_bytes(lane_elements: int, lanes: int, itemsize: int) -> int:
+    """What `winners` carves from its scratch: the running maxima and the masks."""
     if lanes < 2:
         return 0
     blocks = [lane_elements * itemsize] * (lanes - 2) + [lane_elements] * (lanes + 2)
     return sum(-(-block // 64) * 64 for block in blocks)
 
 
-def _winners(lanes: list, scratch: _Scratch | None = None) -> list:
+def winners(lanes: list, scratch: Scratch | None = None) -> list:
     """One boolean mask per lane: where that lane wins its window (see the module);
     every temporary carved from `scratch` when one is given."""
     count = len(lanes)
     if count == 1:
         return [np.ones(lanes[0].shape, dtype=bool)]
-    scratch = scratch or _Scratch()
+    scratch = scratch or Scratch()
     shape, dtype = lanes[0].shape, lanes[0].dtype
     running = [lanes[0]]
     for lane in lanes[1:-1]:
@@ -225,7 +225,7 @@ def _max_pool_route_workspace(operand: Shape, gradient: Shape, size: int, stride
         planes = _chunk_images(extents) * int(np.prod(extents[1:], dtype=np.int64))
         # Then the winners' scratch, counted in 4-byte elements (the kernel allocates
         # what a narrower dtype's workspace cannot hold).
-        scratch = _winners_scratch_bytes(planes // (size * size), size * size, 4)
+        scratch = winners_scratch_bytes(planes // (size * size), size * size, 4)
         return planes + -(-scratch // 4) + 16
     return 0
 
@@ -258,21 +258,21 @@ def max_pool_route(operand, gradient, out=None, workspace=None, size=1, stride=1
         for first in range(0, batch, step):
             last = min(first + step, batch)
             _, lanes = _lane_planes(operand[first:last], size, planes[:, :, : last - first])
-            winners = _winners(lanes, _Scratch(extra))
+            won_by_lane = winners(lanes, Scratch(extra))
             chunk = shares[:, :, : last - first]
-            for lane, won in enumerate(winners):
+            for lane, won in enumerate(won_by_lane):
                 np.multiply(gradient[first:last], won, out=chunk[lane // size, lane % size])
             np.copyto(_phases(out[first:last], size), chunk)
         return out
-    winners = _winners(_lanes(operand, pooled, size, stride))
+    won_by_lane = winners(_lanes(operand, pooled, size, stride))
     targets = _lanes(out, pooled, size, stride)
     if _tiles(operand.shape, size, stride):
-        for target, won in zip(targets, winners):
+        for target, won in zip(targets, won_by_lane):
             np.multiply(gradient, won, out=target)
         return out
     # Windows overlap or leave a margin: accumulate the lanes, in lane order.
     out.fill(0)
-    for target, won in zip(targets, winners):
+    for target, won in zip(targets, won_by_lane):
         np.add(target, np.multiply(gradient, won), out=target)
     return out
 
@@ -292,11 +292,11 @@ def _derive_max_pool_pick(algebra, inputs, output, gradient, needs, size, stride
 def max_pool_pick(operand, values, out=None, size=1, stride=1):
     """For each window of `operand`, the entry of `values` on the lane that won it."""
     pooled = tuple(_pooled_shape("max_pool_pick", Shape(operand.shape), size, stride))
-    winners = _winners(_lanes(operand, pooled, size, stride))
+    won_by_lane = winners(_lanes(operand, pooled, size, stride))
     picks = _lanes(values, pooled, size, stride)
     if out is None:
         out = np.empty(pooled, dtype=values.dtype)
     np.copyto(out, picks[0])
-    for pick, won in zip(picks[1:], winners[1:]):
+    for pick, won in zip(picks[1:], won_by_lane[1:]):
         np.copyto(out, pick, where=won)
     return out

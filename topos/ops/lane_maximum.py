@@ -1,0 +1,224 @@
+"""lane_argmax, lane_max, and lane_max's derivative pair lane_place and lane_select.
+
+The *lanes* of `x` along `axes` are the slices of `x` at each index of those axes,
+taken in row-major order of the indices; a lane has `x`'s shape without the lane
+axes. It is max pooling for data whose windows are axes of their own: the product
+of a convolution, `[N*OH*OW, F]`, reshaped to `[N, OH/2, 2, OW/2, 2, F]` has its
+2x2 windows on axes (2, 4) with no copy; with phase-major patch rows
+(`im2col(..., phases=2)`) it reshapes to `[4, N*OH/2*OW/2, F]`, lanes on axis 0,
+each lane one contiguous block.
+
+- `lane_argmax(x, axes)`: for each entry, the number of the lane that wins it, as
+  a float: the first lane holding the maximum, as `max_pool` picks (a lane wins
+  over the earlier ones only when it is strictly greater). Not differentiable.
+- `lane_max(x, winners, axes)`: the largest lane of `x`, a left-biased `maximum`
+  folded over the lanes in order, as `max_pool` computes a window's. `winners`
+  must be `lane_argmax(x)`: the value does not read it, the derivative routes by
+  it. That is what lets a forward-only plan free `x` once it is pooled and keep
+  only the winners (a quarter of its entries, for 2x2 pooling) for the backward
+  pass: the forward records the masks, as hand-written training loops do.
+- `lane_place(winners, g, axes, extents)`: `g` placed on each entry's winning lane,
+  zeros on the other lanes, in the shape with the lane axes (of `extents`) put
+  back: the derivative of lane_max (and of lane_select).
+- `lane_select(values, winners, axes)`: each entry of the winning lane of
+  `values`: lane_place's adjoint in `g`, and lane_place is its adjoint.
+
+The winners are compared for equality and the gradients multiplied by 0 and 1 or
+copied, so no arithmetic is regrouped: the same bits on every route.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from topos.ops.pooling import Scratch
+from topos.ops.primitive import primitive
+from topos.ops.shape_rules import fail
+from topos.tensor import Shape
+
+
+def _lane_shape(operation: str, operand: Shape, axes: tuple[int, ...]) -> Shape:
+    """`operand`'s shape without its lane axes (which must be valid)."""
+    if not axes or list(axes) != sorted(set(axes)) or not 0 <= axes[0] <= axes[-1] < operand.rank:
+        raise fail(operation, f"lane axes {list(axes)} must be increasing axes of {operand}")
+    if any(operand[axis] < 1 for axis in axes):
+        raise fail(operation, f"input {operand} must have at least one lane on axes {list(axes)}")
+    return Shape(tuple(extent for axis, extent in enumerate(operand) if axis not in axes))
+
+
+def _with_lanes(operation: str, lane: Shape, axes: tuple[int, ...], extents: tuple[int, ...]):
+    """The shape whose lanes along `axes` (of `extents`) have shape `lane`."""
+    rank = lane.rank + len(axes)
+    if len(extents) != len(axes) or any(extent < 1 for extent in extents):
+        raise fail(operation, f"lane extents {list(extents)} must be positive, one per axis")
+    if list(axes) != sorted(set(axes)) or not all(0 <= axis < rank for axis in axes):
+        raise fail(operation, f"lane axes {list(axes)} must be increasing axes of rank {rank}")
+    rest = iter(lane)
+    by_axis = dict(zip(axes, extents))
+    return Shape(tuple(by_axis[axis] if axis in by_axis else next(rest) for axis in range(rank)))
+
+
+def _lanes(array: np.ndarray, axes: tuple[int, ...]) -> list[np.ndarray]:
+    """The views of `array` at each lane index, in row-major order of the lane axes."""
+    lanes = []
+    for index in itertools.product(*(range(array.shape[axis]) for axis in axes)):
+        slicer: list = [slice(None)] * array.ndim
+        for axis, position in zip(axes, index):
+            slicer[axis] = position
+        # The Ellipsis keeps a lane of single entries a 0-d array, not a scalar.
+        lanes.append(array[(*slicer, Ellipsis)])
+    return lanes
+
+
+def _check_winners(operation: str, winners: Shape, lane: Shape) -> None:
+    if winners != lane:
+        raise fail(operation, f"winners {winners} must have the lane shape {lane}")
+
+
+def _lane_elements(shape: Shape, axes: tuple[int, ...]) -> int:
+    lanes = int(np.prod([shape[axis] for axis in axes], dtype=np.int64))
+    return shape.volume // max(1, lanes)
+
+
+def _mask_bytes(elements: int) -> int:
+    """A boolean lane, padded to the 64-byte alignment Scratch keeps."""
+    return -(-elements // 64) * 64
+
+
+# lane_argmax ---------------------------------------------------------------------------
+
+
+def _infer_lane_argmax(operand: Shape, axes: tuple[int, ...] = (0,)) -> Shape:
+    return _lane_shape("lane_argmax", operand, tuple(axes))
+
+
+def _lane_argmax_workspace(operand: Shape, axes: tuple[int, ...] = (0,)) -> int:
+    """The running maximum, a candidate and one mask, in 4-byte elements."""
+    elements = _lane_elements(operand, tuple(axes))
+    return elements * 4 + -(-_mask_bytes(elements) // 4) + 48
+
+
+@primitive("lane_argmax", 1, _infer_lane_argmax, None, workspace=_lane_argmax_workspace)
+def lane_argmax(operand, out=None, workspace=None, axes=(0,)):
+    """The number of the lane winning each entry: the first lane holding the maximum."""
+    lanes = _lanes(operand, tuple(axes))
+    if out is None:
+        out = np.empty(lanes[0].shape, dtype=operand.dtype)
+    out.fill(0)
+    scratch = Scratch(workspace if workspace is not None and workspace.itemsize >= 4 else None)
+    better = scratch.empty(lanes[0].shape, bool)
+    candidate = scratch.empty(lanes[0].shape, out.dtype)
+    running = scratch.empty(lanes[0].shape, operand.dtype) if len(lanes) > 2 else None
+    best = lanes[0]
+    for number, lane in enumerate(lanes[1:], start=1):
+        np.greater(lane, best, out=better)
+        # Lane numbers only grow, so "the latest lane that was better" is a maximum
+        # (ten times faster than a masked copy of the number).
+        np.multiply(better, out.dtype.type(number), out=candidate)
+        np.maximum(out, candidate, out=out)
+        if number < len(lanes) - 1:
+            best = np.maximum(best, lane, out=running)
+    return out
+
+
+# lane_max ------------------------------------------------------------------------------
+
+
+def _infer_lane_max(operand: Shape, winners: Shape, axes: tuple[int, ...] = (0,)) -> Shape:
+    lane = _lane_shape("lane_max", operand, tuple(axes))
+    _check_winners("lane_max", winners, lane)
+    return lane
+
+
+def _derive_lane_max(algebra, inputs, output, gradient, needs, axes=(0,)):
+    extents = tuple(algebra.shape(inputs[0])[axis] for axis in axes)
+    return (algebra.lane_place(inputs[1], gradient, axes, extents), None)
+
+
+@primitive("lane_max", 2, _infer_lane_max, _derive_lane_max)
+def lane_max(operand, winners, out=None, axes=(0,)):
+    """The largest lane of `operand`: `maximum` folded over the lanes in order (`winners`,
+    which must be `lane_argmax(operand)`, is for the derivative)."""
+    lanes = _lanes(operand, tuple(axes))
+    if out is None:
+        out = np.empty(lanes[0].shape, dtype=operand.dtype)
+    if len(lanes) == 1:
+        np.copyto(out, lanes[0])
+        return out
+    np.maximum(lanes[0], lanes[1], out=out)
+    for lane in lanes[2:]:
+        np.maximum(out, lane, out=out)
+    return out
+
+
+# lane_place ----------------------------------------------------------------------------
+
+
+def _infer_lane_place(
+    winners: Shape, gradient: Shape, axes: tuple[int, ...] = (0,), extents: tuple[int, ...] = (1,)
+) -> Shape:
+    if gradient != winners:
+        raise fail("lane_place", f"gradient {gradient} must have the winners' shape {winners}")
+    return _with_lanes("lane_place", winners, tuple(axes), tuple(extents))
+
+
+def _derive_lane_place(algebra, inputs, output, gradient, needs, axes=(0,), extents=(1,)):
+    return (None, algebra.lane_select(gradient, inputs[0], axes))
+
+
+def _lane_place_workspace(winners: Shape, gradient: Shape, axes=(0,), extents=(1,)) -> int:
+    """One mask, in 4-byte elements."""
+    return -(-_mask_bytes(winners.volume) // 4) + 16
+
+
+@primitive("lane_place", 2, _infer_lane_place, _derive_lane_place, workspace=_lane_place_workspace)
+def lane_place(winners, gradient, out=None, workspace=None, axes=(0,), extents=(1,)):
+    """`gradient` on each entry's winning lane; zeros on the other lanes."""
+    axes = tuple(axes)
+    if out is None:
+        shape = _with_lanes("lane_place", Shape(winners.shape), axes, tuple(extents))
+        out = np.empty(tuple(shape), dtype=gradient.dtype)
+    scratch = Scratch(workspace if workspace is not None and workspace.itemsize >= 4 else None)
+    won = scratch.empty(winners.shape, bool)
+    for number, target in enumerate(_lanes(out, axes)):
+        np.equal(winners, number, out=won)
+        np.multiply(gradient, won, out=target)
+    return out
+
+
+# lane_select ---------------------------------------------------------------------------
+
+
+def _infer_lane_select(values: Shape, winners: Shape, axes: tuple[int, ...] = (0,)) -> Shape:
+    lane = _lane_shape("lane_select", values, tuple(axes))
+    _check_winners("lane_select", winners, lane)
+    return lane
+
+
+def _derive_lane_select(algebra, inputs, output, gradient, needs, axes=(0,)):
+    extents = tuple(algebra.shape(inputs[0])[axis] for axis in axes)
+    return (algebra.lane_place(inputs[1], gradient, axes, extents), None)
+
+
+def _lane_select_workspace(values: Shape, winners: Shape, axes=(0,)) -> int:
+    """One mask, in 4-byte elements."""
+    return -(-_mask_bytes(winners.volume) // 4) + 16
+
+
+@primitive(
+    "lane_select", 2, _infer_lane_select, _derive_lane_select, workspace=_lane_select_workspace
+)
+def lane_select(values, winners, out=None, workspace=None, axes=(0,)):
+    """Each entry of `values`' winning lane."""
+    lanes = _lanes(values, tuple(axes))
+    if out is None:
+        out = np.empty(lanes[0].shape, dtype=values.dtype)
+    scratch = Scratch(workspace if workspace is not None and workspace.itemsize >= 4 else None)
+    won = scratch.empty(winners.shape, bool)
+    np.copyto(out, lanes[0])
+    for number, lane in enumerate(lanes[1:], start=1):
+        np.equal(winners, number, out=won)
+        np.copyto(out, lane, where=won)
+    return out
