@@ -1,6 +1,8 @@
 """Trains the cifar10 seed model on both routes in one process and compares bits.
 
-    python benchmarks/parity_check.py [steps]
+    python benchmarks/parity_check.py [steps] [shards]
+
+The batch is split into the `cifar10` workload's shards unless `shards` is given.
 
 Prints each route's loss bits per step and whether every loss and every final
 parameter agrees bit for bit; exits 1 when they do not.
@@ -21,9 +23,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cifar10_model import ROUTES, batches, build
 
 
-def train(route: str, steps: int) -> tuple[list[int], dict[int, bytes], float]:
+def train(
+    route: str, steps: int, shards: int | None = None
+) -> tuple[list[int], dict[int, bytes], float]:
     """Loss bits per step, final parameter bytes, and ms/step of one route."""
-    trainer = build(route)
+    trainer = build(route, shards=shards)
     losses = []
     start = time.perf_counter()
     for images, labels in batches(steps):
@@ -38,7 +42,8 @@ def train(route: str, steps: int) -> tuple[list[int], dict[int, bytes], float]:
 
 def main() -> int:
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-    results = {route: train(route, steps) for route in ROUTES}
+    shards = int(sys.argv[2]) if len(sys.argv) > 2 else None
+    results = {route: train(route, steps, shards) for route in ROUTES}
     for route, (losses, _, elapsed) in results.items():
         print(f"{route:>9}: {elapsed:7.1f} ms/step  " + " ".join(f"{bits:08x}" for bits in losses))
     same_losses = results["engine"][0] == results["recorded"][0]

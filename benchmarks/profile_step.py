@@ -46,9 +46,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("route", nargs="?", default="recorded", choices=("engine", "recorded"))
     parser.add_argument("--steps", type=int, default=5, help="profiled steps")
     parser.add_argument("--top", type=int, default=25, help="lines to print")
+    parser.add_argument(
+        "--shards",
+        type=int,
+        default=1,
+        help="batch shards (default 1: one plan, so every kernel is timed on one thread)",
+    )
     arguments = parser.parse_args(argv)
 
-    trainer = build(arguments.route)
+    trainer = build(arguments.route, shards=arguments.shards)
     pool = batches(4)
     for step in range(3):
         trainer.step(*pool[step % 4])

@@ -116,6 +116,11 @@ def describe(
             f"recorded the chain rule: {program.forward_nodes} forward nodes + "
             f"{program.gradient_nodes} gradient nodes"
         )
+    if program.shards > 1 and not summary:
+        typer.echo(
+            f"sharded: {program.shards} shards of {program.rows} rows, each running "
+            f"this plan on a thread of its own"
+        )
     text = "\n".join(program.plan.summary()) if summary else program.plan.describe()
     typer.echo(text)
 

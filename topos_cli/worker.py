@@ -92,10 +92,14 @@ def train(arguments: argparse.Namespace, events: EventStream) -> int:
     warm_up_started = time.perf_counter()
     training.warm_up()
     warm_up_seconds = time.perf_counter() - warm_up_started
-    plan = training.plan
+    program = training.program
+    plan = program.plan
     # The warm-up has touched BLAS's per-thread buffers, which should not count; the
-    # plan's arena is what training costs, so it is freed now and counted from step 0.
-    plan.release()
+    # plans' arenas are what training costs, so they are freed now and counted from
+    # step 0. Every shard runs its own copy of the plan at once, so the figures of one
+    # plan count once per shard.
+    program.release()
+    shards = program.shards
     itemsize = plan.network.dtype.itemsize
     high_water_source = "proc" if process_memory.reset_high_water() else "sampling"
     events.emit(
@@ -113,20 +117,22 @@ def train(arguments: argparse.Namespace, events: EventStream) -> int:
         },
         plan=training.summary(),
         posture=plan.posture,
+        shards=shards,
         live_volume={
-            "peak_elements": plan.peak,
-            "peak_bytes": plan.peak * itemsize,
+            "peak_elements": plan.peak * shards,
+            "peak_bytes": plan.peak * itemsize * shards,
             "peak_node": plan.live.peak_node,
-            "retain_all_elements": plan.retain_all,
-            "retain_all_bytes": plan.retain_all * itemsize,
+            "retain_all_elements": plan.retain_all * shards,
+            "retain_all_bytes": plan.retain_all * itemsize * shards,
             # The static memory plan: the arena (allocated once), the roots' fresh
             # buffers per run, the engine sweep's predicted peak, and their sum.
-            "arena_bytes": plan.arena_bytes,
-            "root_bytes": plan.root_bytes,
-            "backward_peak_bytes": plan.predicted_training_bytes
-            - plan.arena_bytes
-            - plan.root_bytes,
-            "predicted_training_bytes": plan.predicted_training_bytes,
+            "arena_bytes": plan.arena_bytes * shards,
+            "root_bytes": plan.root_bytes * shards,
+            "backward_peak_bytes": (
+                plan.predicted_training_bytes - plan.arena_bytes - plan.root_bytes
+            )
+            * shards,
+            "predicted_training_bytes": plan.predicted_training_bytes * shards,
         },
         forward_nodes=training.program.forward_nodes,
         gradient_nodes=training.program.gradient_nodes,

@@ -285,3 +285,23 @@ def test_a_whole_grade_keeps_numpy_and_the_library_out_of_the_parent(tmp_path):
         timeout=60,
     )
     assert completed.stderr.strip().splitlines()[-1] == "parent loaded [] status 0"
+
+
+def test_describe_says_when_a_plan_runs_once_per_shard():
+    from typer.testing import CliRunner
+
+    from topos_cli.app import application
+
+    def describe(workload, *arguments):
+        result = CliRunner().invoke(
+            application, ["describe", "--workload", TINY + workload, *arguments]
+        )
+        assert result.exit_code == 0, result.output
+        return result.output.splitlines()
+
+    sharded = describe("sharded", "--route", "engine")
+    assert "sharded: 2 shards of 8 rows, each running this plan on a thread of its own" in sharded
+    assert not any(line.startswith("sharded:") for line in describe("tiny"))
+    summary = describe("sharded", "--summary")
+    assert summary[0].startswith("recorded the chain rule:")
+    assert [line.split(":")[0] for line in summary[1:]] == ["plan", "live volume"]

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import numpy as np
 import psutil
+import pytest
+from threadpoolctl import threadpool_limits
 
+from tests.cli import tiny_workloads
 from tests.cli.grading import TINY, environment
 from topos_cli.monitor import WorkerMonitor, WorkerObserver, WorkerRequest, worker_environment
 from topos_cli.verdict import RepeatResult
+from topos_cli.workloads import RouteProgram, Training
 
 
 class Recorder(WorkerObserver):
@@ -74,3 +79,44 @@ def test_a_timeout_kills_the_worker_and_says_how_far_it_got():
     assert result["status"] == "timed out"
     assert result["detail"].startswith("timed out after 3.5 s, 3 of 6 steps done")
     assert result["facts"]["exit"] == {"status": None, "signal": "SIGKILL"}
+
+
+def live_volume_of(workload, route):
+    """The live-volume figures a worker of `workload` should report: every shard's plan
+    runs at once, so each figure is the sum over the shards' plans."""
+    program = RouteProgram(workload, route)
+    plans = program.plans
+    itemsize = program.network.dtype.itemsize
+    loss = program.network.index(program.recording.loss, "test")
+    backward = sum(plan.backward_peak_bytes(loss) for plan in plans if route == "engine")
+    return program.shards, {
+        "peak_elements": sum(plan.peak for plan in plans),
+        "peak_bytes": sum(plan.peak for plan in plans) * itemsize,
+        "peak_node": program.plan.live.peak_node,
+        "retain_all_elements": sum(plan.retain_all for plan in plans),
+        "retain_all_bytes": sum(plan.retain_all for plan in plans) * itemsize,
+        "arena_bytes": sum(plan.arena_bytes for plan in plans),
+        "root_bytes": sum(plan.root_bytes for plan in plans),
+        "backward_peak_bytes": backward,
+        "predicted_training_bytes": sum(plan.predicted_training_bytes for plan in plans),
+    }
+
+
+@pytest.mark.parametrize(("workload", "route"), [("tiny", "recorded"), ("sharded", "engine")])
+def test_ready_reports_the_shards_and_the_memory_of_every_shards_plan(workload, route):
+    steps = 3
+    result = monitor(workload, route=route, steps=steps).run()
+    assert result["status"] == "ok", result["detail"]
+    ready = result["facts"]["ready"]
+    shards, live_volume = live_volume_of(getattr(tiny_workloads, workload), route)
+    assert (ready["shards"], shards) == ({"tiny": 1, "sharded": 2}[workload],) * 2
+    assert ready["live_volume"] == live_volume
+    assert (live_volume["backward_peak_bytes"] > 0) == (route == "engine")
+    # The worker trains the step Training takes in this process (sharded or not), with
+    # one BLAS thread as the worker was started.
+    training = Training(
+        getattr(tiny_workloads, workload), route, tiny_workloads.load_dataset(None), steps
+    )
+    with threadpool_limits(limits=1, user_api="blas"):
+        expected = [int(training.step(step).view(np.uint32)) for step in range(steps)]
+    assert result["loss_bits"] == expected

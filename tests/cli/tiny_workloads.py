@@ -2,9 +2,9 @@
 
 Each is named on the command line as `tests.cli.tiny_workloads:<attribute>`
 (the tests put the project's root on the worker's PYTHONPATH). `tiny` trains
-normally, in a few milliseconds per step; the others break on purpose, each
-in one of the ways issue 6 lists, so the grader's handling of it can be seen
-in a real worker process:
+normally, in a few milliseconds per step, and `sharded` is `tiny` in two shards
+of eight rows; the others break on purpose, each in one of the ways issue 6
+lists, so the grader's handling of it can be seen in a real worker process:
 
 - `process_dependent`: its initial weights depend on the process id, so two
   processes (two routes) train different trajectories and parity must break;
@@ -89,6 +89,8 @@ def _record_per_process(tape: Tape, rows: int) -> Recording:
     # the first loss already differs in its last bits.
     return record(tape, rows, perturbation=1e-6 * (os.getpid() % 997 + 1))
 
+
+sharded = dataclasses.replace(tiny, shards=2)
 
 process_dependent = dataclasses.replace(tiny, record=_record_per_process)
 

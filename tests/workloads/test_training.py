@@ -34,13 +34,18 @@ def test_routes_train_bit_identically_and_warm_up_changes_nothing(mnist_data):
     assert len(set(losses["engine"])) > 1  # the loss actually moves
 
 
-def test_route_programs_count_their_nodes():
-    engine = RouteProgram(resolve("mnist"), "engine")
-    recorded = RouteProgram(resolve("mnist"), "recorded")
+@pytest.mark.parametrize("name", ["mnist", "cifar10"])
+def test_route_programs_count_their_nodes(name):
+    engine = RouteProgram(resolve(name), "engine")
+    recorded = RouteProgram(resolve(name), "recorded")
     assert engine.gradient_nodes == 0 and recorded.gradient_nodes > 0
     assert engine.forward_nodes == recorded.forward_nodes
     assert engine.plan.posture == "retain" and recorded.plan.posture == "forward"
+    # Both routes shard alike, so one shard's plan is compared with one shard's plan:
+    # liveness frees the recorded route's buffers, the retain posture keeps them all.
+    assert engine.shards == recorded.shards == resolve(name).shards
     assert recorded.plan.peak < engine.plan.retain_all
+    assert recorded.plan.predicted_training_bytes < engine.plan.predicted_training_bytes
 
 
 def test_unknown_route_and_bad_steps_are_refused(mnist_data):

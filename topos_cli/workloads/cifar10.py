@@ -31,4 +31,5 @@ workload = Workload(
     learning_rate=StepSchedule(0.05, 0.005),
     batch_size=BATCH_LEN,
     shuffle_state=3,
+    shards=2,
 )

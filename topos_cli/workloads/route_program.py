@@ -7,19 +7,25 @@ here, and Training adds a dataset and a batch order on top.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 
-from topos import Adjoints, Network, Plan, Run, Tape
+import numpy as np
+
+from topos import Adjoints, Network, Plan, Run, Symbol, Tape, Tensor
 from topos.graph.parameter_gradients import ParameterGradients
 from topos.graph.parameters import Parameters
 from topos_cli.workloads.workload import Recording, Workload
 
 
 class RouteProgram:
-    """One route of a workload as a lowered plan.
+    """One route of a workload as lowered plans: one per shard of the batch.
 
     `engine` lowers `[loss]` in the retain posture and sweeps backward each step;
     `recorded` differentiates on the tape first and lowers one forward-only plan
-    over `[loss, gradients...]`.
+    over `[loss, gradients...]`. With `shards > 1` the model is recorded for one
+    shard's rows and lowered once per shard (each plan its own arena), and
+    `compute` runs the shards on as many threads.
     """
 
     def __init__(self, workload: Workload, route: str) -> None:
@@ -30,23 +36,101 @@ class RouteProgram:
             )
         self.workload = workload
         self.route = route
+        self.shards = workload.shards
+        self.rows = workload.batch_size // self.shards
         started = time.perf_counter()
         tape = Tape()
-        self.recording: Recording = workload.record(tape, workload.batch_size)
+        self.recording: Recording = workload.record(tape, self.rows)
         self.forward_nodes = len(tape)
         self.adjoints: Adjoints | None = None
         if route == "recorded":
             self.adjoints = tape.differentiate(self.recording.loss, self.recording.parameters)
         self.gradient_nodes = len(tape) - self.forward_nodes
         self.network: Network = tape.into_network()
-        if self.adjoints is not None:
-            self.plan: Plan = self.network.entry(self.adjoints.roots()).lower()
-        else:
-            self.plan = self.network.entry([self.recording.loss]).backward().lower()
+        self.plans: list[Plan] = [self._lower() for _ in range(self.shards)]
+        self.plan = self.plans[0]
         self.lower_seconds = time.perf_counter() - started
+        self._threads: ThreadPoolExecutor | None = None
+        self._blas = None
+        if self.shards > 1:
+            self._threads = ThreadPoolExecutor(self.shards - 1, thread_name_prefix="topos-shard")
+            self._blas = _one_blas_thread()
+
+    def _lower(self) -> Plan:
+        if self.adjoints is not None:
+            return self.network.entry(self.adjoints.roots()).lower()
+        return self.network.entry([self.recording.loss]).backward().lower()
 
     def gradients(self, run: Run, parameters: Parameters) -> ParameterGradients:
         """The route's gradients of a run: swept backward, or read off the roots."""
         if self.adjoints is not None:
             return run.recorded_gradients(self.adjoints)
         return run.backward(self.recording.loss).parameters(parameters)
+
+    def compute(
+        self, parameters: Parameters, feeds: Mapping[Symbol, Tensor]
+    ) -> tuple[np.floating, ParameterGradients]:
+        """The mean loss of a whole batch and its parameters' gradients.
+
+        `feeds` hold the whole batch (rows along axis 0). With shards, shard i
+        takes rows `[i*rows, (i+1)*rows)`; the shards' losses and gradients are
+        added in shard order, then scaled by 1/shards.
+        """
+        if self.shards == 1:
+            return self._compute_shard(0, parameters, feeds)
+        pieces = [
+            {
+                symbol: Tensor.adopt(_rows(tensor, shard, self.rows))
+                for symbol, tensor in feeds.items()
+            }
+            for shard in range(self.shards)
+        ]
+        with self._blas.limit(limits=1, user_api="blas"):
+            pending = [
+                self._threads.submit(self._compute_shard, shard, parameters, pieces[shard])
+                for shard in range(1, self.shards)
+            ]
+            results = [self._compute_shard(0, parameters, pieces[0])]
+            results += [future.result() for future in pending]
+        return _mean(results, self.shards, self.network.origin)
+
+    def _compute_shard(self, shard: int, parameters: Parameters, feeds) -> tuple:
+        run = self.plans[shard].forward(parameters, feeds)
+        return run.of(self.recording.loss).scalar(), self.gradients(run, parameters)
+
+    def release(self) -> None:
+        """Frees every plan's arena (the next run allocates them again)."""
+        for plan in self.plans:
+            plan.release()
+
+
+def _rows(tensor: Tensor, shard: int, rows: int) -> np.ndarray:
+    """Shard `shard`'s rows of a whole-batch feed (a view: rows are contiguous)."""
+    return tensor.numpy()[shard * rows : (shard + 1) * rows]
+
+
+def _mean(results: list[tuple], shards: int, origin: int) -> tuple:
+    """The shards' losses and gradients added in shard order, then scaled by 1/shards."""
+    losses = [loss for loss, _ in results]
+    loss = losses[0]
+    for other in losses[1:]:
+        loss = loss + other
+    scale = loss.dtype.type(1.0 / shards)
+    first = results[0][1]
+    gradients: dict[int, Tensor] = {}
+    for symbol, gradient in first.items():
+        total = np.array(gradient.numpy())
+        for _, other in results[1:]:
+            total += other.of(symbol).numpy()
+        total *= scale
+        gradients[symbol.index] = Tensor.adopt(total)
+    return loss * scale, ParameterGradients(origin, gradients)
+
+
+def _one_blas_thread():
+    """A controller over the process's BLAS thread pools, so each shard's thread can
+    run its products on one BLAS thread (the shards are the parallelism). Found once:
+    limiting through it then costs microseconds a step."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()

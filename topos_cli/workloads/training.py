@@ -55,9 +55,7 @@ class Training:
 
     def compute(self, step: int) -> tuple[np.float32, ParameterGradients]:
         """Runs step `step`'s forward and gradients without updating anything."""
-        run = self.plan.forward(self.parameters, self.feeds(step))
-        loss = run.of(self.recording.loss).scalar()
-        return loss, self.program.gradients(run, self.parameters)
+        return self.program.compute(self.parameters, self.feeds(step))
 
     def step(self, step: int) -> np.float32:
         """Trains one step: forward, gradients, an SGD update; returns the float32 loss."""

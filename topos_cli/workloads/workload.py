@@ -49,6 +49,11 @@ class Workload:
     `record(tape, rows)` records the model and loss for a batch of `rows` samples
     and returns a Recording; `load_dataset(directory)` returns the Dataset (None
     means the built-in synthetic stand-in).
+
+    `shards` splits each batch into that many equal shards, trained at once on as
+    many threads (BLAS at one thread each), their mean losses and gradients averaged
+    in shard order: the same step to rounding, on every core. Both routes shard
+    alike, so they stay bit-identical; the loss bits do depend on the shard count.
     """
 
     name: str
@@ -59,6 +64,7 @@ class Workload:
     batch_size: int = 64
     shuffle_state: int = 0
     routes: tuple[str, ...] = field(default=ROUTES)
+    shards: int = 1
 
     def __post_init__(self) -> None:
         unknown = [route for route in self.routes if route not in ROUTES]
@@ -69,3 +75,8 @@ class Workload:
             )
         if self.batch_size < 1:
             raise ValueError(f"workload {self.name!r}: batch size {self.batch_size} < 1")
+        if self.shards < 1 or self.batch_size % self.shards:
+            raise ValueError(
+                f"workload {self.name!r}: {self.shards} shards do not divide "
+                f"a batch of {self.batch_size}"
+            )
