@@ -282,6 +282,7 @@ def _route_facts(results: Sequence[Mapping[str, Any]], routes: Sequence[str]) ->
             key: ready.get(key)
             for key in (
                 "posture",
+                "shards",
                 "plan",
                 "live_volume",
                 "forward_nodes",

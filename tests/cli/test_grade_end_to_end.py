@@ -87,6 +87,7 @@ def test_the_result_records_host_threads_environment_data_and_routes(good_grade)
     assert len(data["fingerprint"]) == 64
     routes = result["routes"]
     assert routes["engine"]["posture"] == "retain" and routes["recorded"]["posture"] == "forward"
+    assert routes["engine"]["shards"] == routes["recorded"]["shards"] == 1  # the tiny workload's
     assert routes["recorded"]["gradient_nodes"] > 0 and routes["engine"]["gradient_nodes"] == 0
     predictions = {entry["route"]: entry for entry in result["memory_prediction"]}
     assert (
