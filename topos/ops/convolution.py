@@ -272,6 +272,7 @@ def col2im(
         )
         rows = accumulated.reshape(batch, padded_height, padded_width * channels)
         run = kernel_width * channels
+        plain = patches.reshape(batch, out_height, out_width, kernel_height, run)
         for ky in range(kernel_height):
             for first in range(kernel_width):
                 # Windows first, first + KW, ...: disjoint, so their order within the
@@ -280,6 +281,9 @@ def col2im(
                 # as one 4-d view, it copies the operand: ~0.6 MB a pass).
                 for x in range(first, out_width, kernel_width):
                     target = rows[:, ky : ky + out_height, x * channels : x * channels + run]
+                    if phases == 1:  # plain slices: no strided view to build per add
+                        np.add(target, plain[:, :, x, ky], out=target)
+                        continue
                     column, phase = divmod(x, phases)
                     target = _split_axis(target, 1, phases)
                     np.add(target, windows[:, :, :, column, phase, ky], out=target)
