@@ -32,7 +32,6 @@ import numpy as np  # noqa: E402
 from cifar10_model import batches, build  # noqa: E402
 
 from topos.engine.eager_algebra import EagerAlgebra  # noqa: E402
-from topos.ops import REGISTRY  # noqa: E402
 
 Totals = collections.defaultdict
 
@@ -82,10 +81,18 @@ def main(argv: list[str] | None = None) -> int:
         for index, kernel, *rest in plan._steps
     ]
 
+    planned_apply = EagerAlgebra.apply
+
     def apply(self, operation, operands, **attributes):
+        # Through the algebra's own apply, so the sweep still writes into its planned
+        # slots (a bare kernel call would allocate, and count faults the engine never takes).
         shapes = " ".join(str(list(np.shape(operand))) for operand in operands)
         key = ("backward", operation, shapes)
-        return timed(key, REGISTRY[operation].kernel)(*operands, **attributes)
+
+        def kernel(*operands, **attributes):
+            return planned_apply(self, operation, operands, **attributes)
+
+        return timed(key, kernel)(*operands, **attributes)
 
     EagerAlgebra.apply = apply
 

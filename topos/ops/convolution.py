@@ -129,18 +129,40 @@ def im2col(
         padded[:, padding : padding + height, padding : padding + width, :] = channels_last
     else:
         padded = channels_last
-    # windows[n, y, x, c, ky, kx] = padded[n, y + ky, x + kx, c]
-    windows = sliding_window_view(padded, (kernel_height, kernel_width), axis=(1, 2))
-    windows = windows[:, : (out_height - 1) * stride + 1 : stride]
-    windows = windows[:, :, : (out_width - 1) * stride + 1 : stride]
     shape = (batch * out_height * out_width, kernel_height * kernel_width * channels)
     target = out if out is not None and out.flags.c_contiguous else np.empty(shape, images.dtype)
-    np.copyto(
-        _phase_blocks(
-            target, batch, out_height, out_width, (kernel_height, kernel_width, channels), phases
-        ),
-        _split_pixels(windows.transpose(0, 1, 2, 4, 5, 3), phases),
-    )
+    if padded.flags.c_contiguous and target.size:
+        # Each window row's (kx, c) values are one contiguous run of the channels-last
+        # image, and of the patch row: copied as one opaque element of that many bytes,
+        # a third of the work of copying them value by value (the same bytes land).
+        run = np.dtype(f"V{kernel_width * channels * images.itemsize}")
+        batch_step, row_step, column_step, _ = padded.strides
+        runs = np.ndarray(
+            (batch, out_height, out_width, kernel_height),
+            dtype=run,
+            buffer=padded,
+            strides=(batch_step, row_step * stride, column_step * stride, row_step),
+        )
+        np.copyto(
+            _phase_blocks(target.view(run), batch, out_height, out_width, (kernel_height,), phases),
+            _split_pixels(runs, phases),
+        )
+    else:
+        # windows[n, y, x, c, ky, kx] = padded[n, y + ky, x + kx, c]
+        windows = sliding_window_view(padded, (kernel_height, kernel_width), axis=(1, 2))
+        windows = windows[:, : (out_height - 1) * stride + 1 : stride]
+        windows = windows[:, :, : (out_width - 1) * stride + 1 : stride]
+        np.copyto(
+            _phase_blocks(
+                target,
+                batch,
+                out_height,
+                out_width,
+                (kernel_height, kernel_width, channels),
+                phases,
+            ),
+            _split_pixels(windows.transpose(0, 1, 2, 4, 5, 3), phases),
+        )
     if out is None or out is target:
         return target
     np.copyto(out, target)
