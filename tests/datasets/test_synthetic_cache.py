@@ -58,3 +58,23 @@ def test_a_cached_synthetic_set_has_the_pinned_bytes(tmp_path, monkeypatch):
     cached = load_mnist(None).test
     assert cached.fingerprint == generated.fingerprint
     assert np.array_equal(cached.pixels, generated.pixels)
+
+
+def test_checking_a_hit_copies_no_pixels(tmp_path, monkeypatch):
+    """Reading a hit holds the pixels about once: checking their digest must not copy
+    them (a copy doubled the grade worker's peak memory while it loaded cifar10)."""
+    import tracemalloc
+
+    monkeypatch.setenv("TOPOS_CACHE_DIR", str(tmp_path))
+    shape = (256, 3, 64, 64)  # 3 MiB of pixels
+    pixels = np.random.default_rng(0).integers(0, 256, shape, dtype=np.uint8)
+    labels = np.zeros(256, np.uint8)
+    cached_split("big", shape, lambda: (pixels, labels))
+    tracemalloc.start()
+    try:
+        found, _ = cached_split("big", shape, lambda: (pixels, labels))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert np.array_equal(found, pixels)
+    assert peak < 1.5 * pixels.nbytes, peak
