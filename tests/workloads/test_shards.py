@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from topos import Tensor
+from topos import ShapeError, Tensor
 from topos.datasets import load_cifar10, load_mnist
 from topos_cli.workloads import RouteProgram, Training, resolve
 
@@ -222,3 +222,19 @@ def test_blas_runs_one_thread_a_shard_during_a_compute_and_is_restored_after(
     assert sorted(seen) == [0, 1]
     assert seen[0][0] is threading.current_thread() is not seen[1][0]
     assert all(threads == [1] * len(threads) for _, threads in seen.values())
+
+
+def test_a_batch_the_shards_do_not_split_is_refused_naming_the_input():
+    program = RouteProgram(resolve("cifar10"), "recorded")
+    feeds = {
+        program.recording.images: Tensor.filled([50, 3, 32, 32], 0.0),
+        program.recording.targets: Tensor.filled([64, 10], 0.0),
+    }
+    with pytest.raises(ShapeError, match=r"^compute: the feed for input %\d+ has shape \[50,"):
+        program.compute(program.network.parameters(), feeds)
+
+
+def test_programs_share_their_shard_threads():
+    first = RouteProgram(resolve("cifar10"), "engine")
+    second = RouteProgram(resolve("cifar10"), "recorded")
+    assert first._threads is second._threads is not None

@@ -6,13 +6,14 @@ here, and Training adds a dataset and a batch order on top.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from topos import Adjoints, Network, Plan, Run, Symbol, Tape, Tensor
+from topos import Adjoints, Network, Plan, Run, ShapeError, Symbol, Tape, Tensor
 from topos.graph.parameter_gradients import ParameterGradients
 from topos.graph.parameters import Parameters
 from topos_cli.workloads.workload import Recording, Workload
@@ -53,7 +54,7 @@ class RouteProgram:
         self._threads: ThreadPoolExecutor | None = None
         self._blas = None
         if self.shards > 1:
-            self._threads = ThreadPoolExecutor(self.shards - 1, thread_name_prefix="topos-shard")
+            self._threads = _shard_threads(self.shards - 1)
             self._blas = _one_blas_thread()
 
     def _lower(self) -> Plan:
@@ -78,6 +79,13 @@ class RouteProgram:
         """
         if self.shards == 1:
             return self._compute_shard(0, parameters, feeds)
+        batch = self.rows * self.shards
+        for symbol, tensor in feeds.items():
+            if tensor.shape.rank == 0 or tensor.shape[0] != batch:
+                raise ShapeError(
+                    f"compute: the feed for input %{symbol.index} has shape {tensor.shape}; "
+                    f"{self.shards} shards of {self.rows} rows take a batch of {batch} rows"
+                )
         pieces = [
             {
                 symbol: Tensor.adopt(_rows(tensor, shard, self.rows))
@@ -125,6 +133,14 @@ def _mean(results: list[tuple], shards: int, origin: int) -> tuple:
         total *= scale
         gradients[symbol.index] = Tensor.adopt(total)
     return loss * scale, ParameterGradients(origin, gradients)
+
+
+@functools.cache
+def _shard_threads(count: int) -> ThreadPoolExecutor:
+    """`count` threads for the shards past the first, shared by every program of the
+    process (a program computes one step at a time, so they never queue behind
+    another program's shards for long)."""
+    return ThreadPoolExecutor(count, thread_name_prefix="topos-shard")
 
 
 def _one_blas_thread():
