@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.library.allocations import peak_allocation
 from tests.library.cases import FUSED_CASES
 from tests.library.cases import window as _window
 from topos import ShapeError, Tape, Tensor, conv2d, max_pool
@@ -326,21 +327,6 @@ def test_shape_errors_name_the_primitive(operation, operands, attributes):
         tape.record(operation, values, **attributes)
 
 
-def _peak_allocation(call) -> int:
-    """The largest amount of memory `call` held through NumPy at once, beyond what
-    it started with (tracemalloc sees NumPy's data allocations)."""
-    import tracemalloc
-
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        tracemalloc.reset_peak()
-        call()
-        return tracemalloc.get_traced_memory()[1] - before
-    finally:
-        tracemalloc.stop()
-
-
 def _workspace(name: str, *shapes, **attributes) -> np.ndarray:
     from topos.tensor import Shape
 
@@ -361,7 +347,7 @@ def test_max_pool_route_takes_its_temporaries_from_its_workspace():
     out = np.empty_like(operand)
     route(operand, gradient, out=out, workspace=workspace, size=2, stride=2)
     assert out.tobytes() == reference.tobytes()
-    peak = _peak_allocation(
+    peak = peak_allocation(
         lambda: route(operand, gradient, out=out, workspace=workspace, size=2, stride=2)
     )
     assert peak < 64 * 1024, peak  # a lane plane of a chunk is 128 KiB
@@ -378,7 +364,7 @@ def test_col2im_copies_no_operand_into_a_temporary():
     workspace = _workspace("col2im", patches.shape, shape=shape, **window)
     col2im = kernel("col2im")
     reference = np.ascontiguousarray(col2im(patches, shape=shape, **window))
-    peak = _peak_allocation(lambda: col2im(patches, workspace=workspace, shape=shape, **window))
+    peak = peak_allocation(lambda: col2im(patches, workspace=workspace, shape=shape, **window))
     assert peak < 128 * 1024, peak  # a pass's operand is 576 KiB
     result = col2im(patches, workspace=workspace, shape=shape, **window)
     assert np.ascontiguousarray(result).tobytes() == reference.tobytes()

@@ -28,11 +28,11 @@ test_route_parity (which, being drawn away from ties, cannot see a tie):
 from __future__ import annotations
 
 import functools
-import tracemalloc
 
 import numpy as np
 import pytest
 
+from tests.library.allocations import peak_allocation
 from tests.library.cases import on_parameters
 from tests.library.routes import ROUTES, weighting
 from topos import ShapeError, Tape, Tensor
@@ -374,18 +374,6 @@ def test_lane_place_and_select_bits_ignore_layouts_workspace_and_out(axes):
 LITTLE = 128 * 1024
 
 
-def traced_peak(call) -> int:
-    """The peak of traced allocations (NumPy reports its buffers) during `call()`."""
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        tracemalloc.reset_peak()
-        call()
-        return tracemalloc.get_traced_memory()[1] - before
-    finally:
-        tracemalloc.stop()
-
-
 @pytest.mark.parametrize("operation", ["lane_argmax", "lane_place", "lane_select"])
 def test_lane_kernels_take_their_temporaries_from_their_workspace(operation):
     shape = (4, 4096, 64)  # a lane's mask is 256 KiB, its float32 temporaries 1 MiB
@@ -405,10 +393,10 @@ def test_lane_kernels_take_their_temporaries_from_their_workspace(operation):
     def run(scratch):
         return lambda: kernel(operation)(*operands, out=out, workspace=scratch, **attributes)
 
-    assert traced_peak(run(workspace)) < LITTLE
+    assert peak_allocation(run(workspace)) < LITTLE
     assert out.tobytes() == reference.tobytes()
     # The measure is discriminating: without the workspace the temporaries show.
-    assert traced_peak(run(None)) > LITTLE
+    assert peak_allocation(run(None)) > LITTLE
 
 
 # Over the pooling phases of an image: max_pool, max_pool_route and max_pool_pick --------

@@ -126,18 +126,25 @@ def lane_argmax(operand, out=None, workspace=None, axes=(0,)):
 # lane_max ------------------------------------------------------------------------------
 
 
-def _infer_lane_max(operand: Shape, winners: Shape, axes: tuple[int, ...] = (0,)) -> Shape:
-    lane = _lane_shape("lane_max", operand, tuple(axes))
-    _check_winners("lane_max", winners, lane)
-    return lane
+def _winning_lane_rule(operation: str):
+    """The shape rule of an operation taking each entry of `operand`'s winning lane."""
+
+    def infer(operand: Shape, winners: Shape, axes: tuple[int, ...] = (0,)) -> Shape:
+        lane = _lane_shape(operation, operand, tuple(axes))
+        _check_winners(operation, winners, lane)
+        return lane
+
+    return infer
 
 
-def _derive_lane_max(algebra, inputs, output, gradient, needs, axes=(0,)):
+def _derive_winning_lane(algebra, inputs, output, gradient, needs, axes=(0,)):
+    # lane_max and lane_select both pass on the winning lane's entry: its gradient goes
+    # back to that lane; the winners (piecewise constant) get nothing.
     extents = tuple(algebra.shape(inputs[0])[axis] for axis in axes)
     return (algebra.lane_place(inputs[1], gradient, axes, extents), None)
 
 
-@primitive("lane_max", 2, _infer_lane_max, _derive_lane_max)
+@primitive("lane_max", 2, _winning_lane_rule("lane_max"), _derive_winning_lane)
 def lane_max(operand, winners, out=None, axes=(0,)):
     """The largest lane of `operand`: `maximum` folded over the lanes in order (`winners`,
     which must be `lane_argmax(operand)`, is for the derivative)."""
@@ -191,24 +198,17 @@ def lane_place(winners, gradient, out=None, workspace=None, axes=(0,), extents=(
 # lane_select ---------------------------------------------------------------------------
 
 
-def _infer_lane_select(values: Shape, winners: Shape, axes: tuple[int, ...] = (0,)) -> Shape:
-    lane = _lane_shape("lane_select", values, tuple(axes))
-    _check_winners("lane_select", winners, lane)
-    return lane
-
-
-def _derive_lane_select(algebra, inputs, output, gradient, needs, axes=(0,)):
-    extents = tuple(algebra.shape(inputs[0])[axis] for axis in axes)
-    return (algebra.lane_place(inputs[1], gradient, axes, extents), None)
-
-
 def _lane_select_workspace(values: Shape, winners: Shape, axes=(0,)) -> int:
     """One mask, in 4-byte elements."""
     return -(-_mask_bytes(winners.volume) // 4) + 16
 
 
 @primitive(
-    "lane_select", 2, _infer_lane_select, _derive_lane_select, workspace=_lane_select_workspace
+    "lane_select",
+    2,
+    _winning_lane_rule("lane_select"),
+    _derive_winning_lane,
+    workspace=_lane_select_workspace,
 )
 def lane_select(values, winners, out=None, workspace=None, axes=(0,)):
     """Each entry of `values`' winning lane."""
