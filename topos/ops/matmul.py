@@ -86,8 +86,48 @@ def _derive_matmul_tn(algebra, inputs, output, gradient, needs):
     )
 
 
-@primitive("matmul_tn", 2, _infer_matmul_tn, _derive_matmul_tn)
-def matmul_tn(left, right, out=None):
-    """`left^T @ right` (over the last two axes), BLAS reading `left` transposed."""
+# A long reduction over a few columns (conv1's weight gradient: 32768 rows of 27 and
+# 16) is about 40% faster summed as products of 2048-row blocks than as one product:
+# OpenBLAS keeps the blocks in cache. The blocks follow from the shapes alone.
+_REDUCTION_BLOCK = 2048
+_NARROW = 32
+
+
+def _blocks(left: Shape | tuple[int, ...], right: Shape | tuple[int, ...]) -> int:
+    """How many row blocks matmul_tn sums (1: one product)."""
+    if len(left) != 2:
+        return 1
+    rows = left[0]
+    narrow = left[1] <= _NARROW and right[1] <= _NARROW
+    if not narrow or rows % _REDUCTION_BLOCK or rows < 2 * _REDUCTION_BLOCK:
+        return 1
+    return rows // _REDUCTION_BLOCK
+
+
+def _matmul_tn_workspace(left: Shape, right: Shape) -> int:
+    """The blocks' products, when the reduction is blocked."""
+    blocks = _blocks(tuple(left), tuple(right))
+    return 0 if blocks == 1 else blocks * left[1] * right[1]
+
+
+@primitive("matmul_tn", 2, _infer_matmul_tn, _derive_matmul_tn, workspace=_matmul_tn_workspace)
+def matmul_tn(left, right, out=None, workspace=None):
+    """`left^T @ right` (over the last two axes), BLAS reading `left` transposed; a long,
+    narrow reduction summed block by block, the blocks' products added in order."""
     left = np.ascontiguousarray(left)
-    return np.matmul(np.swapaxes(left, -1, -2), np.ascontiguousarray(right), out=out)
+    right = np.ascontiguousarray(right)
+    blocks = _blocks(left.shape, right.shape)
+    if blocks == 1:
+        return np.matmul(np.swapaxes(left, -1, -2), right, out=out)
+    columns, width = left.shape[1], right.shape[1]
+    shape = (blocks, columns, width)
+    if workspace is not None and workspace.size >= blocks * columns * width:
+        products = workspace[: blocks * columns * width].reshape(shape)
+    else:
+        products = np.empty(shape, left.dtype)
+    np.matmul(
+        left.reshape(blocks, -1, columns).transpose(0, 2, 1),
+        right.reshape(blocks, -1, width),
+        out=products,
+    )
+    return np.add.reduce(products, axis=0, out=out)
