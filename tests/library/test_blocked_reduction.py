@@ -1,4 +1,5 @@
-"""matmul_tn sums a long, narrow reduction block by block: the same product to float32
+"""Tall, narrow products in row blocks: matmul stacks the blocks' products, matmul_tn sums
+a long, narrow reduction block by block: the same product to float32
 rounding, its bits fixed by the shapes alone (never by the operands' layout), and its
 block products kept in the workspace the memory plan gives it."""
 
@@ -68,3 +69,20 @@ def test_the_block_products_live_in_the_workspace():
     reference = matmul_tn(left, right)
     assert peak_allocation(lambda: matmul_tn(left, right, out=out, workspace=workspace)) < 1024
     assert out.tobytes() == reference.tobytes()
+
+
+def test_a_tall_narrow_product_is_its_row_blocks_stacked():
+    left, _ = operands(4 * _REDUCTION_BLOCK, 27, 16)
+    right = np.random.default_rng(5).standard_normal((27, 16)).astype(np.float32)
+    expected = np.concatenate(
+        [
+            np.matmul(left[block * _REDUCTION_BLOCK : (block + 1) * _REDUCTION_BLOCK], right)
+            for block in range(4)
+        ]
+    )
+    result = REGISTRY["matmul"].kernel(left, right)
+    assert result.tobytes() == expected.tobytes()
+    np.testing.assert_allclose(result, left.astype(np.float64) @ right, rtol=1e-4, atol=1e-4)
+    fortran_out = np.empty_like(expected, order="F")
+    REGISTRY["matmul"].kernel(np.asfortranarray(left), right, out=fortran_out)
+    assert np.ascontiguousarray(fortran_out).tobytes() == expected.tobytes()
