@@ -81,3 +81,34 @@ def test_inconsistent_arguments_are_refused():
         Split(pixels, labels, 10, (0.5,), (0.5,))
     with pytest.raises(ValueError, match="uint8"):
         Split(pixels.astype(np.float32), labels, 10, MEAN, DEVIATION)
+
+
+def test_images_take_negative_indices_and_refuse_out_of_range_ones():
+    split = Split(
+        np.arange(4 * 2 * 2 * 2, dtype=np.uint8).reshape(4, 2, 2, 2),
+        np.array([0, 1, 0, 1], np.uint8),
+        2,
+        (0.5, 0.5),
+        (0.25, 0.25),
+    )
+    assert np.array_equal(split.images([-1, 0]), split.images([3, 0]))
+    with pytest.raises(IndexError):
+        split.images([4])
+
+
+def test_images_into_any_layout_give_the_same_values():
+    split = Split(
+        np.random.default_rng(0).integers(0, 256, (5, 3, 4, 4), dtype=np.uint8),
+        np.zeros(5, np.uint8),
+        2,
+        (0.4, 0.5, 0.6),
+        (0.2, 0.25, 0.3),
+    )
+    expected = split.images([4, 1, 2])
+    for channel in range(3):
+        levels = split.pixels[[4, 1, 2], channel].astype(np.float64) / 255.0
+        standard = ((levels - split.mean[channel]) / split.deviation[channel]).astype(np.float32)
+        assert expected[:, channel].tobytes() == standard.tobytes()
+    fortran = np.empty((3, 3, 4, 4), np.float32, order="F")
+    split.images([4, 1, 2], out=fortran)
+    assert np.ascontiguousarray(fortran).tobytes() == expected.tobytes()
