@@ -389,6 +389,48 @@ PHASED_CASES: list[Case] = [
 
 PRIMITIVE_CASES += PHASED_CASES
 
+
+# The convolution's product and its images' gradient --------------------------------------
+
+
+def _convolution_case(name, shape, filters, **attributes) -> Case:
+    """The product over `im2col(images)` recorded with the images, both varying."""
+    depth = REGISTRY["im2col"].infer(Tape().input(Tensor.filled(shape, 0.0)).shape, **attributes)[1]
+
+    def express(images, kernel):
+        patches = _record("im2col", images, **attributes)
+        return images.tape.record("convolution", (patches, kernel, images), **attributes)
+
+    return Case(name, "convolution", normal(shape, (depth, filters)), on_parameters(express))
+
+
+def _convolution_images_case(name, shape, filters, **attributes) -> Case:
+    rows, depth = REGISTRY["im2col"].infer(
+        Tape().input(Tensor.filled(shape, 0.0)).shape, **attributes
+    )
+    return Case(
+        name,
+        "convolution_images",
+        normal((rows, filters), (depth, filters)),
+        on_parameters(
+            lambda g, k: g.tape.record("convolution_images", (g, k), shape=shape, **attributes)
+        ),
+    )
+
+
+CONVOLUTION_CASES: list[Case] = [
+    _convolution_case("convolution_3x3_same", (2, 2, 4, 5), 3, **window()),
+    _convolution_case("convolution_stride2", (1, 3, 5, 6), 2, **window(stride=2, padding=1)),
+    _convolution_case("convolution_phases2", (2, 2, 4, 4), 3, **window(), phases=2),
+    _convolution_images_case("convolution_images_3x3_same", (2, 2, 4, 5), 3, **window()),
+    _convolution_images_case("convolution_images_2x3_valid", (2, 3, 4, 5), 2, **window(2, 3, 1, 0)),
+    _convolution_images_case(
+        "convolution_images_stride2", (1, 3, 5, 6), 2, **window(stride=2, padding=1)
+    ),
+    _convolution_images_case("convolution_images_phases2", (2, 2, 4, 4), 3, **window(), phases=2),
+]
+PRIMITIVE_CASES += CONVOLUTION_CASES
+
 # `fold` onto a length longer than its windows need: the last positions receive no lane.
 FOLD_WITH_SLACK = Case(
     "fold_slack", "fold", normal((2, 1, 2)), on_parameters(lambda a: a.fold(1, 4, 1))

@@ -190,7 +190,8 @@ def test_phases_that_do_not_divide_the_output_are_refused(shape, attributes, pha
 def test_phases_are_recorded_only_when_not_one():
     # Plain convolutions' nodes read as they always have. The fused one makes its rows
     # phase-major only over images fed as an input or leaf (which a model does not
-    # train, so no col2im runs); differentiated anyway, its col2im says the phases too.
+    # train, so no images' gradient is made); differentiated anyway, the product and
+    # the images' gradient say the phases too.
     def attributes_of(express, operation, source):
         tape = Tape()
         images = getattr(tape, source)(Tensor.filled([2, 3, 4, 4], 1.0))
@@ -202,7 +203,7 @@ def test_phases_are_recorded_only_when_not_one():
 
     plain = lambda x, w, b: conv2d(x, w, b, 1, 1)  # noqa: E731
     fused = lambda x, w, b: conv2d_max_pool(x, w, b, 1, 1, 2)  # noqa: E731
-    for operation in ("im2col", "col2im"):
+    for operation in ("im2col", "convolution", "convolution_images"):
         for source in ("parameter", "input", "leaf"):
             assert [("phases" in a) for a in attributes_of(plain, operation, source)] == [False]
         assert [("phases" in a) for a in attributes_of(fused, operation, "parameter")] == [False]
@@ -450,7 +451,7 @@ def consumers(network, index: int) -> list[int]:
 @pytest.mark.parametrize("source", ["input", "parameter"])
 def test_a_forward_plan_frees_the_pooled_product_right_after_the_pooling(source):
     # The derivative routes by the winners, not by the product: the recorded route's
-    # forward-only plan frees the product (the matmul, the bias add and the lanes
+    # forward-only plan frees the product (the convolution, the bias add and the lanes
     # viewing it) as soon as lane_max has read it, before any node of the derivative
     # runs; only the winners (a quarter as large) stay for lane_place.
     fused, composed = fused_and_composed(1, 1, 2)
@@ -461,7 +462,7 @@ def test_a_forward_plan_frees_the_pooled_product_right_after_the_pooling(source)
     (added,) = network.nodes[lanes].inputs
     assert operations[lanes] == "reshape" and operations[added] == "add"
     product = network.nodes[added].inputs[0]
-    assert operations[product] == "matmul"
+    assert operations[product] == "convolution"
     assert plan.releases[product] == added
     for index in (added, lanes):
         assert plan.releases[index] == maximum, (index, plan.releases[index], maximum)

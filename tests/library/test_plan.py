@@ -321,7 +321,11 @@ def test_the_forward_plan_really_frees_memory():
     plan = network.entry(adjoints.roots()).lower()
     feeds = {images.symbol: Tensor([16, 3, 16, 16], rng.standard_normal(12288), np.float32)}
     first, second = traced_peaks(plan, network.parameters(), feeds)
-    predicted, everything = plan.predicted_training_bytes, plan.live_bytes(plan.retain_all)
+    # Holding everything means every node's buffer, and room for the largest kernel's
+    # scratch (the images' gradient of a convolution is made in a workspace).
+    scratch = max(slot.size for slot in plan.memory.workspaces.values())
+    predicted = plan.predicted_training_bytes
+    everything = plan.live_bytes(plan.retain_all) + scratch
     assert predicted < everything * 0.6
     # The first run allocates the arena (and its roots); later runs only their roots.
     assert first <= predicted * 1.1 + 65536, (first, predicted)

@@ -121,7 +121,18 @@ def _scores(
     out_height = output_extent(images.shape[2], kernel_height, stride, padding)
     out_width = output_extent(images.shape[3], kernel_width, stride, padding)
     kernel = weights.permute(2, 3, 1, 0).reshape(kernel_height * kernel_width * channels, filters)
-    scores = columns @ kernel + bias.broadcast_along(0, rows)
+    # The product records the images too, so its rule makes their gradient in one
+    # kernel (convolution_images) and im2col's adjoint never runs.
+    product = images.tape.record(
+        "convolution",
+        (columns, kernel, images),
+        kernel_height=kernel_height,
+        kernel_width=kernel_width,
+        stride=stride,
+        padding=padding,
+        **({} if phases == 1 else {"phases": phases}),
+    )
+    scores = product + bias.broadcast_along(0, rows)
     return scores, (batch, out_height, out_width)
 
 

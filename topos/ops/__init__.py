@@ -3,6 +3,7 @@
 from topos.ops import (  # noqa: F401  (importing registers the primitives)
     arithmetic,
     convolution,
+    convolution_product,
     gather,
     lane_maximum,
     layout,

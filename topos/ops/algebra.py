@@ -170,6 +170,29 @@ class Algebra:
         """For each window of `operand`, the entry of `values` on the lane that won it."""
         return self.apply("max_pool_pick", (operand, values), size=size, stride=stride)
 
+    def convolution_images(
+        self,
+        gradient: Any,
+        kernel: Any,
+        shape: tuple[int, ...],
+        kernel_height: int,
+        kernel_width: int,
+        stride: int,
+        padding: int,
+        phases: int = 1,
+    ) -> Any:
+        """`col2im(gradient @ kernel^T)`: a convolution's gradient onto its images."""
+        return self.apply(
+            "convolution_images",
+            (gradient, kernel),
+            shape=tuple(shape),
+            kernel_height=kernel_height,
+            kernel_width=kernel_width,
+            stride=stride,
+            padding=padding,
+            **_phases(phases),
+        )
+
     def lane_argmax(self, operand: Any, axes: tuple[int, ...] = (0,)) -> Any:
         """The number of the lane of `operand` (along `axes`) that wins each entry."""
         return self.apply("lane_argmax", (operand,), axes=tuple(axes))

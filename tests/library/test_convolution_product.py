@@ -1,0 +1,101 @@
+"""The convolution's product and its images' gradient: `convolution` is the patches times
+the kernel, bit for bit; `convolution_images` is `col2im(g @ kernel^T)` to rounding
+(tap by tap where it can be, the product and col2im elsewhere, bit for bit), its bits
+fixed by the shapes (never by the operands' or output's layout), and conv2d records
+them so that no col2im runs in a differentiated convolution."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.library.cases import window
+from topos import ShapeError, Tape, Tensor, conv2d
+from topos.ops import REGISTRY
+from topos.tensor import Shape
+
+kernel = {name: REGISTRY[name].kernel for name in ("convolution", "convolution_images")}
+im2col, col2im, matmul_nt = (REGISTRY[name].kernel for name in ("im2col", "col2im", "matmul_nt"))
+
+SHAPES = [
+    ((2, 3, 6, 7), 4, window()),
+    ((2, 16, 8, 8), 8, window()),
+    ((1, 2, 7, 6), 3, window(stride=2, padding=1)),
+    ((2, 3, 6, 5), 2, window(2, 3, 1, 0)),
+    ((2, 2, 4, 4), 3, {**window(), "phases": 2}),
+]
+
+
+def operands(shape, filters, attributes):
+    rng = np.random.default_rng(sum(shape) + filters)
+    rows, depth = REGISTRY["im2col"].infer(Shape(shape), **attributes)
+    gradient = rng.standard_normal((rows, filters)).astype(np.float32)
+    weights = rng.standard_normal((depth, filters)).astype(np.float32)
+    return gradient, weights
+
+
+@pytest.mark.parametrize(("shape", "filters", "attributes"), SHAPES, ids=str)
+def test_the_images_gradient_is_col2im_of_the_product(shape, filters, attributes):
+    gradient, weights = operands(shape, filters, attributes)
+    result = kernel["convolution_images"](gradient, weights, shape=shape, **attributes)
+    reference = col2im(matmul_nt(gradient, weights), shape=shape, **attributes)
+    tap_by_tap = attributes["stride"] == 1 and attributes.get("phases", 1) == 1
+    if tap_by_tap:
+        np.testing.assert_allclose(result, reference, rtol=1e-5, atol=1e-5)
+    else:
+        assert np.ascontiguousarray(result).tobytes() == np.ascontiguousarray(reference).tobytes()
+    exact = col2im(
+        gradient.astype(np.float64) @ weights.astype(np.float64).T, shape=shape, **attributes
+    )
+    np.testing.assert_allclose(result, exact, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(("shape", "filters", "attributes"), SHAPES, ids=str)
+def test_the_images_gradients_bits_ignore_every_layout(shape, filters, attributes):
+    gradient, weights = operands(shape, filters, attributes)
+    reference = kernel["convolution_images"](gradient, weights, shape=shape, **attributes)
+    expected = np.ascontiguousarray(reference).tobytes()
+    out = np.empty(shape, np.float32, order="F")
+    size = REGISTRY["convolution_images"].workspace(
+        Shape(gradient.shape), Shape(weights.shape), shape, **attributes
+    )
+    result = kernel["convolution_images"](
+        np.asfortranarray(gradient),
+        np.asfortranarray(weights),
+        out=out,
+        workspace=np.full(size, np.nan, np.float32),
+        shape=shape,
+        **attributes,
+    )
+    assert result is out
+    assert np.ascontiguousarray(out).tobytes() == expected
+
+
+def test_the_product_is_the_patches_times_the_kernel():
+    rng = np.random.default_rng(0)
+    images = rng.standard_normal((2, 3, 6, 6)).astype(np.float32)
+    weights = rng.standard_normal((27, 4)).astype(np.float32)
+    patches = im2col(images, **window())
+    result = kernel["convolution"](patches, weights, images, **window())
+    assert result.tobytes() == REGISTRY["matmul"].kernel(patches, weights).tobytes()
+
+
+def test_a_differentiated_convolution_runs_no_col2im():
+    tape = Tape()
+    images = tape.parameter(Tensor.filled([2, 3, 6, 6], 0.5))
+    weights = tape.parameter(Tensor.filled([4, 3, 3, 3], 0.25))
+    bias = tape.parameter(Tensor.filled([4], 0.0))
+    loss = conv2d(images, weights, bias, 1, 1).sum()
+    tape.differentiate(loss, [images.symbol, weights.symbol, bias.symbol])
+    operations = [node.operation for node in tape.nodes]
+    assert "convolution_images" in operations
+    assert "col2im" not in operations and "matmul_nt" not in operations
+
+
+def test_patches_that_are_not_the_images_im2col_are_refused():
+    tape = Tape()
+    images = tape.parameter(Tensor.filled([2, 3, 6, 6], 0.5))
+    patches = tape.parameter(Tensor.filled([70, 27], 0.5))
+    weights = tape.parameter(Tensor.filled([27, 4], 0.5))
+    with pytest.raises(ShapeError, match=r"^convolution: patches \[70, 27\] are not the im2col"):
+        tape.record("convolution", (patches, weights, images), **window())

@@ -1,0 +1,248 @@
+"""convolution and convolution_images: a convolution's product, and its images' gradient.
+
+`convolution(patches, kernel, images)` is `patches @ kernel` (`[N*OH*OW, F]`), where
+`patches` must be `im2col(images, ...)` under the same window attributes: the product
+reads the patches, the derivative reads the images' shape. Its rule sends the kernel
+`patches^T @ g` and the images `convolution_images(g, kernel)`, and the patches
+nothing, so im2col's own adjoint never runs: the images' gradient is made in one
+kernel rather than as a product followed by a col2im.
+
+`convolution_images(g, kernel)` is `col2im(g @ kernel^T)`. With stride 1 and rows in
+pixel order it is computed tap by tap: one batched product gives each tap's `[rows, C]`
+slab (`g @ kernel_t^T`), and each slab is added onto the padded channels-last
+accumulator as whole image rows (`OW*C` contiguous values on both sides), taps in
+row-major order. That is nine large adds where col2im, fed the product's rows, makes
+forty-eight short ones (and its product's rows are a third as long). Other strides and
+phase-major rows take the product and col2im. The order of every sum is fixed by the
+shapes alone, so both routes, which call the same kernel, agree bit for bit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from topos.ops.convolution import (
+    _col2im_workspace,
+    _infer_im2col,
+    _padded_elements,
+    col2im,
+    output_extent,
+)
+from topos.ops.matmul import matmul, matmul_nt
+from topos.ops.primitive import primitive
+from topos.ops.shape_rules import fail
+from topos.tensor import Shape
+
+
+def _check_kernel(operation: str, kernel: Shape, depth: int) -> None:
+    if kernel.rank != 2 or kernel[0] != depth:
+        raise fail(operation, f"kernel {kernel} must be [{depth}, filters]")
+
+
+def _infer_convolution(
+    patches: Shape,
+    kernel: Shape,
+    images: Shape,
+    kernel_height: int,
+    kernel_width: int,
+    stride: int,
+    padding: int,
+    phases: int = 1,
+) -> Shape:
+    expected = _infer_im2col(images, kernel_height, kernel_width, stride, padding, phases)
+    if patches != expected:
+        raise fail(
+            "convolution",
+            f"patches {patches} are not the im2col {expected} of images {images}",
+        )
+    _check_kernel("convolution", kernel, expected[1])
+    return Shape((expected[0], kernel[1]))
+
+
+def _derive_convolution(
+    algebra,
+    inputs,
+    output,
+    gradient,
+    needs,
+    kernel_height,
+    kernel_width,
+    stride,
+    padding,
+    phases=1,
+):
+    patches, kernel, images = inputs
+    # The kernel's gradient first: it is the patches' last use, so they die before the
+    # images' gradient, as big, is made.
+    kernel_gradient = algebra.matmul_tn(patches, gradient) if needs[1] else None
+    images_gradient = None
+    if needs[2]:
+        images_gradient = algebra.convolution_images(
+            gradient,
+            kernel,
+            tuple(algebra.shape(images)),
+            kernel_height,
+            kernel_width,
+            stride,
+            padding,
+            phases,
+        )
+    return (None, kernel_gradient, images_gradient)
+
+
+@primitive("convolution", 3, _infer_convolution, _derive_convolution)
+def convolution(
+    patches,
+    kernel,
+    images,
+    out=None,
+    kernel_height=1,
+    kernel_width=1,
+    stride=1,
+    padding=0,
+    phases=1,
+):
+    """`patches @ kernel`: the convolution of `images`, whose im2col `patches` are."""
+    return matmul.kernel(patches, kernel, out=out)
+
+
+def _infer_convolution_images(
+    gradient: Shape,
+    kernel: Shape,
+    shape: tuple[int, ...],
+    kernel_height: int,
+    kernel_width: int,
+    stride: int,
+    padding: int,
+    phases: int = 1,
+) -> Shape:
+    if len(shape) != 4:
+        raise fail("convolution_images", f"images shape {list(shape)} must be [N, C, H, W]")
+    patches = _infer_im2col(Shape(shape), kernel_height, kernel_width, stride, padding, phases)
+    _check_kernel("convolution_images", kernel, patches[1])
+    if gradient != (patches[0], kernel[1]):
+        raise fail(
+            "convolution_images",
+            f"gradient {gradient} must be [{patches[0]}, {kernel[1]}] for images {list(shape)}",
+        )
+    return Shape(shape)
+
+
+def _derive_convolution_images(
+    algebra,
+    inputs,
+    output,
+    gradient,
+    needs,
+    shape,
+    kernel_height,
+    kernel_width,
+    stride,
+    padding,
+    phases=1,
+):
+    # col2im(g K^T) is linear in g and in K: with h's patches A = im2col(h), the
+    # adjoint in g is A K, and in K it is A^T g.
+    product_gradient, kernel = inputs
+    patches = algebra.im2col(gradient, kernel_height, kernel_width, stride, padding, phases)
+    kernel_gradient = algebra.matmul_tn(patches, product_gradient) if needs[1] else None
+    return (algebra.matmul(patches, kernel) if needs[0] else None, kernel_gradient)
+
+
+def _tap_by_tap(stride: int, phases: int) -> bool:
+    return stride == 1 and phases == 1
+
+
+def _convolution_images_workspace(
+    gradient: Shape, kernel: Shape, shape, kernel_height, kernel_width, stride, padding, phases=1
+) -> int:
+    """The taps' slabs (or the product's rows: as many values), then the padded
+    channels-last accumulator, whose interior is the output."""
+    accumulator = _col2im_workspace(
+        Shape((gradient[0], kernel[0])),
+        shape,
+        kernel_height,
+        kernel_width,
+        stride,
+        padding,
+        phases,
+    )
+    return gradient[0] * kernel[0] + accumulator
+
+
+@primitive(
+    "convolution_images",
+    2,
+    _infer_convolution_images,
+    _derive_convolution_images,
+    workspace=_convolution_images_workspace,
+    output_in_workspace=True,
+)
+def convolution_images(
+    gradient,
+    kernel,
+    out=None,
+    workspace=None,
+    shape=(),
+    kernel_height=1,
+    kernel_width=1,
+    stride=1,
+    padding=0,
+    phases=1,
+):
+    """`col2im(gradient @ kernel^T)`, `[N, C, H, W]` channels-last in memory; tap by tap
+    for stride 1 and rows in pixel order (see the module)."""
+    rows, depth = gradient.shape[0], kernel.shape[0]
+    if workspace is None:
+        workspace = np.empty(
+            _convolution_images_workspace(
+                Shape(gradient.shape),
+                Shape(kernel.shape),
+                shape,
+                kernel_height,
+                kernel_width,
+                stride,
+                padding,
+                phases,
+            ),
+            dtype=gradient.dtype,
+        )
+    products, accumulator = workspace[: rows * depth], workspace[rows * depth :]
+    window = {
+        "kernel_height": kernel_height,
+        "kernel_width": kernel_width,
+        "stride": stride,
+        "padding": padding,
+    }
+    if not _tap_by_tap(stride, phases):
+        patches = matmul_nt.kernel(gradient, kernel, out=products.reshape(rows, depth))
+        return col2im.kernel(
+            patches, out=out, workspace=accumulator, shape=shape, phases=phases, **window
+        )
+    batch, channels, height, width = shape
+    out_height = output_extent(height, kernel_height, stride, padding)
+    out_width = output_extent(width, kernel_width, stride, padding)
+    taps = kernel_height * kernel_width
+    padded_height, padded_width = height + 2 * padding, width + 2 * padding
+    # slabs[t] = gradient @ kernel_t^T, kernel_t the tap's [C, F] rows of the kernel.
+    slabs = products.reshape(taps, rows, channels)
+    filters = kernel.shape[1]
+    np.matmul(
+        np.ascontiguousarray(gradient),
+        np.ascontiguousarray(kernel).reshape(taps, channels, filters).transpose(0, 2, 1),
+        out=slabs,
+    )
+    summed = accumulator[: _padded_elements(Shape(shape), padding)]
+    summed = summed.reshape(batch, padded_height, padded_width * channels)
+    summed.fill(0)
+    run = out_width * channels
+    for tap in range(taps):
+        ky, kx = divmod(tap, kernel_width)
+        target = summed[:, ky : ky + out_height, kx * channels : kx * channels + run]
+        np.add(target, slabs[tap].reshape(batch, out_height, run), out=target)
+    interior = summed.reshape(batch, padded_height, padded_width, channels)
+    interior = interior[:, padding : padding + height, padding : padding + width, :]
+    if out is None:
+        return interior.transpose(0, 3, 1, 2)
+    np.copyto(out, interior.transpose(0, 3, 1, 2))
+    return out
