@@ -18,9 +18,10 @@ def conv2d(images: Value, weights: Value, bias: Value, stride: int = 1, padding:
     A composite: it records primitives only, so it needs no derivative rule of its
     own. `im2col` (one node for what pad, two unfolds, a permute and a reshape
     would say) is tap-major, `[N*OH*OW, KH*KW*C]`, so the kernel matrix is the
-    weights permuted to `[KH, KW, C, F]`; the product's derivative reads both
-    operands transposed without copying them (`matmul_tn`, `matmul_nt`), and
-    im2col's adjoint, `col2im`, is the backward pass's accumulation.
+    weights permuted to `[KH, KW, C, F]`. The product is a `convolution` node, which
+    records the images beside the patches: its derivative makes the kernel's
+    gradient from the patches (`matmul_tn`) and the images' gradient in one kernel,
+    tap by tap (`convolution_images`), so im2col's adjoint (`col2im`) never runs.
     """
     scores, (batch, out_height, out_width) = _scores(
         "conv2d", images, weights, bias, stride, padding
