@@ -117,10 +117,7 @@ def describe(
             f"{program.gradient_nodes} gradient nodes"
         )
     if program.shards > 1 and not summary:
-        typer.echo(
-            f"sharded: {program.shards} shards of {program.rows} rows, each running "
-            f"this plan on a thread of its own"
-        )
+        typer.echo(_sharded_line(program))
     text = "\n".join(program.plan.summary()) if summary else program.plan.describe()
     typer.echo(text)
 
@@ -157,6 +154,8 @@ def run(
             f"recorded the chain rule: {training.program.forward_nodes} forward nodes + "
             f"{training.program.gradient_nodes} gradient nodes"
         )
+    if training.program.shards > 1:
+        typer.echo(_sharded_line(training.program))
     for line in training.summary():
         typer.echo(line)
     first = last = None
@@ -461,3 +460,11 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def _sharded_line(program) -> str:
+    """What `describe` and `run` say of a sharded program before its plan's lines."""
+    return (
+        f"sharded: {program.shards} shards of {program.rows} rows, each running "
+        f"this plan on a thread of its own"
+    )

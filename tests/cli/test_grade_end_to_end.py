@@ -306,3 +306,23 @@ def test_describe_says_when_a_plan_runs_once_per_shard():
     summary = describe("sharded", "--summary")
     assert summary[0].startswith("recorded the chain rule:")
     assert [line.split(":")[0] for line in summary[1:]] == ["plan", "live volume"]
+
+
+def test_run_says_when_its_plan_runs_once_per_shard():
+    from typer.testing import CliRunner
+
+    from topos_cli.app import application
+
+    def run(workload):
+        result = CliRunner().invoke(
+            application, ["run", "--workload", TINY + workload, "--steps", "2"]
+        )
+        assert result.exit_code == 0, result.output
+        return result.output.splitlines()
+
+    sharded = run("sharded")
+    line = "sharded: 2 shards of 8 rows, each running this plan on a thread of its own"
+    assert sharded.index(line) < min(
+        i for i, text in enumerate(sharded) if text.startswith("plan:")
+    )
+    assert not any(text.startswith("sharded:") for text in run("tiny"))
