@@ -21,13 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from topos.ops.convolution import (
-    _col2im_workspace,
-    _infer_im2col,
-    _padded_elements,
-    col2im,
-    output_extent,
-)
+from topos.ops.convolution import col2im, im2col, output_extent
 from topos.ops.matmul import matmul, matmul_nt
 from topos.ops.primitive import primitive
 from topos.ops.shape_rules import fail
@@ -49,7 +43,7 @@ def _infer_convolution(
     padding: int,
     phases: int = 1,
 ) -> Shape:
-    expected = _infer_im2col(images, kernel_height, kernel_width, stride, padding, phases)
+    expected = im2col.infer(images, kernel_height, kernel_width, stride, padding, phases)
     if patches != expected:
         raise fail(
             "convolution",
@@ -118,7 +112,7 @@ def _infer_convolution_images(
 ) -> Shape:
     if len(shape) != 4:
         raise fail("convolution_images", f"images shape {list(shape)} must be [N, C, H, W]")
-    patches = _infer_im2col(Shape(shape), kernel_height, kernel_width, stride, padding, phases)
+    patches = im2col.infer(Shape(shape), kernel_height, kernel_width, stride, padding, phases)
     _check_kernel("convolution_images", kernel, patches[1])
     if gradient != (patches[0], kernel[1]):
         raise fail(
@@ -158,7 +152,7 @@ def _convolution_images_workspace(
 ) -> int:
     """The taps' slabs (or the product's rows: as many values), then the padded
     channels-last accumulator, whose interior is the output."""
-    accumulator = _col2im_workspace(
+    accumulator = col2im.workspace(
         Shape((gradient[0], kernel[0])),
         shape,
         kernel_height,
@@ -232,7 +226,7 @@ def convolution_images(
         np.ascontiguousarray(kernel).reshape(taps, channels, filters).transpose(0, 2, 1),
         out=slabs,
     )
-    summed = accumulator[: _padded_elements(Shape(shape), padding)]
+    summed = accumulator[: batch * padded_height * padded_width * channels]
     summed = summed.reshape(batch, padded_height, padded_width * channels)
     summed.fill(0)
     run = out_width * channels
