@@ -57,7 +57,8 @@ _NARROW = 32
 
 
 def _blocks(left: Shape | tuple[int, ...], right: Shape | tuple[int, ...]) -> int:
-    """How many row blocks a product over `left`'s rows is split into (1: none)."""
+    """How many row blocks a product over `left`'s rows is split into (1: none): for
+    matmul and matmul_tn alike, `left` is `[rows, K]` and `right[1]` the columns made."""
     if len(left) != 2:
         return 1
     rows = left[0]
@@ -67,18 +68,11 @@ def _blocks(left: Shape | tuple[int, ...], right: Shape | tuple[int, ...]) -> in
     return rows // _REDUCTION_BLOCK
 
 
-def _row_blocks(left: tuple[int, ...], right: tuple[int, ...]) -> int:
-    """How many row blocks matmul computes `left [R, K] @ right [K, F]` in (1: one)."""
-    if len(left) != 2 or len(right) != 2:
-        return 1
-    return _blocks(left, (left[0], right[1]))
-
-
 @primitive("matmul", 2, _infer_matmul, _derive_matmul)
 def matmul(left, right, out=None):
     """The matrix product `left @ right`; a tall, narrow one in blocks of rows."""
     left, right = np.ascontiguousarray(left), np.ascontiguousarray(right)
-    blocks = _row_blocks(left.shape, right.shape)
+    blocks = _blocks(left.shape, right.shape)
     if blocks == 1:
         return np.matmul(left, right, out=out)
     target = out if out is not None and out.flags.c_contiguous else None

@@ -135,7 +135,7 @@ class Scratch:
         return self._bytes[start : start + size].view(dtype).reshape(shape)
 
 
-def winners_scratch_bytes(lane_elements: int, lanes: int, itemsize: int) -> int:
+def _winners_scratch_bytes(lane_elements: int, lanes: int, itemsize: int) -> int:
     """What `winners` carves from its scratch: the running maxima and the masks."""
     if lanes < 2:
         return 0
@@ -143,7 +143,7 @@ def winners_scratch_bytes(lane_elements: int, lanes: int, itemsize: int) -> int:
     return sum(-(-block // 64) * 64 for block in blocks)
 
 
-def winners(lanes: list, scratch: Scratch | None = None) -> list:
+def _winners(lanes: list, scratch: Scratch | None = None) -> list:
     """One boolean mask per lane: where that lane wins its window (see the module);
     every temporary carved from `scratch` when one is given."""
     count = len(lanes)
@@ -225,7 +225,7 @@ def _max_pool_route_workspace(operand: Shape, gradient: Shape, size: int, stride
         planes = _chunk_images(extents) * int(np.prod(extents[1:], dtype=np.int64))
         # Then the winners' scratch, counted in 4-byte elements (the kernel allocates
         # what a narrower dtype's workspace cannot hold).
-        scratch = winners_scratch_bytes(planes // (size * size), size * size, 4)
+        scratch = _winners_scratch_bytes(planes // (size * size), size * size, 4)
         return planes + -(-scratch // 4) + 16
     return 0
 
@@ -258,13 +258,13 @@ def max_pool_route(operand, gradient, out=None, workspace=None, size=1, stride=1
         for first in range(0, batch, step):
             last = min(first + step, batch)
             _, lanes = _lane_planes(operand[first:last], size, planes[:, :, : last - first])
-            won_by_lane = winners(lanes, Scratch(extra))
+            won_by_lane = _winners(lanes, Scratch(extra))
             chunk = shares[:, :, : last - first]
             for lane, won in enumerate(won_by_lane):
                 np.multiply(gradient[first:last], won, out=chunk[lane // size, lane % size])
             np.copyto(_phases(out[first:last], size), chunk)
         return out
-    won_by_lane = winners(_lanes(operand, pooled, size, stride))
+    won_by_lane = _winners(_lanes(operand, pooled, size, stride))
     targets = _lanes(out, pooled, size, stride)
     if _tiles(operand.shape, size, stride):
         for target, won in zip(targets, won_by_lane):
@@ -292,7 +292,7 @@ def _derive_max_pool_pick(algebra, inputs, output, gradient, needs, size, stride
 def max_pool_pick(operand, values, out=None, size=1, stride=1):
     """For each window of `operand`, the entry of `values` on the lane that won it."""
     pooled = tuple(_pooled_shape("max_pool_pick", Shape(operand.shape), size, stride))
-    won_by_lane = winners(_lanes(operand, pooled, size, stride))
+    won_by_lane = _winners(_lanes(operand, pooled, size, stride))
     picks = _lanes(values, pooled, size, stride)
     if out is None:
         out = np.empty(pooled, dtype=values.dtype)
