@@ -101,38 +101,28 @@ def _scores(
         raise ShapeError(f"{composite}: bias {bias.shape} for {filters} filters")
     if pool < 1:
         raise ShapeError(f"{composite}: pool {pool} must be positive")
-    if stride >= 1 and padding >= 0:  # else im2col's shape rule refuses the window
-        out_height = output_extent(images.shape[2], kernel_height, stride, padding)
-        out_width = output_extent(images.shape[3], kernel_width, stride, padding)
-        if out_height >= 1 and out_width >= 1 and (out_height % pool or out_width % pool):
-            raise ShapeError(
-                f"{composite}: a {pool}x{pool} pool does not tile the convolution's "
-                f"{out_height}x{out_width} output of images {images.shape}"
-            )
-    columns = images.tape.record(
-        "im2col",
-        (images,),
-        kernel_height=kernel_height,
-        kernel_width=kernel_width,
-        stride=stride,
-        padding=padding,
+    window = {
+        "kernel_height": kernel_height,
+        "kernel_width": kernel_width,
+        "stride": stride,
+        "padding": padding,
         **({} if phases == 1 else {"phases": phases}),
-    )
-    rows = columns.shape[0]
+    }
+    if stride < 1 or padding < 0:
+        images.tape.record("im2col", (images,), **window)  # its shape rule refuses these
     out_height = output_extent(images.shape[2], kernel_height, stride, padding)
     out_width = output_extent(images.shape[3], kernel_width, stride, padding)
+    if out_height >= 1 and out_width >= 1 and (out_height % pool or out_width % pool):
+        raise ShapeError(
+            f"{composite}: a {pool}x{pool} pool does not tile the convolution's "
+            f"{out_height}x{out_width} output of images {images.shape}"
+        )
+    columns = images.tape.record("im2col", (images,), **window)
+    rows = columns.shape[0]
     kernel = weights.permute(2, 3, 1, 0).reshape(kernel_height * kernel_width * channels, filters)
     # The product records the images too, so its rule makes their gradient in one
     # kernel (convolution_images) and im2col's adjoint never runs.
-    product = images.tape.record(
-        "convolution",
-        (columns, kernel, images),
-        kernel_height=kernel_height,
-        kernel_width=kernel_width,
-        stride=stride,
-        padding=padding,
-        **({} if phases == 1 else {"phases": phases}),
-    )
+    product = images.tape.record("convolution", (columns, kernel, images), **window)
     scores = product + bias.broadcast_along(0, rows)
     return scores, (batch, out_height, out_width)
 
