@@ -409,6 +409,14 @@ def describe_dataset(description: dict) -> list[str]:
     return lines
 
 
+def _sharded_line(program) -> str:
+    """What `describe` and `run` say of a sharded program before its plan's lines."""
+    return (
+        f"sharded: {program.shards} shards of {program.rows} rows, each running "
+        f"this plan on a thread of its own"
+    )
+
+
 def _usage_message(error: Exception) -> str:
     """A command-line parsing error in one line, pointing at the command's help."""
     message = " ".join(error.format_message().split())
@@ -460,11 +468,3 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
-
-
-def _sharded_line(program) -> str:
-    """What `describe` and `run` say of a sharded program before its plan's lines."""
-    return (
-        f"sharded: {program.shards} shards of {program.rows} rows, each running "
-        f"this plan on a thread of its own"
-    )

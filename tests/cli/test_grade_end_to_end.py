@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
+import sys
 
 import pytest
 
-from tests.cli.grading import TINY, grade_tiny, one_line_error, topos
+from tests.cli.grading import TINY, environment, grade_tiny, one_line_error, topos
 from topos_cli.result_file import SCHEMA
 
 STEPS = 8
@@ -326,3 +328,20 @@ def test_run_says_when_its_plan_runs_once_per_shard():
         i for i, text in enumerate(sharded) if text.startswith("plan:")
     )
     assert not any(text.startswith("sharded:") for text in run("tiny"))
+
+
+def test_the_module_runs_as_a_program(tmp_path):
+    """`python -m topos_cli.app` is the console script: every helper it calls is defined
+    before `main()` runs."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "topos_cli.app", "describe", "--workload", TINY + "sharded"],
+        cwd=tmp_path,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "sharded: 2 shards" in completed.stdout
+    assert "plan: forward" in completed.stdout

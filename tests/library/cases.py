@@ -496,6 +496,20 @@ def _linear_layer(tape: Tape, tensors: list[Tensor]):
     return layer.express(rows), [rows.symbol, layer.weights, layer.bias]
 
 
+def _bias_free_linear_layer(tape: Tape, tensors: list[Tensor]):
+    rows = tape.parameter(tensors[0])
+    layer = Linear(tape, tensors[1], None)
+    assert layer.bias is None and layer.parameters() == [layer.weights]
+    return layer.express(rows), [rows.symbol, layer.weights]
+
+
+def _bias_free_conv_layer(tape: Tape, tensors: list[Tensor]):
+    images = tape.parameter(tensors[0])
+    layer = Conv2d(tape, tensors[1], None, stride=1, padding=1)
+    assert layer.parameters() == [layer.weights]
+    return layer.express(images), [images.symbol, layer.weights]
+
+
 def _cross_entropy(tape: Tape, tensors: list[Tensor]):
     logits = tape.parameter(tensors[0])
     targets = tape.leaf(Tensor.selection([3, 0, 4, 0], 5, dtype=tape.dtype))
@@ -548,6 +562,25 @@ COMPOSITE_CASES: list[Case] = [
     ),
     Case("mean", "mean", normal((2, 3)), on_parameters(lambda x: x.mean())),
     Case("Linear", "Linear", normal((3, 4), (4, 2), (2,)), _linear_layer),
+    Case("Linear_bias_free", "Linear", normal((3, 4), (4, 2)), _bias_free_linear_layer),
+    Case(
+        "conv2d_bias_free",
+        "conv2d",
+        normal((2, 2, 4, 5), (3, 2, 3, 3)),
+        on_parameters(lambda x, w: conv2d(x, w, None, stride=1, padding=1)),
+    ),
+    Case(
+        "conv2d_max_pool_bias_free",
+        "conv2d_max_pool",
+        normal((2, 2, 4, 4), (3, 2, 3, 3)),
+        on_parameters(lambda x, w: conv2d_max_pool(x, w, None, stride=1, padding=1, pool=2)),
+    ),
+    Case(
+        "Conv2d_layer_bias_free",
+        "conv2d",
+        normal((2, 2, 4, 5), (3, 2, 3, 3)),
+        _bias_free_conv_layer,
+    ),
 ]
 
 ALL_CASES = PRIMITIVE_CASES + COMPOSITE_CASES

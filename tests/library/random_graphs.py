@@ -1,6 +1,13 @@
-"""Random programs for property tests: a few parameters of random shapes, a random
-sequence of primitives over them (each step's operands drawn from everything
-recorded so far, so values get reused), and a scalar loss at the end.
+"""Random programs for property tests: a few parameters of random shapes and a few
+constant leaves, a random sequence of primitives over them (each step's operands
+drawn from everything recorded so far, so values and leaves get reused), and a
+scalar loss at the end.
+
+The generator leans on the places memory planning can go wrong: parameters that
+pass through view chains (reshapes that add or drop extent-1 axes, permutes over
+them, narrows, pads, folds) before anything else uses them; Python numbers on
+either side of an operator; 2-D and batched products; and, optionally, a second
+order term (a penalty on the recorded gradients, differentiated again).
 
 A program is plain data, replayed onto any tape, so the same graph can be recorded
 in float32 and float64 and by both routes.
@@ -18,6 +25,9 @@ from topos import Tape, Tensor, Value, max_pool
 
 MAX_VOLUME = 81
 MAX_RANK = 4
+
+#: Python numbers that join the graph as rank-0 leaves.
+NUMBERS = (-1.5, 0.5, 2.0, 3.0)
 
 shapes = st.lists(st.integers(1, 3), min_size=0, max_size=3).map(tuple)
 parameter_shapes = shapes | st.lists(st.integers(1, 3), min_size=4, max_size=4).map(tuple)
@@ -58,20 +68,58 @@ APPLY: dict[str, Any] = {
     "scatter": lambda a, axis, indices, length: a.tape.record(
         "scatter", (a,), axis=axis, indices=indices, length=length
     ),
+    "number_left": lambda a, operator, number: _number_left(a, operator, number),
+    "number_right": lambda a, operator, number: _number_right(a, operator, number),
+    "unsqueeze_permute": lambda a, shape, axes: a.reshape(shape).permute(*axes),
+    "batched_gram": lambda a: a @ a.T,
+    "matmul_leaf": lambda a, columns, seed: (
+        a @ _leaf(a.tape, (*tuple(a.shape)[:-2], a.shape[-1], columns), seed)
+    ),
 }
+
+
+def _number_left(a: Value, operator: str, number: float) -> Value:
+    if operator == "+":
+        return number + a
+    if operator == "-":
+        return number - a
+    if operator == "*":
+        return number * a
+    return number / (a * a + 1.0)
+
+
+def _number_right(a: Value, operator: str, number: float) -> Value:
+    if operator == "+":
+        return a + number
+    if operator == "-":
+        return a - number
+    if operator == "*":
+        return a * number
+    return a / number
+
+
+def _leaf(tape: Tape, shape: tuple[int, ...], seed: int) -> Value:
+    """A constant leaf of `shape` with values fixed by `seed`."""
+    values = np.random.default_rng(seed).standard_normal(shape)
+    return tape.leaf(Tensor(shape, values, tape.dtype))
+
 
 BINARY_ELEMENTWISE = ("add", "sub", "mul", "maximum", "div")
 
 
 @dataclass
 class Program:
-    """Parameter shapes, recorded steps `(operation, operand positions, attributes)`,
-    the position of an extra value that joins the loss, and a seed for all values."""
+    """Parameter shapes, leaf shapes, recorded steps `(operation, operand positions,
+    attributes)`, the positions of the values whose weighted sums make the loss (in
+    the order they are recorded; None stands for the last value), a seed for all
+    values, and whether the loss adds a penalty on its own recorded gradients."""
 
     shapes: tuple[tuple[int, ...], ...]
     steps: tuple[tuple[str, tuple[int, ...], dict], ...]
-    extra: int | None
+    terms: tuple[int | None, ...]
     seed: int
+    leaves: tuple[tuple[int, ...], ...] = ()
+    second_order: bool = False
 
     def arrays(self) -> list[np.ndarray]:
         """The float64 parameter values."""
@@ -79,8 +127,13 @@ class Program:
         return [rng.standard_normal(shape) for shape in self.shapes]
 
     def replay(self, values: list[Value]) -> list[Value]:
-        """Records the steps after `values` (the parameters) and returns every value."""
+        """Records the leaves and steps after `values` (the parameters) and returns every
+        value: parameters, leaves, then one per step."""
         pool = list(values)
+        if values:
+            tape = values[0].tape
+            for position, shape in enumerate(self.leaves):
+                pool.append(_leaf(tape, shape, self.seed + 7 + position))
         for operation, operands, attributes in self.steps:
             pool.append(APPLY[operation](*(pool[i] for i in operands), **attributes))
         return pool
@@ -90,24 +143,35 @@ class Program:
         parameters = [tape.parameter(tensor) for tensor in tensors]
         pool = self.replay(parameters)
         rng = np.random.default_rng(self.seed + 1)
-        last = pool[-1]
-        weights = tape.leaf(Tensor(last.shape, rng.standard_normal(last.shape.extents), tape.dtype))
-        output = (last * weights).sum()
-        if self.extra is not None:
-            other = pool[self.extra]
-            more = tape.leaf(
-                Tensor(other.shape, rng.standard_normal(other.shape.extents), tape.dtype)
+        output = None
+        for position in self.terms:
+            value = pool[-1 if position is None else position]
+            weights = tape.leaf(
+                Tensor(value.shape, rng.standard_normal(value.shape.extents), tape.dtype)
             )
-            output = output + (other * more).sum()
-        return output, [parameter.symbol for parameter in parameters]
+            term = (value * weights).sum()
+            output = term if output is None else output + term
+        symbols = [parameter.symbol for parameter in parameters]
+        if self.second_order:
+            # A penalty on the recorded gradients: the loss is differentiated twice.
+            adjoints = tape.differentiate(output, symbols)
+            for _, gradient in adjoints:
+                value = tape.value(gradient)
+                output = output + (value * value).sum() * 0.5
+        return output, symbols
 
 
-def _step(draw, pool: list[Value]) -> tuple[str, tuple[int, ...], dict] | None:
-    """Draws one applicable operation over the shapes in `pool`, or None."""
-    operation = draw(st.sampled_from(sorted(APPLY)))
+def _step(
+    draw, pool: list[Value], operation: str | None = None, first: int | None = None
+) -> tuple[str, tuple[int, ...], dict] | None:
+    """Draws one applicable operation over the shapes in `pool` (or applies `operation`
+    to `first`, when given), or None."""
+    if operation is None:
+        operation = draw(st.sampled_from(sorted(APPLY)))
     positions = range(len(pool))
     shape_of = [value.shape for value in pool]
-    first = draw(st.sampled_from(positions))
+    if first is None:
+        first = draw(st.sampled_from(positions))
     shape = shape_of[first]
     rank = shape.rank
     if operation in BINARY_ELEMENTWISE:
@@ -120,6 +184,24 @@ def _step(draw, pool: list[Value]) -> tuple[str, tuple[int, ...], dict] | None:
         return operation, (first, second), {}
     if operation in ("affine", "neg", "tanh", "relu", "step", "exp", "ln", "sqrt", "sum"):
         return operation, (first,), {}
+    if operation in ("number_left", "number_right"):
+        attributes = {
+            "operator": draw(st.sampled_from("+-*/")),
+            "number": draw(st.sampled_from(NUMBERS)),
+        }
+        return operation, (first,), attributes
+    if operation == "unsqueeze_permute":
+        return operation, (first,), _unsqueeze_permute(draw, tuple(shape))
+    if operation == "batched_gram":
+        return (operation, (first,), {}) if rank >= 2 else None
+    if operation == "matmul_leaf":
+        if rank < 2:
+            return None
+        return (
+            operation,
+            (first,),
+            {"columns": draw(st.integers(1, 3)), "seed": draw(st.integers(0, 99))},
+        )
     if operation == "matmul":
         partners = [
             i
@@ -214,22 +296,62 @@ def _step(draw, pool: list[Value]) -> tuple[str, tuple[int, ...], dict] | None:
     raise AssertionError(f"no generator for {operation}")
 
 
+def _unsqueeze_permute(draw, extents: tuple[int, ...]) -> dict:
+    """Extent-1 axes inserted at random places, then a random order of all axes: the
+    views whose strides NumPy may ignore."""
+    grown = list(extents)
+    for _ in range(draw(st.integers(0, min(2, MAX_RANK - len(extents))))):
+        grown.insert(draw(st.integers(0, len(grown))), 1)
+    axes = tuple(draw(st.permutations(range(len(grown)))))
+    return {"shape": tuple(grown), "axes": axes}
+
+
+#: What a parameter may pass through before anything else reads it.
+PROLOGUE = ("unsqueeze_permute", "narrow", "pad", "fold", "reshape", "permute", "number_left")
+
+
+def _record_step(pool: list[Value], steps: list, step) -> None:
+    """Records `step` onto the scratch pool when its value stays small."""
+    if step is None:
+        return
+    operation, operands, attributes = step
+    value = APPLY[operation](*(pool[i] for i in operands), **attributes)
+    if value.shape.volume > MAX_VOLUME or value.shape.rank > MAX_RANK:
+        return
+    pool.append(value)
+    steps.append(step)
+
+
 @st.composite
-def programs(draw, max_steps: int = 10) -> Program:
-    """Random programs whose every value stays small (volume and rank bounded)."""
+def programs(
+    draw, max_steps: int = 10, leaves: bool = False, second_order: bool = False
+) -> Program:
+    """Random programs whose every value stays small (volume and rank bounded). With
+    `leaves`, constant leaves join the pool and parameters may pass through view chains
+    first; with `second_order`, some programs penalise their own recorded gradients."""
     drawn = tuple(draw(st.lists(parameter_shapes, min_size=1, max_size=3)))
+    leaf_shapes = tuple(draw(st.lists(shapes, max_size=2))) if leaves else ()
     scratch = Tape(dtype=np.float64)
     pool = [scratch.parameter(Tensor.filled(shape, 0.5, np.float64)) for shape in drawn]
-    steps = []
+    pool += [scratch.leaf(Tensor.filled(shape, 0.5, np.float64)) for shape in leaf_shapes]
+    steps: list = []
+    # Each parameter's view chain ends in a value that joins the loss on its own, so
+    # the sweep finishes one parameter's gradient while others are still to come.
+    chain_ends: list[int] = []
+    if leaves:
+        for position in range(len(drawn)):
+            for _ in range(draw(st.integers(0, 2))):
+                operation = draw(st.sampled_from(PROLOGUE))
+                before = len(pool)
+                _record_step(pool, steps, _step(draw, pool, operation, position))
+                if len(pool) > before:
+                    # The chain goes on from what the step recorded.
+                    position = len(pool) - 1
+            chain_ends.append(position)
     for _ in range(draw(st.integers(2, max_steps))):
-        step = _step(draw, pool)
-        if step is None:
-            continue
-        operation, operands, attributes = step
-        value = APPLY[operation](*(pool[i] for i in operands), **attributes)
-        if value.shape.volume > MAX_VOLUME or value.shape.rank > MAX_RANK:
-            continue
-        pool.append(value)
-        steps.append(step)
-    extra = draw(st.one_of(st.none(), st.integers(0, len(pool) - 1)))
-    return Program(drawn, tuple(steps), extra, draw(st.integers(0, 2**32 - 1)))
+        _record_step(pool, steps, _step(draw, pool))
+    extras = draw(st.lists(st.integers(0, len(pool) - 1), max_size=2))
+    terms = draw(st.permutations([None, *extras, *chain_ends]))
+    order = draw(st.booleans()) if second_order else False
+    seed = draw(st.integers(0, 2**32 - 1))
+    return Program(drawn, tuple(steps), tuple(terms), seed, leaf_shapes, order)

@@ -99,6 +99,18 @@ MISMATCHES = [
         lambda y, t: cross_entropy(y, t),
         ["cross_entropy", "[4, 10]", "[4, 9]"],
     ),
+    (
+        "cross_entropy_empty_batch",
+        [(0, 10), (0, 10)],
+        lambda y, t: cross_entropy(y, t),
+        ["cross_entropy", r"\[0, 10\]", "no rows"],
+    ),
+    (
+        "conv2d_stride",
+        [(1, 2, 5, 5), (4, 2, 3, 3), (4,)],
+        lambda x, w, b: conv2d(x, w, b, stride=0),
+        ["conv2d", "stride 0"],
+    ),
 ]
 
 
@@ -412,3 +424,9 @@ def test_feeds_may_be_arrays_in_any_float_dtype_but_not_other_things():
         plan.forward(parameters, {images: np.zeros((3, 2))})
     with pytest.raises(TypeError, match="is a list, not a Tensor or a NumPy array"):
         plan.forward(parameters, {images: [[0.5] * 3] * 2})
+
+
+def test_bias_free_layers_name_their_missing_bias_in_a_mismatch():
+    tape = Tape()
+    with pytest.raises(ShapeError, match=r"Linear.*\[4, 2, 1\].*no bias"):
+        Linear(tape, Tensor.filled([4, 2, 1], 0.5), None)

@@ -7,7 +7,13 @@ workspace and how long the sweep holds the output (until it drops its last
 reference). Every call that makes storage gets a slot in a backward arena, placed
 by the same first fit as the forward arena (`arena.place`), except the storage the
 sweep returns (the parameters' gradients, which become parameters and outlive the
-run): the kernel allocates it afresh, as it would without a plan. Views get no slot.
+run): that call writes into a buffer allocated afresh every sweep. Views get no slot.
+
+Every call the simulation says makes storage is handed that storage as `out=`,
+never left to choose: a kernel called without `out` decides from the operand's
+real strides whether to return a view (NumPy calls an array contiguous whatever the
+strides of its extent-1 axes), and a view the simulation did not foresee would tie
+a returned gradient to a slot that later calls write.
 
 At run time `calls()` hands the eager algebra one entry per call: the kernel with
 its attributes and its `out=`/`workspace=` slot views bound. The arena is separate
@@ -138,6 +144,8 @@ class BackwardPlan:
         kernel = REGISTRY[call.operation].kernel
         if attributes:
             kernel = partial(kernel, **attributes)
+        if position in self.fresh and not call.output_in_workspace:
+            kernel = partial(_into_fresh, kernel, call.shape, call.layout, self.dtype)
         return (call.operation, call.operand_shapes, call.attributes, kernel)
 
     @property
@@ -149,6 +157,18 @@ class BackwardPlan:
         """Frees the backward arena; the next sweep allocates it afresh."""
         self._arena = None
         self._calls = None
+
+
+def _into_fresh(
+    kernel, shape: tuple[int, ...], order: tuple[int, ...], dtype: np.dtype, *operands
+) -> np.ndarray:
+    """Runs `kernel` into a new buffer of `shape` laid out in `order`: storage the
+    caller keeps, which no later call can write."""
+    stored = np.empty(tuple(shape[axis] for axis in order), dtype)
+    inverse = [0] * len(order)
+    for position, axis in enumerate(order):
+        inverse[axis] = position
+    return kernel(*operands, out=stored.transpose(inverse))
 
 
 def plan_backward(

@@ -126,6 +126,15 @@ class Plan:
         for backward in self._backward_plans.values():
             backward.release()
 
+    def arena_blocks(self) -> list[np.ndarray]:
+        """The bytes of every arena this plan's kernels write into, while allocated: the
+        forward arena and each backward sweep's."""
+        blocks = [] if self._arena is None else [self._arena.block]
+        for backward in self._backward_plans.values():
+            if backward.block is not None:
+                blocks.append(backward.block)
+        return blocks
+
     @property
     def readable(self) -> frozenset[int]:
         """Indices whose payload a run can answer for."""

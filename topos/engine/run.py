@@ -90,13 +90,12 @@ class Run:
             algebra.constant(1.0, network.nodes[index].shape),
         )
         backward.misses += algebra.misses
-        arenas = [backward.block]
-        if plan._arena is not None:
-            arenas.append(plan._arena.block)
-        # A gradient must outlive the arenas' next run: copy any that could share them
-        # (none does while the sweep follows its plan: returned gradients are fresh).
+        # A gradient must outlive the arenas' next run. While the sweep follows its plan
+        # every returned gradient is written into a fresh buffer; a sweep that left the
+        # plan (a miss) runs its later kernels unplanned, which may return views.
+        blocks = plan.arena_blocks()
         for key, array in gradients.items():
-            if any(arena is not None and np.may_share_memory(array, arena) for arena in arenas):
+            if any(np.may_share_memory(array, block) for block in blocks):
                 gradients[key] = np.array(array)
         return Gradients(network, index, gradients)
 

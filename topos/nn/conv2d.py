@@ -11,9 +11,12 @@ from topos.ops.convolution import output_extent
 from topos.tensor import Tensor
 
 
-def conv2d(images: Value, weights: Value, bias: Value, stride: int = 1, padding: int = 0) -> Value:
-    """Convolves `images [N, C, H, W]` with `weights [F, C, KH, KW]` plus `bias [F]`,
-    giving `[N, F, OH, OW]`: the im2col patch matrix times the kernel matrix.
+def conv2d(
+    images: Value, weights: Value, bias: Value | None = None, stride: int = 1, padding: int = 0
+) -> Value:
+    """Convolves `images [N, C, H, W]` with `weights [F, C, KH, KW]` plus `bias [F]` (or
+    no bias, when None), giving `[N, F, OH, OW]`: the im2col patch matrix times the
+    kernel matrix.
 
     A composite: it records primitives only, so it needs no derivative rule of its
     own. `im2col` (one node for what pad, two unfolds, a permute and a reshape
@@ -33,7 +36,7 @@ def conv2d(images: Value, weights: Value, bias: Value, stride: int = 1, padding:
 def conv2d_max_pool(
     images: Value,
     weights: Value,
-    bias: Value,
+    bias: Value | None,
     stride: int = 1,
     padding: int = 0,
     pool: int = 2,
@@ -77,7 +80,7 @@ def _scores(
     composite: str,
     images: Value,
     weights: Value,
-    bias: Value,
+    bias: Value | None,
     stride: int,
     padding: int,
     pool: int = 1,
@@ -85,10 +88,15 @@ def _scores(
 ) -> tuple[Value, tuple[int, int, int]]:
     """The patch matrix times the kernel matrix plus the bias, `[N*OH*OW, F]` (rows
     phase-major when `phases > 1`), and `(N, OH, OW)`."""
-    if images.shape.rank != 4 or weights.shape.rank != 4 or bias.shape.rank != 1:
+    if (
+        images.shape.rank != 4
+        or weights.shape.rank != 4
+        or (bias is not None and bias.shape.rank != 1)
+    ):
+        described = "no bias" if bias is None else f"bias {bias.shape}"
         raise ShapeError(
-            f"{composite}: images {images.shape}, weights {weights.shape} and bias "
-            f"{bias.shape} must be [N, C, H, W], [F, C, KH, KW] and [F]"
+            f"{composite}: images {images.shape}, weights {weights.shape} and "
+            f"{described} must be [N, C, H, W], [F, C, KH, KW] and [F]"
         )
     batch, channels, _, _ = images.shape
     filters, weight_channels, kernel_height, kernel_width = weights.shape
@@ -97,7 +105,7 @@ def _scores(
             f"{composite}: weights {weights.shape} expect {weight_channels} channels, "
             f"images {images.shape} have {channels}"
         )
-    if bias.shape[0] != filters:
+    if bias is not None and bias.shape[0] != filters:
         raise ShapeError(f"{composite}: bias {bias.shape} for {filters} filters")
     if pool < 1:
         raise ShapeError(f"{composite}: pool {pool} must be positive")
@@ -109,7 +117,9 @@ def _scores(
         **({} if phases == 1 else {"phases": phases}),
     }
     if stride < 1 or padding < 0:
-        images.tape.record("im2col", (images,), **window)  # its shape rule refuses these
+        raise ShapeError(
+            f"{composite}: stride {stride} must be at least 1 and padding {padding} at least 0"
+        )
     out_height = output_extent(images.shape[2], kernel_height, stride, padding)
     out_width = output_extent(images.shape[3], kernel_width, stride, padding)
     if out_height >= 1 and out_width >= 1 and (out_height % pool or out_width % pool):
@@ -123,6 +133,8 @@ def _scores(
     # The product records the images too, so its rule makes their gradient in one
     # kernel (convolution_images) and im2col's adjoint never runs.
     product = images.tape.record("convolution", (columns, kernel, images), **window)
+    if bias is None:
+        return product, (batch, out_height, out_width)
     scores = product + bias.broadcast_along(0, rows)
     return scores, (batch, out_height, out_width)
 
@@ -131,11 +143,17 @@ class Conv2d(WeightedLayer):
     """A convolution layer: PyTorch-shaped weights `[filters, channels, kh, kw]` and bias."""
 
     def __init__(
-        self, tape: Tape, weights: Tensor, bias: Tensor, stride: int = 1, padding: int = 0
+        self,
+        tape: Tape,
+        weights: Tensor,
+        bias: Tensor | None = None,
+        stride: int = 1,
+        padding: int = 0,
     ) -> None:
-        if weights.shape.rank != 4 or bias.shape != (weights.shape[0],):
+        if weights.shape.rank != 4 or (bias is not None and bias.shape != (weights.shape[0],)):
+            described = "no bias" if bias is None else f"bias {bias.shape}"
             raise ShapeError(
-                f"Conv2d: weights {weights.shape} and bias {bias.shape} must be "
+                f"Conv2d: weights {weights.shape} and {described} must be "
                 f"[filters, channels, kh, kw] and [filters]"
             )
         if stride < 1 or padding < 0:

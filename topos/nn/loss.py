@@ -30,5 +30,7 @@ def cross_entropy(logits: Value, targets: Value) -> Value:
             f"cross_entropy: logits {logits.shape} and targets {targets.shape} must both be "
             f"[rows, classes]"
         )
+    if logits.shape[0] == 0:
+        raise ShapeError(f"cross_entropy: logits {logits.shape} hold no rows to average over")
     picked = (logits * targets).sum_along(1)
     return (logits.logsumexp(1) - picked).mean()

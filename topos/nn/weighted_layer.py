@@ -1,4 +1,4 @@
-"""WeightedLayer: a layer holding one weights and one bias parameter."""
+"""WeightedLayer: a layer holding a weights parameter and, optionally, a bias parameter."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ from topos.tensor import Tensor
 
 
 class WeightedLayer(Module):
-    """Records its weights then its bias as parameters of `tape`, in that order."""
+    """Records its weights then its bias (when it has one) as parameters of `tape`, in
+    that order."""
 
-    def __init__(self, tape: Tape, weights: Tensor, bias: Tensor) -> None:
+    def __init__(self, tape: Tape, weights: Tensor, bias: Tensor | None) -> None:
         self._weights = tape.parameter(weights)
-        self._bias = tape.parameter(bias)
+        self._bias = None if bias is None else tape.parameter(bias)
 
     @property
     def weights(self) -> Symbol:
@@ -21,10 +22,10 @@ class WeightedLayer(Module):
         return self._weights.symbol
 
     @property
-    def bias(self) -> Symbol:
-        """The symbol of the bias parameter."""
-        return self._bias.symbol
+    def bias(self) -> Symbol | None:
+        """The symbol of the bias parameter, or None for a bias-free layer."""
+        return None if self._bias is None else self._bias.symbol
 
     def parameters(self) -> list[Symbol]:
-        """Weights, then bias."""
-        return [self.weights, self.bias]
+        """Weights, then bias (if any)."""
+        return [self.weights] if self._bias is None else [self.weights, self._bias.symbol]
