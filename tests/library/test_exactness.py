@@ -61,6 +61,8 @@ def engine_twice(program: Program, arrays, dtype) -> Outcome:
     second = once()
     _unchanged(first, frozen)
     _unchanged(second, frozen)
+    # Every call of both sweeps was the simulated one, so each wrote where it was planned.
+    assert plan.backward_plan(network.index(loss.symbol, "test")).misses == 0
     return frozen
 
 

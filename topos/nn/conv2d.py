@@ -45,16 +45,18 @@ def conv2d_max_pool(
     so that the pooling reads the product where it lies: `[N, F, OH / pool, OW / pool]`.
 
     The product `[N*OH*OW, F]` is reshaped (no copy) so that each window's lanes are
-    axes of their own, and pooled by `lane_max` over its `lane_argmax` winners. Every
-    score is the same dot product as conv2d's and the lanes are compared in the same
-    order as max_pool's, so the values are those of the composed form, and so are the gradients, to
-    float32 rounding in the weights' and bias's (their sums over rows are regrouped).
-    The pooled rows are channels-last in memory, the order the next im2col reads.
+    axes of their own, and pooled by `lane_max` over its `lane_argmax` winners. The
+    lanes are compared in the same order as max_pool's; over trained images the
+    product is conv2d's own, so the values and the images' gradient are the composed
+    form's bits, and the weights' and bias's gradients agree to float32 rounding
+    (their sums over rows are regrouped). The pooled rows are channels-last in
+    memory, the order the next im2col reads.
 
-    When the images are an input or a leaf of the tape (a model does not train them, so no
-    col2im runs) the patch rows are phase-major (`im2col(..., phases=pool)`): each
-    lane is then one contiguous block, which pools four times faster than lanes of
-    F values strided through the product, and costs col2im nothing.
+    When the images are an input or a leaf of the tape (a model does not train them,
+    so no col2im runs) the patch rows are phase-major (`im2col(..., phases=pool)`):
+    each lane is then one contiguous block, which pools four times faster than lanes
+    of F values strided through the product, and costs col2im nothing. That is
+    another product, so the values agree with the composed form's to rounding.
     """
     phases = pool if images.tape.nodes[images.index].operation in ("input", "leaf") else 1
     scores, (batch, out_height, out_width) = _scores(
