@@ -1,6 +1,6 @@
 """The table of differentiable cases: one or more per registered primitive, and the
 composites. Each case says which operation it is about (`subject`), how to draw its
-parameter values (kept away from kinks: relu, step and maximum inputs away from 0
+parameter values (kept away from kinks: relu, heaviside and maximum inputs away from 0
 and from ties; ln, sqrt and divisors positive) and how to record it.
 
 A new primitive must bring its own case here: `test_every_primitive_has_a_case`
@@ -79,7 +79,7 @@ def positive(*shapes) -> Draw:
 
 
 def away_from_zero(*shapes) -> Draw:
-    """Values of either sign whose magnitude lies in [0.25, 1.5): no relu or step kink."""
+    """Values of either sign whose magnitude lies in [0.25, 1.5): no relu or heaviside kink."""
     return lambda rng: [
         rng.choice([-1.0, 1.0], shape) * rng.uniform(0.25, 1.5, shape) for shape in shapes
     ]
@@ -147,7 +147,12 @@ PRIMITIVE_CASES: list[Case] = [
     Case("sqrt", "sqrt", positive((2, 3)), on_parameters(lambda a: a.sqrt())),
     Case("tanh", "tanh", normal((2, 3)), on_parameters(lambda a: a.tanh())),
     Case("relu", "relu", away_from_zero((3, 4)), on_parameters(lambda a: a.relu())),
-    Case("step", "step", away_from_zero((3, 4)), on_parameters(lambda a: a.step() * a)),
+    Case(
+        "heaviside",
+        "heaviside",
+        away_from_zero((3, 4)),
+        on_parameters(lambda a: a.heaviside() * a),
+    ),
     Case("maximum", "maximum", apart((3, 4)), on_parameters(lambda a, b: a.maximum(b))),
     Case(
         "maximum_scalar_right",

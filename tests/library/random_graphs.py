@@ -43,7 +43,7 @@ APPLY: dict[str, Any] = {
     "neg": lambda a: -a,
     "tanh": lambda a: a.tanh(),
     "relu": lambda a: a.relu(),
-    "step": lambda a: a.step(),
+    "heaviside": lambda a: a.heaviside(),
     "exp": lambda a: a.tanh().exp(),
     "ln": lambda a: (a * a + 1.0).ln(),
     "sqrt": lambda a: (a * a + 1.0).sqrt(),
@@ -182,7 +182,7 @@ def _step(
         if draw(st.booleans()):
             first, second = second, first
         return operation, (first, second), {}
-    if operation in ("affine", "neg", "tanh", "relu", "step", "exp", "ln", "sqrt", "sum"):
+    if operation in ("affine", "neg", "tanh", "relu", "heaviside", "exp", "ln", "sqrt", "sum"):
         return operation, (first,), {}
     if operation in ("number_left", "number_right"):
         attributes = {

@@ -50,11 +50,11 @@ def test_gradient_matches_finite_differences(case: Case, route: str):
 @pytest.mark.parametrize("case", ALL_CASES, ids=repr)
 def test_case_is_not_trivially_flat(case: Case):
     # A check against an all-zero gradient would prove little: every case but the
-    # step (flat wherever it is differentiable) must move its loss.
+    # heaviside (flat wherever it is differentiable) must move its loss.
     numeric = finite_differences(case.build, case.arrays(), case.seed)
     flat = [np.all(np.abs(gradient) < 1e-6) for gradient in numeric]
-    if case.subject == "step":
-        assert flat == [False]  # `a.step() * a` still moves through its right factor
+    if case.subject == "heaviside":
+        assert flat == [False]  # `a.heaviside() * a` still moves through its right factor
     else:
         assert not any(flat)
 

@@ -145,7 +145,7 @@ def test_rank0_operands_and_python_numbers():
 
 
 def smooth(program: Program, arrays: list[np.ndarray]) -> bool:
-    """Whether finite differences can be trusted: no relu, step, maximum or max_pool input
+    """Whether finite differences can be trusted: no relu, heaviside, maximum or max_pool input
     within reach of its kink, and nothing huge or non-finite."""
     tape, loss, _ = record(program.build, arrays, program.seed, np.float64)
     network = tape.into_network()
@@ -156,7 +156,7 @@ def smooth(program: Program, arrays: list[np.ndarray]) -> bool:
         value = run.of(network.symbol(index)).numpy()
         if not np.all(np.isfinite(value)) or np.any(np.abs(value) > 1e4):
             return False
-        if node.operation in ("relu", "step"):
+        if node.operation in ("relu", "heaviside"):
             gap = np.abs(run.of(network.symbol(node.inputs[0])).numpy())
         elif node.operation == "maximum":
             left, right = (run.of(network.symbol(i)).numpy() for i in node.inputs)

@@ -47,7 +47,7 @@ RECORDINGS = {
     "neg": (lambda a, n: -a, 0),
     "exp": (lambda a, n: a.exp(), 0),
     "relu": (lambda a, n: a.relu(), 0),
-    "step": (lambda a, n: a.step(), 0),
+    "heaviside": (lambda a, n: a.heaviside(), 0),
     "add_scalar": (lambda a, n: a + 1.0, 0),
     "maximum_self": (lambda a, n: a.maximum(a * 0.5), 0),
     "gram": (lambda a, n: a @ a.T, 0),

@@ -19,7 +19,7 @@ Layout = tuple[int, ...] | None
 
 # Elementwise kernels write their output in the order of a full-size dense operand.
 _ELEMENTWISE = frozenset(
-    ("add", "sub", "mul", "div", "maximum", "neg", "exp", "ln", "sqrt", "tanh", "relu", "step")
+    ("add", "sub", "mul", "div", "maximum", "neg", "exp", "ln", "sqrt", "tanh", "relu", "heaviside")
 )
 # These follow their first operand's order (their lanes are planes in its memory order).
 _FOLLOW_FIRST = frozenset(("max_pool", "max_pool_route"))

@@ -117,9 +117,9 @@ class Value:
         """max(x, 0) of each element."""
         return self._record("relu", (self,))
 
-    def step(self) -> Value:
+    def heaviside(self) -> Value:
         """1 where the element is positive, else 0."""
-        return self._record("step", (self,))
+        return self._record("heaviside", (self,))
 
     def maximum(self, other: Value | float) -> Value:
         """The elementwise larger operand; on a tie, this one."""

@@ -53,9 +53,9 @@ class Algebra:
         """Elementwise e**x."""
         return self.apply("exp", (operand,))
 
-    def step(self, operand: Any) -> Any:
+    def heaviside(self, operand: Any) -> Any:
         """1 where the operand is positive, else 0: the relu mask."""
-        return self.apply("step", (operand,))
+        return self.apply("heaviside", (operand,))
 
     def matmul(self, left: Any, right: Any) -> Any:
         """Matrix product over the last two axes."""

@@ -12,7 +12,7 @@ def _derive_maximum(algebra, inputs, output, gradient, needs):
     left, right = inputs
     # The right operand wins only where it is strictly larger; on a tie the left one
     # does, which is what makes max pooling send the gradient to its earliest lane.
-    right_wins = algebra.step(algebra.sub(right, left))
+    right_wins = algebra.heaviside(algebra.sub(right, left))
     right_part = algebra.mul(gradient, right_wins)
     left_part = algebra.sub(gradient, right_part) if needs[0] else None
     return (

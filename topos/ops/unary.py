@@ -1,4 +1,4 @@
-"""exp, ln, sqrt, tanh, relu and step: elementwise functions of one operand."""
+"""exp, ln, sqrt, tanh, relu and heaviside: elementwise functions of one operand."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def tanh(operand, out=None):
 def _derive_relu(algebra, inputs, output, gradient, needs):
     # relu(x) > 0 exactly where x > 0 (NaN in both fails), so the mask can come from
     # the output: the input then need not outlive the forward pass in a forward plan.
-    return (algebra.mul(gradient, algebra.step(output)),)
+    return (algebra.mul(gradient, algebra.heaviside(output)),)
 
 
 @primitive("relu", 1, same, _derive_relu)
@@ -62,13 +62,13 @@ def relu(operand, out=None):
     return np.maximum(operand, operand.dtype.type(0), out=out)
 
 
-def _derive_step(algebra, inputs, output, gradient, needs):
-    # The step is flat wherever it has a derivative: no contribution at all.
+def _derive_heaviside(algebra, inputs, output, gradient, needs):
+    # The Heaviside step is flat wherever it has a derivative: no contribution at all.
     return (None,)
 
 
-@primitive("step", 1, same, _derive_step)
-def step(operand, out=None):
+@primitive("heaviside", 1, same, _derive_heaviside)
+def heaviside(operand, out=None):
     """1 where the element is positive, else 0 (NaN gives 0): the relu mask."""
     if out is None:
         out = np.empty_like(operand)
