@@ -31,9 +31,9 @@ from typing import Any
 import numpy as np
 
 from topos.engine.arena import Arena, Interval, aligned, place, slot_view
-from topos.engine.layouts import Layout
 from topos.engine.sweep_simulation import SimulatedCall, SweepSimulation, simulate_sweep
 from topos.graph.chain_rule import Schedule
+from topos.ops.memory_order import Layout
 from topos.ops.primitive import REGISTRY
 
 #: The keys of a call's output and workspace among the backward arena's intervals.

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from topos.engine.arena import Interval, aligned, place
-from topos.engine.layouts import Layout, identity, is_view, output_layout
 from topos.engine.liveness import LiveProfile, counted, last_consumers
+from topos.ops.memory_order import Layout, identity
 
 #: The key of a node's workspace among the arena's intervals (a node's own key is its index).
 WORKSPACE = "workspace"
@@ -106,10 +106,10 @@ def plan_memory(
             layouts[index] = identity(node.shape.rank)
             continue
         shapes = [nodes[i].shape for i in node.inputs]
-        layouts[index] = output_layout(
-            node.primitive, operand_layouts, shapes, node.shape, node.attributes
+        layouts[index] = node.primitive.output_layout(
+            operand_layouts, shapes, node.shape, node.attributes
         )
-        if is_view(node.primitive, operand_layouts):
+        if node.primitive.returns_view(operand_layouts):
             views.add(index)
             storage[index] = storage[node.inputs[0]]
         else:

@@ -20,9 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from topos.engine.layouts import Layout, identity, is_view, output_layout
 from topos.graph.chain_rule import Schedule, sweep
 from topos.ops.algebra import Algebra
+from topos.ops.memory_order import Layout, identity
 from topos.ops.primitive import REGISTRY
 from topos.tensor import Shape
 
@@ -125,9 +125,9 @@ class ShapeAlgebra(Algebra):
         shapes = [operand.shape for operand in operands]
         shape = primitive.infer(*shapes, **attributes)
         layouts = [operand.layout for operand in operands]
-        layout = output_layout(primitive, layouts, shapes, shape, attributes)
+        layout = primitive.output_layout(layouts, shapes, shape, attributes)
         operand_shapes = tuple(tuple(operand) for operand in shapes)
-        if is_view(primitive, layouts):
+        if primitive.returns_view(layouts):
             self.calls.append(
                 SimulatedCall(
                     operation,

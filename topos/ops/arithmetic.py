@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.memory_order import follows_dense_operand
 from topos.ops.primitive import primitive
 from topos.ops.shape_rules import elementwise, same
 
@@ -60,7 +61,7 @@ def _derive_add(algebra, inputs, output, gradient, needs):
     )
 
 
-@primitive("add", 2, elementwise("add"), _derive_add)
+@primitive("add", 2, elementwise("add"), _derive_add, layout=follows_dense_operand)
 def add(left, right, out=None):
     """Elementwise sum."""
     return _elementwise(np.add, left, right, out)
@@ -74,7 +75,7 @@ def _derive_sub(algebra, inputs, output, gradient, needs):
     )
 
 
-@primitive("sub", 2, elementwise("sub"), _derive_sub)
+@primitive("sub", 2, elementwise("sub"), _derive_sub, layout=follows_dense_operand)
 def sub(left, right, out=None):
     """Elementwise difference."""
     return _elementwise(np.subtract, left, right, out)
@@ -88,7 +89,7 @@ def _derive_mul(algebra, inputs, output, gradient, needs):
     )
 
 
-@primitive("mul", 2, elementwise("mul"), _derive_mul)
+@primitive("mul", 2, elementwise("mul"), _derive_mul, layout=follows_dense_operand)
 def mul(left, right, out=None):
     """Elementwise product."""
     return _elementwise(np.multiply, left, right, out)
@@ -106,7 +107,7 @@ def _derive_div(algebra, inputs, output, gradient, needs):
     return left_part, right_part
 
 
-@primitive("div", 2, elementwise("div"), _derive_div)
+@primitive("div", 2, elementwise("div"), _derive_div, layout=follows_dense_operand)
 def div(left, right, out=None):
     """Elementwise quotient."""
     return _elementwise(np.divide, left, right, out)
@@ -116,7 +117,7 @@ def _derive_neg(algebra, inputs, output, gradient, needs):
     return (algebra.neg(gradient),)
 
 
-@primitive("neg", 1, same, _derive_neg)
+@primitive("neg", 1, same, _derive_neg, layout=follows_dense_operand)
 def neg(operand, out=None):
     """Elementwise negation."""
     return np.negative(operand, out=out)

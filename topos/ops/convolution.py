@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided, sliding_window_view
 
+from topos.ops.memory_order import Layout
 from topos.ops.primitive import primitive
 from topos.ops.shape_rules import fail
 from topos.tensor import Shape
@@ -235,6 +236,12 @@ def _derive_col2im(
     return (algebra.im2col(gradient, kernel_height, kernel_width, stride, padding, phases),)
 
 
+def channels_last_interior(operand_layouts, operand_shapes, output, attributes) -> Layout:
+    """The layout of an output that is the interior of a padded channels-last accumulator:
+    channels-last when there is no padding, else a strided view."""
+    return (0, 2, 3, 1) if attributes.get("padding", 0) == 0 else None
+
+
 def _col2im_workspace(
     patches: Shape, shape, kernel_height, kernel_width, stride, padding, phases=1
 ) -> int:
@@ -249,6 +256,7 @@ def _col2im_workspace(
     _derive_col2im,
     workspace=_col2im_workspace,
     output_in_workspace=True,
+    layout=channels_last_interior,
 )
 def col2im(
     patches,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from topos.ops.convolution import col2im, im2col, output_extent
+from topos.ops.convolution import channels_last_interior, col2im, im2col, output_extent
 from topos.ops.matmul import matmul, matmul_nt
 from topos.ops.primitive import primitive
 from topos.ops.shape_rules import fail
@@ -171,6 +171,7 @@ def _convolution_images_workspace(
     _derive_convolution_images,
     workspace=_convolution_images_workspace,
     output_in_workspace=True,
+    layout=channels_last_interior,
 )
 def convolution_images(
     gradient,

@@ -15,6 +15,15 @@ def _infer_permute(operand: Shape, axes: tuple[int, ...]) -> Shape:
     return Shape(operand[axis] for axis in axes)
 
 
+def _permuted_layout(operand_layouts, operand_shapes, output, attributes):
+    """A view of the operand's memory with its axes reordered (strided when the operand is)."""
+    first = operand_layouts[0]
+    if first is None:
+        return None
+    axes = list(attributes["axes"])
+    return tuple(axes.index(axis) for axis in first)
+
+
 def _derive_permute(algebra, inputs, output, gradient, needs, axes):
     inverse = [0] * len(axes)
     for position, axis in enumerate(axes):
@@ -22,7 +31,7 @@ def _derive_permute(algebra, inputs, output, gradient, needs, axes):
     return (algebra.permute(gradient, tuple(inverse)),)
 
 
-@primitive("permute", 1, _infer_permute, _derive_permute, view=VIEW_ALWAYS)
+@primitive("permute", 1, _infer_permute, _derive_permute, view=VIEW_ALWAYS, layout=_permuted_layout)
 def permute(operand, out=None, axes=()):
     """Reorders the axes (a view where NumPy can give one)."""
     view = np.transpose(operand, axes)

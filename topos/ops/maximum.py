@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.memory_order import follows_dense_operand
 from topos.ops.primitive import primitive
 from topos.ops.shape_rules import elementwise
 
@@ -21,7 +22,7 @@ def _derive_maximum(algebra, inputs, output, gradient, needs):
     )
 
 
-@primitive("maximum", 2, elementwise("maximum"), _derive_maximum)
+@primitive("maximum", 2, elementwise("maximum"), _derive_maximum, layout=follows_dense_operand)
 def maximum(left, right, out=None):
     """The elementwise larger of the two operands."""
     return np.maximum(left, right, out=out)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from topos.ops.memory_order import follows_first
 from topos.ops.primitive import primitive
 from topos.ops.shape_rules import fail
 from topos.tensor import Shape
@@ -182,7 +183,14 @@ def _max_pool_workspace(operand: Shape, size: int, stride: int) -> int:
     return operand.volume if size > 1 and _tiles(tuple(operand), size, stride) else 0
 
 
-@primitive("max_pool", 1, _infer_max_pool, _derive_max_pool, workspace=_max_pool_workspace)
+@primitive(
+    "max_pool",
+    1,
+    _infer_max_pool,
+    _derive_max_pool,
+    workspace=_max_pool_workspace,
+    layout=follows_first,
+)
 def max_pool(operand, out=None, workspace=None, size=1, stride=1):
     """The largest lane of each window: `maximum` folded over the lanes left to right."""
     pooled = tuple(_pooled_shape("max_pool", Shape(operand.shape), size, stride))
@@ -236,6 +244,7 @@ def _max_pool_route_workspace(operand: Shape, gradient: Shape, size: int, stride
     _infer_max_pool_route,
     _derive_max_pool_route,
     workspace=_max_pool_route_workspace,
+    layout=follows_first,
 )
 def max_pool_route(operand, gradient, out=None, workspace=None, size=1, stride=1):
     """Each window's gradient on the lane that won it; zeros on every other lane."""

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from topos.ops.memory_order import Layout, LayoutRule, contiguous, identity, strided_view
 from topos.tensor import Shape
 
 ShapeRule = Callable[..., Shape]
@@ -36,15 +37,17 @@ class Primitive:
 
     For the static memory plan a primitive also says whether its kernel returns a
     view of its first operand (`view`: None, VIEW_ALWAYS or VIEW_WHEN_CONTIGUOUS;
-    handed `out`, a viewing kernel copies into it instead), and optionally how many
+    handed `out`, a viewing kernel copies into it instead), in which memory order it
+    writes its output (`layout`, a rule of `memory_order`; by default C-contiguous,
+    or for a kernel that always returns a view, a strided view), and optionally how many
     elements of scratch it can use (`workspace(input shapes..., **attributes)`,
     passed to the kernel as a flat `workspace=` array). When `output_in_workspace`,
     the kernel called without `out` returns a view into that workspace, which then
     lives as long as the output.
     """
 
-    __slots__ = ("arity", "derive", "infer", "kernel", "name", "output_in_workspace", "view")
-    __slots__ += ("workspace",)
+    __slots__ = ("arity", "derive", "infer", "kernel", "layout", "name", "output_in_workspace")
+    __slots__ += ("view", "workspace")
 
     def __init__(
         self,
@@ -56,6 +59,7 @@ class Primitive:
         view: str | None = None,
         workspace: WorkspaceRule | None = None,
         output_in_workspace: bool = False,
+        layout: LayoutRule | None = None,
     ) -> None:
         self.name = name
         self.arity = arity
@@ -65,6 +69,29 @@ class Primitive:
         self.view = view
         self.workspace = workspace
         self.output_in_workspace = output_in_workspace
+        if layout is None:
+            layout = strided_view if view == VIEW_ALWAYS else contiguous
+        self.layout = layout
+
+    def returns_view(self, operand_layouts: Sequence[Layout]) -> bool:
+        """Whether the kernel, called without `out`, returns a view of its first operand
+        whose operands are laid out in `operand_layouts`."""
+        if self.view == VIEW_ALWAYS:
+            return True
+        if self.view == VIEW_WHEN_CONTIGUOUS:
+            first = operand_layouts[0]
+            return first is not None and first == identity(len(first))
+        return False
+
+    def output_layout(
+        self,
+        operand_layouts: Sequence[Layout],
+        operand_shapes: Sequence[Shape],
+        output: Shape,
+        attributes: dict[str, Any],
+    ) -> Layout:
+        """The memory order of the kernel's output (of its view, when it returns one)."""
+        return self.layout(operand_layouts, operand_shapes, output, attributes)
 
     def __repr__(self) -> str:
         return f"Primitive({self.name})"
@@ -78,6 +105,7 @@ def primitive(
     view: str | None = None,
     workspace: WorkspaceRule | None = None,
     output_in_workspace: bool = False,
+    layout: LayoutRule | None = None,
 ):
     """Registers the decorated kernel as primitive `name`, beside its shape and derivative
     rules (and what the memory plan needs to know: see `Primitive`)."""
@@ -86,7 +114,7 @@ def primitive(
         if name in REGISTRY:
             raise ValueError(f"primitive {name!r} is registered twice")
         registered = Primitive(
-            name, arity, infer, kernel, derive, view, workspace, output_in_workspace
+            name, arity, infer, kernel, derive, view, workspace, output_in_workspace, layout
         )
         REGISTRY[name] = registered
         return registered

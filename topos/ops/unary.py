@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.memory_order import follows_dense_operand
 from topos.ops.primitive import primitive
 from topos.ops.shape_rules import same
 from topos.tensor import Shape
@@ -13,7 +14,7 @@ def _derive_exp(algebra, inputs, output, gradient, needs):
     return (algebra.mul(gradient, output),)
 
 
-@primitive("exp", 1, same, _derive_exp)
+@primitive("exp", 1, same, _derive_exp, layout=follows_dense_operand)
 def exp(operand, out=None):
     """e raised to each element."""
     return np.exp(operand, out=out)
@@ -23,7 +24,7 @@ def _derive_ln(algebra, inputs, output, gradient, needs):
     return (algebra.div(gradient, inputs[0]),)
 
 
-@primitive("ln", 1, same, _derive_ln)
+@primitive("ln", 1, same, _derive_ln, layout=follows_dense_operand)
 def ln(operand, out=None):
     """The natural logarithm of each element."""
     return np.log(operand, out=out)
@@ -33,7 +34,7 @@ def _derive_sqrt(algebra, inputs, output, gradient, needs):
     return (algebra.div(gradient, algebra.add(output, output)),)
 
 
-@primitive("sqrt", 1, same, _derive_sqrt)
+@primitive("sqrt", 1, same, _derive_sqrt, layout=follows_dense_operand)
 def sqrt(operand, out=None):
     """The square root of each element."""
     return np.sqrt(operand, out=out)
@@ -44,7 +45,7 @@ def _derive_tanh(algebra, inputs, output, gradient, needs):
     return (algebra.mul(gradient, algebra.sub(one, algebra.mul(output, output))),)
 
 
-@primitive("tanh", 1, same, _derive_tanh)
+@primitive("tanh", 1, same, _derive_tanh, layout=follows_dense_operand)
 def tanh(operand, out=None):
     """The hyperbolic tangent of each element."""
     return np.tanh(operand, out=out)
@@ -56,7 +57,7 @@ def _derive_relu(algebra, inputs, output, gradient, needs):
     return (algebra.mul(gradient, algebra.heaviside(output)),)
 
 
-@primitive("relu", 1, same, _derive_relu)
+@primitive("relu", 1, same, _derive_relu, layout=follows_dense_operand)
 def relu(operand, out=None):
     """max(x, 0) of each element."""
     return np.maximum(operand, operand.dtype.type(0), out=out)
@@ -67,7 +68,7 @@ def _derive_heaviside(algebra, inputs, output, gradient, needs):
     return (None,)
 
 
-@primitive("heaviside", 1, same, _derive_heaviside)
+@primitive("heaviside", 1, same, _derive_heaviside, layout=follows_dense_operand)
 def heaviside(operand, out=None):
     """1 where the element is positive, else 0 (NaN gives 0): the relu mask."""
     if out is None:
