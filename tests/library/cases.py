@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -29,6 +29,7 @@ from topos import (
 )
 from topos.nn.loss import log_softmax, softmax
 from topos.ops import REGISTRY
+from topos.ops.patch_window import PatchWindow
 
 Draw = Callable[[np.random.Generator], list[np.ndarray]]
 
@@ -208,14 +209,14 @@ def _record(name: str, *operands, **attributes):
     return operands[0].tape.record(name, operands, **attributes)
 
 
-def window(kernel_height=3, kernel_width=3, stride=1, padding=1) -> dict:
-    """The attributes of im2col and col2im."""
-    return {
-        "kernel_height": kernel_height,
-        "kernel_width": kernel_width,
-        "stride": stride,
-        "padding": padding,
-    }
+def window(kernel_height=3, kernel_width=3, stride=1, padding=1, phases=1) -> dict:
+    """The window attribute of im2col, col2im, convolution and convolution_images."""
+    return {"window": PatchWindow(kernel_height, kernel_width, stride, padding, phases)}
+
+
+def with_phases(attributes: dict, phases: int) -> dict:
+    """`attributes` with their window's rows taken in `phases` phases."""
+    return {**attributes, "window": replace(attributes["window"], phases=phases)}
 
 
 def _im2col_case(name, shape, **attributes) -> Case:
@@ -359,14 +360,14 @@ def _lanes_with_fixed_input(name: str, subject: str, shape, axes=(0,)) -> Case:
 
 
 PHASED_CASES: list[Case] = [
-    _im2col_case("im2col_3x3_same_phases2", (2, 2, 4, 4), **window(), phases=2),
-    _im2col_case("im2col_stride2_phases2", (1, 3, 7, 7), **window(stride=2), phases=2),
-    _im2col_case("im2col_3x3_same_phases3", (1, 2, 6, 6), **window(), phases=3),
-    _im2col_case("im2col_2x3_valid_phases2", (1, 2, 5, 6), **window(2, 3, 1, 0), phases=2),
-    _col2im_case("col2im_3x3_same_phases2", (2, 2, 4, 4), **window(), phases=2),
-    _col2im_case("col2im_stride2_phases2", (1, 3, 7, 7), **window(stride=2), phases=2),
-    _col2im_case("col2im_3x3_same_phases3", (1, 2, 6, 6), **window(), phases=3),
-    _col2im_case("col2im_2x3_valid_phases2", (1, 2, 5, 6), **window(2, 3, 1, 0), phases=2),
+    _im2col_case("im2col_3x3_same_phases2", (2, 2, 4, 4), **window(phases=2)),
+    _im2col_case("im2col_stride2_phases2", (1, 3, 7, 7), **window(stride=2, phases=2)),
+    _im2col_case("im2col_3x3_same_phases3", (1, 2, 6, 6), **window(phases=3)),
+    _im2col_case("im2col_2x3_valid_phases2", (1, 2, 5, 6), **window(2, 3, 1, 0, phases=2)),
+    _col2im_case("col2im_3x3_same_phases2", (2, 2, 4, 4), **window(phases=2)),
+    _col2im_case("col2im_stride2_phases2", (1, 3, 7, 7), **window(stride=2, phases=2)),
+    _col2im_case("col2im_3x3_same_phases3", (1, 2, 6, 6), **window(phases=3)),
+    _col2im_case("col2im_2x3_valid_phases2", (1, 2, 5, 6), **window(2, 3, 1, 0, phases=2)),
     _lane_argmax_case("lane_argmax_4_lanes", (4, 3, 2)),
     _lane_argmax_case("lane_argmax_pooling_axes", (1, 2, 2, 2, 2, 3), axes=(2, 4)),
     _lane_max_case("lane_max_1_lane", (1, 3, 2)),
@@ -426,13 +427,13 @@ def _convolution_images_case(name, shape, filters, **attributes) -> Case:
 CONVOLUTION_CASES: list[Case] = [
     _convolution_case("convolution_3x3_same", (2, 2, 4, 5), 3, **window()),
     _convolution_case("convolution_stride2", (1, 3, 5, 6), 2, **window(stride=2, padding=1)),
-    _convolution_case("convolution_phases2", (2, 2, 4, 4), 3, **window(), phases=2),
+    _convolution_case("convolution_phases2", (2, 2, 4, 4), 3, **window(phases=2)),
     _convolution_images_case("convolution_images_3x3_same", (2, 2, 4, 5), 3, **window()),
     _convolution_images_case("convolution_images_2x3_valid", (2, 3, 4, 5), 2, **window(2, 3, 1, 0)),
     _convolution_images_case(
         "convolution_images_stride2", (1, 3, 5, 6), 2, **window(stride=2, padding=1)
     ),
-    _convolution_images_case("convolution_images_phases2", (2, 2, 4, 4), 3, **window(), phases=2),
+    _convolution_images_case("convolution_images_phases2", (2, 2, 4, 4), 3, **window(phases=2)),
 ]
 PRIMITIVE_CASES += CONVOLUTION_CASES
 

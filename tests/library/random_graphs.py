@@ -22,6 +22,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from topos import Tape, Tensor, Value, max_pool
+from topos.ops.patch_window import PatchWindow
 
 MAX_VOLUME = 81
 MAX_RANK = 4
@@ -239,13 +240,9 @@ def _step(
         padding = draw(st.integers(0, 1))
         kernel_height = draw(st.integers(1, min(3, shape[2] + 2 * padding)))
         kernel_width = draw(st.integers(1, min(3, shape[3] + 2 * padding)))
-        attributes = {
-            "kernel_height": kernel_height,
-            "kernel_width": kernel_width,
-            "stride": draw(st.integers(1, 2)),
-            "padding": padding,
-        }
-        return operation, (first,), attributes
+        stride = draw(st.integers(1, 2))
+        window = PatchWindow(kernel_height, kernel_width, stride, padding)
+        return operation, (first,), {"window": window}
     if operation == "gram":
         return (operation, (first,), {}) if rank >= 2 else None
     if operation == "permute":

@@ -22,7 +22,7 @@ SHAPES = [
     ((2, 16, 8, 8), 8, window()),
     ((1, 2, 7, 6), 3, window(stride=2, padding=1)),
     ((2, 3, 6, 5), 2, window(2, 3, 1, 0)),
-    ((2, 2, 4, 4), 3, {**window(), "phases": 2}),
+    ((2, 2, 4, 4), 3, window(phases=2)),
 ]
 
 
@@ -39,7 +39,7 @@ def test_the_images_gradient_is_col2im_of_the_product(shape, filters, attributes
     gradient, weights = operands(shape, filters, attributes)
     result = kernel["convolution_images"](gradient, weights, shape=shape, **attributes)
     reference = col2im(matmul_nt(gradient, weights), shape=shape, **attributes)
-    tap_by_tap = attributes["stride"] == 1 and attributes.get("phases", 1) == 1
+    tap_by_tap = attributes["window"].stride == 1 and attributes["window"].phases == 1
     if tap_by_tap:
         np.testing.assert_allclose(result, reference, rtol=1e-5, atol=1e-5)
     else:

@@ -57,7 +57,9 @@ def _composed(build, arrays, dtype=np.float32):
     return np.array(plan.forward(network.parameters()).of(output.symbol).numpy())
 
 
-def _composed_im2col(x, kernel_height, kernel_width, stride, padding):
+def _composed_im2col(x, window):
+    kernel_height, kernel_width = window.kernel_height, window.kernel_width
+    stride, padding = window.stride, window.padding
     batch, channels, _, _ = x.shape
     padded = x.pad(((0, 0), (0, 0), (padding, padding), (padding, padding))) if padding else x
     windows = padded.unfold(2, kernel_height, stride).unfold(3, kernel_width, stride)
@@ -81,7 +83,7 @@ WINDOWS = [
 def test_im2col_equals_the_composed_form_bit_for_bit(shape, window):
     x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
     fused = kernel("im2col")(x, **window)
-    composed = _composed(lambda v: _composed_im2col(v, **window), [x])
+    composed = _composed(lambda v: _composed_im2col(v, window["window"]), [x])
     assert fused.dtype == np.float32
     assert fused.tobytes() == composed.tobytes()
 
@@ -97,9 +99,9 @@ def test_col2im_equals_the_composed_adjoint_to_rounding(shape, window):
     fused = kernel("col2im")(patches, shape=shape, **window)
     exact = np.zeros(shape)
     batch, channels, height, width = shape
-    padding, stride = window["padding"], window["stride"]
+    padding, stride = window["window"].padding, window["window"].stride
     padded = np.zeros((batch, channels, height + 2 * padding, width + 2 * padding))
-    kh, kw = window["kernel_height"], window["kernel_width"]
+    kh, kw = window["window"].kernel_height, window["window"].kernel_width
     rows = (height + 2 * padding - kh) // stride + 1
     columns = (width + 2 * padding - kw) // stride + 1
     taps = patches.astype(np.float64).reshape(batch, rows, columns, kh, kw, channels)

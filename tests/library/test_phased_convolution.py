@@ -32,11 +32,10 @@ import numpy as np
 import pytest
 
 import topos
-from tests.library.cases import on_parameters, window
+from tests.library.cases import on_parameters, window, with_phases
 from tests.library.routes import ROUTES, Outcome, engine, recorded
 from topos import Conv2d, ShapeError, Tape, Tensor, conv2d, conv2d_max_pool, max_pool
 from topos.ops import REGISTRY
-from topos.ops.convolution import output_extent
 from topos.tensor import Shape
 
 
@@ -72,14 +71,7 @@ def phase_major_order(batch: int, out_height: int, out_width: int, phases: int) 
 
 def _order_for(shape, attributes, phases: int) -> np.ndarray:
     batch, _, height, width = shape
-    kh, kw = attributes["kernel_height"], attributes["kernel_width"]
-    stride, padding = attributes["stride"], attributes["padding"]
-    return phase_major_order(
-        batch,
-        output_extent(height, kh, stride, padding),
-        output_extent(width, kw, stride, padding),
-        phases,
-    )
+    return phase_major_order(batch, *attributes["window"].output_extents(height, width), phases)
 
 
 # (images, window, phases): strides 1, 2 and 3, padding 0 and 1, non-square kernels and
@@ -103,27 +95,26 @@ PHASED_WINDOWS = [
 def test_phased_im2col_is_the_plain_patch_matrix_with_rows_reordered(shape, attributes, phases):
     x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
     plain = kernel("im2col")(x, **attributes)
-    phased = kernel("im2col")(x, **attributes, phases=phases)
+    phased = kernel("im2col")(x, **with_phases(attributes, phases))
     assert phased.dtype == np.float32 and phased.shape == plain.shape
     assert phased.tobytes() == plain[_order_for(shape, attributes, phases)].tobytes()
     # The shape rule agrees with the kernel.
-    inferred = REGISTRY["im2col"].infer(Shape(shape), **attributes, phases=phases)
+    inferred = REGISTRY["im2col"].infer(Shape(shape), **with_phases(attributes, phases))
     assert tuple(inferred) == phased.shape
 
 
 @pytest.mark.parametrize(("shape", "attributes", "phases"), PHASED_WINDOWS[:8], ids=str)
 def test_phased_im2col_bits_ignore_layouts_workspace_and_out(shape, attributes, phases):
     x = np.random.default_rng(2).standard_normal(shape).astype(np.float32)
-    reference = kernel("im2col")(x, **attributes, phases=phases)
+    phased = with_phases(attributes, phases)
+    reference = kernel("im2col")(x, **phased)
     channels_last = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
     for layout in (channels_last, np.asfortranarray(x)):
-        assert (
-            kernel("im2col")(layout, **attributes, phases=phases).tobytes() == reference.tobytes()
-        )
-    elements = REGISTRY["im2col"].workspace(Shape(shape), **attributes, phases=phases)
+        assert kernel("im2col")(layout, **phased).tobytes() == reference.tobytes()
+    elements = REGISTRY["im2col"].workspace(Shape(shape), **phased)
     workspace = np.full(max(elements, 1), np.nan, np.float32)
     for out in (np.empty_like(reference), np.asfortranarray(np.empty_like(reference))):
-        result = kernel("im2col")(x, out=out, workspace=workspace, **attributes, phases=phases)
+        result = kernel("im2col")(x, out=out, workspace=workspace, **phased)
         assert result is out
         assert contiguous_bytes(out) == reference.tobytes()
 
@@ -136,15 +127,16 @@ def test_phased_col2im_adds_in_the_plain_order(shape, attributes, phases):
     plain = np.empty_like(phased)
     plain[_order_for(shape, attributes, phases)] = phased  # the same rows, put back
     expected = contiguous_bytes(kernel("col2im")(plain, shape=shape, **attributes))
-    result = kernel("col2im")(phased, shape=shape, **attributes, phases=phases)
+    result = kernel("col2im")(phased, shape=shape, **with_phases(attributes, phases))
     assert result.dtype == np.float32 and result.shape == shape
     assert contiguous_bytes(result) == expected
     # ...whatever the accumulator and output slots.
-    elements = REGISTRY["col2im"].workspace(Shape(rows), shape=shape, **attributes, phases=phases)
+    phased_window = with_phases(attributes, phases)
+    elements = REGISTRY["col2im"].workspace(Shape(rows), shape=shape, **phased_window)
     workspace = np.full(elements, np.nan, np.float32)
     for out in (None, np.empty(shape, np.float32), np.asfortranarray(np.empty(shape, np.float32))):
         again = kernel("col2im")(
-            phased, out=out, workspace=workspace, shape=shape, **attributes, phases=phases
+            phased, out=out, workspace=workspace, shape=shape, **with_phases(attributes, phases)
         )
         assert out is None or again is out
         assert contiguous_bytes(again) == expected
@@ -154,9 +146,9 @@ def test_phased_col2im_adds_in_the_plain_order(shape, attributes, phases):
 def test_phased_im2col_and_col2im_are_adjoint(shape, attributes, phases):
     generator = np.random.default_rng(4)
     x = generator.standard_normal(shape)
-    forward = kernel("im2col")(x, **attributes, phases=phases)
+    forward = kernel("im2col")(x, **with_phases(attributes, phases))
     p = generator.standard_normal(forward.shape)
-    backward = kernel("col2im")(p, shape=shape, **attributes, phases=phases)
+    backward = kernel("col2im")(p, shape=shape, **with_phases(attributes, phases))
     assert forward.dtype == backward.dtype == np.float64
     assert np.isclose(np.sum(forward * p), np.sum(x * backward), rtol=1e-12)
 
@@ -179,14 +171,14 @@ def test_phases_that_do_not_divide_the_output_are_refused(shape, attributes, pha
     images = tape.parameter(Tensor.filled(list(shape), 1.0))
     recorded_before = len(tape)
     with pytest.raises(ShapeError, match=f"^im2col: .*phases {phases}") as caught:
-        tape.record("im2col", (images,), **attributes, phases=phases)
+        tape.record("im2col", (images,), **with_phases(attributes, phases))
     assert "\n" not in str(caught.value)
     assert len(tape) == recorded_before
     # col2im's rule refuses the same phases for patches of a plain im2col's shape.
     rows = REGISTRY["im2col"].infer(Shape(shape), **attributes)
     patches = tape.parameter(Tensor.filled(list(rows), 1.0))
     with pytest.raises(ShapeError, match=f"^(col2im|im2col): .*phases {phases}"):
-        tape.record("col2im", (patches,), shape=shape, **attributes, phases=phases)
+        tape.record("col2im", (patches,), shape=shape, **with_phases(attributes, phases))
 
 
 def test_phases_are_recorded_only_when_not_one():
@@ -207,10 +199,10 @@ def test_phases_are_recorded_only_when_not_one():
     fused = lambda x, w, b: conv2d_max_pool(x, w, b, 1, 1, 2)  # noqa: E731
     for operation in ("im2col", "convolution", "convolution_images"):
         for source in ("parameter", "input", "leaf"):
-            assert [("phases" in a) for a in attributes_of(plain, operation, source)] == [False]
-        assert [("phases" in a) for a in attributes_of(fused, operation, "parameter")] == [False]
+            assert [a["window"].phases for a in attributes_of(plain, operation, source)] == [1]
+        assert [a["window"].phases for a in attributes_of(fused, operation, "parameter")] == [1]
         for source in ("input", "leaf"):
-            assert [a.get("phases") for a in attributes_of(fused, operation, source)] == [2]
+            assert [a["window"].phases for a in attributes_of(fused, operation, source)] == [2]
 
 
 # conv2d_max_pool against max_pool(conv2d(...)) ---------------------------------------------

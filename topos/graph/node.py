@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import is_dataclass
 from typing import Any
 
 from topos.ops.primitive import Primitive
@@ -38,5 +39,12 @@ class Node:
         """The operation with its attributes, as `describe()` prints it."""
         if not self.attributes:
             return self.operation
-        details = ", ".join(f"{key}={value}" for key, value in self.attributes.items())
+        details = ", ".join(_detail(key, value) for key, value in self.attributes.items())
         return f"{self.operation}({details})"
+
+
+def _detail(key: str, value: Any) -> str:
+    """One attribute as a label shows it: `key=value`, but a record (a frozen dataclass
+    such as a PatchWindow) names its own fields, so a label reads the same whether
+    attributes travel loose or bundled."""
+    return str(value) if is_dataclass(value) else f"{key}={value}"

@@ -7,7 +7,7 @@ from topos.errors import ShapeError
 from topos.graph.tape import Tape
 from topos.graph.value import Value
 from topos.nn.weighted_layer import WeightedLayer
-from topos.ops.convolution import output_extent
+from topos.ops.patch_window import PatchWindow
 from topos.tensor import Tensor
 
 
@@ -111,30 +111,23 @@ def _scores(
         raise ShapeError(f"{composite}: bias {bias.shape} for {filters} filters")
     if pool < 1:
         raise ShapeError(f"{composite}: pool {pool} must be positive")
-    window = {
-        "kernel_height": kernel_height,
-        "kernel_width": kernel_width,
-        "stride": stride,
-        "padding": padding,
-        **({} if phases == 1 else {"phases": phases}),
-    }
     if stride < 1 or padding < 0:
         raise ShapeError(
             f"{composite}: stride {stride} must be at least 1 and padding {padding} at least 0"
         )
-    out_height = output_extent(images.shape[2], kernel_height, stride, padding)
-    out_width = output_extent(images.shape[3], kernel_width, stride, padding)
+    window = PatchWindow(kernel_height, kernel_width, stride, padding, phases)
+    out_height, out_width = window.output_extents(images.shape[2], images.shape[3])
     if out_height >= 1 and out_width >= 1 and (out_height % pool or out_width % pool):
         raise ShapeError(
             f"{composite}: a {pool}x{pool} pool does not tile the convolution's "
             f"{out_height}x{out_width} output of images {images.shape}"
         )
-    columns = images.tape.record("im2col", (images,), **window)
+    columns = images.tape.record("im2col", (images,), window=window)
     rows = columns.shape[0]
     kernel = weights.permute(2, 3, 1, 0).reshape(kernel_height * kernel_width * channels, filters)
     # The product records the images too, so its rule makes their gradient in one
     # kernel (convolution_images) and im2col's adjoint never runs.
-    product = images.tape.record("convolution", (columns, kernel, images), **window)
+    product = images.tape.record("convolution", (columns, kernel, images), window=window)
     if bias is None:
         return product, (batch, out_height, out_width)
     scores = product + bias.broadcast_along(0, rows)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from topos.ops.patch_window import PatchWindow
 from topos.tensor import Shape
 
 
@@ -115,48 +116,14 @@ class Algebra:
         """The adjoint of `unfold`: accumulates overlapping windows back onto an axis."""
         return self.apply("fold", (operand,), axis=axis, length=length, stride=stride)
 
-    def im2col(
-        self,
-        images: Any,
-        kernel_height: int,
-        kernel_width: int,
-        stride: int,
-        padding: int,
-        phases: int = 1,
-    ) -> Any:
+    def im2col(self, images: Any, *, window: PatchWindow) -> Any:
         """The tap-major patch matrix `[N*OH*OW, KH*KW*C]` of images `[N, C, H, W]`
-        (rows phase-major when `phases > 1`)."""
-        return self.apply(
-            "im2col",
-            (images,),
-            kernel_height=kernel_height,
-            kernel_width=kernel_width,
-            stride=stride,
-            padding=padding,
-            **_phases(phases),
-        )
+        (rows phase-major when `window.phases > 1`)."""
+        return self.apply("im2col", (images,), window=window)
 
-    def col2im(
-        self,
-        patches: Any,
-        shape: tuple[int, ...],
-        kernel_height: int,
-        kernel_width: int,
-        stride: int,
-        padding: int,
-        phases: int = 1,
-    ) -> Any:
+    def col2im(self, patches: Any, *, shape: tuple[int, ...], window: PatchWindow) -> Any:
         """The adjoint of `im2col`: adds patch entries back onto images of `shape`."""
-        return self.apply(
-            "col2im",
-            (patches,),
-            shape=tuple(shape),
-            kernel_height=kernel_height,
-            kernel_width=kernel_width,
-            stride=stride,
-            padding=padding,
-            **_phases(phases),
-        )
+        return self.apply("col2im", (patches,), shape=tuple(shape), window=window)
 
     def max_pool(self, operand: Any, size: int, stride: int) -> Any:
         """The largest lane of each `size x size` window of `[N, C, H, W]`."""
@@ -171,26 +138,11 @@ class Algebra:
         return self.apply("max_pool_pick", (operand, values), size=size, stride=stride)
 
     def convolution_images(
-        self,
-        gradient: Any,
-        kernel: Any,
-        shape: tuple[int, ...],
-        kernel_height: int,
-        kernel_width: int,
-        stride: int,
-        padding: int,
-        phases: int = 1,
+        self, gradient: Any, kernel: Any, *, shape: tuple[int, ...], window: PatchWindow
     ) -> Any:
         """`col2im(gradient @ kernel^T)`: a convolution's gradient onto its images."""
         return self.apply(
-            "convolution_images",
-            (gradient, kernel),
-            shape=tuple(shape),
-            kernel_height=kernel_height,
-            kernel_width=kernel_width,
-            stride=stride,
-            padding=padding,
-            **_phases(phases),
+            "convolution_images", (gradient, kernel), shape=tuple(shape), window=window
         )
 
     def lane_argmax(self, operand: Any, axes: tuple[int, ...] = (0,)) -> Any:
@@ -230,9 +182,3 @@ class Algebra:
         if shape.rank == 0 and self.shape(contribution).rank != 0:
             return self.sum(contribution)
         return contribution
-
-
-def _phases(phases: int) -> dict[str, int]:
-    """The `phases` attribute, left out when it is the default, so plain convolutions'
-    nodes (and their descriptions) read as they always have."""
-    return {} if phases == 1 else {"phases": phases}

@@ -34,22 +34,21 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided, sliding_window_view
 
 from topos.ops.memory_order import Layout
+from topos.ops.patch_window import PatchWindow
 from topos.ops.primitive import primitive
 from topos.ops.shape_rules import fail
 from topos.tensor import Shape
 
 
-def output_extent(extent: int, kernel: int, stride: int, padding: int) -> int:
-    """How many windows of `kernel` at `stride` fit along a padded axis of `extent`."""
-    return (extent + 2 * padding - kernel) // stride + 1
-
-
-def _check_window(operation: str, kernel_height, kernel_width, stride, padding) -> None:
-    if kernel_height < 1 or kernel_width < 1 or stride < 1 or padding < 0:
+def _check_window(operation: str, window: PatchWindow) -> None:
+    if not isinstance(window, PatchWindow):
+        raise fail(operation, f"window {window!r} must be a PatchWindow")
+    kernel_height, kernel_width = window.kernel_height, window.kernel_width
+    if kernel_height < 1 or kernel_width < 1 or window.stride < 1 or window.padding < 0:
         raise fail(
             operation,
-            f"kernel {kernel_height}x{kernel_width}, stride {stride} and padding {padding} "
-            f"must be positive (padding at least 0)",
+            f"kernel {kernel_height}x{kernel_width}, stride {window.stride} and padding "
+            f"{window.padding} must be positive (padding at least 0)",
         )
 
 
@@ -61,35 +60,26 @@ def _check_phases(operation: str, out_height: int, out_width: int, phases: int) 
         )
 
 
-def _infer_im2col(
-    images: Shape,
-    kernel_height: int,
-    kernel_width: int,
-    stride: int,
-    padding: int,
-    phases: int = 1,
-) -> Shape:
-    _check_window("im2col", kernel_height, kernel_width, stride, padding)
+def _infer_im2col(images: Shape, window: PatchWindow) -> Shape:
+    _check_window("im2col", window)
     if images.rank != 4:
         raise fail("im2col", f"images {images} must be [N, C, H, W]")
     batch, channels, height, width = images
-    if height + 2 * padding < kernel_height or width + 2 * padding < kernel_width:
+    padding = window.padding
+    if height + 2 * padding < window.kernel_height or width + 2 * padding < window.kernel_width:
         raise fail(
             "im2col",
-            f"a {kernel_height}x{kernel_width} kernel does not fit images {images} "
+            f"a {window.kernel_height}x{window.kernel_width} kernel does not fit images {images} "
             f"padded by {padding}",
         )
-    out_height = output_extent(height, kernel_height, stride, padding)
-    out_width = output_extent(width, kernel_width, stride, padding)
-    _check_phases("im2col", out_height, out_width, phases)
-    return Shape((batch * out_height * out_width, kernel_height * kernel_width * channels))
+    out_height, out_width = window.output_extents(height, width)
+    _check_phases("im2col", out_height, out_width, window.phases)
+    return Shape((batch * out_height * out_width, window.taps * channels))
 
 
-def _derive_im2col(
-    algebra, inputs, output, gradient, needs, kernel_height, kernel_width, stride, padding, phases=1
-):
+def _derive_im2col(algebra, inputs, output, gradient, needs, window):
     shape = tuple(algebra.shape(inputs[0]))
-    return (algebra.col2im(gradient, shape, kernel_height, kernel_width, stride, padding, phases),)
+    return (algebra.col2im(gradient, shape=shape, window=window),)
 
 
 def _padded_elements(images: Shape, padding: int) -> int:
@@ -97,28 +87,20 @@ def _padded_elements(images: Shape, padding: int) -> int:
     return batch * (height + 2 * padding) * (width + 2 * padding) * channels
 
 
-def _im2col_workspace(images: Shape, kernel_height, kernel_width, stride, padding, phases=1) -> int:
+def _im2col_workspace(images: Shape, window: PatchWindow) -> int:
     """The padded channels-last copy of the images (none without padding)."""
-    return _padded_elements(images, padding) if padding else 0
+    return _padded_elements(images, window.padding) if window.padding else 0
 
 
 @primitive("im2col", 1, _infer_im2col, _derive_im2col, workspace=_im2col_workspace)
-def im2col(
-    images,
-    out=None,
-    workspace=None,
-    kernel_height=1,
-    kernel_width=1,
-    stride=1,
-    padding=0,
-    phases=1,
-):
+def im2col(images, out=None, workspace=None, *, window: PatchWindow):
     """The patch matrix `[N*OH*OW, KH*KW*C]`, tap-major, of zero-padded images, its
-    rows phase-major when `phases > 1` (the padded copy made in `workspace` when one
-    is given)."""
+    rows phase-major when `window.phases > 1` (the padded copy made in `workspace`
+    when one is given)."""
+    kernel_height, kernel_width = window.kernel_height, window.kernel_width
+    stride, padding, phases = window.stride, window.padding, window.phases
     batch, channels, height, width = images.shape
-    out_height = output_extent(height, kernel_height, stride, padding)
-    out_width = output_extent(width, kernel_width, stride, padding)
+    out_height, out_width = window.output_extents(height, width)
     channels_last = images.transpose(0, 2, 3, 1)
     if padding:
         padded_shape = (batch, height + 2 * padding, width + 2 * padding, channels)
@@ -197,56 +179,34 @@ def _phase_blocks(rows, batch, out_height, out_width, row_shape, phases):
     return blocks.transpose(2, 3, 0, 4, 1, *range(5, blocks.ndim))
 
 
-def _infer_col2im(
-    patches: Shape,
-    shape: tuple[int, ...],
-    kernel_height: int,
-    kernel_width: int,
-    stride: int,
-    padding: int,
-    phases: int = 1,
-) -> Shape:
-    _check_window("col2im", kernel_height, kernel_width, stride, padding)
+def _infer_col2im(patches: Shape, shape: tuple[int, ...], window: PatchWindow) -> Shape:
+    _check_window("col2im", window)
     if len(shape) != 4:
         raise fail("col2im", f"target shape {list(shape)} must be [N, C, H, W]")
-    expected = _infer_im2col(Shape(shape), kernel_height, kernel_width, stride, padding, phases)
+    expected = _infer_im2col(Shape(shape), window)
     if patches != expected:
         raise fail(
             "col2im",
             f"patches {patches} do not match images {list(shape)} under a "
-            f"{kernel_height}x{kernel_width} kernel at stride {stride}, padding {padding} "
-            f"(expected {expected})",
+            f"{window.kernel_height}x{window.kernel_width} kernel at stride {window.stride}, "
+            f"padding {window.padding} (expected {expected})",
         )
     return Shape(shape)
 
 
-def _derive_col2im(
-    algebra,
-    inputs,
-    output,
-    gradient,
-    needs,
-    shape,
-    kernel_height,
-    kernel_width,
-    stride,
-    padding,
-    phases=1,
-):
-    return (algebra.im2col(gradient, kernel_height, kernel_width, stride, padding, phases),)
+def _derive_col2im(algebra, inputs, output, gradient, needs, shape, window):
+    return (algebra.im2col(gradient, window=window),)
 
 
 def channels_last_interior(operand_layouts, operand_shapes, output, attributes) -> Layout:
     """The layout of an output that is the interior of a padded channels-last accumulator:
     channels-last when there is no padding, else a strided view."""
-    return (0, 2, 3, 1) if attributes.get("padding", 0) == 0 else None
+    return (0, 2, 3, 1) if attributes["window"].padding == 0 else None
 
 
-def _col2im_workspace(
-    patches: Shape, shape, kernel_height, kernel_width, stride, padding, phases=1
-) -> int:
+def _col2im_workspace(patches: Shape, shape: tuple[int, ...], window: PatchWindow) -> int:
     """The padded channels-last accumulator, whose interior is the output."""
-    return _padded_elements(Shape(shape), padding)
+    return _padded_elements(Shape(shape), window.padding)
 
 
 @primitive(
@@ -258,30 +218,21 @@ def _col2im_workspace(
     output_in_workspace=True,
     layout=channels_last_interior,
 )
-def col2im(
-    patches,
-    out=None,
-    workspace=None,
-    shape=(),
-    kernel_height=1,
-    kernel_width=1,
-    stride=1,
-    padding=0,
-    phases=1,
-):
+def col2im(patches, out=None, workspace=None, *, shape: tuple[int, ...], window: PatchWindow):
     """Adds each patch entry back onto its pixel; `[N, C, H, W]`, channels-last in memory.
 
     The accumulator is `workspace` when one is given (then, without `out`, the output
     is a view into it).
 
     The order of the additions is fixed by the shapes, and the same whatever the row
-    order `phases` gives: for stride 1, tap rows `ky` in order, and within one, the
+    order `window.phases` gives: for stride 1, tap rows `ky` in order, and within one, the
     windows starting at `x = r (mod KW)` for r in order; for a larger stride, taps in
     row-major order.
     """
+    kernel_height, kernel_width = window.kernel_height, window.kernel_width
+    stride, padding, phases = window.stride, window.padding, window.phases
     batch, channels, height, width = shape
-    out_height = output_extent(height, kernel_height, stride, padding)
-    out_width = output_extent(width, kernel_width, stride, padding)
+    out_height, out_width = window.output_extents(height, width)
     padded_height, padded_width = height + 2 * padding, width + 2 * padding
     accumulated_shape = (batch, padded_height, padded_width, channels)
     if workspace is None:

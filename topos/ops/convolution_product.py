@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from topos.ops.convolution import channels_last_interior, col2im, im2col, output_extent
+from topos.ops.convolution import channels_last_interior, col2im, im2col
 from topos.ops.matmul import matmul, matmul_nt
+from topos.ops.patch_window import PatchWindow
 from topos.ops.primitive import primitive
 from topos.ops.shape_rules import fail
 from topos.tensor import Shape
@@ -33,17 +34,8 @@ def _check_kernel(operation: str, kernel: Shape, depth: int) -> None:
         raise fail(operation, f"kernel {kernel} must be [{depth}, filters]")
 
 
-def _infer_convolution(
-    patches: Shape,
-    kernel: Shape,
-    images: Shape,
-    kernel_height: int,
-    kernel_width: int,
-    stride: int,
-    padding: int,
-    phases: int = 1,
-) -> Shape:
-    expected = im2col.infer(images, kernel_height, kernel_width, stride, padding, phases)
+def _infer_convolution(patches: Shape, kernel: Shape, images: Shape, window: PatchWindow) -> Shape:
+    expected = im2col.infer(images, window)
     if patches != expected:
         raise fail(
             "convolution",
@@ -53,18 +45,7 @@ def _infer_convolution(
     return Shape((expected[0], kernel[1]))
 
 
-def _derive_convolution(
-    algebra,
-    inputs,
-    output,
-    gradient,
-    needs,
-    kernel_height,
-    kernel_width,
-    stride,
-    padding,
-    phases=1,
-):
+def _derive_convolution(algebra, inputs, output, gradient, needs, window):
     patches, kernel, images = inputs
     # The kernel's gradient first: it is the patches' last use, so they die before the
     # images' gradient, as big, is made.
@@ -72,47 +53,23 @@ def _derive_convolution(
     images_gradient = None
     if needs[2]:
         images_gradient = algebra.convolution_images(
-            gradient,
-            kernel,
-            tuple(algebra.shape(images)),
-            kernel_height,
-            kernel_width,
-            stride,
-            padding,
-            phases,
+            gradient, kernel, shape=tuple(algebra.shape(images)), window=window
         )
     return (None, kernel_gradient, images_gradient)
 
 
 @primitive("convolution", 3, _infer_convolution, _derive_convolution)
-def convolution(
-    patches,
-    kernel,
-    images,
-    out=None,
-    kernel_height=1,
-    kernel_width=1,
-    stride=1,
-    padding=0,
-    phases=1,
-):
+def convolution(patches, kernel, images, out=None, *, window: PatchWindow):
     """`patches @ kernel`: the convolution of `images`, whose im2col `patches` are."""
     return matmul.kernel(patches, kernel, out=out)
 
 
 def _infer_convolution_images(
-    gradient: Shape,
-    kernel: Shape,
-    shape: tuple[int, ...],
-    kernel_height: int,
-    kernel_width: int,
-    stride: int,
-    padding: int,
-    phases: int = 1,
+    gradient: Shape, kernel: Shape, shape: tuple[int, ...], window: PatchWindow
 ) -> Shape:
     if len(shape) != 4:
         raise fail("convolution_images", f"images shape {list(shape)} must be [N, C, H, W]")
-    patches = im2col.infer(Shape(shape), kernel_height, kernel_width, stride, padding, phases)
+    patches = im2col.infer(Shape(shape), window)
     _check_kernel("convolution_images", kernel, patches[1])
     if gradient != (patches[0], kernel[1]):
         raise fail(
@@ -122,45 +79,25 @@ def _infer_convolution_images(
     return Shape(shape)
 
 
-def _derive_convolution_images(
-    algebra,
-    inputs,
-    output,
-    gradient,
-    needs,
-    shape,
-    kernel_height,
-    kernel_width,
-    stride,
-    padding,
-    phases=1,
-):
+def _derive_convolution_images(algebra, inputs, output, gradient, needs, shape, window):
     # col2im(g K^T) is linear in g and in K: with h's patches A = im2col(h), the
     # adjoint in g is A K, and in K it is A^T g.
     product_gradient, kernel = inputs
-    patches = algebra.im2col(gradient, kernel_height, kernel_width, stride, padding, phases)
+    patches = algebra.im2col(gradient, window=window)
     kernel_gradient = algebra.matmul_tn(patches, product_gradient) if needs[1] else None
     return (algebra.matmul(patches, kernel) if needs[0] else None, kernel_gradient)
 
 
-def _tap_by_tap(stride: int, phases: int) -> bool:
-    return stride == 1 and phases == 1
+def _tap_by_tap(window: PatchWindow) -> bool:
+    return window.stride == 1 and window.phases == 1
 
 
 def _convolution_images_workspace(
-    gradient: Shape, kernel: Shape, shape, kernel_height, kernel_width, stride, padding, phases=1
+    gradient: Shape, kernel: Shape, shape: tuple[int, ...], window: PatchWindow
 ) -> int:
     """The taps' slabs (or the product's rows: as many values), then the padded
     channels-last accumulator, whose interior is the output."""
-    accumulator = col2im.workspace(
-        Shape((gradient[0], kernel[0])),
-        shape,
-        kernel_height,
-        kernel_width,
-        stride,
-        padding,
-        phases,
-    )
+    accumulator = col2im.workspace(Shape((gradient[0], kernel[0])), shape, window)
     return gradient[0] * kernel[0] + accumulator
 
 
@@ -174,16 +111,7 @@ def _convolution_images_workspace(
     layout=channels_last_interior,
 )
 def convolution_images(
-    gradient,
-    kernel,
-    out=None,
-    workspace=None,
-    shape=(),
-    kernel_height=1,
-    kernel_width=1,
-    stride=1,
-    padding=0,
-    phases=1,
+    gradient, kernel, out=None, workspace=None, *, shape: tuple[int, ...], window: PatchWindow
 ):
     """`col2im(gradient @ kernel^T)`, `[N, C, H, W]` channels-last in memory; tap by tap
     for stride 1 and rows in pixel order (see the module)."""
@@ -191,33 +119,18 @@ def convolution_images(
     if workspace is None:
         workspace = np.empty(
             _convolution_images_workspace(
-                Shape(gradient.shape),
-                Shape(kernel.shape),
-                shape,
-                kernel_height,
-                kernel_width,
-                stride,
-                padding,
-                phases,
+                Shape(gradient.shape), Shape(kernel.shape), shape, window
             ),
             dtype=gradient.dtype,
         )
     products, accumulator = workspace[: rows * depth], workspace[rows * depth :]
-    window = {
-        "kernel_height": kernel_height,
-        "kernel_width": kernel_width,
-        "stride": stride,
-        "padding": padding,
-    }
-    if not _tap_by_tap(stride, phases):
+    if not _tap_by_tap(window):
         patches = matmul_nt.kernel(gradient, kernel, out=products.reshape(rows, depth))
-        return col2im.kernel(
-            patches, out=out, workspace=accumulator, shape=shape, phases=phases, **window
-        )
+        return col2im.kernel(patches, out=out, workspace=accumulator, shape=shape, window=window)
+    kernel_width, padding = window.kernel_width, window.padding
     batch, channels, height, width = shape
-    out_height = output_extent(height, kernel_height, stride, padding)
-    out_width = output_extent(width, kernel_width, stride, padding)
-    taps = kernel_height * kernel_width
+    out_height, out_width = window.output_extents(height, width)
+    taps = window.taps
     padded_height, padded_width = height + 2 * padding, width + 2 * padding
     # slabs[t] = gradient @ kernel_t^T, kernel_t the tap's [C, F] rows of the kernel.
     slabs = products.reshape(taps, rows, channels)
