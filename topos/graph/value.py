@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import numbers
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from topos.errors import ShapeError
 from topos.graph.symbol import Symbol
+from topos.ops.primitive import REGISTRY
 from topos.tensor import Shape
 
 if TYPE_CHECKING:
@@ -28,7 +29,9 @@ class Value:
     """Names node `index` of `tape` while recording; operands are never mutated.
 
     Python numbers mixed into arithmetic are recorded as rank-0 leaves, which
-    elementwise operations broadcast.
+    elementwise operations broadcast. Besides the methods below, every primitive
+    registered with `value_method` is a method of its name (`.exp()`, `.ln()`,
+    `.sqrt()`, `.tanh()`, `.relu()`, `.heaviside()`, `.maximum(other)`).
     """
 
     __slots__ = ("index", "tape")
@@ -97,33 +100,26 @@ class Value:
 
     __hash__ = object.__hash__
 
-    def exp(self) -> Value:
-        """e raised to each element."""
-        return self._record("exp", (self,))
+    def __getattr__(self, name: str) -> Callable[..., Value]:
+        # Only called when ordinary lookup fails: the primitives recorded by a method of
+        # their own name (`value_method`), such as exp, relu, heaviside and maximum.
+        primitive = REGISTRY.get(name)
+        if primitive is None or not primitive.value_method:
+            raise AttributeError(f"'Value' object has no attribute {name!r}")
 
-    def ln(self) -> Value:
-        """The natural logarithm of each element."""
-        return self._record("ln", (self,))
+        def method(*others: Value | float, **attributes: Any) -> Value:
+            operands = (self, *(self._coerce(other, name) for other in others))
+            if len(operands) != primitive.arity:
+                raise TypeError(f"{name} takes {primitive.arity - 1} operand(s) besides this one")
+            return self._record(name, operands, **attributes)
 
-    def sqrt(self) -> Value:
-        """The square root of each element."""
-        return self._record("sqrt", (self,))
+        method.__name__ = name
+        method.__doc__ = primitive.kernel.__doc__
+        return method
 
-    def tanh(self) -> Value:
-        """The hyperbolic tangent of each element."""
-        return self._record("tanh", (self,))
-
-    def relu(self) -> Value:
-        """max(x, 0) of each element."""
-        return self._record("relu", (self,))
-
-    def heaviside(self) -> Value:
-        """1 where the element is positive, else 0."""
-        return self._record("heaviside", (self,))
-
-    def maximum(self, other: Value | float) -> Value:
-        """The elementwise larger operand; on a tie, this one."""
-        return self._record("maximum", (self, self._coerce(other, "maximum")))
+    def __dir__(self) -> list[str]:
+        methods = [name for name, primitive in REGISTRY.items() if primitive.value_method]
+        return sorted({*super().__dir__(), *methods})
 
     def permute(self, *axes: int) -> Value:
         """Reorders the axes: output axis i is input axis `axes[i]`."""

@@ -22,7 +22,14 @@ def _derive_maximum(algebra, inputs, output, gradient, needs):
     )
 
 
-@primitive("maximum", 2, elementwise("maximum"), _derive_maximum, layout=follows_dense_operand)
+@primitive(
+    "maximum",
+    2,
+    elementwise("maximum"),
+    _derive_maximum,
+    layout=follows_dense_operand,
+    value_method=True,
+)
 def maximum(left, right, out=None):
     """The elementwise larger of the two operands."""
     return np.maximum(left, right, out=out)

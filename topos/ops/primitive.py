@@ -44,10 +44,14 @@ class Primitive:
     passed to the kernel as a flat `workspace=` array). When `output_in_workspace`,
     the kernel called without `out` returns a view into that workspace, which then
     lives as long as the output.
+
+    A primitive with `value_method` is recorded by the `Value` method of its name
+    (`x.exp()`, `x.maximum(y)`): its first operand is the Value, the others follow,
+    Python numbers among them recorded as rank-0 leaves.
     """
 
     __slots__ = ("arity", "derive", "infer", "kernel", "layout", "name", "output_in_workspace")
-    __slots__ += ("view", "workspace")
+    __slots__ += ("value_method", "view", "workspace")
 
     def __init__(
         self,
@@ -60,6 +64,7 @@ class Primitive:
         workspace: WorkspaceRule | None = None,
         output_in_workspace: bool = False,
         layout: LayoutRule | None = None,
+        value_method: bool = False,
     ) -> None:
         self.name = name
         self.arity = arity
@@ -72,6 +77,7 @@ class Primitive:
         if layout is None:
             layout = strided_view if view == VIEW_ALWAYS else contiguous
         self.layout = layout
+        self.value_method = value_method
 
     def returns_view(self, operand_layouts: Sequence[Layout]) -> bool:
         """Whether the kernel, called without `out`, returns a view of its first operand
@@ -106,6 +112,7 @@ def primitive(
     workspace: WorkspaceRule | None = None,
     output_in_workspace: bool = False,
     layout: LayoutRule | None = None,
+    value_method: bool = False,
 ):
     """Registers the decorated kernel as primitive `name`, beside its shape and derivative
     rules (and what the memory plan needs to know: see `Primitive`)."""
@@ -114,7 +121,16 @@ def primitive(
         if name in REGISTRY:
             raise ValueError(f"primitive {name!r} is registered twice")
         registered = Primitive(
-            name, arity, infer, kernel, derive, view, workspace, output_in_workspace, layout
+            name,
+            arity,
+            infer,
+            kernel,
+            derive,
+            view,
+            workspace,
+            output_in_workspace,
+            layout,
+            value_method,
         )
         REGISTRY[name] = registered
         return registered

@@ -14,7 +14,7 @@ def _derive_exp(algebra, inputs, output, gradient, needs):
     return (algebra.mul(gradient, output),)
 
 
-@primitive("exp", 1, same, _derive_exp, layout=follows_dense_operand)
+@primitive("exp", 1, same, _derive_exp, layout=follows_dense_operand, value_method=True)
 def exp(operand, out=None):
     """e raised to each element."""
     return np.exp(operand, out=out)
@@ -24,7 +24,7 @@ def _derive_ln(algebra, inputs, output, gradient, needs):
     return (algebra.div(gradient, inputs[0]),)
 
 
-@primitive("ln", 1, same, _derive_ln, layout=follows_dense_operand)
+@primitive("ln", 1, same, _derive_ln, layout=follows_dense_operand, value_method=True)
 def ln(operand, out=None):
     """The natural logarithm of each element."""
     return np.log(operand, out=out)
@@ -34,7 +34,7 @@ def _derive_sqrt(algebra, inputs, output, gradient, needs):
     return (algebra.div(gradient, algebra.add(output, output)),)
 
 
-@primitive("sqrt", 1, same, _derive_sqrt, layout=follows_dense_operand)
+@primitive("sqrt", 1, same, _derive_sqrt, layout=follows_dense_operand, value_method=True)
 def sqrt(operand, out=None):
     """The square root of each element."""
     return np.sqrt(operand, out=out)
@@ -45,7 +45,7 @@ def _derive_tanh(algebra, inputs, output, gradient, needs):
     return (algebra.mul(gradient, algebra.sub(one, algebra.mul(output, output))),)
 
 
-@primitive("tanh", 1, same, _derive_tanh, layout=follows_dense_operand)
+@primitive("tanh", 1, same, _derive_tanh, layout=follows_dense_operand, value_method=True)
 def tanh(operand, out=None):
     """The hyperbolic tangent of each element."""
     return np.tanh(operand, out=out)
@@ -57,7 +57,7 @@ def _derive_relu(algebra, inputs, output, gradient, needs):
     return (algebra.mul(gradient, algebra.heaviside(output)),)
 
 
-@primitive("relu", 1, same, _derive_relu, layout=follows_dense_operand)
+@primitive("relu", 1, same, _derive_relu, layout=follows_dense_operand, value_method=True)
 def relu(operand, out=None):
     """max(x, 0) of each element."""
     return np.maximum(operand, operand.dtype.type(0), out=out)
@@ -68,7 +68,7 @@ def _derive_heaviside(algebra, inputs, output, gradient, needs):
     return (None,)
 
 
-@primitive("heaviside", 1, same, _derive_heaviside, layout=follows_dense_operand)
+@primitive("heaviside", 1, same, _derive_heaviside, layout=follows_dense_operand, value_method=True)
 def heaviside(operand, out=None):
     """1 where the element is positive, else 0 (NaN gives 0): the relu mask."""
     if out is None:
