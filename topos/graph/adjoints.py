@@ -18,13 +18,6 @@ class Adjoints:
         """`[target, gradient...]`: what a forward-only plan must keep readable."""
         return [self.target, *(gradient for _, gradient in self.pairs)]
 
-    def gradient_of(self, parameter: Symbol) -> Symbol:
-        """The symbol of the recorded gradient of `parameter`."""
-        for candidate, gradient in self.pairs:
-            if candidate == parameter:
-                return gradient
-        raise KeyError(f"no gradient was recorded for {parameter!r}")
-
     def __iter__(self) -> Iterator[tuple[Symbol, Symbol]]:
         return iter(self.pairs)
 
