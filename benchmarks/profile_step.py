@@ -31,7 +31,7 @@ sys.path.insert(0, str(HERE))
 import numpy as np  # noqa: E402
 from cifar10_model import batches, build  # noqa: E402
 
-from topos.engine.eager_algebra import EagerAlgebra  # noqa: E402
+from topos.autodiff.eager_algebra import EagerAlgebra  # noqa: E402
 
 Totals = collections.defaultdict
 

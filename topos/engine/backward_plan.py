@@ -3,8 +3,8 @@
 The sweep is deterministic for a plan and a target: its k-th `apply` call always
 has the same primitive, attributes and operand shapes. So the sweep is simulated
 once on shapes (`simulate_sweep`), which tells every call's output shape, layout,
-workspace and how long the sweep holds the output (until it drops its last
-reference). Every call that makes storage gets a slot in a backward arena, placed
+workspace and how long the sweep needs the output (to the last call that reads
+it). Every call that makes storage gets a slot in a backward arena, placed
 by the same first fit as the forward arena (`arena.place`), except the storage the
 sweep returns (the parameters' gradients, which become parameters and outlive the
 run): that call writes into a buffer allocated afresh every sweep. Views get no slot.
@@ -30,9 +30,10 @@ from typing import Any
 
 import numpy as np
 
+from topos.autodiff.chain_rule import Schedule
+from topos.autodiff.shape_algebra import SimulatedCall
 from topos.engine.arena import Arena, Interval, aligned, place, slot_view
-from topos.engine.sweep_simulation import SimulatedCall, SweepSimulation, simulate_sweep
-from topos.graph.chain_rule import Schedule
+from topos.engine.sweep_simulation import SweepSimulation, simulate_sweep
 from topos.ops.memory_order import Layout
 from topos.ops.primitive import REGISTRY
 

@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from topos.autodiff.chain_rule import Schedule, backward_schedule
 from topos.engine.arena import Arena, slot_view
 from topos.engine.backward_plan import BackwardPlan, plan_backward
 from topos.engine.liveness import last_consumers
 from topos.engine.memory_plan import plan_memory
 from topos.errors import GraphError, ShapeError
-from topos.graph.chain_rule import Schedule, backward_schedule
 from topos.graph.symbol import Symbol
 from topos.tensor import Tensor
 

@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from topos.engine.eager_algebra import EagerAlgebra
+from topos.autodiff.chain_rule import sweep
+from topos.autodiff.eager_algebra import EagerAlgebra
 from topos.engine.gradients import Gradients
 from topos.errors import GraphError
 from topos.graph.adjoints import Adjoints
-from topos.graph.chain_rule import sweep
 from topos.graph.parameter_gradients import ParameterGradients
 from topos.graph.symbol import Symbol
 from topos.tensor import Tensor

@@ -1,106 +1,29 @@
 """Sweep simulation: the engine's backward sweep run on shapes alone, to plan its memory.
 
-`ShapeAlgebra.apply` runs each primitive's shape rule instead of its kernel and
-hands back a `ShapeOperand`. Each operand that is not a view holds a `Storage`
-whose bytes count as live until Python drops the last reference to it; a view
-holds its base's storage, as a NumPy view holds its base. The sweep is the very
-function the engine runs (`chain_rule.sweep`), with the same references kept and
-dropped in the same order, so the simulated live bytes follow the real ones. A
-kernel's own temporaries (its workspace) count at the moment it runs.
-
-The simulation also records every `apply` call in order (`SimulatedCall`) and, for
-each call's new storage, the last call during which the sweep still held it and
-whether it outlives the sweep (a returned gradient): what the backward plan needs
-to give each call an arena slot.
+The sweep is the very function the engine runs (`autodiff.chain_rule.sweep`), with
+the shape algebra, which records every call in order and the storages each call
+reads. A storage is needed from the call that makes it to the last call that reads
+it (directly or through a view), or to the end of the sweep when the sweep returns
+it (a parameter's gradient); past its last read no kernel looks at its bytes, so
+another call's output may take them. A kernel's own temporaries (its workspace)
+count during that call only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from topos.graph.chain_rule import Schedule, sweep
-from topos.ops.algebra import Algebra
-from topos.ops.memory_order import Layout, identity
-from topos.ops.primitive import REGISTRY
-from topos.tensor import Shape
-
-
-class Ledger:
-    """The bytes live now and the most ever live at once; and, per `apply` call, the
-    last call during which that call's storage was still held (`deaths`)."""
-
-    def __init__(self) -> None:
-        self.live = 0
-        self.peak = 0
-        # The position of the latest `apply` call (-1 before the first).
-        self.clock = -1
-        self.deaths: dict[int, int] = {}
-
-    def allocate(self, size: int, transient: int = 0) -> None:
-        """Counts `size` bytes live from now on, and `transient` more during one kernel."""
-        self.peak = max(self.peak, self.live + size + transient)
-        self.live += size
-
-
-class Storage:
-    """Bytes counted in a ledger until the last operand holding them goes away."""
-
-    __slots__ = ("call", "ledger", "size")
-
-    def __init__(
-        self, ledger: Ledger, size: int, transient: int = 0, call: int | None = None
-    ) -> None:
-        self.ledger = ledger
-        self.size = size
-        # The `apply` call that made this storage (None for a constant).
-        self.call = call
-        ledger.allocate(size, transient)
-
-    def __del__(self) -> None:
-        ledger = self.ledger
-        ledger.live -= self.size
-        if self.call is not None:
-            # Dropped after call `clock` started: no later call can read it.
-            ledger.deaths[self.call] = ledger.clock
-
-
-class ShapeOperand:
-    """A shape standing in for an array: its layout, and the storage it keeps alive."""
-
-    __slots__ = ("layout", "shape", "storage")
-
-    def __init__(self, shape: Shape, layout: Layout, storage: Storage | None) -> None:
-        self.shape = shape
-        self.layout = layout
-        self.storage = storage
-
-
-@dataclass(frozen=True)
-class SimulatedCall:
-    """One `apply` call of the sweep, as shapes: what the kernel gets and makes.
-
-    `size` is the output's bytes (when `output_in_workspace`, the workspace that
-    holds it); `workspace` the bytes of scratch the kernel uses during the call;
-    a `view` call makes no storage.
-    """
-
-    operation: str
-    operand_shapes: tuple[tuple[int, ...], ...]
-    attributes: dict[str, Any]
-    shape: tuple[int, ...]
-    layout: Layout
-    view: bool
-    size: int
-    workspace: int
-    output_in_workspace: bool
+from topos.autodiff.chain_rule import Schedule, sweep
+from topos.autodiff.shape_algebra import ShapeAlgebra, ShapeOperand, SimulatedCall, Storage
+from topos.ops.memory_order import Layout
 
 
 @dataclass
 class SweepSimulation:
     """The sweep on shapes: its calls in order, the last call each call's storage is
-    held for, the calls whose storage outlives the sweep, and the peak bytes."""
+    needed for (`deaths`), the calls whose storage outlives the sweep, and the peak
+    bytes."""
 
     calls: list[SimulatedCall]
     deaths: dict[int, int]
@@ -108,72 +31,32 @@ class SweepSimulation:
     peak: int = 0
 
 
-class ShapeAlgebra(Algebra):
-    """Operands are `ShapeOperand`s; `apply` runs the shape rule, counts the bytes and
-    records the call."""
+def last_uses(
+    calls: Sequence[SimulatedCall], storages: Sequence[Storage], kept: set[int]
+) -> dict[int, int]:
+    """By storage number, the last call that needs it: the last that reads it, or its
+    first call when none does; the storages in `kept` live to the last call."""
+    last = len(calls) - 1
+    ends = {storage.number: storage.born for storage in storages}
+    for position, call in enumerate(calls):
+        for number in call.reads:
+            ends[number] = position
+    for number in kept:
+        ends[number] = max(last, ends[number])
+    return ends
 
-    def __init__(self, itemsize: int) -> None:
-        self.itemsize = itemsize
-        self.ledger = Ledger()
-        self.calls: list[SimulatedCall] = []
 
-    def apply(self, operation: str, operands: Sequence[Any], **attributes: Any) -> ShapeOperand:
-        """The result's shape and layout; new storage unless the kernel returns a view."""
-        primitive = REGISTRY[operation]
-        ledger = self.ledger
-        ledger.clock += 1
-        shapes = [operand.shape for operand in operands]
-        shape = primitive.infer(*shapes, **attributes)
-        layouts = [operand.layout for operand in operands]
-        layout = primitive.output_layout(layouts, shapes, shape, attributes)
-        operand_shapes = tuple(tuple(operand) for operand in shapes)
-        if primitive.returns_view(layouts):
-            self.calls.append(
-                SimulatedCall(
-                    operation,
-                    operand_shapes,
-                    dict(attributes),
-                    tuple(shape),
-                    layout,
-                    True,
-                    0,
-                    0,
-                    False,
-                )
-            )
-            return ShapeOperand(shape, layout, operands[0].storage)
-        workspace = 0
-        if primitive.workspace is not None:
-            workspace = int(primitive.workspace(*shapes, **attributes)) * self.itemsize
-        size = shape.volume * self.itemsize
-        if primitive.output_in_workspace:
-            size, workspace = max(size, workspace), 0
-        if layout is None and not primitive.output_in_workspace:
-            layout = identity(shape.rank)
-        self.calls.append(
-            SimulatedCall(
-                operation,
-                operand_shapes,
-                dict(attributes),
-                tuple(shape),
-                layout,
-                False,
-                size,
-                workspace,
-                primitive.output_in_workspace,
-            )
+def peak_bytes(
+    calls: Sequence[SimulatedCall], storages: Sequence[Storage], ends: dict[int, int]
+) -> int:
+    """The most bytes live during one call: the storages it falls within, and its workspace."""
+    peak = sum(storage.size for storage in storages if storage.born >= len(calls))
+    for position, call in enumerate(calls):
+        live = sum(
+            storage.size for storage in storages if storage.born <= position <= ends[storage.number]
         )
-        storage = Storage(ledger, size, workspace, call=ledger.clock)
-        return ShapeOperand(shape, layout, storage)
-
-    def shape(self, operand: ShapeOperand) -> Shape:
-        """The operand's shape."""
-        return operand.shape
-
-    def constant(self, value: float, shape: Shape) -> ShapeOperand:
-        """A filled array of `shape`: new storage."""
-        storage = Storage(self.ledger, shape.volume * self.itemsize)
-        return ShapeOperand(shape, identity(shape.rank), storage)
+        peak = max(peak, live + call.workspace)
+    return peak
 
 
 def simulate_sweep(
@@ -185,7 +68,7 @@ def simulate_sweep(
     itemsize: int,
 ) -> SweepSimulation:
     """Runs the engine's sweep on shapes: every call it makes, how long each call's
-    storage is held, which storages it returns, and its peak bytes beyond the forward
+    storage is needed, which storages it returns, and its peak bytes beyond the forward
     buffers (the parameters' gradients included)."""
     algebra = ShapeAlgebra(itemsize)
     forward = {
@@ -193,12 +76,15 @@ def simulate_sweep(
     }
     seed = algebra.constant(1.0, nodes[target].shape)
     gradients = sweep(nodes, schedule, target, wrt, algebra, forward.__getitem__, seed)
-    escaped = {
-        operand.storage.call
-        for operand in gradients.values()
-        if operand.storage is not None and operand.storage.call is not None
+    returned = {
+        operand.storage.number for operand in gradients.values() if operand.storage is not None
     }
-    # Whatever is still held dies now, at the last call.
-    del seed, gradients
-    ledger = algebra.ledger
-    return SweepSimulation(algebra.calls, dict(ledger.deaths), escaped, ledger.peak)
+    ends = last_uses(algebra.calls, algebra.storages, returned)
+    storages = algebra.storages
+    deaths = {
+        storage.call: ends[storage.number] for storage in storages if storage.call is not None
+    }
+    escaped = {storages[number].call for number in returned if storages[number].call is not None}
+    return SweepSimulation(
+        algebra.calls, deaths, escaped, peak_bytes(algebra.calls, storages, ends)
+    )

@@ -10,9 +10,7 @@ import numpy as np
 
 from topos.errors import GraphError, ShapeError
 from topos.graph.adjoints import Adjoints
-from topos.graph.chain_rule import backward_schedule, sweep
 from topos.graph.node import Node
-from topos.graph.recording_algebra import RecordingAlgebra
 from topos.graph.symbol import Symbol
 from topos.graph.value import Value
 from topos.ops.primitive import REGISTRY
@@ -135,25 +133,10 @@ class Tape:
                 f"differentiate: target %{target_index} has shape "
                 f"{self.nodes[target_index].shape}; only a rank-0 (scalar) target has a gradient"
             )
-        schedule = backward_schedule(self.nodes, target_index, wrt_indices)
-        algebra = RecordingAlgebra(self)
-        seed = algebra.constant(1.0, Shape(()))
-        gradients = sweep(
-            self.nodes,
-            schedule,
-            target_index,
-            wrt_indices,
-            algebra,
-            lambda index: Value(self, index),
-            seed,
-        )
-        pairs = []
-        for index in wrt_indices:
-            gradient = gradients.get(index)
-            if gradient is None:
-                gradient = algebra.constant(0.0, self.nodes[index].shape)
-            pairs.append((Symbol(self.origin, index), gradient.symbol))
-        return Adjoints(Symbol(self.origin, target_index), pairs)
+        # autodiff sits above graph (its algebras record onto tapes), hence the late import.
+        from topos.autodiff.recorded_chain_rule import record_chain_rule
+
+        return record_chain_rule(self, target_index, wrt_indices)
 
     def into_network(self):
         """Seals the tape into an immutable Network; the tape refuses further recording."""

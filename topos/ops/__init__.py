@@ -1,4 +1,5 @@
-"""The primitives: each module registers its operations' shape rule, kernel and derivative rule."""
+"""The primitives: each module registers its operations fully (shape rule, kernel, derivative
+rule, view and memory-order rules); `REGISTRY` maps every name to its `Primitive`."""
 
 from topos.ops import (  # noqa: F401  (importing registers the primitives)
     arithmetic,
@@ -15,7 +16,7 @@ from topos.ops import (  # noqa: F401  (importing registers the primitives)
     unary,
     windows,
 )
-from topos.ops.algebra import Algebra
+from topos.ops.patch_window import PatchWindow
 from topos.ops.primitive import REGISTRY, Primitive, lookup
 
-__all__ = ["REGISTRY", "Algebra", "Primitive", "lookup"]
+__all__ = ["REGISTRY", "PatchWindow", "Primitive", "lookup"]

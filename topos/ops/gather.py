@@ -17,7 +17,11 @@ def _infer_gather(operand: Shape, axis: int, indices: tuple[int, ...]) -> Shape:
 
 
 def _derive_gather(algebra, inputs, output, gradient, needs, axis, indices):
-    return (algebra.scatter(gradient, axis, indices, algebra.shape(inputs[0])[axis]),)
+    return (
+        algebra.scatter(
+            gradient, axis=axis, indices=indices, length=algebra.shape(inputs[0])[axis]
+        ),
+    )
 
 
 @primitive("gather", 1, _infer_gather, _derive_gather)
@@ -36,7 +40,7 @@ def _infer_scatter(operand: Shape, axis: int, indices: tuple[int, ...], length: 
 
 
 def _derive_scatter(algebra, inputs, output, gradient, needs, axis, indices, length):
-    return (algebra.gather(gradient, axis, indices),)
+    return (algebra.gather(gradient, axis=axis, indices=indices),)
 
 
 @primitive("scatter", 1, _infer_scatter, _derive_scatter)

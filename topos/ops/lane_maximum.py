@@ -141,7 +141,7 @@ def _derive_winning_lane(algebra, inputs, output, gradient, needs, axes=(0,)):
     # lane_max and lane_select both pass on the winning lane's entry: its gradient goes
     # back to that lane; the winners (piecewise constant) get nothing.
     extents = tuple(algebra.shape(inputs[0])[axis] for axis in axes)
-    return (algebra.lane_place(inputs[1], gradient, axes, extents), None)
+    return (algebra.lane_place(inputs[1], gradient, axes=axes, extents=extents), None)
 
 
 @primitive("lane_max", 2, _winning_lane_rule("lane_max"), _derive_winning_lane)
@@ -172,7 +172,7 @@ def _infer_lane_place(
 
 
 def _derive_lane_place(algebra, inputs, output, gradient, needs, axes=(0,), extents=(1,)):
-    return (None, algebra.lane_select(gradient, inputs[0], axes))
+    return (None, algebra.lane_select(gradient, inputs[0], axes=axes))
 
 
 def _lane_place_workspace(winners: Shape, gradient: Shape, axes=(0,), extents=(1,)) -> int:

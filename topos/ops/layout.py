@@ -28,7 +28,7 @@ def _derive_permute(algebra, inputs, output, gradient, needs, axes):
     inverse = [0] * len(axes)
     for position, axis in enumerate(axes):
         inverse[axis] = position
-    return (algebra.permute(gradient, tuple(inverse)),)
+    return (algebra.permute(gradient, axes=tuple(inverse)),)
 
 
 @primitive("permute", 1, _infer_permute, _derive_permute, view=VIEW_ALWAYS, layout=_permuted_layout)
@@ -53,7 +53,7 @@ def _infer_reshape(operand: Shape, shape: tuple[int, ...]) -> Shape:
 
 
 def _derive_reshape(algebra, inputs, output, gradient, needs, shape):
-    return (algebra.reshape(gradient, algebra.shape(inputs[0])),)
+    return (algebra.reshape(gradient, shape=tuple(algebra.shape(inputs[0]))),)
 
 
 @primitive("reshape", 1, _infer_reshape, _derive_reshape, view=VIEW_WHEN_CONTIGUOUS)

@@ -22,7 +22,7 @@ def _derive_pad(algebra, inputs, output, gradient, needs, widths):
     result = gradient
     for axis, (before, _after) in enumerate(widths):
         if before or _after:
-            result = algebra.narrow(result, axis, before, shape[axis])
+            result = algebra.narrow(result, axis=axis, start=before, length=shape[axis])
     return (result,)
 
 
@@ -59,7 +59,7 @@ def _derive_narrow(algebra, inputs, output, gradient, needs, axis, start, length
         (start, shape[axis] - start - length) if position == axis else (0, 0)
         for position in range(shape.rank)
     )
-    return (algebra.pad(gradient, widths),)
+    return (algebra.pad(gradient, widths=widths),)
 
 
 @primitive("narrow", 1, _infer_narrow, _derive_narrow, view=VIEW_ALWAYS)

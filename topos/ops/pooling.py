@@ -175,7 +175,7 @@ def _infer_max_pool(operand: Shape, size: int, stride: int) -> Shape:
 
 
 def _derive_max_pool(algebra, inputs, output, gradient, needs, size, stride):
-    return (algebra.max_pool_route(inputs[0], gradient, size, stride),)
+    return (algebra.max_pool_route(inputs[0], gradient, size=size, stride=stride),)
 
 
 def _max_pool_workspace(operand: Shape, size: int, stride: int) -> int:
@@ -217,7 +217,7 @@ def _infer_max_pool_route(operand: Shape, gradient: Shape, size: int, stride: in
 
 
 def _derive_max_pool_route(algebra, inputs, output, gradient, needs, size, stride):
-    return (None, algebra.max_pool_pick(inputs[0], gradient, size, stride))
+    return (None, algebra.max_pool_pick(inputs[0], gradient, size=size, stride=stride))
 
 
 def _chunk_images(operand: tuple[int, ...]) -> int:
@@ -294,7 +294,7 @@ def _infer_max_pool_pick(operand: Shape, values: Shape, size: int, stride: int) 
 
 
 def _derive_max_pool_pick(algebra, inputs, output, gradient, needs, size, stride):
-    return (None, algebra.max_pool_route(inputs[0], gradient, size, stride))
+    return (None, algebra.max_pool_route(inputs[0], gradient, size=size, stride=stride))
 
 
 @primitive("max_pool_pick", 2, _infer_max_pool_pick, _derive_max_pool_pick)

@@ -18,7 +18,7 @@ def _infer_sum(operand: Shape) -> Shape:
 
 
 def _derive_sum(algebra, inputs, output, gradient, needs):
-    return (algebra.expand(gradient, algebra.shape(inputs[0])),)
+    return (algebra.expand(gradient, shape=tuple(algebra.shape(inputs[0]))),)
 
 
 @primitive("sum", 1, _infer_sum, _derive_sum)
@@ -56,7 +56,7 @@ def _infer_sum_along(operand: Shape, axis: int) -> Shape:
 
 
 def _derive_sum_along(algebra, inputs, output, gradient, needs, axis):
-    return (algebra.broadcast_along(gradient, axis, algebra.shape(inputs[0])[axis]),)
+    return (algebra.broadcast_along(gradient, axis=axis, size=algebra.shape(inputs[0])[axis]),)
 
 
 # NumPy reduces an axis with a short trailing extent in short inner loops (65536 rows
@@ -109,7 +109,7 @@ def _infer_broadcast_along(operand: Shape, axis: int, size: int) -> Shape:
 
 
 def _derive_broadcast_along(algebra, inputs, output, gradient, needs, axis, size):
-    return (algebra.sum_along(gradient, axis),)
+    return (algebra.sum_along(gradient, axis=axis),)
 
 
 @primitive("broadcast_along", 1, _infer_broadcast_along, _derive_broadcast_along, view=VIEW_ALWAYS)
@@ -132,8 +132,9 @@ def _infer_logsumexp(operand: Shape, axis: int) -> Shape:
 def _derive_logsumexp(algebra, inputs, output, gradient, needs, axis):
     (operand,) = inputs
     extent = algebra.shape(operand)[axis]
-    probabilities = algebra.exp(algebra.sub(operand, algebra.broadcast_along(output, axis, extent)))
-    return (algebra.mul(algebra.broadcast_along(gradient, axis, extent), probabilities),)
+    spread = algebra.broadcast_along(output, axis=axis, size=extent)
+    probabilities = algebra.exp(algebra.sub(operand, spread))
+    return (algebra.mul(algebra.broadcast_along(gradient, axis=axis, size=extent), probabilities),)
 
 
 @primitive("logsumexp", 1, _infer_logsumexp, _derive_logsumexp)

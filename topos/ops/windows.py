@@ -27,7 +27,9 @@ def _infer_unfold(operand: Shape, axis: int, size: int, stride: int) -> Shape:
 
 
 def _derive_unfold(algebra, inputs, output, gradient, needs, axis, size, stride):
-    return (algebra.fold(gradient, axis, algebra.shape(inputs[0])[axis], stride),)
+    return (
+        algebra.fold(gradient, axis=axis, length=algebra.shape(inputs[0])[axis], stride=stride),
+    )
 
 
 @primitive("unfold", 1, _infer_unfold, _derive_unfold, view=VIEW_ALWAYS)
@@ -65,11 +67,11 @@ def _infer_fold(operand: Shape, axis: int, length: int, stride: int) -> Shape:
 
 def _derive_fold(algebra, inputs, output, gradient, needs, axis, length, stride):
     windows, size = algebra.shape(inputs[0])[axis], algebra.shape(inputs[0])[-1]
-    lanes = algebra.unfold(gradient, axis, size, stride)
+    lanes = algebra.unfold(gradient, axis=axis, size=size, stride=stride)
     # With slack past the last window, unfolding the whole length finds extra windows
     # that the fold never wrote: they receive no gradient.
     if algebra.shape(lanes)[axis] != windows:
-        lanes = algebra.narrow(lanes, axis, 0, windows)
+        lanes = algebra.narrow(lanes, axis=axis, start=0, length=windows)
     return (lanes,)
 
 

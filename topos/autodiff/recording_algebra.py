@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from topos.autodiff.algebra import Algebra
 from topos.graph.value import Value
-from topos.ops.algebra import Algebra
 from topos.tensor import Shape, Tensor
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from topos.ops.algebra import Algebra
+from topos.autodiff.algebra import Algebra
 from topos.ops.primitive import REGISTRY
 from topos.tensor import Shape
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
+from topos.autodiff.algebra import Algebra
 from topos.errors import ShapeError
 from topos.graph.node import Node
-from topos.ops.algebra import Algebra
 
 Schedule = tuple[tuple[int, tuple[bool, ...]], ...]
 
