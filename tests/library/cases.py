@@ -1,6 +1,6 @@
 """The table of differentiable cases: one or more per registered primitive, and the
 composites. Each case says which operation it is about (`subject`), how to draw its
-parameter values (kept away from kinks: relu, heaviside and maximum inputs away from 0
+parameter values (kept away from kinks: relu, heaviside, abs and maximum inputs away from 0
 and from ties; ln, sqrt and divisors positive) and how to record it.
 
 A new primitive must bring its own case here: `test_every_primitive_has_a_case`
@@ -148,6 +148,7 @@ PRIMITIVE_CASES: list[Case] = [
     Case("sqrt", "sqrt", positive((2, 3)), on_parameters(lambda a: a.sqrt())),
     Case("tanh", "tanh", normal((2, 3)), on_parameters(lambda a: a.tanh())),
     Case("relu", "relu", away_from_zero((3, 4)), on_parameters(lambda a: a.relu())),
+    Case("abs", "abs", away_from_zero((3, 4)), on_parameters(lambda a: a.abs())),
     Case(
         "heaviside",
         "heaviside",

@@ -45,6 +45,7 @@ APPLY: dict[str, Any] = {
     "tanh": lambda a: a.tanh(),
     "relu": lambda a: a.relu(),
     "heaviside": lambda a: a.heaviside(),
+    "abs": lambda a: a.abs(),
     "exp": lambda a: a.tanh().exp(),
     "ln": lambda a: (a * a + 1.0).ln(),
     "sqrt": lambda a: (a * a + 1.0).sqrt(),
@@ -183,7 +184,18 @@ def _step(
         if draw(st.booleans()):
             first, second = second, first
         return operation, (first, second), {}
-    if operation in ("affine", "neg", "tanh", "relu", "heaviside", "exp", "ln", "sqrt", "sum"):
+    if operation in (
+        "affine",
+        "neg",
+        "tanh",
+        "relu",
+        "heaviside",
+        "abs",
+        "exp",
+        "ln",
+        "sqrt",
+        "sum",
+    ):
         return operation, (first,), {}
     if operation in ("number_left", "number_right"):
         attributes = {

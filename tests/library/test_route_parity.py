@@ -78,6 +78,13 @@ def test_maximum_tie_with_a_rank0_operand():
     np.testing.assert_array_equal(outcome.gradients[1], expected_scalar)
 
 
+def test_abs_sends_the_sign_and_nothing_at_zero():
+    values = np.array([[-2, 0, 3], [0.5, -0.0, -1]], dtype=np.float32)
+    outcome, _ = both_routes(parameters_of(lambda tape, a: a.abs()), [values], seed=9)
+    weights = weighting(values.shape, 9).astype(np.float32)
+    np.testing.assert_array_equal(outcome.gradients[0], np.sign(values) * weights)
+
+
 def pooled_gradient(images: np.ndarray, weights: np.ndarray, size: int, stride: int):
     """By hand: each window's gradient goes to its first maximal lane (row-major)."""
     gradient = np.zeros_like(images)
@@ -145,7 +152,7 @@ def test_rank0_operands_and_python_numbers():
 
 
 def smooth(program: Program, arrays: list[np.ndarray]) -> bool:
-    """Whether finite differences can be trusted: no relu, heaviside, maximum or max_pool input
+    """Whether finite differences can be trusted: no relu, heaviside, abs, maximum or max_pool input
     within reach of its kink, and nothing huge or non-finite."""
     tape, loss, _ = record(program.build, arrays, program.seed, np.float64)
     network = tape.into_network()
@@ -156,7 +163,7 @@ def smooth(program: Program, arrays: list[np.ndarray]) -> bool:
         value = run.of(network.symbol(index)).numpy()
         if not np.all(np.isfinite(value)) or np.any(np.abs(value) > 1e4):
             return False
-        if node.operation in ("relu", "heaviside"):
+        if node.operation in ("relu", "heaviside", "abs"):
             gap = np.abs(run.of(network.symbol(node.inputs[0])).numpy())
         elif node.operation == "maximum":
             left, right = (run.of(network.symbol(i)).numpy() for i in node.inputs)

@@ -48,6 +48,7 @@ RECORDINGS = {
     "exp": (lambda a, n: a.exp(), 0),
     "relu": (lambda a, n: a.relu(), 0),
     "heaviside": (lambda a, n: a.heaviside(), 0),
+    "abs": (lambda a, n: a.abs(), 0),
     "add_scalar": (lambda a, n: a + 1.0, 0),
     "maximum_self": (lambda a, n: a.maximum(a * 0.5), 0),
     "gram": (lambda a, n: a @ a.T, 0),

@@ -31,7 +31,7 @@ class Value:
     Python numbers mixed into arithmetic are recorded as rank-0 leaves, which
     elementwise operations broadcast. Besides the methods below, every primitive
     registered with `value_method` is a method of its name (`.exp()`, `.ln()`,
-    `.sqrt()`, `.tanh()`, `.relu()`, `.heaviside()`, `.maximum(other)`).
+    `.sqrt()`, `.tanh()`, `.relu()`, `.heaviside()`, `.abs()`, `.maximum(other)`).
     """
 
     __slots__ = ("index", "tape")

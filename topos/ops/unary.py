@@ -1,4 +1,4 @@
-"""exp, ln, sqrt, tanh, relu and heaviside: elementwise functions of one operand."""
+"""exp, ln, sqrt, tanh, relu, heaviside and abs: elementwise functions of one operand."""
 
 from __future__ import annotations
 
@@ -76,3 +76,17 @@ def heaviside(operand, out=None):
     # One pass: the comparison's booleans are cast to the output's dtype as they are stored.
     np.greater(operand, 0, out=out)
     return out
+
+
+def _derive_abs(algebra, inputs, output, gradient, needs):
+    # The sign of x as heaviside(x) - heaviside(-x): 0 at x = 0 (the subgradient PyTorch
+    # takes), and no comparison of the gradient itself, so both routes run the same kernels.
+    (operand,) = inputs
+    sign = algebra.sub(algebra.heaviside(operand), algebra.heaviside(algebra.neg(operand)))
+    return (algebra.mul(gradient, sign),)
+
+
+@primitive("abs", 1, same, _derive_abs, layout=follows_dense_operand, value_method=True)
+def absolute(operand, out=None):
+    """The absolute value of each element."""
+    return np.absolute(operand, out=out)
