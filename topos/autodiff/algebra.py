@@ -19,8 +19,8 @@ from topos.tensor import Shape
 
 
 class Algebra:
-    """Base class of the algebras; rules call `shape`, `constant`, `reduce_to` and one
-    operation per registered primitive (see the module)."""
+    """Base class of the algebras; rules call `shape`, `constant` and one operation per
+    registered primitive (see the module)."""
 
     def apply(self, operation: str, operands: Sequence[Any], **attributes: Any) -> Any:
         """Performs primitive `operation` on `operands` with its static `attributes`."""
@@ -33,12 +33,6 @@ class Algebra:
     def constant(self, value: float, shape: Shape) -> Any:
         """An operand of `shape` filled with `value`, in the graph's dtype."""
         raise NotImplementedError
-
-    def reduce_to(self, contribution: Any, shape: Shape) -> Any:
-        """Sums a contribution down to a rank-0 operand's shape when it was broadcast."""
-        if shape.rank == 0 and self.shape(contribution).rank != 0:
-            return self.apply("sum", (contribution,))
-        return contribution
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
         # Only called when ordinary lookup fails: the registered primitives.

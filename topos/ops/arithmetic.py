@@ -6,6 +6,7 @@ import numpy as np
 
 from topos.ops.memory_order import follows_dense_operand
 from topos.ops.primitive import primitive
+from topos.ops.reduction import reduce_to
 from topos.ops.shape_rules import elementwise, same
 
 # A row vector broadcast down a matrix with short rows (a bias over [rows, 16]) makes
@@ -56,8 +57,8 @@ def _elementwise(ufunc, left, right, out):
 def _derive_add(algebra, inputs, output, gradient, needs):
     left, right = inputs
     return (
-        algebra.reduce_to(gradient, algebra.shape(left)) if needs[0] else None,
-        algebra.reduce_to(gradient, algebra.shape(right)) if needs[1] else None,
+        reduce_to(algebra, gradient, algebra.shape(left)) if needs[0] else None,
+        reduce_to(algebra, gradient, algebra.shape(right)) if needs[1] else None,
     )
 
 
@@ -70,8 +71,8 @@ def add(left, right, out=None):
 def _derive_sub(algebra, inputs, output, gradient, needs):
     left, right = inputs
     return (
-        algebra.reduce_to(gradient, algebra.shape(left)) if needs[0] else None,
-        algebra.reduce_to(algebra.neg(gradient), algebra.shape(right)) if needs[1] else None,
+        reduce_to(algebra, gradient, algebra.shape(left)) if needs[0] else None,
+        reduce_to(algebra, algebra.neg(gradient), algebra.shape(right)) if needs[1] else None,
     )
 
 
@@ -84,8 +85,8 @@ def sub(left, right, out=None):
 def _derive_mul(algebra, inputs, output, gradient, needs):
     left, right = inputs
     return (
-        algebra.reduce_to(algebra.mul(gradient, right), algebra.shape(left)) if needs[0] else None,
-        algebra.reduce_to(algebra.mul(gradient, left), algebra.shape(right)) if needs[1] else None,
+        reduce_to(algebra, algebra.mul(gradient, right), algebra.shape(left)) if needs[0] else None,
+        reduce_to(algebra, algebra.mul(gradient, left), algebra.shape(right)) if needs[1] else None,
     )
 
 
@@ -99,11 +100,11 @@ def _derive_div(algebra, inputs, output, gradient, needs):
     left, right = inputs
     left_part = right_part = None
     if needs[0]:
-        left_part = algebra.reduce_to(algebra.div(gradient, right), algebra.shape(left))
+        left_part = reduce_to(algebra, algebra.div(gradient, right), algebra.shape(left))
     if needs[1]:
         # d(a/b)/db = -(a/b)/b, reusing the quotient the forward pass already made.
         scaled = algebra.div(algebra.mul(gradient, output), right)
-        right_part = algebra.reduce_to(algebra.neg(scaled), algebra.shape(right))
+        right_part = reduce_to(algebra, algebra.neg(scaled), algebra.shape(right))
     return left_part, right_part
 
 

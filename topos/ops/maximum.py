@@ -6,6 +6,7 @@ import numpy as np
 
 from topos.ops.memory_order import follows_dense_operand
 from topos.ops.primitive import primitive
+from topos.ops.reduction import reduce_to
 from topos.ops.shape_rules import elementwise
 
 
@@ -17,8 +18,8 @@ def _derive_maximum(algebra, inputs, output, gradient, needs):
     right_part = algebra.mul(gradient, right_wins)
     left_part = algebra.sub(gradient, right_part) if needs[0] else None
     return (
-        algebra.reduce_to(left_part, algebra.shape(left)) if needs[0] else None,
-        algebra.reduce_to(right_part, algebra.shape(right)) if needs[1] else None,
+        reduce_to(algebra, left_part, algebra.shape(left)) if needs[0] else None,
+        reduce_to(algebra, right_part, algebra.shape(right)) if needs[1] else None,
     )
 
 

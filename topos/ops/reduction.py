@@ -31,6 +31,14 @@ def sum_all(operand, out=None):
     return out
 
 
+def reduce_to(algebra, contribution, shape: Shape):
+    """Sums an elementwise rule's contribution down to a rank-0 operand's shape when that
+    operand was broadcast (a rank-0 operand meets a full one)."""
+    if shape.rank == 0 and algebra.shape(contribution).rank != 0:
+        return algebra.sum(contribution)
+    return contribution
+
+
 def _infer_expand(operand: Shape, shape: tuple[int, ...]) -> Shape:
     if operand.rank != 0:
         raise fail("expand", f"only a rank-0 operand expands, not shape {operand}")
