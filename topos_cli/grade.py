@@ -48,6 +48,7 @@ from topos_cli.monitor import (
     environment_facts,
     worker_environment,
 )
+from topos_cli.process_tree import adopt_orphans
 from topos_cli.progress_display import LiveProgress, PlainProgress, format_mebibytes
 from topos_cli.report import print_comparison, print_verdict, use_plain_output
 from topos_cli.result_file import (
@@ -539,6 +540,8 @@ def run_grade(
     stdout = stdout if stdout is not None else sys.stdout
     stderr = stderr if stderr is not None else sys.stderr
     plan = prepare(options)
+    # Orphans of the workers come back to this process, to be ended (see process_tree).
+    adopt_orphans()
     host = host_facts()
     with interruptions_raised():
         # run_routes returns with signals ignored, so judging and writing cannot be cut short.

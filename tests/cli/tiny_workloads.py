@@ -16,7 +16,11 @@ lists, so the grader's handling of it can be seen in a real worker process:
 - `diverges`: its learning rate turns NaN at step `FAILING_STEP`, so the
   loss is NaN from the next step on — on both routes alike;
 - `misshapen`: records a matrix product of mismatched shapes (a ShapeError
-  at the recording line).
+  at the recording line);
+- `detaches`: starts `sleep 300` in a session of its own (out of the worker's
+  process group, holding the worker's standard error) and trains on;
+  `detaches_and_hangs` does the same, then sleeps forever. The detached
+  process's id is written to the file `TINY_DETACHED_PID_FILE` names.
 
 The hooks ride on `learning_rate(step, steps)`, which the training loop calls
 once per step after the gradients, so a failure lands in the middle of
@@ -29,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import resource
+import subprocess
 import sys
 import time
 
@@ -113,7 +118,9 @@ class FailingSchedule:
 
     def __call__(self, step: int, steps: int) -> float:
         if step == FAILING_STEP and self.route in (None, worker_route()):
-            return self.action()
+            rate = self.action()
+            if rate is not None:  # an action that returns nothing lets training go on
+                return rate
         return tiny.learning_rate(step, steps)
 
 
@@ -134,6 +141,19 @@ def _hoard() -> float:
     hoard = []
     while True:
         hoard.append(bytearray(16 * 1024 * 1024))
+
+
+def _detach() -> None:
+    detached = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    pid_file = os.environ.get("TINY_DETACHED_PID_FILE")
+    if pid_file:
+        with open(pid_file, "w") as file:
+            file.write(str(detached.pid))
+
+
+def _detach_and_hang() -> None:
+    _detach()
+    _hang()
 
 
 def _not_a_number() -> float:
@@ -167,3 +187,5 @@ hoards = dataclasses.replace(
 )
 diverges = dataclasses.replace(tiny, learning_rate=FailingSchedule(_not_a_number, route=None))
 misshapen = dataclasses.replace(tiny, record=_record_misshapen)
+detaches = dataclasses.replace(tiny, learning_rate=FailingSchedule(_detach))
+detaches_and_hangs = dataclasses.replace(tiny, learning_rate=FailingSchedule(_detach_and_hang))
