@@ -32,6 +32,7 @@ import contextlib
 import json
 import math
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -79,8 +80,10 @@ _LONGEST_STDERR_LINE = 400
 #: a few kilobytes.
 _LONGEST_EVENT = 16 * 1024 * 1024
 
-#: How often the parent looks whether the worker has ended.
+#: How often the parent looks whether the worker has ended, without a pidfd to wait on.
 _WAIT_POLL_SECONDS = 0.01
+#: The longest single wait on the worker's pidfd.
+_WAIT_SLICE_SECONDS = 0.5
 #: How long a killed worker may take to die before the parent stops waiting for it.
 _KILL_WAIT_SECONDS = 3.0
 #: How long the pipes may take to drain once the worker and its leftovers are gone.
@@ -313,18 +316,31 @@ class WorkerMonitor:
     def _wait(self, deadline: float) -> None:
         """Waits for the worker to end; at `deadline` kills it and marks the run timed out.
 
-        Polls rather than blocking in `wait4`, so the deadline is kept by this
-        thread itself and a signal is handled at once.
+        Never blocks in `wait4`: it waits on a pidfd (or sleeps) for at most a
+        moment at a time, so the deadline is kept by this thread itself and a
+        signal is handled at once.
         """
-        while not self._reap_now():
-            now = time.monotonic()
-            if now >= deadline:
-                with self._lock:
-                    self._timed_out = True
-                self._kill_group()
-                self._reap_within(_KILL_WAIT_SECONDS)
-                return
-            time.sleep(min(_WAIT_POLL_SECONDS, deadline - now))
+        try:
+            pidfd = os.pidfd_open(self._process.pid)
+        except (AttributeError, OSError):  # not Linux 5.3 or later: poll
+            pidfd = None
+        try:
+            while not self._reap_now():
+                now = time.monotonic()
+                if now >= deadline:
+                    with self._lock:
+                        self._timed_out = True
+                    self._kill_group()
+                    self._reap_within(_KILL_WAIT_SECONDS)
+                    return
+                if pidfd is None:
+                    time.sleep(min(_WAIT_POLL_SECONDS, deadline - now))
+                else:
+                    # Readable once the worker has ended.
+                    select.select([pidfd], [], [], min(_WAIT_SLICE_SECONDS, deadline - now))
+        finally:
+            if pidfd is not None:
+                os.close(pidfd)
 
     def _reap_now(self) -> bool:
         """Reaps the worker if it has ended, keeping its exit status and rusage; says if it has."""
