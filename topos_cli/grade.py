@@ -39,7 +39,7 @@ from typing import Any, TextIO
 from topos_cli.compare import CompareSettings, Comparison, compare_results
 from topos_cli.errors import ExitStatus, IncomparableResultsError, ToposUsageError
 from topos_cli.host import host_facts
-from topos_cli.interruption import interruptions_raised, stop_raising
+from topos_cli.interruption import interruptions_raised, start_raising, stop_raising
 from topos_cli.monitor import (
     SAMPLE_INTERVAL_SECONDS,
     WorkerMonitor,
@@ -245,6 +245,8 @@ def run_routes(plan: GradePlan, display: WorkerObserver | None = None) -> GradeR
     current: WorkerMonitor | None = None
     try:
         try:
+            # An interrupt deferred since the command began lands here, with a result to write.
+            start_raising()
             with display:  # type: ignore[attr-defined]
                 for request in plan.requests:
                     current = WorkerMonitor(request, plan.environment, display)

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from topos_cli.errors import ResultFileError
+from topos_cli.output_stream import can_encode
 from topos_cli.verdict import RepeatResult, Verdict
 
 #: The schema this topos writes and reads. A change that breaks readers bumps the number.
@@ -117,9 +118,11 @@ def json_safe(value: Any) -> Any:
     return value
 
 
-def dumps(data: Any) -> str:
-    """The strict-JSON text topos writes: indented, UTF-8, ending in a newline."""
-    return json.dumps(json_safe(data), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+def dumps(data: Any, ensure_ascii: bool = False) -> str:
+    """The strict-JSON text topos writes: indented, UTF-8 (or ASCII with `\\u` escapes,
+    the same JSON), ending in a newline."""
+    text = json.dumps(json_safe(data), indent=2, ensure_ascii=ensure_ascii, allow_nan=False)
+    return text + "\n"
 
 
 def _fsync_directory(directory: Path) -> None:
@@ -167,6 +170,9 @@ def write_atomically(path: str | os.PathLike[str], data: Any) -> None:
     """
     text = dumps(data)
     if str(path) == "-":
+        if not can_encode(text, sys.stdout):
+            # An ASCII terminal or pipe: the same JSON, its other characters escaped.
+            text = dumps(data, ensure_ascii=True)
         sys.stdout.write(text)
         sys.stdout.flush()
         return
