@@ -20,7 +20,9 @@ lists, so the grader's handling of it can be seen in a real worker process:
 - `detaches`: starts `sleep 300` in a session of its own (out of the worker's
   process group, holding the worker's standard error) and trains on;
   `detaches_and_hangs` does the same, then sleeps forever. The detached
-  process's id is written to the file `TINY_DETACHED_PID_FILE` names.
+  process's id is written to the file `TINY_DETACHED_PID_FILE` names;
+- `blocks_its_result`: replaces the folder `TINY_BLOCKED_FOLDER` names by a
+  file, so the grade cannot write its result there at the end.
 
 The hooks ride on `learning_rate(step, steps)`, which the training loop calls
 once per step after the gradients, so a failure lands in the middle of
@@ -156,6 +158,15 @@ def _detach_and_hang() -> None:
     _hang()
 
 
+def _block_result_folder() -> None:
+    folder = os.environ["TINY_BLOCKED_FOLDER"]
+    for name in os.listdir(folder):
+        os.remove(os.path.join(folder, name))
+    os.rmdir(folder)
+    with open(folder, "w") as file:
+        file.write("in the way")
+
+
 def _not_a_number() -> float:
     return float("nan")
 
@@ -188,4 +199,5 @@ hoards = dataclasses.replace(
 diverges = dataclasses.replace(tiny, learning_rate=FailingSchedule(_not_a_number, route=None))
 misshapen = dataclasses.replace(tiny, record=_record_misshapen)
 detaches = dataclasses.replace(tiny, learning_rate=FailingSchedule(_detach))
+blocks_its_result = dataclasses.replace(tiny, learning_rate=FailingSchedule(_block_result_folder))
 detaches_and_hangs = dataclasses.replace(tiny, learning_rate=FailingSchedule(_detach_and_hang))
