@@ -479,8 +479,8 @@ def _exit_status(
     if record.usage_error is not None:
         return ExitStatus.USAGE
     status = verdict.exit_status if verdict is not None else ExitStatus.ROUTE_FAILED
-    if status == ExitStatus.OK and comparison is not None and comparison.regressions:
-        return ExitStatus.REGRESSION
+    if status == ExitStatus.OK and comparison is not None:
+        return comparison.exit_status
     return status
 
 

@@ -211,3 +211,13 @@ def test_a_result_that_cannot_be_written_at_the_end_is_saved_elsewhere(tmp_path)
     assert f"cannot write {folder / 'result.json'}" in line
     assert f"saved to {fallback / 'result.json'} instead" in line
     assert json.loads((fallback / "result.json").read_text())["status"] == "complete"
+
+
+def test_compare_never_calls_a_failed_route_no_regression(tmp_path, complete_result):
+    (tmp_path / "old.json").write_text(complete_result)
+    completed, _ = grade_tiny("raises", tmp_path)
+    assert completed.returncode == 1, completed.stderr
+    compared = topos("compare", "old.json", "result.json", cwd=tmp_path)
+    assert compared.returncode == 1, compared.stderr
+    assert "no regression" not in compared.stdout
+    assert "route recorded did not finish in result.json (failed: 1 of 1 runs)" in compared.stdout
