@@ -217,7 +217,7 @@ def test_a_route_that_failed_in_the_new_result_is_a_failure_never_no_regression(
     assert "route recorded did not complete in new.json" in comparison.notes
     assert comparison.exit_status == 1
     assert comparison.summary.endswith(
-        "route recorded did not finish in new.json (failed: 2 of 2 runs)"
+        "route recorded did not finish in new.json (failed: 1 of 1 runs)"
     )
 
 

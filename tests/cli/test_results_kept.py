@@ -214,7 +214,9 @@ def test_a_result_that_cannot_be_written_at_the_end_is_saved_elsewhere(tmp_path)
 
 
 def test_compare_never_calls_a_failed_route_no_regression(tmp_path, complete_result):
-    (tmp_path / "old.json").write_text(complete_result)
+    old = json.loads(complete_result)
+    old["workload"]["name"] = TINY + "raises"  # the same model, before it learned to fail
+    (tmp_path / "old.json").write_text(json.dumps(old))
     completed, _ = grade_tiny("raises", tmp_path)
     assert completed.returncode == 1, completed.stderr
     compared = topos("compare", "old.json", "result.json", cwd=tmp_path)
