@@ -270,8 +270,9 @@ def grade(
     at every step, prints the verdict and writes the result as JSON.
 
     Exit status: 0 all routes finished and agree; 1 a route failed or timed out;
-    2 a usage or data error; 3 parity broken; 4 a regression against --baseline;
-    130 interrupted.
+    2 a usage or data error, or the result not written where asked; 3 parity
+    broken; 4 a regression against --baseline; 130 interrupted. When several
+    apply: 130, 2, 3, 1, 4, then 0.
 
     Example: topos grade --steps 50 --repeat 2 --json results/today.json
     """
@@ -312,9 +313,9 @@ def compare(
 ) -> None:
     """Compare two grade results of one workload and flag regressions.
 
-    Route by route: ms/step, peak RSS and training delta. Exit 4 on a significant
-    regression beyond the tolerance; exit 2 if the results are of another schema
-    or workload.
+    Route by route: ms/step, peak RSS and training delta. Exit 1 if a route of
+    NEW failed or has no run; exit 4 on a significant regression beyond the
+    tolerance; exit 2 if the results are of another schema or workload.
 
     Example: topos compare results/before.json results/after.json --tolerance time=5%
     """

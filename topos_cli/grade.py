@@ -12,19 +12,20 @@
    progress lines) shows each run. A worker that reports a data or workload
    error before it is ready stops the grade: every other run would fail the
    same way.
-3. *Judge*: the verdict (parity, speed, memory, noise), and against a
-   baseline, the comparison.
-4. *Record*: the result file, written atomically before anything is printed
-   (a broken pipe must not lose an hour's grade), the github-action-benchmark
-   file if asked, then the table.
+3. *Judge*: the verdict (parity, speed, memory, noise).
+4. *Record*: the result file, written atomically before it is compared with
+   the baseline or anything is printed (a broken pipe or a bad baseline must
+   not lose an hour's grade; `result_destination` says where it goes), the
+   github-action-benchmark file if asked, then the table.
 
 Ctrl-C and SIGTERM end the running worker and its process group, and the
 partial result is written with status `interrupted` (exit 130).
 
 Exit statuses: 0 every route finished and parity holds; 1 a route failed,
-timed out or met a non-finite loss; 2 a usage or data error; 3 parity is
-broken; 4 the baseline shows a significant regression beyond the tolerance;
-130 interrupted.
+timed out or met a non-finite loss; 2 a usage or data error, or the result
+could not be written where asked; 3 parity is broken; 4 the baseline shows a
+significant regression beyond the tolerance; 130 interrupted. When several
+apply the first of 130, 2, 3, 1, 4 wins.
 """
 
 from __future__ import annotations

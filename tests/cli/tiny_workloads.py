@@ -14,7 +14,8 @@ lists, so the grader's handling of it can be seen in a real worker process:
 - `hoards`: caps its address space with RLIMIT_AS while recording, then
   allocates at step `FAILING_STEP` until the limit stops it;
 - `diverges`: its learning rate turns NaN at step `FAILING_STEP`, so the
-  loss is NaN from the next step on — on both routes alike;
+  loss is NaN from the next step on — on both routes alike (`diverges_alone`:
+  on the recorded route only);
 - `misshapen`: records a matrix product of mismatched shapes (a ShapeError
   at the recording line);
 - `detaches`: starts `sleep 300` in a session of its own (out of the worker's
@@ -22,7 +23,8 @@ lists, so the grader's handling of it can be seen in a real worker process:
   `detaches_and_hangs` does the same, then sleeps forever. The detached
   process's id is written to the file `TINY_DETACHED_PID_FILE` names;
 - `blocks_its_result`: replaces the folder `TINY_BLOCKED_FOLDER` names by a
-  file, so the grade cannot write its result there at the end.
+  file, so the grade cannot write its result there at the end (and
+  `blocks_its_result_and_raises` then raises, failing its route).
 
 The hooks ride on `learning_rate(step, steps)`, which the training loop calls
 once per step after the gradients, so a failure lands in the middle of
@@ -167,6 +169,11 @@ def _block_result_folder() -> None:
         file.write("in the way")
 
 
+def _block_result_folder_and_raise() -> None:
+    _block_result_folder()
+    _raise()
+
+
 def _not_a_number() -> float:
     return float("nan")
 
@@ -197,7 +204,11 @@ hoards = dataclasses.replace(
     tiny, record=_record_under_a_memory_limit, learning_rate=FailingSchedule(_hoard)
 )
 diverges = dataclasses.replace(tiny, learning_rate=FailingSchedule(_not_a_number, route=None))
+diverges_alone = dataclasses.replace(tiny, learning_rate=FailingSchedule(_not_a_number))
 misshapen = dataclasses.replace(tiny, record=_record_misshapen)
 detaches = dataclasses.replace(tiny, learning_rate=FailingSchedule(_detach))
 blocks_its_result = dataclasses.replace(tiny, learning_rate=FailingSchedule(_block_result_folder))
+blocks_its_result_and_raises = dataclasses.replace(
+    tiny, learning_rate=FailingSchedule(_block_result_folder_and_raise)
+)
 detaches_and_hangs = dataclasses.replace(tiny, learning_rate=FailingSchedule(_detach_and_hang))
