@@ -12,15 +12,39 @@ import sys
 from typing import Annotated
 
 import typer
+from typer.core import TyperGroup
 
 from topos_cli.errors import ExitStatus, ToposError
+from topos_cli.interruption import start_raising
+from topos_cli.output_stream import guard_standard_streams
 
 try:  # typer 0.29 vendors click; older releases use click itself
     from typer._click import exceptions as click_exceptions
 except ImportError:  # pragma: no cover - depends on the installed typer
     from click import exceptions as click_exceptions
 
+
+class CommandInterruptedError(Exception):
+    """A command was interrupted by Ctrl-C or SIGTERM: `topos: interrupted`, exit 130.
+
+    Not a `KeyboardInterrupt`, which the command-line framework would turn
+    into a silent exit 130 before `main` could say anything.
+    """
+
+
+class InterruptibleGroup(TyperGroup):
+    """typer's command group; an interrupt inside a command becomes `CommandInterruptedError`."""
+
+    def invoke(self, ctx):  # click's own signature, of whichever click typer uses
+        """Runs the command, turning an interrupt into `CommandInterruptedError`."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as error:
+            raise CommandInterruptedError(getattr(error, "signal_name", "SIGINT")) from None
+
+
 application = typer.Typer(
+    cls=InterruptibleGroup,
     help="Grade the gradient routes of a workload: which is faster, which is leaner, "
     "and do they still train bit-identically.",
     no_args_is_help=True,
@@ -73,6 +97,7 @@ def version_callback(value: bool) -> None:
 
 @application.callback()
 def root(
+    context: typer.Context,
     show_version: Annotated[
         bool,
         typer.Option(
@@ -81,6 +106,10 @@ def root(
     ] = False,
 ) -> None:
     """topos: which way of computing gradients is faster, leaner, and still exactly right."""
+    # A grade delivers a deferred interrupt itself, once it can write an interrupted result;
+    # every other command can be interrupted from here on.
+    if context.invoked_subcommand != "grade":
+        start_raising()
 
 
 def _program(workload_name: str, route: str):
@@ -241,8 +270,9 @@ def grade(
     at every step, prints the verdict and writes the result as JSON.
 
     Exit status: 0 all routes finished and agree; 1 a route failed or timed out;
-    2 a usage or data error; 3 parity broken; 4 a regression against --baseline;
-    130 interrupted.
+    2 a usage or data error, or the result not written where asked; 3 parity
+    broken; 4 a regression against --baseline; 130 interrupted. When several
+    apply: 130, 2, 3, 1, 4, then 0.
 
     Example: topos grade --steps 50 --repeat 2 --json results/today.json
     """
@@ -283,9 +313,9 @@ def compare(
 ) -> None:
     """Compare two grade results of one workload and flag regressions.
 
-    Route by route: ms/step, peak RSS and training delta. Exit 4 on a significant
-    regression beyond the tolerance; exit 2 if the results are of another schema
-    or workload.
+    Route by route: ms/step, peak RSS and training delta. Exit 1 if a route of
+    NEW failed or has no run; exit 4 on a significant regression beyond the
+    tolerance; exit 2 if the results are of another schema or workload.
 
     Example: topos compare results/before.json results/after.json --tolerance time=5%
     """
@@ -429,7 +459,20 @@ def _usage_message(error: Exception) -> str:
 
 
 def main() -> None:
-    """Entry point of the console script: one-line errors, distinct exit statuses."""
+    """Runs the command line: one-line errors, distinct exit statuses.
+
+    The console script (`topos_cli.console_script`) calls it once the
+    interrupt and the standard streams are guarded from the first instant.
+    """
+    saved = sys.stdout, sys.stderr
+    guard_standard_streams()
+    try:
+        _main()
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+def _main() -> None:
     try:
         # Not standalone: click's own error display is a multi-line box; ours is one line.
         status = application(standalone_mode=False)
@@ -445,15 +488,12 @@ def main() -> None:
     except click_exceptions.ClickException as error:
         typer.echo(f"topos: error: {' '.join(error.format_message().split())}", err=True)
         sys.exit(error.exit_code)
-    except typer.Abort:
+    except (typer.Abort, CommandInterruptedError, KeyboardInterrupt):
         typer.echo("topos: interrupted", err=True)
         sys.exit(ExitStatus.INTERRUPTED)
     except ToposError as error:
         typer.echo(f"topos: error: {error}", err=True)
         sys.exit(error.exit_status)
-    except KeyboardInterrupt:
-        typer.echo("topos: interrupted", err=True)
-        sys.exit(ExitStatus.INTERRUPTED)
     except Exception as error:  # a bug of ours: still one line, the traceback on request
         if os.environ.get("TOPOS_DEBUG"):
             raise

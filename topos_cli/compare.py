@@ -88,6 +88,8 @@ class Comparison:
     changes: tuple[FigureChange, ...]
     #: Differences between the two grades that may explain a change (steps, data, host...).
     notes: tuple[str, ...]
+    #: What did not finish in the new result: a route with a failed run, or with no runs.
+    failures: tuple[str, ...] = ()
 
     @property
     def regressions(self) -> tuple[FigureChange, ...]:
@@ -96,7 +98,10 @@ class Comparison:
 
     @property
     def exit_status(self) -> int:
-        """4 when any figure regressed, else 0."""
+        """1 when a route of the new result did not finish (never "no regression"), else 4
+        when any figure regressed, else 0."""
+        if self.failures:
+            return ExitStatus.ROUTE_FAILED
         return ExitStatus.REGRESSION if self.regressions else ExitStatus.OK
 
     @property
@@ -106,6 +111,8 @@ class Comparison:
             f"{self.settings.time_tolerance:.0%} on time, "
             f"{self.settings.memory_tolerance:.0%} on memory"
         )
+        if self.failures:
+            return f"{self.workload}: {'; '.join(self.failures)}"
         if not self.regressions:
             return f"{self.workload}: no regression beyond {tolerances}"
         named = ", ".join(
@@ -122,6 +129,7 @@ class Comparison:
             "exit_status": int(self.exit_status),
             "changes": [change.to_json() for change in self.changes],
             "notes": list(self.notes),
+            "failures": list(self.failures),
             "settings": self.settings.to_json(),
         }
 
@@ -281,6 +289,7 @@ def compare_results(
     for route in new_routes:
         if route not in old_routes:
             notes.append(f"route {route} is only in {new_source}")
+    failures = _failures(old_routes, new_runs, new_source)
     changes = []
     for route in (route for route in old_routes if route in new_routes):
         old_completed, new_completed = _completed(old_runs, route), _completed(new_runs, route)
@@ -311,5 +320,33 @@ def compare_results(
                 )
             )
     return Comparison(
-        workload=new_workload, settings=settings, changes=tuple(changes), notes=tuple(notes)
+        workload=new_workload,
+        settings=settings,
+        changes=tuple(changes),
+        notes=tuple(notes),
+        failures=tuple(failures),
     )
+
+
+def _failures(
+    old_routes: Sequence[str], new_runs: Sequence[RepeatResult], new_source: str
+) -> list[str]:
+    """What did not finish in the new result: its routes with a run that is not ok, and the
+    old result's routes it has no run of. A failed route is never "no regression"."""
+    new_routes = list(dict.fromkeys(run.route for run in new_runs))
+    failures = []
+    for route in new_routes:
+        statuses = [run.status for run in new_runs if run.route == route]
+        bad = sorted({status for status in statuses if status != "ok"})
+        if bad:
+            failures.append(
+                f"route {route} did not finish in {new_source} "
+                f"({', '.join(bad)}: {sum(status != 'ok' for status in statuses)} of "
+                f"{len(statuses)} runs)"
+            )
+    for route in old_routes:
+        if route not in new_routes:
+            failures.append(f"route {route} has no run in {new_source}")
+    if not new_runs and not old_routes:
+        failures.append(f"{new_source} has no runs")
+    return failures

@@ -12,19 +12,20 @@
    progress lines) shows each run. A worker that reports a data or workload
    error before it is ready stops the grade: every other run would fail the
    same way.
-3. *Judge*: the verdict (parity, speed, memory, noise), and against a
-   baseline, the comparison.
-4. *Record*: the result file, written atomically before anything is printed
-   (a broken pipe must not lose an hour's grade), the github-action-benchmark
-   file if asked, then the table.
+3. *Judge*: the verdict (parity, speed, memory, noise).
+4. *Record*: the result file, written atomically before it is compared with
+   the baseline or anything is printed (a broken pipe or a bad baseline must
+   not lose an hour's grade; `result_destination` says where it goes), the
+   github-action-benchmark file if asked, then the table.
 
 Ctrl-C and SIGTERM end the running worker and its process group, and the
 partial result is written with status `interrupted` (exit 130).
 
 Exit statuses: 0 every route finished and parity holds; 1 a route failed,
-timed out or met a non-finite loss; 2 a usage or data error; 3 parity is
-broken; 4 the baseline shows a significant regression beyond the tolerance;
-130 interrupted.
+timed out or met a non-finite loss; 2 a usage or data error, or the result
+could not be written where asked; 3 parity is broken; 4 the baseline shows a
+significant regression beyond the tolerance; 130 interrupted. When several
+apply the first of 130, 2, 3, 1, 4 wins.
 """
 
 from __future__ import annotations
@@ -37,9 +38,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from topos_cli.compare import CompareSettings, Comparison, compare_results
-from topos_cli.errors import ExitStatus, IncomparableResultsError, ToposUsageError
+from topos_cli.errors import ExitStatus, IncomparableResultsError, ToposError, ToposUsageError
 from topos_cli.host import host_facts
-from topos_cli.interruption import interruptions_raised, stop_raising
+from topos_cli.interruption import interruptions_raised, start_raising, stop_raising
 from topos_cli.monitor import (
     SAMPLE_INTERVAL_SECONDS,
     WorkerMonitor,
@@ -48,16 +49,22 @@ from topos_cli.monitor import (
     environment_facts,
     worker_environment,
 )
+from topos_cli.process_tree import adopt_orphans
 from topos_cli.progress_display import LiveProgress, PlainProgress, format_mebibytes
 from topos_cli.report import print_comparison, print_verdict, use_plain_output
+from topos_cli.result_destination import (
+    Saved,
+    check_destination,
+    check_distinct,
+    last_resort_text,
+    save_result,
+)
 from topos_cli.result_file import (
     SCHEMA,
-    check_writable,
     compose_result,
     default_result_path,
     load_result,
     utc_timestamp,
-    write_atomically,
     write_github_benchmark,
 )
 from topos_cli.routes import ROUTES
@@ -109,6 +116,8 @@ class GradePlan:
     options: GradeOptions
     data: str | None
     result_path: str
+    #: Whether `result_path` is the default name (claimed exclusively, never replacing a file).
+    default_path: bool
     baseline: dict[str, Any] | None
     compare_settings: CompareSettings
     requests: list[WorkerRequest]
@@ -166,11 +175,16 @@ def prepare(options: GradeOptions, moment: datetime | None = None) -> GradePlan:
     compare_settings = parse_tolerance(options.tolerance)
     data = _data_directory(options.data)
     result_path = options.json_path or str(default_result_path(options.workload, started))
-    check_writable(result_path)
+    # Nothing is created yet: a usage error must leave no folder behind.
+    check_destination(result_path, "--json")
     if options.github_benchmark is not None:
         if options.github_benchmark == "-" and result_path == "-":
             raise ToposUsageError("--json and --github-benchmark cannot both go to standard output")
-        check_writable(options.github_benchmark)
+        check_destination(options.github_benchmark, "--github-benchmark")
+    # Each output must be a file of its own, and the baseline is read, never overwritten by
+    # the benchmark list (a new result may replace it: that is a rolling baseline).
+    check_distinct({"--json": result_path, "--github-benchmark": options.github_benchmark})
+    check_distinct({"--baseline": options.baseline, "--github-benchmark": options.github_benchmark})
     baseline = None
     if options.baseline is not None:
         baseline = load_result(options.baseline)
@@ -194,6 +208,7 @@ def prepare(options: GradeOptions, moment: datetime | None = None) -> GradePlan:
         options=options,
         data=data,
         result_path=result_path,
+        default_path=options.json_path is None,
         baseline=baseline,
         compare_settings=compare_settings,
         requests=requests,
@@ -244,6 +259,8 @@ def run_routes(plan: GradePlan, display: WorkerObserver | None = None) -> GradeR
     current: WorkerMonitor | None = None
     try:
         try:
+            # An interrupt deferred since the command began lands here, with a result to write.
+            start_raising()
             with display:  # type: ignore[attr-defined]
                 for request in plan.requests:
                     current = WorkerMonitor(request, plan.environment, display)
@@ -463,8 +480,8 @@ def _exit_status(
     if record.usage_error is not None:
         return ExitStatus.USAGE
     status = verdict.exit_status if verdict is not None else ExitStatus.ROUTE_FAILED
-    if status == ExitStatus.OK and comparison is not None and comparison.regressions:
-        return ExitStatus.REGRESSION
+    if status == ExitStatus.OK and comparison is not None:
+        return comparison.exit_status
     return status
 
 
@@ -486,23 +503,35 @@ def finish_grade(
             load_average=load[0] if load else None,
             cores=host.get("available_cores"),
         )
-    comparison = None
     complete = record.interrupted_by is None and record.usage_error is None
+    exit_status = _exit_status(record, verdict, None)
+    result = compose_grade_result(plan, record, host, verdict, None, exit_status)
+    # The result first, before it is compared with anything or printed: whatever goes
+    # wrong from here on (a baseline, the terminal), the grade is not lost.
+    saved = save_result(plan.result_path, result, default=plan.default_path)
+    comparison = None
     if complete and plan.baseline is not None and verdict is not None:
-        preliminary = compose_grade_result(plan, record, host, verdict, None, verdict.exit_status)
-        comparison = compare_results(
-            plan.baseline,
-            preliminary,
-            settings=plan.compare_settings,
-            old_source=str(options.baseline),
-            new_source="this grade",
-        )
-    exit_status = _exit_status(record, verdict, comparison)
-    result = compose_grade_result(plan, record, host, verdict, comparison, exit_status)
-    # The result first: whatever happens to the terminal, the grade is not lost.
-    write_atomically(plan.result_path, result)
+        try:
+            comparison = compare_results(
+                plan.baseline,
+                result,
+                settings=plan.compare_settings,
+                old_source=str(options.baseline),
+                new_source="this grade",
+            )
+        except ToposError as error:  # the baseline was checked when loaded; still, say so
+            stderr.write(f"topos: error: cannot compare with --baseline: {error}\n")
+        else:
+            exit_status = _exit_status(record, verdict, comparison)
+            result = compose_grade_result(plan, record, host, verdict, comparison, exit_status)
+            if saved.path is not None and saved.error is None:
+                saved = save_result(plan.result_path, result, default=False, replace_own=saved.path)
     if options.github_benchmark is not None:
-        write_github_benchmark(options.github_benchmark, result)
+        try:
+            write_github_benchmark(options.github_benchmark, result)
+        except ToposError as error:
+            stderr.write(f"topos: error: --github-benchmark: {error}\n")
+            exit_status = _failed_output_status(exit_status)
     table = stderr if plan.result_path == "-" else stdout
     if record.usage_error is None and verdict is not None:
         print_verdict(verdict, file=table, markdown=options.markdown)
@@ -513,14 +542,40 @@ def finish_grade(
             table.write("\n")
             print_comparison(comparison, file=table, markdown=options.markdown)
     table.flush()
-    if plan.result_path != "-":
-        stderr.write(f"results: {plan.result_path}\n")
+    exit_status = _report_saved(saved, result, exit_status, stderr)
     if record.interrupted_by is not None:
         stderr.write(f"topos: interrupted by {record.interrupted_by}; partial results written\n")
     stderr.flush()
     if record.usage_error is not None:
         raise ToposUsageError(record.usage_error)
     return exit_status
+
+
+def _failed_output_status(exit_status: int) -> int:
+    """An output that could not be written where asked is exit 2, unless interrupted (130)."""
+    return exit_status if exit_status == ExitStatus.INTERRUPTED else ExitStatus.USAGE
+
+
+def _report_saved(saved: Saved, result: Mapping[str, Any], exit_status: int, stderr: TextIO) -> int:
+    """Says where the result went (and why not where asked); returns the exit status."""
+    if saved.path is not None and saved.path != "-":
+        stderr.write(f"results: {saved.path}\n")
+    if saved.kept is not None:
+        stderr.write(
+            f"topos: {saved.kept} holds a complete result, kept; this "
+            f"{result.get('status')} grade's result is beside it\n"
+        )
+    if saved.error is None:
+        return exit_status
+    where = (
+        f"the result was saved to {saved.path} instead"
+        if saved.path is not None
+        else "it could be saved nowhere, so it follows here"
+    )
+    stderr.write(f"topos: error: {saved.error}; {where}\n")
+    if saved.path is None:
+        stderr.write(last_resort_text(result))
+    return _failed_output_status(exit_status)
 
 
 def run_grade(
@@ -539,6 +594,8 @@ def run_grade(
     stdout = stdout if stdout is not None else sys.stdout
     stderr = stderr if stderr is not None else sys.stderr
     plan = prepare(options)
+    # Orphans of the workers come back to this process, to be ended (see process_tree).
+    adopt_orphans()
     host = host_facts()
     with interruptions_raised():
         # run_routes returns with signals ignored, so judging and writing cannot be cut short.

@@ -1,5 +1,12 @@
 """Interruption: Ctrl-C and SIGTERM as one exception, raised, deferred or ignored on demand.
 
+From the first moment of the console script (`defer_from_start`) a signal is
+only remembered: importing the command-line framework and parsing the
+command line take a good fraction of a second, and an interrupt there would
+print a traceback, or be swallowed by the framework. The command delivers
+it (`start_raising`) as soon as it can act on it: a grade once it knows
+where its (interrupted) result goes, any other command at once.
+
 A grade must end its running worker and write what it has whichever of the
 two signals arrives, so both become `Interrupted` (a `KeyboardInterrupt`,
 so code that already handles Ctrl-C handles SIGTERM too). Around a spawn the
@@ -51,9 +58,34 @@ def _in_main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
+def defer_from_start() -> None:
+    """Installs the handler for SIGINT and SIGTERM, remembering a signal until `start_raising`.
+
+    For the console script's first line; a signal ignored at start (a
+    background job of a script ignores SIGINT) stays ignored.
+    """
+    if not _in_main_thread():
+        return
+    _State.deferring, _State.pending, _State.stopped = True, None, False
+    for number in SIGNALS:
+        if signal.getsignal(number) is not signal.SIG_IGN:
+            signal.signal(number, _handle)
+
+
+def start_raising() -> None:
+    """Ends the deferral `defer_from_start` began: a signal remembered is raised now."""
+    _State.deferring = False
+    pending, _State.pending = _State.pending, None
+    if pending is not None:
+        raise Interrupted(pending)
+
+
 @contextlib.contextmanager
 def interruptions_raised() -> Iterator[None]:
-    """Within the block, SIGINT and SIGTERM raise `Interrupted`; the old handlers return after."""
+    """Within the block, SIGINT and SIGTERM raise `Interrupted`; the old handlers return after.
+
+    A signal deferred since start stays pending until `start_raising`.
+    """
     if not _in_main_thread():
         yield
         return

@@ -4,15 +4,16 @@
 process group) of its own, so the worker and anything it starts can be killed
 together and a Ctrl-C at the terminal reaches the grader alone. While it runs:
 
-- a thread reads the worker's JSON-lines events from its standard output;
-- a thread keeps the tail of its standard error, for failure reports;
+- a `PipeReader` reads the worker's JSON-lines events from its standard output;
+- another keeps the tail of its standard error, for failure reports;
 - a thread samples its RSS with psutil every 5 ms, for the live display and
   a timeline kept in the result (the authoritative peak is the worker's own
   `VmHWM`; sampling misses short peaks and is only the fallback where
   `/proc` is missing);
-- a timer kills the process group when `timeout` seconds have passed.
+- the main thread kills the process group when `timeout` seconds have passed.
 
-The main thread blocks in `os.wait4`, which also gives the worker's rusage
+The main thread polls `os.wait4` (never blocking in it, so the deadline and
+a Ctrl-C are both kept at once), which also gives the worker's rusage
 (`ru_maxrss` is kept as a cross-check only: it includes the interpreter's
 start-up and shutdown). How the process ended becomes the run's status: `ok`,
 `failed` (exit status or signal, the worker's `error` event, the tail of its
@@ -29,7 +30,9 @@ from __future__ import annotations
 import collections
 import contextlib
 import json
+import math
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -41,7 +44,9 @@ from typing import IO, Any
 
 import psutil
 
+from topos_cli import process_tree
 from topos_cli.interruption import Interrupted, interruptions_deferred, interruptions_ignored
+from topos_cli.pipe_reader import PipeReader
 from topos_cli.rss_timeline import RssTimeline
 
 #: How often the parent samples the worker's RSS.
@@ -71,6 +76,20 @@ STDERR_TAIL_LINES = 8
 
 _KEPT_STDERR_LINES = 200
 _LONGEST_STDERR_LINE = 400
+#: An event line longer than this is cut (and so read as stray output): a ready event is
+#: a few kilobytes.
+_LONGEST_EVENT = 16 * 1024 * 1024
+
+#: How often the parent looks whether the worker has ended, without a pidfd to wait on.
+_WAIT_POLL_SECONDS = 0.01
+#: The longest single wait on the worker's pidfd.
+_WAIT_SLICE_SECONDS = 0.5
+#: How long a killed worker may take to die before the parent stops waiting for it.
+_KILL_WAIT_SECONDS = 3.0
+#: How long the pipes may take to drain once the worker and its leftovers are gone.
+_DRAIN_SECONDS = 0.5
+#: How often the sampler remembers the worker's descendants (for `_end_leftovers`).
+_DESCENDANTS_INTERVAL_SECONDS = 0.25
 
 
 def worker_environment(
@@ -190,43 +209,73 @@ class WorkerMonitor:
         self._nonfinite: dict[str, Any] | None = None
         self._done: dict[str, Any] | None = None
         self._error: dict[str, Any] | None = None
-        self._stray_output: list[str] = []
+        self._stray_output: collections.deque[str] = collections.deque(maxlen=_KEPT_STDERR_LINES)
         self._stderr: collections.deque[str] = collections.deque(maxlen=_KEPT_STDERR_LINES)
         self._returncode: int | None = None
         self._rusage: Any = None
         self._reaped = False
         self._timed_out = False
         self._interruption: str | None = None
+        self._descendants: set[process_tree.ProcessKey] = set()
+        self._children_before: set[process_tree.ProcessKey] = set()
+        #: How many processes the worker left behind, which were killed after it.
+        self.leftovers_killed = 0
 
     # -- the run ------------------------------------------------------------------
 
     def run(self) -> dict[str, Any]:
-        """Runs the worker to its end and returns the run's RepeatResult dict."""
+        """Runs the worker to its end and returns the run's RepeatResult dict.
+
+        Nothing here waits without a deadline: the worker is killed at its
+        timeout, the pipes are read by `PipeReader`s that give up a moment after
+        the worker is gone (a detached grandchild may hold them open), and every
+        join is bounded, so an interrupt ends a run within a second or two.
+        """
         self._started = time.monotonic()
         self._timeline = RssTimeline(self._started, self.sample_interval)
-        timer = None
+        deadline = self._started + self._timeout_seconds()
+        readers: list[PipeReader] = []
+        self._children_before = process_tree.own_children()
         try:
-            # A signal landing between fork and keeping the handle would orphan the
-            # worker; deferred, it is raised once the handle is kept (and so killed).
-            with interruptions_deferred():
-                self._process = subprocess.Popen(
-                    self.request.command(),
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    env=self.environment,
-                    start_new_session=True,
-                    close_fds=True,
-                )
+            events_read, events_write = os.pipe()
+            errors_read, errors_write = os.pipe()
+            try:
+                # A signal landing between fork and keeping the handle would orphan the
+                # worker; deferred, it is raised once the handle is kept (and so killed).
+                with interruptions_deferred():
+                    self._process = subprocess.Popen(
+                        self.request.command(),
+                        stdin=subprocess.DEVNULL,
+                        stdout=events_write,
+                        stderr=errors_write,
+                        env=self.environment,
+                        start_new_session=True,
+                        close_fds=True,
+                    )
+            except BaseException:
+                for descriptor in (events_read, errors_read):
+                    os.close(descriptor)
+                raise
+            finally:
+                # Only the worker holds the write ends, so its end is the pipes' end of file.
+                for descriptor in (events_write, errors_write):
+                    os.close(descriptor)
+            readers = [
+                PipeReader(
+                    events_read, self._read_event, name="events", longest_line=_LONGEST_EVENT
+                ),
+                PipeReader(
+                    errors_read,
+                    self._read_stderr_line,
+                    name="stderr",
+                    longest_line=_LONGEST_STDERR_LINE,
+                ),
+            ]
+            for reader in readers:
+                reader.start()
             self._notify(self.observer.started, self.request, self._process.pid)
-            self._start_thread(self._read_events, self._process.stdout, "events")
-            self._start_thread(self._read_stderr, self._process.stderr, "stderr")
             self._start_thread(self._sample, None, "sampler")
-            if self.request.timeout is not None:
-                timer = threading.Timer(self.request.timeout, self._time_out)
-                timer.daemon = True
-                timer.start()
-            self._reap()
+            self._wait(deadline)
         except BaseException as error:
             self._interruption = (
                 error.signal_name
@@ -237,18 +286,25 @@ class WorkerMonitor:
             )
             with interruptions_ignored():
                 self._kill_group()
-                self._reap()
+                self._reap_within(_KILL_WAIT_SECONDS)
             raise
         finally:
             with interruptions_ignored():
-                if timer is not None:
-                    timer.cancel()
-                # Whatever the worker started in its group dies with it: no orphans.
+                # Whatever the worker started dies with it, in its group or not: no orphans,
+                # and no process left holding the pipes open.
                 self._kill_group()
-                self._finish_threads()
+                self._end_leftovers()
+                self._finish_threads(readers)
                 self.result = self._conclude()
                 self._notify(self.observer.finished, self.request, self.result)
         return self.result
+
+    def _timeout_seconds(self) -> float:
+        """The run's time limit; infinite when there is none (or it is past any clock's reach)."""
+        timeout = self.request.timeout
+        if timeout is None or not math.isfinite(timeout):
+            return math.inf
+        return timeout
 
     def _start_thread(self, target: Any, stream: IO[bytes] | None, name: str) -> None:
         thread = threading.Thread(
@@ -257,43 +313,97 @@ class WorkerMonitor:
         thread.start()
         self._threads.append(thread)
 
-    def _reap(self) -> None:
-        """Waits for the worker to end, keeping its exit status and rusage."""
+    def _wait(self, deadline: float) -> None:
+        """Waits for the worker to end; at `deadline` kills it and marks the run timed out.
+
+        Never blocks in `wait4`: it waits on a pidfd (or sleeps) for at most a
+        moment at a time, so the deadline is kept by this thread itself and a
+        signal is handled at once.
+        """
+        try:
+            pidfd = os.pidfd_open(self._process.pid)
+        except (AttributeError, OSError):  # not Linux 5.3 or later: poll
+            pidfd = None
+        try:
+            while not self._reap_now():
+                now = time.monotonic()
+                if now >= deadline:
+                    with self._lock:
+                        self._timed_out = True
+                    self._kill_group()
+                    self._reap_within(_KILL_WAIT_SECONDS)
+                    return
+                if pidfd is None:
+                    time.sleep(min(_WAIT_POLL_SECONDS, deadline - now))
+                else:
+                    # Readable once the worker has ended.
+                    select.select([pidfd], [], [], min(_WAIT_SLICE_SECONDS, deadline - now))
+        finally:
+            if pidfd is not None:
+                os.close(pidfd)
+
+    def _reap_now(self) -> bool:
+        """Reaps the worker if it has ended, keeping its exit status and rusage; says if it has."""
         if self._reaped or self._process is None:
-            return
-        _, status, rusage = os.wait4(self._process.pid, 0)
+            return True
+        try:
+            pid, status, rusage = os.wait4(self._process.pid, os.WNOHANG)
+        except ChildProcessError:  # reaped elsewhere: the status is lost, the end is not
+            pid, status, rusage = self._process.pid, None, None
+        if pid == 0:
+            return False
         with self._lock:
             self._reaped = True
             self._ended = time.monotonic()
-            self._returncode = os.waitstatus_to_exitcode(status)
-            self._rusage = rusage
-            # Popen must not wait for a process already reaped.
-            self._process.returncode = self._returncode
+            if status is not None:
+                self._returncode = os.waitstatus_to_exitcode(status)
+                self._rusage = rusage
+                # Popen must not wait for a process already reaped.
+                self._process.returncode = self._returncode
+            else:
+                self._process.returncode = -signal.SIGKILL
+        return True
+
+    def _reap_within(self, seconds: float) -> bool:
+        """Waits up to `seconds` for the worker to end (after a kill); says whether it did."""
+        give_up = time.monotonic() + seconds
+        while not self._reap_now():
+            if time.monotonic() >= give_up:
+                return False  # unkillable for now (stuck in the kernel): not waited for
+            time.sleep(_WAIT_POLL_SECONDS)
+        return True
 
     def _kill_group(self) -> None:
         """Kills the worker's process group (the worker and its children), if any is left."""
         if self._process is None:
             return
+        # The worker's descendants, remembered before the kill re-parents them away.
+        if not self._reaped:
+            self._descendants |= process_tree.descendants(self._process.pid)
         # ProcessLookupError: the group is gone already.
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._process.pid, signal.SIGKILL)
+        if not self._reaped:
+            # A worker that moved itself to another group is still killed.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self._process.pid, signal.SIGKILL)
 
-    def _time_out(self) -> None:
-        with self._lock:
-            if self._reaped:
-                return
-            self._timed_out = True
-        self._kill_group()
+    def _end_leftovers(self) -> None:
+        """Ends what the worker started outside its group: descendants seen while it ran,
+        and orphans re-parented to this process (see `process_tree`)."""
+        if self._process is None:
+            return
+        leftovers = self._descendants | process_tree.own_children()
+        self.leftovers_killed = process_tree.end_processes(leftovers, self._children_before)
 
-    def _finish_threads(self) -> None:
+    def _finish_threads(self, readers: list[PipeReader]) -> None:
         self._stop_sampling.set()
+        for reader in readers:
+            # The pipes reach end of file once every holder is dead; the grace bounds the
+            # wait for one that is not (a process this user may not kill, say).
+            reader.stop(_DRAIN_SECONDS)
         for thread in self._threads:
-            # The pipes reach end of file once the group is dead; the bound only guards
-            # against a grandchild that left the group holding them open.
-            thread.join(timeout=5.0)
-        for stream in (self._process.stdout, self._process.stderr) if self._process else ():
-            if stream is not None:
-                stream.close()
+            thread.join(timeout=_DRAIN_SECONDS)
 
     def _notify(self, method: Any, *arguments: Any) -> None:
         # A display's failure must not fail the measurement.
@@ -302,21 +412,20 @@ class WorkerMonitor:
 
     # -- the threads --------------------------------------------------------------
 
-    def _read_events(self, stream: IO[bytes]) -> None:
-        for raw in stream:
-            line = raw.decode("utf-8", errors="replace").strip()
-            if not line:
-                continue
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
-                event = None
-            if not isinstance(event, dict) or not isinstance(event.get("event"), str):
-                # The worker sends only events on this pipe; anything else is kept as a clue.
-                self._stray_output.append(line[:_LONGEST_STDERR_LINE])
-                continue
-            self._record(event)
-            self._notify(self.observer.event, self.request, event)
+    def _read_event(self, raw: bytes) -> None:
+        line = raw.decode("utf-8", errors="replace").strip()
+        if not line:
+            return
+        try:
+            event = json.loads(line)
+        except (json.JSONDecodeError, RecursionError):
+            event = None
+        if not isinstance(event, dict) or not isinstance(event.get("event"), str):
+            # The worker sends only events on this pipe; anything else is kept as a clue.
+            self._stray_output.append(line[:_LONGEST_STDERR_LINE])
+            return
+        self._record(event)
+        self._notify(self.observer.event, self.request, event)
 
     def _record(self, event: dict[str, Any]) -> None:
         kind = event["event"]
@@ -334,21 +443,25 @@ class WorkerMonitor:
         elif kind == "error":
             self._error = event
 
-    def _read_stderr(self, stream: IO[bytes]) -> None:
-        for raw in stream:
-            line = raw.decode("utf-8", errors="replace").rstrip()
-            self._stderr.append(line[:_LONGEST_STDERR_LINE])
+    def _read_stderr_line(self, raw: bytes) -> None:
+        line = raw.decode("utf-8", errors="replace").rstrip()
+        self._stderr.append(line[:_LONGEST_STDERR_LINE])
 
     def _sample(self) -> None:
         try:
             process = psutil.Process(self._process.pid)
         except psutil.Error:
             return
+        next_census = time.monotonic()
         while True:
             try:
                 rss = process.memory_info().rss
             except psutil.Error:
                 return
+            if time.monotonic() >= next_census:
+                # Remembered while the worker lives: once it dies they are orphans of init.
+                self._descendants |= process_tree.descendants(process.pid)
+                next_census = time.monotonic() + _DESCENDANTS_INTERVAL_SECONDS
             # A zombie reports no pages; that is the end, not a measurement.
             if rss > 0:
                 self._timeline.add(time.monotonic(), rss)
@@ -400,7 +513,9 @@ class WorkerMonitor:
         )
         if complete:
             return "ok", None
-        if returncode is not None and returncode < 0:
+        if returncode is None:
+            cause = "did not end when killed"
+        elif returncode < 0:
             cause = f"killed by {signal_name(-returncode)}"
             if -returncode == signal.SIGKILL:
                 cause += " (the kernel's out-of-memory killer sends SIGKILL)"
@@ -479,6 +594,7 @@ class WorkerMonitor:
             if self._error
             else None,
             "stderr_tail": self._stderr_tail(),
+            "leftover_processes_killed": self.leftovers_killed,
         }
         return {
             "route": request.route,

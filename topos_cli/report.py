@@ -20,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from topos_cli.compare import Comparison, FigureChange
+from topos_cli.output_stream import ASCII_SPELLINGS, ascii_spelling, can_encode
 from topos_cli.verdict import Parity, RouteParity, RouteVerdict, Verdict
 
 _MEBIBYTE = 1024 * 1024
@@ -193,8 +194,17 @@ def _verdict_notes(verdict: Verdict) -> list[str]:
     return lines
 
 
-def plain_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """Aligned columns separated by two spaces, under a header and a rule; no colour, no boxes."""
+def plain_table(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], ascii_only: bool = False
+) -> str:
+    """Aligned columns separated by two spaces, under a header and a rule; no colour, no boxes.
+
+    With `ascii_only` every cell is spelled in ASCII (`±` as `+/-`) before the
+    columns are measured, so they stay aligned on an ASCII stream.
+    """
+    if ascii_only:
+        headers = [ascii_spelling(header) for header in headers]
+        rows = [[ascii_spelling(cell) for cell in row] for row in rows]
     widths = [
         max([len(header)] + [len(row[column]) for row in rows])
         for column, header in enumerate(headers)
@@ -222,9 +232,10 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str
     return "\n".join(lines)
 
 
-def render_verdict_plain(verdict: Verdict) -> str:
+def render_verdict_plain(verdict: Verdict, ascii_only: bool = False) -> str:
     """The verdict as plain text: table, summary sentence, notes and warnings."""
-    parts = [plain_table(VERDICT_HEADERS, verdict_rows(verdict)), "", verdict.summary]
+    table = plain_table(VERDICT_HEADERS, verdict_rows(verdict), ascii_only)
+    parts = [table, "", verdict.summary]
     notes = _verdict_notes(verdict)
     if notes:
         parts.extend(["", *notes])
@@ -290,7 +301,7 @@ def _print_in_form(
     markdown: bool,
     plain: bool | None,
     as_markdown: Callable[[], str],
-    as_plain: Callable[[], str],
+    as_plain: Callable[[bool], str],
     as_rich: Callable[[Console], None],
 ) -> None:
     """Writes one of three forms: Markdown if asked, else plain text or rich as
@@ -298,7 +309,8 @@ def _print_in_form(
     if markdown:
         stream.write(as_markdown())
     elif plain if plain is not None else use_plain_output(stream):
-        stream.write(as_plain())
+        # An ASCII stream gets ASCII spellings, measured before the columns are aligned.
+        stream.write(as_plain(not can_encode("".join(ASCII_SPELLINGS), stream)))
     else:
         as_rich(Console(file=stream, highlight=False))
 
@@ -324,7 +336,7 @@ def print_verdict(
         markdown,
         plain,
         lambda: render_verdict_markdown(verdict),
-        lambda: render_verdict_plain(verdict),
+        lambda ascii_only: render_verdict_plain(verdict, ascii_only),
         as_rich,
     )
 
@@ -369,9 +381,10 @@ def comparison_rows(comparison: Comparison) -> list[list[str]]:
     ]
 
 
-def render_comparison_plain(comparison: Comparison) -> str:
+def render_comparison_plain(comparison: Comparison, ascii_only: bool = False) -> str:
     """The comparison as plain text: table, summary, notes."""
-    parts = [plain_table(COMPARISON_HEADERS, comparison_rows(comparison)), "", comparison.summary]
+    table = plain_table(COMPARISON_HEADERS, comparison_rows(comparison), ascii_only)
+    parts = [table, "", comparison.summary]
     parts.extend(f"note: {note}" for note in comparison.notes)
     return "\n".join(parts) + "\n"
 
@@ -423,6 +436,6 @@ def print_comparison(
         markdown,
         plain,
         lambda: render_comparison_markdown(comparison),
-        lambda: render_comparison_plain(comparison),
+        lambda ascii_only: render_comparison_plain(comparison, ascii_only),
         as_rich,
     )

@@ -28,6 +28,7 @@ import math
 import os
 import re
 import secrets
+import stat
 import sys
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from topos_cli.errors import ResultFileError
+from topos_cli.output_stream import can_encode
 from topos_cli.verdict import RepeatResult, Verdict
 
 #: The schema this topos writes and reads. A change that breaks readers bumps the number.
@@ -117,9 +119,11 @@ def json_safe(value: Any) -> Any:
     return value
 
 
-def dumps(data: Any) -> str:
-    """The strict-JSON text topos writes: indented, UTF-8, ending in a newline."""
-    return json.dumps(json_safe(data), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+def dumps(data: Any, ensure_ascii: bool = False) -> str:
+    """The strict-JSON text topos writes: indented, UTF-8 (or ASCII with `\\u` escapes,
+    the same JSON), ending in a newline."""
+    text = json.dumps(json_safe(data), indent=2, ensure_ascii=ensure_ascii, allow_nan=False)
+    return text + "\n"
 
 
 def _fsync_directory(directory: Path) -> None:
@@ -167,10 +171,14 @@ def write_atomically(path: str | os.PathLike[str], data: Any) -> None:
     """
     text = dumps(data)
     if str(path) == "-":
+        if not can_encode(text, sys.stdout):
+            # An ASCII terminal or pipe: the same JSON, its other characters escaped.
+            text = dumps(data, ensure_ascii=True)
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    target = Path(path)
+    # A symbolic link is written through: its target is replaced, the link is kept.
+    target = Path(os.path.realpath(path))
     directory = _prepare_directory(target)
     temporary = directory / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     try:
@@ -189,27 +197,6 @@ def write_atomically(path: str | os.PathLike[str], data: Any) -> None:
             raise ResultFileError(f"cannot write {target}: {error.strerror or error}") from None
         raise
     _fsync_directory(directory)
-
-
-def check_writable(path: str | os.PathLike[str]) -> None:
-    """Raises `ResultFileError` now if `path` could not be written later.
-
-    A grade takes minutes; an unwritable `--json` path should fail before
-    it starts, not after. Creates missing directories, as the write would.
-    """
-    if str(path) == "-":
-        return
-    target = Path(path)
-    if target.is_dir():
-        raise ResultFileError(f"cannot write {target}: it is a directory")
-    directory = _prepare_directory(target)
-    try:
-        probe = directory / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.probe"
-        descriptor = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        os.close(descriptor)
-        probe.unlink()
-    except OSError as error:
-        raise ResultFileError(f"cannot write {target}: {error.strerror or error}") from None
 
 
 def validate_result(data: Any, source: str = "the result") -> dict[str, Any]:
@@ -242,14 +229,64 @@ def validate_result(data: Any, source: str = "the result") -> dict[str, Any]:
             raise ResultFileError(
                 f"{source} is a malformed topos result: repeat {index}: {error}"
             ) from None
-    if "verdict" in data and not isinstance(data["verdict"], dict):
-        raise ResultFileError(f"{source} is a malformed topos result: its verdict is not an object")
+    # Every part a comparison reads is checked now, before any work, so that a result
+    # which passes here cannot fail a grade (or a comparison) at its end.
+    for key in ("host", "settings", "verdict"):
+        if key in data and not isinstance(data[key], dict):
+            raise ResultFileError(
+                f"{source} is a malformed topos result: its {key} is not an object"
+            )
+    verdict_settings = data.get("verdict", {}).get("settings", {})
+    if not isinstance(verdict_settings, dict):
+        raise ResultFileError(
+            f"{source} is a malformed topos result: its verdict's settings is not an object"
+        )
     return data
 
 
 def read_repeats(result: Mapping[str, Any]) -> list[RepeatResult]:
     """The runs of a validated result, as `RepeatResult`s."""
     return [RepeatResult.from_dict(repeat) for repeat in result["repeats"]]
+
+
+#: The largest result file topos reads: a grade of thousands of steps and repeats is a few
+#: MiB; anything past this is not a result, and must not be read into memory whole.
+LARGEST_RESULT_BYTES = 64 * 1024 * 1024
+
+
+def _read_capped(stream: Any) -> bytes | None:
+    """At most one byte more than `LARGEST_RESULT_BYTES` from a binary stream."""
+    if stream is None:
+        return None
+    chunks, size = [], 0
+    while size <= LARGEST_RESULT_BYTES:
+        chunk = stream.read(min(1024 * 1024, LARGEST_RESULT_BYTES + 1 - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def read_regular_file(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of the regular file at `path`, read with a cap; raises `ResultFileError`
+    for anything else (a FIFO, a device such as /dev/zero, a directory, a socket).
+
+    Opened without blocking, so a FIFO with no writer cannot hold the command,
+    and checked before a byte is read: an endless file is never read at all.
+    """
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        facts = os.fstat(descriptor)
+        if not stat.S_ISREG(facts.st_mode):
+            kind = "a directory" if stat.S_ISDIR(facts.st_mode) else "not a regular file"
+            raise ResultFileError(f"{path} is {kind}; a result is a regular file")
+        # Back to blocking reads: a regular file never blocks, and this avoids EAGAIN oddities.
+        os.set_blocking(descriptor, True)
+        with os.fdopen(descriptor, "rb", closefd=False) as handle:
+            return _read_capped(handle) or b""
+    finally:
+        os.close(descriptor)
 
 
 def load_result(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -261,10 +298,18 @@ def load_result(path: str | os.PathLike[str]) -> dict[str, Any]:
     source = str(path)
     try:
         if source == "-":
-            text = sys.stdin.read()
             source = "standard input"
+            raw = _read_capped(sys.stdin.buffer if hasattr(sys.stdin, "buffer") else None)
         else:
-            text = Path(path).read_text(encoding="utf-8")
+            raw = read_regular_file(path)
+        if raw is None:
+            raise ResultFileError(f"{source} is not a topos result (nothing to read)")
+        if len(raw) > LARGEST_RESULT_BYTES:
+            raise ResultFileError(
+                f"{source} is not a topos result (larger than "
+                f"{LARGEST_RESULT_BYTES // (1024 * 1024)} MiB)"
+            )
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         raise ResultFileError(f"{source}: no such file") from None
     except UnicodeDecodeError:

@@ -92,12 +92,35 @@ class RepeatResult:
             raise ValueError(f"a run's status is one of {', '.join(STATUSES)}; not {self.status!r}")
         if isinstance(self.repeat, bool) or not isinstance(self.repeat, int) or self.repeat < 0:
             raise ValueError(f"a repeat index is a non-negative integer, not {self.repeat!r}")
+        # Every field is checked here, where a result file's runs are read: a wrong type
+        # found later, after an hour's grade, would cost the grade.
+        for name in ("loss_bits", "step_seconds"):
+            if isinstance(getattr(self, name), str | bytes | Mapping):
+                raise ValueError(f"{self.route}: {name} is a list")
         # Normalise so callers may pass lists, hex strings or ints alike.
         object.__setattr__(self, "loss_bits", tuple(parse_bits(bits) for bits in self.loss_bits))
+        if not all(_is_number(value) for value in self.step_seconds):
+            raise ValueError(f"{self.route}: step times are numbers")
         seconds = tuple(float(value) for value in self.step_seconds)
         if any(not math.isfinite(value) or value < 0.0 for value in seconds):
             raise ValueError(f"{self.route}: step times are finite and non-negative")
         object.__setattr__(self, "step_seconds", seconds)
+        first = self.first_step_seconds
+        if first is not None and not (_is_number(first) and math.isfinite(first) and first >= 0):
+            raise ValueError(
+                f"{self.route}: first_step_seconds is a non-negative number or null, not {first!r}"
+            )
+        for name in ("ready_rss_bytes", "peak_rss_bytes", "training_delta_bytes"):
+            value = getattr(self, name)
+            whole = isinstance(value, int) and not isinstance(value, bool)
+            if value is not None and not (whole and (value >= 0 or name == "training_delta_bytes")):
+                raise ValueError(
+                    f"{self.route}: {name} is a whole number of bytes or null, not {value!r}"
+                )
+        if self.detail is not None and not isinstance(self.detail, str):
+            raise ValueError(f"{self.route}: detail is text or null, not {self.detail!r}")
+        if not isinstance(self.facts, Mapping):
+            raise ValueError(f"{self.route}: facts is an object, not {type(self.facts).__name__}")
         if self.first_step_seconds is None and seconds:
             object.__setattr__(self, "first_step_seconds", seconds[0])
         if (
@@ -151,7 +174,7 @@ class RepeatResult:
                 peak_rss_bytes=data.get("peak_rss_bytes"),
                 training_delta_bytes=data.get("training_delta_bytes"),
                 detail=data.get("detail"),
-                facts=dict(data.get("facts") or {}),
+                facts=_object_or_empty(data.get("facts"), "facts"),
             )
         except TypeError as error:
             raise ValueError(f"a run holds a value of the wrong type: {error}") from None
@@ -174,6 +197,20 @@ class RepeatResult:
             "training_delta_bytes": self.training_delta_bytes,
             "facts": dict(self.facts),
         }
+
+
+def _is_number(value: Any) -> bool:
+    """Whether `value` is an int or a float (a bool is neither, here)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _object_or_empty(value: Any, name: str) -> dict[str, Any]:
+    """`value` as a dict (`{}` for null); raises `ValueError` for anything but an object."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{name} is an object, not {type(value).__name__}")
+    return dict(value)
 
 
 def _loss_for_json(bits: int) -> float | str:

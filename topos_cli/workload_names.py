@@ -10,12 +10,16 @@ test keeps `BUILT_IN` equal to the registry's.
 
 from __future__ import annotations
 
+import re
 from importlib.metadata import entry_points
 
 from topos_cli.errors import ToposUsageError
 
 #: The workloads topos ships.
 BUILT_IN = ("cifar10", "mnist")
+
+#: A module's dotted name: identifiers joined by dots.
+_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 #: The entry-point group under which packages register their own workloads.
 ENTRY_POINT_GROUP = "topos.workloads"
@@ -25,7 +29,14 @@ def check_workload_name(name: str) -> None:
     """Raises `ToposUsageError` (the registry's one line) if `name` cannot name a workload."""
     if not name.strip():
         raise ToposUsageError("--workload names no workload")
-    if name in BUILT_IN or ":" in name:
+    if name in BUILT_IN:
+        return
+    if ":" in name:
+        module, _, attribute = name.partition(":")
+        if not _DOTTED_NAME.fullmatch(module) or not attribute.isidentifier():
+            raise ToposUsageError(
+                f"--workload {name!r}: name a workload as package.module:attribute"
+            )
         return
     if any(entry.name == name for entry in entry_points(group=ENTRY_POINT_GROUP)):
         return

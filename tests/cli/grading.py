@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TINY = "tests.cli.tiny_workloads:"
 
 #: Run `topos` exactly as the console script does, whichever interpreter runs the tests.
-TOPOS = [sys.executable, "-c", "from topos_cli.app import main; main()"]
+TOPOS = [sys.executable, "-m", "topos_cli.console_script"]
 
 
 def environment(**extra: str) -> dict[str, str]:

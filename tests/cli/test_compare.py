@@ -206,7 +206,7 @@ def test_differences_between_the_grades_are_noted():
     assert [change.route for change in comparison.changes] == ["engine"] * 3
 
 
-def test_a_route_that_failed_in_the_new_result_is_missing_not_regressed():
+def test_a_route_that_failed_in_the_new_result_is_a_failure_never_no_regression():
     old = make_result()
     new = make_result()
     for repeat in new["repeats"]:
@@ -215,7 +215,19 @@ def test_a_route_that_failed_in_the_new_result_is_missing_not_regressed():
     comparison = compare_results(old, new, new_source="new.json")
     assert change_of(comparison, "recorded", "ms/step").status == "missing"
     assert "route recorded did not complete in new.json" in comparison.notes
-    assert comparison.exit_status == 0
+    assert comparison.exit_status == 1
+    assert comparison.summary.endswith(
+        "route recorded did not finish in new.json (failed: 1 of 1 runs)"
+    )
+
+
+def test_a_route_with_no_runs_in_the_new_result_is_a_failure():
+    old = make_result()
+    new = make_result()
+    new["repeats"] = [repeat for repeat in new["repeats"] if repeat["route"] != "recorded"]
+    comparison = compare_results(old, new, new_source="new.json")
+    assert comparison.exit_status == 1
+    assert comparison.failures == ("route recorded has no run in new.json",)
 
 
 def test_the_comparison_is_json_ready():

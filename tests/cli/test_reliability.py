@@ -226,7 +226,7 @@ def _start_hanging_grade(tmp_path, result_path):
         workers = [
             child
             for child in grader.children(recursive=True)
-            if "--route" in child.cmdline() and "recorded" in child.cmdline()
+            if "--route" in _command_line(child) and "recorded" in _command_line(child)
         ]
         if workers:
             _wait_until_idle(workers[0], deadline)
@@ -234,6 +234,14 @@ def _start_hanging_grade(tmp_path, result_path):
         time.sleep(0.05)
     process.kill()
     raise AssertionError("the recorded worker never started")
+
+
+def _command_line(process):
+    """A process's command line; empty for one that has ended (a zombie not yet reaped)."""
+    try:
+        return process.cmdline()
+    except psutil.Error:
+        return []
 
 
 def _wait_until_idle(worker, deadline):

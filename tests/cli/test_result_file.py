@@ -17,9 +17,9 @@ import pytest
 from topos_cli import result_file
 from topos_cli.errors import ResultFileError, ToposUsageError
 from topos_cli.float_bits import float32_bits
+from topos_cli.result_destination import check_destination
 from topos_cli.result_file import (
     SCHEMA,
-    check_writable,
     compose_result,
     default_result_path,
     github_benchmark_entries,
@@ -174,20 +174,20 @@ def test_missing_directories_are_created(tmp_path):
     assert path.exists()
 
 
-def test_an_unwritable_path_fails_early_in_one_line(tmp_path):
+def test_an_unwritable_path_fails_early_in_one_line_and_creates_nothing(tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("", encoding="utf-8")
     for path in (blocker / "result.json", tmp_path):
         with pytest.raises(ToposUsageError) as raised:
-            check_writable(path)
-        assert str(raised.value).startswith(f"cannot write {path}: ")
+            check_destination(str(path))
+        assert str(raised.value).startswith(f"--json {path}: cannot write it: ")
         assert "\n" not in str(raised.value)
     with pytest.raises(ResultFileError) as raised:
         write_atomically(blocker / "result.json", {})
     assert str(raised.value).endswith(f"{blocker} is not a directory")
-    check_writable(tmp_path / "new" / "result.json")
-    check_writable("-")
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["a-file", "new"]
+    check_destination(str(tmp_path / "new" / "result.json"))
+    check_destination("-")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["a-file"]
 
 
 def test_the_default_path_names_the_workload_and_the_utc_time():

@@ -14,9 +14,17 @@ lists, so the grader's handling of it can be seen in a real worker process:
 - `hoards`: caps its address space with RLIMIT_AS while recording, then
   allocates at step `FAILING_STEP` until the limit stops it;
 - `diverges`: its learning rate turns NaN at step `FAILING_STEP`, so the
-  loss is NaN from the next step on — on both routes alike;
+  loss is NaN from the next step on — on both routes alike (`diverges_alone`:
+  on the recorded route only);
 - `misshapen`: records a matrix product of mismatched shapes (a ShapeError
-  at the recording line).
+  at the recording line);
+- `detaches`: starts `sleep 300` in a session of its own (out of the worker's
+  process group, holding the worker's standard error) and trains on;
+  `detaches_and_hangs` does the same, then sleeps forever. The detached
+  process's id is written to the file `TINY_DETACHED_PID_FILE` names;
+- `blocks_its_result`: replaces the folder `TINY_BLOCKED_FOLDER` names by a
+  file, so the grade cannot write its result there at the end (and
+  `blocks_its_result_and_raises` then raises, failing its route).
 
 The hooks ride on `learning_rate(step, steps)`, which the training loop calls
 once per step after the gradients, so a failure lands in the middle of
@@ -29,6 +37,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import resource
+import subprocess
 import sys
 import time
 
@@ -113,7 +122,9 @@ class FailingSchedule:
 
     def __call__(self, step: int, steps: int) -> float:
         if step == FAILING_STEP and self.route in (None, worker_route()):
-            return self.action()
+            rate = self.action()
+            if rate is not None:  # an action that returns nothing lets training go on
+                return rate
         return tiny.learning_rate(step, steps)
 
 
@@ -134,6 +145,33 @@ def _hoard() -> float:
     hoard = []
     while True:
         hoard.append(bytearray(16 * 1024 * 1024))
+
+
+def _detach() -> None:
+    detached = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    pid_file = os.environ.get("TINY_DETACHED_PID_FILE")
+    if pid_file:
+        with open(pid_file, "w") as file:
+            file.write(str(detached.pid))
+
+
+def _detach_and_hang() -> None:
+    _detach()
+    _hang()
+
+
+def _block_result_folder() -> None:
+    folder = os.environ["TINY_BLOCKED_FOLDER"]
+    for name in os.listdir(folder):
+        os.remove(os.path.join(folder, name))
+    os.rmdir(folder)
+    with open(folder, "w") as file:
+        file.write("in the way")
+
+
+def _block_result_folder_and_raise() -> None:
+    _block_result_folder()
+    _raise()
 
 
 def _not_a_number() -> float:
@@ -166,4 +204,11 @@ hoards = dataclasses.replace(
     tiny, record=_record_under_a_memory_limit, learning_rate=FailingSchedule(_hoard)
 )
 diverges = dataclasses.replace(tiny, learning_rate=FailingSchedule(_not_a_number, route=None))
+diverges_alone = dataclasses.replace(tiny, learning_rate=FailingSchedule(_not_a_number))
 misshapen = dataclasses.replace(tiny, record=_record_misshapen)
+detaches = dataclasses.replace(tiny, learning_rate=FailingSchedule(_detach))
+blocks_its_result = dataclasses.replace(tiny, learning_rate=FailingSchedule(_block_result_folder))
+blocks_its_result_and_raises = dataclasses.replace(
+    tiny, learning_rate=FailingSchedule(_block_result_folder_and_raise)
+)
+detaches_and_hangs = dataclasses.replace(tiny, learning_rate=FailingSchedule(_detach_and_hang))

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import re
+from collections.abc import Iterator
 from importlib.metadata import entry_points
 
 from topos_cli.workloads.workload import Workload
@@ -23,6 +26,29 @@ def _check(candidate: object, name: str) -> Workload:
     return candidate
 
 
+#: A module's dotted name: identifiers joined by dots.
+_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+
+
+@contextlib.contextmanager
+def _loading(name: str, failure: str) -> Iterator[None]:
+    """Turns anything a workload's module does wrong while it is imported (raises, has a
+    syntax error, calls `sys.exit`) into one `WorkloadNotFoundError` line; an interrupt
+    stays an interrupt."""
+    try:
+        yield
+    except WorkloadNotFoundError:
+        raise
+    except SystemExit as error:
+        raise WorkloadNotFoundError(
+            f"workload {name!r}: {failure}: it called sys.exit({error.code!r}) as it was imported"
+        ) from None
+    except Exception as error:
+        message = " ".join(str(error).split())
+        cause = f"{type(error).__name__}: {message}" if message else type(error).__name__
+        raise WorkloadNotFoundError(f"workload {name!r}: {failure} ({cause})") from None
+
+
 def resolve(name: str) -> Workload:
     """The workload called `name`: `cifar10`, `mnist`, an entry point of group
     `topos.workloads`, or `package.module:attribute`."""
@@ -31,18 +57,18 @@ def resolve(name: str) -> Workload:
         return module.workload
     if ":" in name:
         module_name, _, attribute = name.partition(":")
-        try:
+        if not _DOTTED_NAME.fullmatch(module_name) or not attribute.isidentifier():
+            raise WorkloadNotFoundError(f"workload {name!r}: name it as package.module:attribute")
+        with _loading(name, f"cannot import {module_name!r}"):
             module = importlib.import_module(module_name)
-        except ImportError as error:
-            raise WorkloadNotFoundError(
-                f"workload {name!r}: cannot import {module_name!r} ({error})"
-            ) from None
         if not hasattr(module, attribute):
             raise WorkloadNotFoundError(f"workload {name!r}: {module_name!r} has no {attribute!r}")
         return _check(getattr(module, attribute), name)
     for entry in entry_points(group=ENTRY_POINT_GROUP):
         if entry.name == name:
-            return _check(entry.load(), name)
+            with _loading(name, f"cannot load entry point {entry.value!r}"):
+                candidate = entry.load()
+            return _check(candidate, name)
     raise WorkloadNotFoundError(
         f"unknown workload {name!r}; built in: {', '.join(BUILT_IN)}; "
         f"or name one as package.module:attribute"

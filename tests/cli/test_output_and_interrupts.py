@@ -1,0 +1,156 @@
+"""Issue 11 with real subprocesses: an interrupt at any moment of any command is `topos:
+interrupted` and exit 130, and output that cannot be printed (an ASCII encoding, a reader
+that went away) never costs the result or the exit status."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from tests.cli.grading import TINY, TOPOS, environment, grade_tiny, topos
+
+
+def _handles_sigterm(pid: int) -> bool:
+    """Whether process `pid` has installed its own SIGTERM handler (topos's first act)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            caught = next(line for line in status if line.startswith("SigCgt:"))
+    except (OSError, StopIteration):
+        return False
+    return bool(int(caught.split()[1], 16) & (1 << (signal.SIGTERM - 1)))
+
+
+def _interrupt_early(tmp_path, *arguments):
+    """Runs `topos ARGUMENTS`, and sends SIGINT as soon as topos's own code runs (while
+    it still imports the command-line framework); returns the process's outcome."""
+    process = subprocess.Popen(
+        [*TOPOS, *arguments],
+        cwd=tmp_path,
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 20
+    while not _handles_sigterm(process.pid):
+        assert time.monotonic() < deadline and process.poll() is None, "topos never started"
+        time.sleep(0.002)
+    process.send_signal(signal.SIGINT)
+    try:
+        stdout, stderr = process.communicate(timeout=20)
+    finally:
+        process.kill()
+    return process.returncode, stdout, stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs /proc")
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["run", "--workload", TINY + "tiny", "--steps", "100000"],
+        ["data", "info"],
+        ["describe", "--workload", TINY + "tiny"],
+    ],
+)
+def test_an_early_interrupt_of_any_command_is_one_line_exit_130(tmp_path, arguments):
+    returncode, _, stderr = _interrupt_early(tmp_path, *arguments)
+    assert returncode == 130, stderr
+    assert stderr.strip().splitlines() == ["topos: interrupted"]
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs /proc")
+def test_an_early_interrupt_of_a_grade_still_writes_its_result(tmp_path):
+    result_path = tmp_path / "result.json"
+    returncode, _, stderr = _interrupt_early(
+        tmp_path, "grade", "--workload", TINY + "tiny", "--json", str(result_path)
+    )
+    assert returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert "topos: interrupted by SIGINT; partial results written" in stderr
+    result = json.loads(result_path.read_text())
+    assert result["status"] == "interrupted" and result["exit_status"] == 130
+    assert result["interrupted"]["not_run"] == [["engine", 0], ["recorded", 0]]
+
+
+def test_an_interrupt_while_topos_run_trains_is_one_line_exit_130(tmp_path):
+    process = subprocess.Popen(
+        [*TOPOS, "run", "--workload", TINY + "tiny", "--steps", "10000000"],
+        cwd=tmp_path,
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout.readline().startswith("route engine:")
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=20)
+    finally:
+        process.kill()
+    assert process.returncode == 130
+    assert stderr.strip().splitlines()[-1] == "topos: interrupted"
+    assert "Traceback" not in stderr
+
+
+@pytest.mark.parametrize("variable", ["PYTHONIOENCODING", "LC_ALL"])
+def test_an_ascii_terminal_gets_ascii_spellings_from_grade_and_compare(tmp_path, variable):
+    value = "ascii" if variable == "PYTHONIOENCODING" else "C"
+    # LC_ALL=C alone is coerced to UTF-8 by Python; without coercion it is ASCII.
+    extra = {variable: value, "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0"}
+    completed, result = grade_tiny("tiny", tmp_path, steps=3, **extra)
+    assert completed.returncode == 0, completed.stderr
+    assert "ms/step +/- IQR" in completed.stdout and "training delta MiB" in completed.stdout
+    assert result["status"] == "complete"
+    compared = topos("compare", "result.json", "result.json", cwd=tmp_path, **extra)
+    assert compared.returncode == 0, compared.stderr
+    assert "no regression" in compared.stdout
+    # --json - keeps the result whole: the same JSON, its other characters escaped.
+    to_stdout = topos(
+        "grade", "--workload", TINY + "tiny", "--steps", "3", "--json", "-", cwd=tmp_path, **extra
+    )
+    assert to_stdout.returncode == 0, to_stdout.stderr
+    assert "±" in json.loads(to_stdout.stdout)["verdict"]["summary"]
+
+
+def test_a_reader_that_goes_away_costs_neither_the_result_nor_the_exit_status(tmp_path):
+    result_path = tmp_path / "result.json"
+    process = subprocess.Popen(
+        [*TOPOS, "grade", "--workload", TINY + "diverges", "-n", "6", "--json", str(result_path)],
+        cwd=tmp_path,
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    process.stdout.close()  # `| head -0`: nobody will read the table
+    try:
+        stderr = process.stderr.read()
+        process.wait(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 1, stderr  # the grade's own status: a route met NaN
+    assert f"results: {result_path}" in stderr
+    assert "Traceback" not in stderr and "Exception ignored" not in stderr
+    assert json.loads(result_path.read_text())["exit_status"] == 1
+
+
+def test_a_closed_standard_output_costs_neither_the_result_nor_the_exit_status(tmp_path):
+    result_path = tmp_path / "result.json"
+    completed = subprocess.run(
+        [*TOPOS, "grade", "--workload", TINY + "tiny", "--steps", "3", "--json", str(result_path)],
+        cwd=tmp_path,
+        env=environment(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=60,
+        preexec_fn=lambda: os.close(1),  # `topos grade >&-`
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert f"results: {result_path}" in completed.stderr
+    assert json.loads(result_path.read_text())["status"] == "complete"

@@ -1,0 +1,80 @@
+"""Issue 11 with real subprocesses: a workload that cannot be loaded is exit 2 with one line
+naming it, from every command, and a grade finds out before a second route runs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.cli.grading import one_line_error, topos
+
+MODULES = {
+    "raises_at_import": 'raise RuntimeError("the module fails\\non purpose")\n',
+    "has_a_syntax_error": "def broken(:\n    pass\n",
+    "exits_at_import": "import sys\nsys.exit(3)\n",
+}
+
+FRAGMENTS = {
+    "raises_at_import": "(RuntimeError: the module fails on purpose)",
+    "has_a_syntax_error": "(SyntaxError: ",
+    "exits_at_import": "it called sys.exit(3) as it was imported",
+}
+
+
+@pytest.fixture
+def modules(tmp_path):
+    """A folder of broken workload modules, to go on PYTHONPATH."""
+    folder = tmp_path / "modules"
+    folder.mkdir()
+    for name, text in MODULES.items():
+        (folder / f"{name}.py").write_text(text)
+    return folder
+
+
+def _with(modules):
+    import os
+
+    return {"PYTHONPATH": os.pathsep.join([str(modules), os.environ.get("PYTHONPATH", "")])}
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_a_workload_module_that_cannot_be_imported_stops_the_grade_at_once(
+    tmp_path, modules, module
+):
+    from tests.cli.grading import ROOT
+
+    extra = _with(modules)
+    extra["PYTHONPATH"] += f":{ROOT}"
+    name = f"{module}:workload"
+    completed = topos(
+        "grade", "--workload", name, "--steps", "2", "--json", "result.json", cwd=tmp_path, **extra
+    )
+    assert completed.returncode == 2, completed.stderr
+    line = one_line_error(completed)
+    assert f"workload {name!r}: cannot import {module!r}" in line
+    assert FRAGMENTS[module] in line
+    assert completed.stdout == ""  # no table of failures
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert result["status"] == "error" and len(result["repeats"]) == 1
+
+
+@pytest.mark.parametrize("command", ["describe", "run"])
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_describe_and_run_say_the_same_in_one_line_exit_2(tmp_path, modules, module, command):
+    name = f"{module}:workload"
+    completed = topos(command, "--workload", name, cwd=tmp_path, **_with(modules))
+    assert completed.returncode == 2, completed.stderr
+    line = one_line_error(completed)
+    assert f"workload {name!r}: cannot import {module!r}" in line
+    assert FRAGMENTS[module] in line
+
+
+@pytest.mark.parametrize("name", [":workload", "module:", "a b:c", "module:a.b", "1st:workload"])
+@pytest.mark.parametrize("command", ["grade", "describe"])
+def test_a_malformed_workload_name_is_one_line_exit_2(tmp_path, name, command):
+    completed = topos(command, "--workload", name, cwd=tmp_path)
+    assert completed.returncode == 2, completed.stderr
+    line = one_line_error(completed)
+    assert repr(name) in line and "package.module:attribute" in line
+    assert not (tmp_path / "results").exists()

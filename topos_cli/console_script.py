@@ -1,0 +1,33 @@
+"""The `topos` console script: what runs before anything else is imported.
+
+Two things must hold from the first instant, before the command-line
+framework (typer, click, rich) takes its fraction of a second to import:
+the standard streams cannot fail the command (`output_stream`), and Ctrl-C
+or SIGTERM is remembered rather than turned into a traceback, to be
+delivered by the command once it can act on it (`interruption`). Either
+way the command ends with `topos: interrupted` and exit status 130.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from topos_cli.errors import ExitStatus
+from topos_cli.interruption import defer_from_start
+from topos_cli.output_stream import guard_standard_streams
+
+
+def main() -> None:
+    """Entry point of the console script."""
+    defer_from_start()
+    guard_standard_streams()
+    try:
+        from topos_cli.app import main as run_command
+    except KeyboardInterrupt:  # only if the deferral could not be installed
+        sys.stderr.write("topos: interrupted\n")
+        sys.exit(ExitStatus.INTERRUPTED)
+    run_command()
+
+
+if __name__ == "__main__":
+    main()
