@@ -1,6 +1,6 @@
 """The cifar10 seed model on either gradient route, for the benchmarks.
 
-The model is the `cifar10` workload's (topos_cli/workloads/cifar10.py: three
+The model is the `cifar10` workload's (topos/workloads/cifar10.py: three
 3x3 conv/relu/2x2-pool stages of 16, 32 and 64 filters and a 1024 -> 10 head,
 seeds 21/22/23 and kaiming(24)), lowered by the same RouteProgram the grader
 uses; this module adds plain SGD steps on given batches.
@@ -13,7 +13,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from topos import Tensor
-from topos_cli.workloads import RouteProgram, cifar10
+from topos.training import RouteProgram
+from topos.workloads import cifar10
 
 ROUTES = ("engine", "recorded")
 CLASSES = 10

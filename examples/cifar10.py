@@ -5,7 +5,7 @@ Run with: `python examples/cifar10.py` (TOPOS_EPOCHS, TOPOS_STEPS, TOPOS_DATA ad
 
 from classifier import main
 
-from topos_cli.workloads import resolve
+from topos.workloads import resolve
 
 if __name__ == "__main__":
     main(resolve("cifar10"))

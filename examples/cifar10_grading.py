@@ -34,7 +34,7 @@ import numpy as np
 
 from topos import Tape, Tensor, cross_entropy
 from topos.datasets import load_cifar10, shuffle
-from topos_cli.workloads import cifar10
+from topos.workloads import cifar10
 
 
 def bits(value: np.float32) -> int:

@@ -15,7 +15,7 @@ import numpy as np
 
 from topos import SGD, Tape, Tensor
 from topos.datasets import Split, shuffle
-from topos_cli.workloads import Workload
+from topos.training import Workload
 
 
 def accuracy(probe, parameters, logits, images, split: Split, rows: int) -> float:

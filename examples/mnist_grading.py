@@ -7,7 +7,7 @@ Run with: `TOPOS_ROUTE=recorded python examples/mnist_grading.py`
 from cifar10_grading import main
 
 from topos.datasets import load_mnist
-from topos_cli.workloads import mnist
+from topos.workloads import mnist
 
 if __name__ == "__main__":
     main(mnist, load_mnist, channels=1, shuffle_state=5, rates=(0.1, 0.01))

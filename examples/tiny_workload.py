@@ -9,7 +9,7 @@ import numpy as np
 
 from topos import Linear, Shape, Tape, Tensor, cross_entropy, init
 from topos.datasets import Dataset, Split
-from topos_cli.workloads import Recording, StepSchedule, Workload
+from topos.training import Recording, StepSchedule, Workload
 
 SIDE, CLASSES = 4, 2
 

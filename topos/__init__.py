@@ -4,25 +4,87 @@ Both routes — `engine` (a backward sweep over a retain-all plan) and `recorded
 (the chain rule recorded into the graph, run forward-only) — train bit-identically.
 """
 
-from topos import ops  # noqa: F401  (registers the primitives)
-from topos.engine import Entry, Gradients, Plan, Run
-from topos.errors import GraphError, ShapeError
-from topos.graph import Adjoints, Network, ParameterGradients, Parameters, Symbol, Tape, Value
-from topos.nn import (
-    SGD,
-    Adam,
-    Conv2d,
-    Linear,
-    Module,
-    conv2d,
-    conv2d_max_pool,
-    cross_entropy,
-    init,
-    log_softmax,
-    max_pool,
-    softmax,
-)
-from topos.tensor import Shape, Tensor
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+#: Where each public name lives. Importing `topos` loads none of them (nor NumPy), so a
+#: NumPy-free module such as `topos.names` is cheap to import; the first public name
+#: used loads its module, and with it the primitives.
+_EXPORTS = {
+    "Entry": "topos.engine",
+    "Gradients": "topos.engine",
+    "Plan": "topos.engine",
+    "Run": "topos.engine",
+    "GraphError": "topos.errors",
+    "ShapeError": "topos.errors",
+    "Adjoints": "topos.graph",
+    "Network": "topos.graph",
+    "ParameterGradients": "topos.graph",
+    "Parameters": "topos.graph",
+    "Symbol": "topos.graph",
+    "Tape": "topos.graph",
+    "Value": "topos.graph",
+    "SGD": "topos.nn",
+    "Adam": "topos.nn",
+    "Conv2d": "topos.nn",
+    "Linear": "topos.nn",
+    "Module": "topos.nn",
+    "conv2d": "topos.nn",
+    "conv2d_max_pool": "topos.nn",
+    "cross_entropy": "topos.nn",
+    "init": "topos.nn",
+    "log_softmax": "topos.nn",
+    "max_pool": "topos.nn",
+    "softmax": "topos.nn",
+    "Shape": "topos.tensor",
+    "Tensor": "topos.tensor",
+}
+
+if TYPE_CHECKING:
+    from topos.engine import Entry, Gradients, Plan, Run
+    from topos.errors import GraphError, ShapeError
+    from topos.graph import (
+        Adjoints,
+        Network,
+        ParameterGradients,
+        Parameters,
+        Symbol,
+        Tape,
+        Value,
+    )
+    from topos.nn import (
+        SGD,
+        Adam,
+        Conv2d,
+        Linear,
+        Module,
+        conv2d,
+        conv2d_max_pool,
+        cross_entropy,
+        init,
+        log_softmax,
+        max_pool,
+        softmax,
+    )
+    from topos.tensor import Shape, Tensor
+
+
+def __getattr__(name: str) -> Any:
+    """Loads a public name's module on first use (PEP 562)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'topos' has no attribute {name!r}")
+    importlib.import_module("topos.ops")  # registers the primitives
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
 
 __version__ = "0.1.0"
 

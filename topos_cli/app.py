@@ -114,7 +114,8 @@ def root(
 
 def _program(workload_name: str, route: str):
     from topos.errors import GraphError, ShapeError
-    from topos_cli.workloads import RouteProgram, WorkloadNotFoundError, resolve
+    from topos.training import RouteProgram
+    from topos.workloads import WorkloadNotFoundError, resolve
 
     try:
         workload = resolve(workload_name)
@@ -167,7 +168,7 @@ def run(
     import time
 
     from topos.datasets.errors import DataError
-    from topos_cli.workloads import Training
+    from topos.training import Training
 
     program = _program(workload, route)
     try:
@@ -276,13 +277,18 @@ def grade(
 
     Example: topos grade --steps 50 --repeat 2 --json results/today.json
     """
+    from topos.names import UnknownNameError, parse_routes
     from topos_cli.grade import GradeOptions, run_grade
-    from topos_cli.routes import parse_routes
+
+    try:
+        chosen_routes = parse_routes(routes)
+    except UnknownNameError as error:
+        fail(str(error))
 
     options = GradeOptions(
         workload=workload,
         steps=steps,
-        routes=parse_routes(routes),
+        routes=chosen_routes,
         repeat=repeat,
         data=data,
         threads=threads,

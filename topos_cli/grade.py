@@ -37,6 +37,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
 
+from topos.names import ROUTES, UnknownNameError, check_route, check_workload_name
 from topos_cli.compare import CompareSettings, Comparison, compare_results
 from topos_cli.errors import ExitStatus, IncomparableResultsError, ToposError, ToposUsageError
 from topos_cli.host import host_facts
@@ -67,10 +68,8 @@ from topos_cli.result_file import (
     utc_timestamp,
     write_github_benchmark,
 )
-from topos_cli.routes import ROUTES
 from topos_cli.tolerance import parse_tolerance
 from topos_cli.verdict import RepeatResult, Verdict, decide_verdict
-from topos_cli.workload_names import check_workload_name
 
 #: How long one run of one route may take before it is killed: generous, an hour.
 DEFAULT_TIMEOUT_SECONDS = 3600.0
@@ -158,12 +157,14 @@ def _data_directory(data: str | None) -> str | None:
 def prepare(options: GradeOptions, moment: datetime | None = None) -> GradePlan:
     """Validates `options` and plans the runs; raises `ToposUsageError` (exit 2) on any problem."""
     started = moment or datetime.now(timezone.utc)
-    check_workload_name(options.workload)
-    if not options.routes:
-        raise ToposUsageError(f"--routes names no route; routes are {', '.join(ROUTES)}")
-    for route in options.routes:
-        if route not in ROUTES:
-            raise ToposUsageError(f"unknown route {route!r}; routes are {', '.join(ROUTES)}")
+    try:
+        check_workload_name(options.workload)
+        if not options.routes:
+            raise UnknownNameError(f"--routes names no route; routes are {', '.join(ROUTES)}")
+        for route in options.routes:
+            check_route(route)
+    except UnknownNameError as error:
+        raise ToposUsageError(str(error)) from None
     _require_at_least_one("--steps", options.steps)
     _require_at_least_one("--repeat", options.repeat)
     if options.threads is not None:

@@ -78,7 +78,8 @@ def blas_description() -> dict[str, Any]:
 
 def train(arguments: argparse.Namespace, events: EventStream) -> int:
     """Loads, lowers, warms up, trains and reports; returns the exit status."""
-    from topos_cli.workloads import Training, resolve
+    from topos.training import Training
+    from topos.workloads import resolve
 
     workload = resolve(arguments.workload)
     if arguments.route not in workload.routes:
@@ -186,7 +187,7 @@ def error_kind(error: BaseException) -> str:
     """How the grader should classify a failure: bad data, a bad workload, or a crash."""
     from topos.datasets.errors import DataError
     from topos.errors import GraphError, ShapeError
-    from topos_cli.workloads import WorkloadNotFoundError
+    from topos.training import WorkloadNotFoundError
 
     if isinstance(error, DataError):
         return "data"

@@ -9,9 +9,9 @@ from threadpoolctl import threadpool_limits
 
 from tests.cli import tiny_workloads
 from tests.cli.grading import TINY, environment
+from topos.training import RouteProgram, Training
 from topos_cli.monitor import WorkerMonitor, WorkerObserver, WorkerRequest, worker_environment
 from topos_cli.verdict import RepeatResult
-from topos_cli.workloads import RouteProgram, Training
 
 
 class Recorder(WorkerObserver):

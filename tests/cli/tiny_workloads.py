@@ -43,7 +43,7 @@ import time
 
 from topos import Linear, Shape, Tape, Tensor, cross_entropy, init
 from topos.datasets.synthetic import synthetic_dataset
-from topos_cli.workloads import Recording, StepSchedule, Workload
+from topos.training import Recording, StepSchedule, Workload
 
 SIDE = 8
 CLASSES = 4

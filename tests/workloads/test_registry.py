@@ -5,7 +5,8 @@ import textwrap
 
 import pytest
 
-from topos_cli.workloads import StepSchedule, Workload, WorkloadNotFoundError, available, resolve
+from topos.training import StepSchedule, Workload
+from topos.workloads import WorkloadNotFoundError, available, resolve
 
 
 def test_built_in_workloads_resolve_with_the_seed_constants():
@@ -29,7 +30,7 @@ def test_step_schedule_drops_after_three_quarters():
 def user_module(tmp_path, monkeypatch):
     source = textwrap.dedent(
         """
-        from topos_cli.workloads import resolve
+        from topos.workloads import resolve
         import dataclasses
         tiny = dataclasses.replace(resolve("mnist"), name="tiny")
         not_a_workload = 42

@@ -15,7 +15,8 @@ from threadpoolctl import threadpool_info, threadpool_limits
 
 from topos import ShapeError, Tensor
 from topos.datasets import load_cifar10, load_mnist
-from topos_cli.workloads import RouteProgram, Training, resolve
+from topos.training import RouteProgram, Training
+from topos.workloads import resolve
 
 LOADERS = {"cifar10": load_cifar10, "mnist": load_mnist}
 ROUTES = ("engine", "recorded")

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from topos.datasets import load_cifar10
-from topos_cli.workloads import Training, resolve
+from topos.training import Training
+from topos.workloads import resolve
 
 STEPS = 300
 

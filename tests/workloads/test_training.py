@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from topos.datasets import load_mnist, shuffle
-from topos_cli.workloads import RouteProgram, Training, resolve
+from topos.training import RouteProgram, Training
+from topos.workloads import resolve
 
 
 @pytest.fixture(scope="module")

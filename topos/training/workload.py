@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 
 from topos import Symbol, Tape
 from topos.datasets import Dataset
-
-ROUTES = ("engine", "recorded")
+from topos.names import ROUTES
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from topos import Tape
 from topos.datasets import load_cifar10
-from topos_cli.workloads.convnet import ConvNet, record_classifier
-from topos_cli.workloads.workload import Recording, StepSchedule, Workload
+from topos.models.convnet import ConvNet, record_classifier
+from topos.training.workload import Recording, StepSchedule, Workload
 
 IMAGE_SIDE = 32
 CLASSES = 10

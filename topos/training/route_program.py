@@ -16,7 +16,7 @@ import numpy as np
 from topos import Adjoints, Network, Plan, Run, ShapeError, Symbol, Tape, Tensor
 from topos.graph.parameter_gradients import ParameterGradients
 from topos.graph.parameters import Parameters
-from topos_cli.workloads.workload import Recording, Workload
+from topos.training.workload import Recording, Workload
 
 
 class RouteProgram:

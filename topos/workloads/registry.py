@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import re
 from collections.abc import Iterator
 from importlib.metadata import entry_points
 
-from topos_cli.workloads.workload import Workload
-
-BUILT_IN = ("cifar10", "mnist")
-ENTRY_POINT_GROUP = "topos.workloads"
+from topos.names import BUILT_IN_WORKLOADS, DOTTED_NAME, ENTRY_POINT_GROUP, UnknownNameError
+from topos.training.workload import Workload
 
 
-class WorkloadNotFoundError(ValueError):
+class WorkloadNotFoundError(UnknownNameError):
     """A workload name that names nothing loadable; the message says why in one line."""
 
 
@@ -24,10 +21,6 @@ def _check(candidate: object, name: str) -> Workload:
             f"workload {name!r} is a {type(candidate).__name__}, not a topos Workload"
         )
     return candidate
-
-
-#: A module's dotted name: identifiers joined by dots.
-_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 
 @contextlib.contextmanager
@@ -52,12 +45,12 @@ def _loading(name: str, failure: str) -> Iterator[None]:
 def resolve(name: str) -> Workload:
     """The workload called `name`: `cifar10`, `mnist`, an entry point of group
     `topos.workloads`, or `package.module:attribute`."""
-    if name in BUILT_IN:
-        module = importlib.import_module(f"topos_cli.workloads.{name}")
+    if name in BUILT_IN_WORKLOADS:
+        module = importlib.import_module(f"topos.workloads.{name}")
         return module.workload
     if ":" in name:
         module_name, _, attribute = name.partition(":")
-        if not _DOTTED_NAME.fullmatch(module_name) or not attribute.isidentifier():
+        if not DOTTED_NAME.fullmatch(module_name) or not attribute.isidentifier():
             raise WorkloadNotFoundError(f"workload {name!r}: name it as package.module:attribute")
         with _loading(name, f"cannot import {module_name!r}"):
             module = importlib.import_module(module_name)
@@ -70,7 +63,7 @@ def resolve(name: str) -> Workload:
                 candidate = entry.load()
             return _check(candidate, name)
     raise WorkloadNotFoundError(
-        f"unknown workload {name!r}; built in: {', '.join(BUILT_IN)}; "
+        f"unknown workload {name!r}; built in: {', '.join(BUILT_IN_WORKLOADS)}; "
         f"or name one as package.module:attribute"
     )
 
@@ -78,4 +71,4 @@ def resolve(name: str) -> Workload:
 def available() -> list[str]:
     """The names `resolve` knows without an explicit `module:attribute`."""
     registered = [entry.name for entry in entry_points(group=ENTRY_POINT_GROUP)]
-    return [*BUILT_IN, *sorted(set(registered) - set(BUILT_IN))]
+    return [*BUILT_IN_WORKLOADS, *sorted(set(registered) - set(BUILT_IN_WORKLOADS))]

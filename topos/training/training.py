@@ -11,8 +11,8 @@ import numpy as np
 from topos import SGD, Parameters, Tensor
 from topos.datasets import Dataset, shuffle
 from topos.graph.parameter_gradients import ParameterGradients
-from topos_cli.workloads.route_program import RouteProgram
-from topos_cli.workloads.workload import Workload
+from topos.training.route_program import RouteProgram
+from topos.training.workload import Workload
 
 
 class Training:

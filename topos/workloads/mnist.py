@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from topos import Tape
 from topos.datasets import load_mnist
-from topos_cli.workloads.convnet import ConvNet, record_classifier
-from topos_cli.workloads.workload import Recording, StepSchedule, Workload
+from topos.models.convnet import ConvNet, record_classifier
+from topos.training.workload import Recording, StepSchedule, Workload
 
 IMAGE_SIDE = 28
 CLASSES = 10

@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 
 from topos import Conv2d, Linear, Shape, Symbol, Tape, Tensor, Value, cross_entropy, init
-from topos_cli.workloads.workload import Recording
+from topos.training.workload import Recording
 
 
 class ConvNet:

@@ -1,0 +1,76 @@
+"""The names of the gradient routes and of the built-in workloads, and their checks.
+
+NumPy-free on purpose: the grading parent process reads these without loading the
+library (it refuses a bad `--routes` or `--workload` before any worker starts), and
+the library's own workloads and programs use the very same names.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib.metadata import entry_points
+
+#: Every gradient route, the reference first.
+ROUTES = ("engine", "recorded")
+
+#: The workloads topos ships (`topos.workloads.<name>`).
+BUILT_IN_WORKLOADS = ("cifar10", "mnist")
+
+#: The entry-point group under which packages register workloads of their own.
+ENTRY_POINT_GROUP = "topos.workloads"
+
+#: A module's dotted name: identifiers joined by dots.
+DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+
+
+class UnknownNameError(ValueError):
+    """A route or workload name that names nothing; the message says why in one line."""
+
+
+def check_route(name: str) -> str:
+    """`name` if it is a route, else UnknownNameError naming it and the routes."""
+    if name not in ROUTES:
+        raise UnknownNameError(f"unknown route {name!r}; routes are {', '.join(ROUTES)}")
+    return name
+
+
+def parse_routes(text: str) -> tuple[str, ...]:
+    """The routes of a comma-separated list such as `engine,recorded`, in its order;
+    UnknownNameError (one line, naming the offender) for an unknown, repeated or empty
+    route."""
+    names = [name.strip() for name in text.split(",")]
+    if not any(names):
+        raise UnknownNameError(f"--routes names no route; routes are {', '.join(ROUTES)}")
+    seen: list[str] = []
+    for name in names:
+        if not name:
+            raise UnknownNameError(f"--routes {text!r} has an empty name between commas")
+        check_route(name)
+        if name in seen:
+            raise UnknownNameError(f"route {name!r} is named twice in --routes; use --repeat")
+        seen.append(name)
+    return tuple(seen)
+
+
+def check_workload_name(name: str) -> None:
+    """Raises UnknownNameError if `name` cannot possibly name a workload: neither built
+    in, nor a registered entry point (read from package metadata, never imported), nor of
+    the form `package.module:attribute`. Whether it loads is for `topos.workloads.resolve`
+    to say."""
+    if not name.strip():
+        raise UnknownNameError("--workload names no workload")
+    if name in BUILT_IN_WORKLOADS:
+        return
+    if ":" in name:
+        module, _, attribute = name.partition(":")
+        if not DOTTED_NAME.fullmatch(module) or not attribute.isidentifier():
+            raise UnknownNameError(
+                f"--workload {name!r}: name a workload as package.module:attribute"
+            )
+        return
+    if any(entry.name == name for entry in entry_points(group=ENTRY_POINT_GROUP)):
+        return
+    raise UnknownNameError(
+        f"unknown workload {name!r}; built in: {', '.join(BUILT_IN_WORKLOADS)}; "
+        f"or name one as package.module:attribute"
+    )

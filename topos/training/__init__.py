@@ -1,0 +1,8 @@
+"""Training: the workload protocol and what trains one route of it — the route's program
+(recorded, differentiated, lowered, sharded) and the training loop."""
+
+from topos.training.route_program import RouteProgram
+from topos.training.training import Training
+from topos.training.workload import Recording, StepSchedule, Workload
+
+__all__ = ["Recording", "RouteProgram", "StepSchedule", "Training", "Workload"]
