@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from topos import SGD, Tape, Tensor
+from topos import Tape, Tensor
 from topos.datasets import Split, shuffle
 from topos.training import Workload
 
@@ -59,21 +59,16 @@ def main(workload: Workload) -> None:
             print(f"{name} {line}")
 
     parameters = network.parameters()
+    optimizer = workload.optimizer()
     order = np.arange(len(train))
     shuffle(order, workload.shuffle_state)
     started = time.perf_counter()
     for step in range(steps):
         start = (step * rows) % (len(train) - rows)
         batch = order[start : start + rows]
-        run = training.forward(
-            parameters,
-            {
-                recording.images: Tensor.adopt(train.images(batch)),
-                recording.targets: Tensor.adopt(train.one_hot(batch)),
-            },
-        )
-        rate = workload.learning_rate(step, steps)
-        parameters = SGD(rate).step(parameters, run.recorded_gradients(adjoints))
+        run = training.forward(parameters, workload.feeds(train, batch, recording))
+        optimizer.learning_rate = float(workload.learning_rate(step, steps))
+        parameters = optimizer.step(parameters, run.recorded_gradients(adjoints))
         if step % 200 == 0 or step == steps - 1:
             print(f"step {step}: loss {run.of(recording.loss).scalar():.4f}")
     elapsed = time.perf_counter() - started

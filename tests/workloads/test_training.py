@@ -54,3 +54,54 @@ def test_unknown_route_and_bad_steps_are_refused(mnist_data):
         RouteProgram(resolve("mnist"), "sideways")
     with pytest.raises(ValueError, match="steps must be at least 1"):
         Training(resolve("mnist"), "engine", mnist_data, steps=0)
+
+
+def test_a_workload_names_its_inputs_feeds_and_optimizer():
+    """A regression workload: inputs named `points` and `values`, its own feeds, and Adam;
+    both routes train it bit-identically and the loss falls."""
+    from topos import Adam, Linear, Shape, Tensor, init
+    from topos.datasets import Dataset, Split
+    from topos.training import Recording, StepSchedule, Workload
+
+    def record(tape, rows):
+        layer = Linear(tape, init.xavier(3)(Shape([4, 1])), None)
+        points = tape.input(Tensor.filled([rows, 4], 0.0))
+        values = tape.input(Tensor.filled([rows, 1], 0.0))
+        error = layer.express(points) - values
+        loss = (error * error).mean()
+        return Recording(
+            inputs={"points": points.symbol, "values": values.symbol},
+            loss=loss.symbol,
+            parameters=layer.parameters(),
+        )
+
+    def split(count):
+        labels = np.arange(count) % 2
+        return Split(np.zeros((count, 1, 2, 2), np.uint8), labels, 2, (0.0,), (1.0,))
+
+    def feeds(split, indices, recording):
+        points = np.stack([np.sin(indices + k) for k in range(4)], axis=1).astype(np.float32)
+        values = points @ np.array([[1.0], [-2.0], [0.5], [3.0]], np.float32)
+        return {
+            recording.inputs["points"]: Tensor.adopt(points),
+            recording.inputs["values"]: Tensor.adopt(values),
+        }
+
+    workload = Workload(
+        name="regression",
+        description="a linear fit by Adam",
+        record=record,
+        load_dataset=lambda _: Dataset("fit", "synthetic", "synthetic", lambda: split(512), None),
+        learning_rate=StepSchedule(0.05, 0.01),
+        batch_size=16,
+        feeds=feeds,
+        optimizer=Adam,
+    )
+    losses = {}
+    for route in ("engine", "recorded"):
+        training = Training(workload, route, workload.load_dataset(None), 60)
+        assert isinstance(training.optimizer, Adam)
+        losses[route] = [training.step(step).tobytes() for step in range(60)]
+    assert losses["engine"] == losses["recorded"]
+    first, last = (np.frombuffer(losses["engine"][i], np.float32)[0] for i in (0, -1))
+    assert last < first / 10

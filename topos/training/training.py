@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from topos import SGD, Parameters, Tensor
+from topos import Parameters
 from topos.datasets import Dataset, shuffle
 from topos.graph.parameter_gradients import ParameterGradients
 from topos.training.route_program import RouteProgram
@@ -29,6 +29,8 @@ class Training:
         self.recording = self.program.recording
         self.plan = self.program.plan
         self.parameters: Parameters = self.program.network.parameters()
+        # One optimizer per training: its state (Adam's moments) is this trajectory's.
+        self.optimizer = workload.optimizer()
         train = dataset.train
         if len(train) <= workload.batch_size:
             raise ValueError(
@@ -45,23 +47,20 @@ class Training:
         return self.order[start : start + rows]
 
     def feeds(self, step: int) -> dict:
-        """The image and one-hot target payloads of step `step`'s batch."""
+        """The input payloads of step `step`'s batch, as the workload makes them."""
         indices = self.batch_indices(step)
-        train = self.dataset.train
-        return {
-            self.recording.images: Tensor.adopt(train.images(indices)),
-            self.recording.targets: Tensor.adopt(train.one_hot(indices)),
-        }
+        return dict(self.workload.feeds(self.dataset.train, indices, self.recording))
 
     def compute(self, step: int) -> tuple[np.float32, ParameterGradients]:
         """Runs step `step`'s forward and gradients without updating anything."""
         return self.program.compute(self.parameters, self.feeds(step))
 
     def step(self, step: int) -> np.float32:
-        """Trains one step: forward, gradients, an SGD update; returns the float32 loss."""
+        """Trains one step: forward, gradients, the workload's optimizer at this step's
+        learning rate; returns the loss."""
         loss, gradients = self.compute(step)
-        rate = self.workload.learning_rate(step, self.steps)
-        self.parameters = SGD(rate).step(self.parameters, gradients)
+        self.optimizer.learning_rate = float(self.workload.learning_rate(step, self.steps))
+        self.parameters = self.optimizer.step(self.parameters, gradients)
         return loss
 
     def warm_up(self) -> None:

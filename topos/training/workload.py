@@ -7,24 +7,90 @@ the command line as `package.module:attribute`, or register it under the
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from topos import Symbol, Tape
-from topos.datasets import Dataset
+import numpy as np
+
+from topos.datasets import Dataset, Split
+from topos.graph import ParameterGradients, Parameters, Symbol, Tape
 from topos.names import ROUTES
+from topos.nn import SGD
+from topos.tensor import Tensor
 
 
-@dataclass(frozen=True)
 class Recording:
-    """What recording a workload's model leaves on the tape: the two inputs, the
-    logits, the scalar loss, and the parameters to train in a fixed order."""
+    """What recording a workload's model leaves on the tape: its inputs by name (fed per
+    batch), its scalar loss, the parameters to train in a fixed order, and any outputs
+    worth reading by name (a classifier's `logits`).
 
-    images: Symbol
-    targets: Symbol
-    logits: Symbol
-    loss: Symbol
-    parameters: list[Symbol]
+    `Recording(images, targets, logits, loss, parameters)` is the image classifier's
+    form: inputs `images` and `targets`, output `logits`.
+    """
+
+    __slots__ = ("inputs", "loss", "outputs", "parameters")
+
+    def __init__(
+        self,
+        images: Symbol | None = None,
+        targets: Symbol | None = None,
+        logits: Symbol | None = None,
+        loss: Symbol | None = None,
+        parameters: Sequence[Symbol] = (),
+        *,
+        inputs: Mapping[str, Symbol] | None = None,
+        outputs: Mapping[str, Symbol] | None = None,
+    ) -> None:
+        if loss is None:
+            raise TypeError("Recording: the loss is required")
+        named_inputs = dict(inputs or {})
+        if images is not None:
+            named_inputs["images"] = images
+        if targets is not None:
+            named_inputs["targets"] = targets
+        named_outputs = dict(outputs or {})
+        if logits is not None:
+            named_outputs["logits"] = logits
+        self.inputs: dict[str, Symbol] = named_inputs
+        self.outputs: dict[str, Symbol] = named_outputs
+        self.loss = loss
+        self.parameters: list[Symbol] = list(parameters)
+
+    def _named(self, table: Mapping[str, Symbol], name: str, kind: str) -> Symbol:
+        try:
+            return table[name]
+        except KeyError:
+            raise AttributeError(
+                f"this recording has no {kind} named {name!r}; it has {', '.join(table) or 'none'}"
+            ) from None
+
+    @property
+    def images(self) -> Symbol:
+        """The classifier's `images` input."""
+        return self._named(self.inputs, "images", "input")
+
+    @property
+    def targets(self) -> Symbol:
+        """The classifier's `targets` input (one-hot rows)."""
+        return self._named(self.inputs, "targets", "input")
+
+    @property
+    def logits(self) -> Symbol:
+        """The classifier's `logits` output."""
+        return self._named(self.outputs, "logits", "output")
+
+
+Feeds = Callable[[Split, np.ndarray, Recording], Mapping[Symbol, Tensor]]
+
+
+def classifier_feeds(split: Split, indices: np.ndarray, recording: Recording) -> dict:
+    """An image classifier's batch: the standardised images and the one-hot targets of
+    the samples at `indices`."""
+    return {
+        recording.images: Tensor.adopt(split.images(indices)),
+        recording.targets: Tensor.adopt(split.one_hot(indices)),
+    }
 
 
 @dataclass(frozen=True)
@@ -41,13 +107,28 @@ class StepSchedule:
         return self.first if step < steps * numerator // denominator else self.then
 
 
+class Optimizer(Protocol):
+    """What a workload's optimizer offers the training loop: a learning rate it may set
+    before each step, and the step itself."""
+
+    learning_rate: float
+
+    def step(self, parameters: Parameters, gradients: ParameterGradients) -> Parameters:
+        """The parameters after one step."""
+        ...
+
+
 @dataclass(frozen=True)
 class Workload:
     """A trainable workload.
 
     `record(tape, rows)` records the model and loss for a batch of `rows` samples
     and returns a Recording; `load_dataset(directory)` returns the Dataset (None
-    means the built-in synthetic stand-in).
+    means the built-in synthetic stand-in); `feeds(split, indices, recording)` turns
+    the samples at `indices` into the recording's input payloads (an image
+    classifier's, by default). `optimizer()` makes the optimizer one training uses
+    (plain SGD by default; Adam fits), whose `learning_rate` is set to
+    `learning_rate(step, steps)` before every step.
 
     `shards` splits each batch into that many equal shards, trained at once on as
     many threads (BLAS at one thread each), their mean losses and gradients averaged
@@ -61,6 +142,8 @@ class Workload:
     load_dataset: Callable[[str | None], Dataset]
     learning_rate: Callable[[int, int], float]
     batch_size: int = 64
+    feeds: Feeds = classifier_feeds
+    optimizer: Callable[[], Optimizer] = field(default=lambda: SGD(0.0))
     shuffle_state: int = 0
     routes: tuple[str, ...] = field(default=ROUTES)
     shards: int = 1
