@@ -100,6 +100,8 @@ class GradeOptions:
     timeout: float | None = DEFAULT_TIMEOUT_SECONDS
     markdown: bool = False
     github_benchmark: str | None = None
+    #: Check the gradients against finite differences first (`topos check`, in a child).
+    check: bool = False
 
 
 @dataclass
@@ -539,6 +541,13 @@ def run_grade(
     stdout = stdout if stdout is not None else sys.stdout
     stderr = stderr if stderr is not None else sys.stderr
     plan = prepare(options)
+    if options.check:
+        from topos_cli.check import check_before_grade
+
+        table = stderr if plan.result_path == "-" else stdout
+        status = check_before_grade(options.workload, plan.data, stdout=table, stderr=stderr)
+        if status != ExitStatus.OK:
+            return status
     host = host_facts()
     with interruptions_raised():
         # run_routes returns with signals ignored, so judging and writing cannot be cut short.
