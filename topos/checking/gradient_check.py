@@ -106,6 +106,15 @@ def check_gradients(
         except Exception as error:
             route_errors["recorded"] = _describe(error)
 
+    for route, found in list(gradients.items()):
+        for i, gradient in found.items():
+            if gradient.shape != nodes[i].shape.extents:
+                route_errors[route] = (
+                    f"the gradient of %{i} has shape {list(gradient.shape)}, "
+                    f"the parameter {list(nodes[i].shape.extents)}"
+                )
+                del gradients[route]
+                break
     payloads = {network.index(symbol): tensor for symbol, tensor in start.items()}
     kinks = [i for i in plan.evaluated if nodes[i].operation in KINKS]
     checks = []
