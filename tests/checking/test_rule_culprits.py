@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.checking.checked_workloads import break_rule, many
+from tests.checking.checked_workloads import break_rule, many, register_softplus
 from topos import Tape
 from topos.checking import check_gradients
 from topos.datasets import shuffle
@@ -55,6 +55,7 @@ def test_every_gradient_of_an_unbroken_model_is_right():
     ],
 )
 def test_a_broken_rule_is_named(monkeypatch, operation):
+    register_softplus()
     monkeypatch.setattr(REGISTRY[operation], "derive", break_rule(operation))
     report = check(directions=1)
     assert not report.gradients_right
