@@ -14,12 +14,15 @@ from topos.training import Recording, StepSchedule, Workload
 SIDE, CLASSES = 4, 2
 
 
-def record(tape: Tape, rows: int) -> Recording:
-    """A two-layer perceptron over 4x4 single-channel images."""
-    hidden = Linear(tape, init.kaiming(1)(Shape([SIDE * SIDE, 8])), Tensor.filled([8], 0.0))
-    head = Linear(tape, init.xavier(2)(Shape([8, CLASSES])), Tensor.filled([CLASSES], 0.0))
-    images = tape.input(Tensor.filled([rows, 1, SIDE, SIDE], 0.0))
-    targets = tape.input(Tensor.selection([0] * rows, CLASSES))
+def record(tape: Tape, rows: int, dtype=np.float32) -> Recording:
+    """A two-layer perceptron over 4x4 single-channel images, in `dtype` (`topos check`
+    records it in float64: accepting `dtype` is how a workload opts in)."""
+    hidden_weights = init.kaiming(1)(Shape([SIDE * SIDE, 8])).astype(dtype)
+    hidden = Linear(tape, hidden_weights, Tensor.filled([8], 0.0, dtype=dtype))
+    head_weights = init.xavier(2)(Shape([8, CLASSES])).astype(dtype)
+    head = Linear(tape, head_weights, Tensor.filled([CLASSES], 0.0, dtype=dtype))
+    images = tape.input(Tensor.filled([rows, 1, SIDE, SIDE], 0.0, dtype=dtype))
+    targets = tape.input(Tensor.selection([0] * rows, CLASSES, dtype=dtype))
     logits = head.express(hidden.express(images.reshape(rows, SIDE * SIDE)).relu())
     loss = cross_entropy(logits, targets)
     parameters = hidden.parameters() + head.parameters()

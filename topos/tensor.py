@@ -183,6 +183,13 @@ class Tensor:
             )
         return Tensor._own(np.broadcast_to(self._array, other.shape.extents).copy())
 
+    def astype(self, dtype: Any) -> Tensor:
+        """This tensor in `dtype` (float32 or float64): itself when it already is, else a
+        rounded or widened copy (how a workload records its float32 draws in float64)."""
+        if np.dtype(dtype) == self.dtype:
+            return self
+        return Tensor._own(self._array.astype(_float_dtype(dtype, None)))
+
     def clone(self) -> Tensor:
         """The same tensor; payloads are immutable, so sharing is safe."""
         return self

@@ -106,6 +106,8 @@ class GradeOptions:
     timeout: float | None = DEFAULT_TIMEOUT_SECONDS
     markdown: bool = False
     github_benchmark: str | None = None
+    #: Check the gradients against finite differences first (`topos check`, in a child).
+    check: bool = False
 
 
 @dataclass
@@ -595,6 +597,13 @@ def run_grade(
     stdout = stdout if stdout is not None else sys.stdout
     stderr = stderr if stderr is not None else sys.stderr
     plan = prepare(options)
+    if options.check:
+        from topos_cli.check import check_before_grade
+
+        table = stderr if plan.result_path == "-" else stdout
+        status = check_before_grade(options.workload, plan.data, stdout=table, stderr=stderr)
+        if status != ExitStatus.OK:
+            return status
     # Orphans of the workers come back to this process, to be ended (see process_tree).
     adopt_orphans()
     host = host_facts()

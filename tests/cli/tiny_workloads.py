@@ -40,6 +40,9 @@ import resource
 import subprocess
 import sys
 import time
+from typing import Any
+
+import numpy as np
 
 from topos import Linear, Shape, Tape, Tensor, cross_entropy, init
 from topos.datasets.synthetic import synthetic_dataset
@@ -59,18 +62,19 @@ def load_dataset(directory: str | None) -> object:
     )
 
 
-def record(tape: Tape, rows: int, perturbation: float = 0.0) -> Recording:
+def record(tape: Tape, rows: int, perturbation: float = 0.0, dtype: Any = np.float32) -> Recording:
     """A two-layer perceptron over flattened 8x8 images, with cross-entropy loss."""
     hidden_weights = init.kaiming(31)
     output_weights = init.kaiming(32)
     first_weights = hidden_weights(Shape([SIDE * SIDE, HIDDEN]))
     if perturbation:
         first_weights = first_weights + perturbation
-    first = Linear(tape, first_weights, hidden_weights(Shape([HIDDEN])))
-    second_weights = output_weights(Shape([HIDDEN, CLASSES]))
-    second = Linear(tape, second_weights, output_weights(Shape([CLASSES])))
-    images = tape.input(Tensor.filled([rows, 1, SIDE, SIDE], 0.0))
-    targets = tape.input(Tensor.selection([0] * rows, CLASSES, 1.0))
+    first_bias = hidden_weights(Shape([HIDDEN])).astype(dtype)
+    first = Linear(tape, first_weights.astype(dtype), first_bias)
+    second_weights = output_weights(Shape([HIDDEN, CLASSES])).astype(dtype)
+    second = Linear(tape, second_weights, output_weights(Shape([CLASSES])).astype(dtype))
+    images = tape.input(Tensor.filled([rows, 1, SIDE, SIDE], 0.0, dtype=dtype))
+    targets = tape.input(Tensor.selection([0] * rows, CLASSES, 1.0, dtype=dtype))
     logits = second.express(first.express(images.reshape(rows, SIDE * SIDE)).relu())
     loss = cross_entropy(logits, targets)
     return Recording(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import is_dataclass
 from typing import Any
 
+from topos.graph.source_location import SourceLocation
 from topos.ops.primitive import Primitive
 from topos.tensor import Shape
 
@@ -14,7 +15,7 @@ SOURCE_KINDS = ("parameter", "input", "leaf")
 class Node:
     """A tape entry: a source (`parameter`, `input`, `leaf`) or a primitive applied to inputs."""
 
-    __slots__ = ("attributes", "inputs", "operation", "primitive", "shape")
+    __slots__ = ("attributes", "inputs", "operation", "primitive", "shape", "source")
 
     def __init__(
         self,
@@ -23,12 +24,15 @@ class Node:
         inputs: tuple[int, ...],
         shape: Shape,
         attributes: dict[str, Any],
+        source: SourceLocation | None = None,
     ) -> None:
         self.operation = operation
         self.primitive = primitive
         self.inputs = inputs
         self.shape = shape
         self.attributes = attributes
+        # Where the user recorded it (see SourceLocation), so a report can point there.
+        self.source = source
 
     @property
     def is_source(self) -> bool:

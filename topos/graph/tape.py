@@ -11,6 +11,7 @@ import numpy as np
 from topos.errors import GraphError, ShapeError
 from topos.graph.adjoints import Adjoints
 from topos.graph.node import Node
+from topos.graph.source_location import user_location
 from topos.graph.symbol import Symbol
 from topos.graph.value import Value
 from topos.ops.primitive import REGISTRY
@@ -68,7 +69,7 @@ class Tape:
                 f"{kind}: the tensor is {tensor.dtype} but the tape records {self.dtype}"
             )
         index = len(self.nodes)
-        self.nodes.append(Node(kind, None, (), tensor.shape, {}))
+        self.nodes.append(Node(kind, None, (), tensor.shape, {}, user_location()))
         self.payloads[index] = tensor
         return Value(self, index)
 
@@ -119,7 +120,8 @@ class Tape:
             raise TypeError(f"{operation} takes {primitive.arity} operands, not {len(inputs)}")
         shape = primitive.infer(*(self.nodes[i].shape for i in inputs), **attributes)
         index = len(self.nodes)
-        self.nodes.append(Node(operation, primitive, tuple(inputs), shape, attributes))
+        node = Node(operation, primitive, tuple(inputs), shape, attributes, user_location())
+        self.nodes.append(node)
         return Value(self, index)
 
     def differentiate(self, target: Symbol | Value, wrt: Iterable[Symbol | Value]) -> Adjoints:

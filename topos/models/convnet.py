@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
 
 from topos import Conv2d, Linear, Shape, Symbol, Tape, Tensor, Value, cross_entropy, init
 from topos.training.workload import Recording
@@ -15,6 +18,7 @@ class ConvNet:
 
     Stage i's kernel is drawn by `init.normal(seeds[i], sqrt(2 / fan_in))` with
     fan_in = channels_in * 9; the head's weights then bias by one `init.kaiming`.
+    In `dtype` float64 the very same float32 draws are widened (`topos check`).
     """
 
     def __init__(
@@ -26,13 +30,15 @@ class ConvNet:
         kernel_seeds: Sequence[int],
         head_seed: int,
         classes: int,
+        dtype: Any = np.float32,
     ) -> None:
         self.stages: list[Conv2d] = []
         incoming = channels
         for count, seed in zip(filters, kernel_seeds, strict=True):
             deviation = math.sqrt(2.0 / (incoming * 9))
-            weights = init.normal(seed, deviation)(Shape([count, incoming, 3, 3]))
-            self.stages.append(Conv2d(tape, weights, Tensor.filled([count], 0.0), 1, 1))
+            weights = init.normal(seed, deviation)(Shape([count, incoming, 3, 3])).astype(dtype)
+            bias = Tensor.filled([count], 0.0, dtype=dtype)
+            self.stages.append(Conv2d(tape, weights, bias, 1, 1))
             incoming = count
         final_side = side // 2 ** len(filters)
         self.flat_length = incoming * final_side * final_side
@@ -40,8 +46,8 @@ class ConvNet:
         head_weights = init.kaiming(head_seed)
         self.head = Linear(
             tape,
-            head_weights(Shape([self.flat_length, classes])),
-            head_weights(Shape([classes])),
+            head_weights(Shape([self.flat_length, classes])).astype(dtype),
+            head_weights(Shape([classes])).astype(dtype),
         )
 
     def express(self, images: Value, rows: int) -> Value:
@@ -61,12 +67,14 @@ class ConvNet:
         return symbols + self.head.parameters()
 
 
-def record_classifier(tape: Tape, rows: int, model: ConvNet, channels: int, side: int) -> Recording:
+def record_classifier(
+    tape: Tape, rows: int, model: ConvNet, channels: int, side: int, dtype: Any = np.float32
+) -> Recording:
     """Records `model` over a batch of `rows` images `[rows, channels, side, side]` and its
     cross-entropy loss against one-hot targets; the inputs default to zeros and class 0."""
     classes = model.classes
-    images = tape.input(Tensor.filled([rows, channels, side, side], 0.0))
-    targets = tape.input(Tensor.selection([0] * rows, classes, 1.0))
+    images = tape.input(Tensor.filled([rows, channels, side, side], 0.0, dtype=dtype))
+    targets = tape.input(Tensor.selection([0] * rows, classes, 1.0, dtype=dtype))
     logits = model.express(images, rows)
     loss = cross_entropy(logits, targets)
     return Recording(images.symbol, targets.symbol, logits.symbol, loss.symbol, model.parameters())

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from topos import Tape
 from topos.datasets import load_cifar10
 from topos.models.convnet import ConvNet, record_classifier
@@ -13,14 +17,15 @@ BATCH_LEN = 64
 FILTERS = (16, 32, 64)
 
 
-def model(tape: Tape) -> ConvNet:
+def model(tape: Tape, dtype: Any = np.float32) -> ConvNet:
     """The seed's model: stages of 16, 32, 64 filters (seeds 21, 22, 23), head seed 24."""
-    return ConvNet(tape, 3, IMAGE_SIDE, FILTERS, (21, 22, 23), 24, CLASSES)
+    return ConvNet(tape, 3, IMAGE_SIDE, FILTERS, (21, 22, 23), 24, CLASSES, dtype)
 
 
-def record(tape: Tape, rows: int) -> Recording:
-    """Records the model and its cross-entropy loss for a batch of `rows` images."""
-    return record_classifier(tape, rows, model(tape), 3, IMAGE_SIDE)
+def record(tape: Tape, rows: int, dtype: Any = np.float32) -> Recording:
+    """Records the model and its cross-entropy loss for a batch of `rows` images, in
+    `dtype` (float32 trains; float64 is what `topos check` differentiates)."""
+    return record_classifier(tape, rows, model(tape, dtype), 3, IMAGE_SIDE, dtype)
 
 
 workload = Workload(

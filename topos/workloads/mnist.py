@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from topos import Tape
 from topos.datasets import load_mnist
 from topos.models.convnet import ConvNet, record_classifier
@@ -13,14 +17,15 @@ BATCH_LEN = 64
 FILTERS = (8, 16)
 
 
-def model(tape: Tape) -> ConvNet:
+def model(tape: Tape, dtype: Any = np.float32) -> ConvNet:
     """Stages of 8 and 16 filters (seeds 11, 12), a 784 -> 10 head (seed 13)."""
-    return ConvNet(tape, 1, IMAGE_SIDE, FILTERS, (11, 12), 13, CLASSES)
+    return ConvNet(tape, 1, IMAGE_SIDE, FILTERS, (11, 12), 13, CLASSES, dtype)
 
 
-def record(tape: Tape, rows: int) -> Recording:
-    """Records the model and its cross-entropy loss for a batch of `rows` images."""
-    return record_classifier(tape, rows, model(tape), 1, IMAGE_SIDE)
+def record(tape: Tape, rows: int, dtype: Any = np.float32) -> Recording:
+    """Records the model and its cross-entropy loss for a batch of `rows` images, in
+    `dtype` (float32 trains; float64 is what `topos check` differentiates)."""
+    return record_classifier(tape, rows, model(tape, dtype), 1, IMAGE_SIDE, dtype)
 
 
 workload = Workload(

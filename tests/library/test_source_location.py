@@ -1,0 +1,34 @@
+"""Every recorded node remembers the user's line that recorded it, outside the library."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from topos import Linear, Shape, Tape, Tensor, cross_entropy, init
+
+
+def test_a_node_points_at_the_users_line_not_the_layers():
+    tape = Tape()
+    layer = Linear(tape, init.xavier(1)(Shape([4, 3])), Tensor.filled([3], 0.0))
+    inputs = tape.input(Tensor.filled([2, 4], 0.0))
+    logits = layer.express(inputs)  # the line the matmul and add must name
+    targets = tape.input(Tensor.selection([0, 1], 3))
+    loss = cross_entropy(logits, targets)
+    product = tape.nodes[logits.index - 2]
+    assert product.operation == "matmul"
+    assert Path(product.source.filename).resolve() == Path(__file__).resolve()
+    assert (
+        product.source.text()
+        == "logits = layer.express(inputs)  # the line the matmul and add must name"
+    )
+    assert tape.nodes[loss.index].source.text() == "loss = cross_entropy(logits, targets)"
+    assert tape.nodes[0].source.text().startswith("layer = Linear(")
+
+
+def test_the_chain_rule_is_located_where_differentiate_was_called():
+    tape = Tape()
+    weights = tape.parameter(Tensor.filled([3], 2.0))
+    loss = (weights * weights).sum()
+    adjoints = tape.differentiate(loss, [weights])
+    _, gradient = next(iter(adjoints))
+    assert "differentiate" in tape.nodes[gradient.index].source.text()

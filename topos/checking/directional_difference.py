@@ -1,0 +1,121 @@
+"""Directional finite differences: the slope of a function along one direction, honestly.
+
+`slope(evaluate, step)` estimates phi'(0) for phi(t) = f(x + t d) from evaluations
+of phi, each of which also reports a *kink signature*: which side of every kink
+(relu at 0, a maximum's tie, a pooling window's winner) the point lies on. The
+central difference `(phi(h) - phi(-h)) / 2h` costs two evaluations and is
+accurate to O(h^2) — but only while [-h, h] stays on one smooth piece. So:
+
+- both sides keep the base point's signature: the central difference;
+- one side crosses a kink: the second-order one-sided difference on the side that
+  does not, `(3 phi(0) - 4 phi(-/+h) + phi(-/+2h)) / (-/+2h)` (the base point's
+  own piece is the one the derivative rules follow: at an exact tie the rule's
+  convention is the base point's signature);
+- both sides cross: the step shrinks (by `SHRINK`, up to `ATTEMPTS` times), and
+  after that the direction is skipped with the reason.
+
+Directions are standard normal draws from the splitmix64 stream (as `init.normal`),
+so a check is reproducible from its seed on every machine and NumPy release.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from topos.splitmix64 import SplitMix64
+
+#: The step is this fraction of the point's root-mean-square entry (see `step_size`).
+RELATIVE_STEP = 1e-6
+#: The smallest entry scale a step is taken relative to (a bias starting at zero).
+SCALE_FLOOR = 0.1
+#: How much the step shrinks when both sides of it cross a kink, and how often.
+SHRINK = 16.0
+ATTEMPTS = 3
+
+#: phi(t) as (value, kink signature); signatures compare with `same_signature`.
+Evaluate = Callable[[float], tuple[float, Any]]
+
+
+@dataclass(frozen=True)
+class Slope:
+    """An estimate of phi'(0): its value (None when every step crossed kinks), how it
+    was made (`central`, `forward`, `backward` or `skipped`), the step, and why a
+    kink changed the method (empty when none did)."""
+
+    value: float | None
+    method: str
+    step: float
+    evaluations: int
+    kink: str = ""
+
+
+def random_direction(seed: int, shape: tuple[int, ...]) -> np.ndarray:
+    """A float64 direction of standard normal entries, reproducible from `seed` (Box-Muller
+    over the splitmix64 stream; a direction need not be bit-stable across libms)."""
+    count = int(np.prod(shape, dtype=np.int64))
+    units = SplitMix64(seed).units(2 * count)
+    radius = np.sqrt(-2.0 * np.log1p(-units[0::2]))
+    return (radius * np.cos(2.0 * np.pi * units[1::2])).reshape(shape)
+
+
+def step_size(point: np.ndarray, relative: float = RELATIVE_STEP) -> float:
+    """The step along a standard normal direction from `point`: `relative` times the
+    point's root-mean-square entry (at least `SCALE_FLOOR`), so each entry moves by
+    about a millionth of its own size, whatever the parameter's scale."""
+    scale = float(np.sqrt(np.mean(np.square(point)))) if point.size else 0.0
+    return relative * max(scale, SCALE_FLOOR)
+
+
+def same_signature(first: Any, second: Any) -> bool:
+    """Whether two kink signatures (None, arrays, or tuples of them) are equal."""
+    if first is None or second is None:
+        return first is second
+    if isinstance(first, tuple):
+        return len(first) == len(second) and all(
+            same_signature(left, right) for left, right in zip(first, second)
+        )
+    return bool(np.array_equal(first, second))
+
+
+def slope(
+    evaluate: Evaluate,
+    step: float,
+    base: tuple[float, Any] | None = None,
+    describe_kink: Callable[[Any, Any], str] | None = None,
+) -> Slope:
+    """phi'(0) by central differences, one-sided beside a kink, skipped across two.
+
+    `base` is phi(0) with its signature when the caller already has it;
+    `describe_kink(base_signature, other)` names what was crossed.
+    """
+    evaluations = 0
+    if base is None:
+        base = evaluate(0.0)
+        evaluations += 1
+    value, signature = base
+    kink = ""
+    for _ in range(ATTEMPTS):
+        ahead, ahead_signature = evaluate(step)
+        behind, behind_signature = evaluate(-step)
+        evaluations += 2
+        ahead_same = same_signature(signature, ahead_signature)
+        behind_same = same_signature(signature, behind_signature)
+        if ahead_same and behind_same:
+            return Slope((ahead - behind) / (2.0 * step), "central", step, evaluations, kink)
+        crossed = ahead_signature if not ahead_same else behind_signature
+        kink = describe_kink(signature, crossed) if describe_kink else "a kink"
+        if ahead_same != behind_same:
+            side = 1.0 if ahead_same else -1.0
+            near = ahead if ahead_same else behind
+            far, far_signature = evaluate(2.0 * side * step)
+            evaluations += 1
+            if same_signature(signature, far_signature):
+                estimate = (4.0 * near - far - 3.0 * value) / (2.0 * side * step)
+                method = "forward" if side > 0 else "backward"
+                return Slope(estimate, method, step, evaluations, kink)
+        step /= SHRINK
+    return Slope(None, "skipped", step * SHRINK, evaluations, kink)
