@@ -187,7 +187,7 @@ def error_kind(error: BaseException) -> str:
     """How the grader should classify a failure: bad data, a bad workload, or a crash."""
     from topos.datasets.errors import DataError
     from topos.errors import GraphError, ShapeError
-    from topos.training import WorkloadNotFoundError
+    from topos.workloads import WorkloadNotFoundError
 
     if isinstance(error, DataError):
         return "data"
