@@ -17,9 +17,9 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import HealthCheck, event, given, settings
 
-from tests.library.random_graphs import Program, programs
-from tests.library.routes import Outcome, finite_differences, record
-from tests.library.test_route_parity import assert_bitwise_equal, smooth
+from tests.autodiff.test_route_parity import assert_bitwise_equal, smooth
+from tests.support.random_graphs import Program, programs
+from tests.support.routes import Outcome, finite_differences, record
 from topos import Tensor
 from topos.engine.ownership import check_ownership
 

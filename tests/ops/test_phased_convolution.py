@@ -32,8 +32,8 @@ import numpy as np
 import pytest
 
 import topos
-from tests.library.cases import on_parameters, window, with_phases
-from tests.library.routes import ROUTES, Outcome, engine, recorded
+from tests.support.cases import on_parameters, window, with_phases
+from tests.support.routes import ROUTES, Outcome, engine, recorded
 from topos import Conv2d, ShapeError, Tape, Tensor, conv2d, conv2d_max_pool, max_pool
 from topos.ops import REGISTRY
 from topos.tensor import Shape

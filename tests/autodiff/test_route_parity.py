@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from numpy.lib.stride_tricks import sliding_window_view
 
-from tests.library.cases import ALL_CASES, Case
-from tests.library.random_graphs import Program, programs
-from tests.library.routes import (
+from tests.support.cases import ALL_CASES, Case
+from tests.support.random_graphs import Program, programs
+from tests.support.routes import (
     Outcome,
     engine,
     finite_differences,

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.library.cases import ALL_CASES, FOLD_WITH_SLACK, PRIMITIVE_CASES, Case
-from tests.library.routes import ROUTES, finite_differences, operations
+from tests.support.cases import ALL_CASES, FOLD_WITH_SLACK, PRIMITIVE_CASES, Case
+from tests.support.routes import ROUTES, finite_differences, operations
 from topos.ops import REGISTRY
 
 RELATIVE = 1e-6

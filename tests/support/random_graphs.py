@@ -141,7 +141,7 @@ class Program:
         return pool
 
     def build(self, tape: Tape, tensors: list[Tensor]):
-        """What `tests.library.routes` records: the loss-shaped output and the parameters."""
+        """What `tests.support.routes` records: the loss-shaped output and the parameters."""
         parameters = [tape.parameter(tensor) for tensor in tensors]
         pool = self.replay(parameters)
         rng = np.random.default_rng(self.seed + 1)

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from tests.library.random_graphs import Program, programs
-from tests.library.routes import record
-from tests.library.test_plan import model
+from tests.engine.test_plan import model
+from tests.support.random_graphs import Program, programs
+from tests.support.routes import record
 from topos import GraphError, Tensor
 from topos.engine.arena import ALIGNMENT, Interval, place
 

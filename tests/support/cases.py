@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from tests.library.routes import Build
+from tests.support.routes import Build
 from topos import (
     Conv2d,
     Linear,

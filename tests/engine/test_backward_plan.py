@@ -8,9 +8,9 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 
 from benchmarks.cifar10_model import batches, build
-from tests.library.random_graphs import Program, programs
-from tests.library.routes import record
-from tests.library.test_plan import model
+from tests.engine.test_plan import model
+from tests.support.random_graphs import Program, programs
+from tests.support.routes import record
 from topos.engine.arena import ALIGNMENT
 from topos.engine.ownership import check_ownership
 

@@ -32,9 +32,9 @@ import functools
 import numpy as np
 import pytest
 
-from tests.library.allocations import peak_allocation
-from tests.library.cases import on_parameters
-from tests.library.routes import ROUTES, weighting
+from tests.support.allocations import peak_allocation
+from tests.support.cases import on_parameters
+from tests.support.routes import ROUTES, weighting
 from topos import ShapeError, Tape, Tensor
 from topos.ops import REGISTRY
 from topos.tensor import Shape

@@ -168,7 +168,7 @@ def test_adam_corrects_each_parameter_by_its_own_update_count():
 
 
 def test_step_takes_a_plain_mapping_of_gradients_like_parameter_gradients():
-    from tests.library.test_errors import small_network
+    from tests.graph.test_errors import small_network
 
     _, network, images, weights, _, loss = small_network()
     parameters = network.parameters()

@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.library.allocations import peak_allocation
-from tests.library.cases import FUSED_CASES
-from tests.library.cases import window as _window
+from tests.support.allocations import peak_allocation
+from tests.support.cases import FUSED_CASES
+from tests.support.cases import window as _window
 from topos import ShapeError, Tape, Tensor, conv2d, max_pool
 from topos.ops import REGISTRY
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.library.allocations import peak_allocation
+from tests.support.allocations import peak_allocation
 from topos.ops import REGISTRY
 from topos.ops.matmul import _REDUCTION_BLOCK, _blocks
 from topos.tensor import Shape

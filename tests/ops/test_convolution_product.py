@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.library.cases import window
+from tests.support.cases import window
 from topos import ShapeError, Tape, Tensor, conv2d
 from topos.ops import REGISTRY
 from topos.tensor import Shape

@@ -1,1 +1,0 @@
-"""Tests of the topos library: derivatives, route parity, plans, errors, tensors, optimizers."""
