@@ -138,11 +138,13 @@ def run(
     import time
 
     from topos.datasets.errors import DataError
+    from topos_cli.data_option import data_directory
     from topos_cli.workloads import Training
 
+    directory = data_directory(data)
     program = _program(workload, route)
     try:
-        dataset = program.workload.load_dataset(None if data == "synthetic" else data)
+        dataset = program.workload.dataset(directory)
         training = Training(program.workload, route, dataset, steps)
     except DataError as error:
         fail(str(error))

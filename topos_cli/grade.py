@@ -33,10 +33,10 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any, TextIO
 
 from topos_cli.compare import CompareSettings, Comparison, compare_results
+from topos_cli.data_option import data_directory
 from topos_cli.errors import ExitStatus, IncomparableResultsError, ToposUsageError
 from topos_cli.host import host_facts
 from topos_cli.interruption import interruptions_raised, stop_raising
@@ -134,18 +134,6 @@ def _require_at_least_one(option: str, value: int) -> None:
         raise ToposUsageError(f"{option} must be a whole number of at least 1, not {value!r}")
 
 
-def _data_directory(data: str | None) -> str | None:
-    """`None` for the synthetic stand-in, else the directory, which must exist."""
-    if data is None or data.strip() in ("", "synthetic"):
-        return None
-    path = Path(data)
-    if not path.exists():
-        raise ToposUsageError(f"{data}: no such directory (--data names a folder, or 'synthetic')")
-    if not path.is_dir():
-        raise ToposUsageError(f"{data}: not a directory (--data names a folder, or 'synthetic')")
-    return str(path.resolve())
-
-
 def prepare(options: GradeOptions, moment: datetime | None = None) -> GradePlan:
     """Validates `options` and plans the runs; raises `ToposUsageError` (exit 2) on any problem."""
     started = moment or datetime.now(timezone.utc)
@@ -164,7 +152,7 @@ def prepare(options: GradeOptions, moment: datetime | None = None) -> GradePlan:
             f"--timeout must be a positive number of seconds, not {options.timeout}"
         )
     compare_settings = parse_tolerance(options.tolerance)
-    data = _data_directory(options.data)
+    data = data_directory(options.data)
     result_path = options.json_path or str(default_result_path(options.workload, started))
     check_writable(result_path)
     if options.github_benchmark is not None:
