@@ -169,10 +169,12 @@ def run(
 
     from topos.datasets.errors import DataError
     from topos.training import Training
+    from topos_cli.data_option import data_directory
 
+    directory = data_directory(data)
     program = _program(workload, route)
     try:
-        dataset = program.workload.load_dataset(None if data == "synthetic" else data)
+        dataset = program.workload.dataset(directory)
         training = Training(program.workload, route, dataset, steps)
     except DataError as error:
         fail(str(error))
@@ -412,11 +414,19 @@ def data_fetch(
         str | None,
         typer.Option("--format", help="cifar10 only: bin (the default) or py."),
     ] = None,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            "--timeout",
+            help="Seconds the whole fetch may take, however slowly the server sends "
+            "(raise it on a slow link).",
+        ),
+    ] = 3600.0,
 ) -> None:
     """Download a dataset's canonical files into a new folder.
 
-    Each file's MD5 is checked and archives are unpacked; it is all or nothing,
-    so a failure leaves no half-written folder.
+    Each file's size and MD5 are checked and archives are unpacked; it is all or
+    nothing, so a failure, Ctrl-C or SIGTERM leaves no half-written folder.
 
     Example: topos data fetch cifar10 --to data/cifar10
     """
@@ -429,11 +439,19 @@ def data_fetch(
     source = "cifar10-python" if file_format == "py" else name
 
     from topos.datasets import DataError, fetch
+    from topos.datasets.fetch import MAXIMUM_TIMEOUT_SECONDS
     from topos_cli.download_progress import download_progress
+    from topos_cli.interruption import interruptions_raised
 
+    if not 0 < timeout <= MAXIMUM_TIMEOUT_SECONDS:  # also refuses nan
+        fail(
+            f"--timeout must be a number of seconds above 0 and at most "
+            f"{MAXIMUM_TIMEOUT_SECONDS:g}, not {timeout:g}"
+        )
     try:
-        with download_progress(sys.stderr) as progress:
-            target = fetch(source, to, url=url, progress=progress)
+        # SIGTERM raises as Ctrl-C does, so fetch removes its staging folder either way.
+        with interruptions_raised(), download_progress(sys.stderr) as progress:
+            target = fetch(source, to, url=url, progress=progress, timeout=timeout)
     except DataError as error:
         fail(str(error))
     except KeyboardInterrupt:

@@ -9,6 +9,7 @@ writes one line when a file starts and one when it is complete.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable, Iterator
 from typing import TextIO
 
@@ -19,20 +20,38 @@ ProgressCallback = Callable[[str, int, "int | None"], None]
 
 _MEBIBYTE = 1024 * 1024
 
+#: Seconds between the plain display's lines while a file downloads.
+PLAIN_INTERVAL_SECONDS = 10.0
+
 
 def _size(count: int | None) -> str:
-    return "unknown size" if count is None else f"{count / _MEBIBYTE:.1f} MiB"
+    if count is None:
+        return "unknown size"
+    # Small files are shown in bytes: "0.0 MiB" would say nothing of a trickle.
+    return f"{count} bytes" if count < _MEBIBYTE else f"{count / _MEBIBYTE:.1f} MiB"
 
 
 @contextlib.contextmanager
-def plain_download_progress(stream: TextIO) -> Iterator[ProgressCallback]:
-    """Lines on `stream`: `downloading NAME (SIZE)` then `downloaded NAME (SIZE)`."""
+def plain_download_progress(
+    stream: TextIO, interval: float = PLAIN_INTERVAL_SECONDS
+) -> Iterator[ProgressCallback]:
+    """Lines on `stream`: `downloading NAME (SIZE)`, then every `interval` seconds
+    `NAME: DONE of SIZE` (a slow download is seen to move, or not), then
+    `downloaded NAME (SIZE)`."""
     announced: set[str] = set()
+    reported = {"at": time.monotonic()}
 
     def progress(name: str, done: int, total: int | None) -> None:
+        now = time.monotonic()
         if name not in announced:
             announced.add(name)
+            reported["at"] = now
             stream.write(f"downloading {name} ({_size(total)})\n")
+            stream.flush()
+        elif now - reported["at"] >= interval and (total is None or done < total):
+            reported["at"] = now
+            of = "" if total is None else f" of {_size(total)}"
+            stream.write(f"{name}: {_size(done)}{of}\n")
             stream.flush()
         if total is not None and done >= total:
             stream.write(f"downloaded {name} ({_size(done)})\n")

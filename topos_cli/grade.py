@@ -34,11 +34,11 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any, TextIO
 
 from topos.names import ROUTES, UnknownNameError, check_route, check_workload_name
 from topos_cli.compare import CompareSettings, Comparison, compare_results
+from topos_cli.data_option import data_directory
 from topos_cli.errors import ExitStatus, IncomparableResultsError, ToposError, ToposUsageError
 from topos_cli.host import host_facts
 from topos_cli.interruption import interruptions_raised, start_raising, stop_raising
@@ -144,18 +144,6 @@ def _require_at_least_one(option: str, value: int) -> None:
         raise ToposUsageError(f"{option} must be a whole number of at least 1, not {value!r}")
 
 
-def _data_directory(data: str | None) -> str | None:
-    """`None` for the synthetic stand-in, else the directory, which must exist."""
-    if data is None or data.strip() in ("", "synthetic"):
-        return None
-    path = Path(data)
-    if not path.exists():
-        raise ToposUsageError(f"{data}: no such directory (--data names a folder, or 'synthetic')")
-    if not path.is_dir():
-        raise ToposUsageError(f"{data}: not a directory (--data names a folder, or 'synthetic')")
-    return str(path.resolve())
-
-
 def prepare(options: GradeOptions, moment: datetime | None = None) -> GradePlan:
     """Validates `options` and plans the runs; raises `ToposUsageError` (exit 2) on any problem."""
     started = moment or datetime.now(timezone.utc)
@@ -176,7 +164,7 @@ def prepare(options: GradeOptions, moment: datetime | None = None) -> GradePlan:
             f"--timeout must be a positive number of seconds, not {options.timeout}"
         )
     compare_settings = parse_tolerance(options.tolerance)
-    data = _data_directory(options.data)
+    data = data_directory(options.data)
     result_path = options.json_path or str(default_result_path(options.workload, started))
     # Nothing is created yet: a usage error must leave no folder behind.
     check_destination(result_path, "--json")

@@ -87,8 +87,8 @@ def train(arguments: argparse.Namespace, events: EventStream) -> int:
             f"workload {workload.name!r} has no route {arguments.route!r}; "
             f"its routes are {', '.join(workload.routes)}"
         )
-    data = None if arguments.data in (None, "", "synthetic") else arguments.data
-    dataset = workload.load_dataset(data)
+    data = None if arguments.data in (None, "synthetic") else arguments.data
+    dataset = workload.dataset(data)
     training = Training(workload, arguments.route, dataset, arguments.steps)
     warm_up_started = time.perf_counter()
     training.warm_up()

@@ -6,12 +6,17 @@ import hashlib
 import importlib
 import io
 import json
+import os
+import signal
+import subprocess
 import sys
 import tarfile
+import time
+from pathlib import Path
 
 import pytest
 
-from tests.cli.grading import one_line_error, topos
+from tests.cli.grading import TOPOS, environment, one_line_error, topos
 from tests.datasets.writers import (
     BATCHES,
     cifar_batches,
@@ -19,7 +24,7 @@ from tests.datasets.writers import (
     write_cifar_binary,
     write_mnist,
 )
-from tests.local_http import serving
+from tests.local_http import raw_serving, serving
 from topos.datasets.fetch import Download
 from topos_cli.app import main
 
@@ -174,3 +179,158 @@ def test_info_data_errors_name_the_file_in_one_line_exit_2(tmp_path, setup, argu
     completed = topos("data", "info", *arguments, cwd=tmp_path)
     assert completed.returncode == 2, completed.stdout
     assert fragment in one_line_error(completed)
+
+
+# The first MNIST file and its published size: what `topos data fetch mnist` asks for first.
+FIRST_MNIST_FILE, FIRST_MNIST_SIZE = "train-images-idx3-ubyte.gz", 9_912_422
+
+
+def head(length: int | None = FIRST_MNIST_SIZE, *extra: str) -> bytes:
+    lines = ["HTTP/1.1 200 OK", "Connection: close", *extra]
+    if length is not None:
+        lines.append(f"Content-Length: {length}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def trickle(connection, stopping):
+    """A byte of body every 0.2 s, for ever: what a per-read timeout never ends."""
+    connection.sendall(head())
+    while not stopping.wait(0.2):
+        connection.sendall(b"x")
+
+
+def trickled_head(connection, stopping):
+    """The status line, then a byte of a header every 0.2 s, for ever."""
+    connection.sendall(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+    while not stopping.wait(0.2):
+        connection.sendall(b"x")
+
+
+def broken_chunks(connection, stopping):
+    connection.sendall(head(None, "Transfer-Encoding: chunked") + b"5\r\nhello\r\nzz-not-hex\r\n")
+
+
+def short_body(connection, stopping):
+    connection.sendall(head() + b"only this much")
+
+
+def long_body(connection, stopping):
+    """A body without a Content-Length that runs past the published size."""
+    connection.sendall(head(None))
+    for _ in range(FIRST_MNIST_SIZE // 65536 + 2):
+        if stopping.is_set():
+            return
+        connection.sendall(bytes(65536))
+
+
+def redirect_to_a_file(connection, stopping):
+    connection.sendall(
+        b"HTTP/1.1 302 Found\r\nLocation: file:///etc/passwd\r\nContent-Length: 0\r\n\r\n"
+    )
+
+
+def redirect_to_ftp(connection, stopping):
+    connection.sendall(
+        b"HTTP/1.1 302 Found\r\nLocation: ftp://127.0.0.1/x\r\nContent-Length: 0\r\n\r\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("respond", "arguments", "problem"),
+    [
+        (trickle, ["--timeout", "1.5"], "took longer than the 1.5 s allowed: got "),
+        (trickled_head, ["--timeout", "1.5"], "took longer than the 1.5 s allowed: got 0 of "),
+        (broken_chunks, [], "download failed: malformed HTTP response (IncompleteRead"),
+        (short_body, [], f"truncated: got 14 of {FIRST_MNIST_SIZE} bytes"),
+        (long_body, [], f"too long: more than the {FIRST_MNIST_SIZE} bytes expected"),
+        (redirect_to_a_file, [], "download failed: HTTP Error 302: Found - Redirection to url"),
+        (redirect_to_ftp, [], "download failed: redirected to ftp://127.0.0.1/x, which is not"),
+    ],
+)
+def test_fetch_from_a_misbehaving_server_ends_in_one_line_and_leaves_nothing(
+    tmp_path, monkeypatch, respond, arguments, problem
+):
+    with raw_serving(respond, monkeypatch) as base:
+        target = tmp_path / "mnist"
+        completed = topos(
+            "data", "fetch", "mnist", "--to", str(target), "--url", base, *arguments,
+            cwd=tmp_path, timeout=30,
+        )  # fmt: skip
+    assert completed.returncode == 2, completed.stderr
+    line = one_line_error(completed)
+    assert line.startswith(f"topos: error: {base}/{FIRST_MNIST_FILE}: {problem}"), line
+    assert sorted(path.name for path in tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("signal_number", [signal.SIGTERM, signal.SIGINT])
+def test_fetch_interrupted_by_a_signal_removes_its_staging_folder(
+    tmp_path, monkeypatch, signal_number
+):
+    with raw_serving(trickle, monkeypatch) as base:
+        process = subprocess.Popen(
+            [*TOPOS, "data", "fetch", "mnist", "--to", str(tmp_path / "mnist"), "--url", base],
+            cwd=tmp_path, env=environment(), stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            # The staging folder exists once the download has begun.
+            deadline = time.monotonic() + 20
+            while not list(tmp_path.glob(".mnist.partial-*")) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert list(tmp_path.glob(".mnist.partial-*")), "the fetch never started"
+            time.sleep(0.3)
+            process.send_signal(signal_number)
+            _, stderr = process.communicate(timeout=10)
+        finally:
+            process.kill()
+    assert process.returncode == 130, stderr
+    assert f"interrupted; {tmp_path / 'mnist'} was not created" in stderr
+    assert "Traceback" not in stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("notaurl", "notaurl: not an http(s) URL (it has no scheme)"),
+        ("http://[::1", "http://[::1: not a valid URL: Invalid IPv6 URL"),
+        ("file:///etc", "file:///etc: not an http(s) URL (its scheme is file:)"),
+        ("http://127.0.0.1:99999/", "http://127.0.0.1:99999/: not a valid URL: Port out of range"),
+        ("http://", "http://: names no host"),
+    ],
+)
+def test_fetch_refuses_a_bad_url_before_creating_anything(tmp_path, url, problem):
+    completed = topos("data", "fetch", "mnist", "--to", "mnist", "--url", url, cwd=tmp_path)
+    assert completed.returncode == 2, completed.stderr
+    assert one_line_error(completed).startswith(f"topos: error: {problem}")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("timeout", ["0", "-5", "inf", "nan", "1e12"])
+def test_fetch_refuses_a_timeout_that_is_no_deadline(tmp_path, timeout):
+    completed = topos("data", "fetch", "mnist", "--to", "x", "--timeout", timeout, cwd=tmp_path)
+    assert completed.returncode == 2, completed.stderr
+    assert "--timeout must be a number of seconds above 0" in one_line_error(completed)
+
+
+def test_fetch_refuses_a_target_through_a_file(tmp_path):
+    (tmp_path / "file").write_text("in the way")
+    target = tmp_path / "file" / "mnist"
+    completed = topos("data", "fetch", "mnist", "--to", str(target), cwd=tmp_path)
+    assert completed.returncode == 2, completed.stderr
+    assert one_line_error(completed) == (
+        f"topos: error: {target}: cannot be created: {tmp_path / 'file'} is not a folder"
+    )
+
+
+def test_fetch_refuses_a_target_under_a_folder_it_cannot_write(tmp_path):
+    if os.geteuid() == 0:
+        # Root writes through permissions; sysfs refuses new folders to everyone.
+        target, problem = Path("/sys/topos-fetch-test/mnist"), "cannot be created: "
+    else:
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o555)
+        target, problem = locked / "mnist", f"cannot be created: {locked} is not writable"
+    completed = topos("data", "fetch", "mnist", "--to", str(target), cwd=tmp_path)
+    assert completed.returncode == 2, completed.stderr
+    assert one_line_error(completed).startswith(f"topos: error: {target}: {problem}")
+    assert not target.parent.exists() or not list(target.parent.glob(".mnist.partial-*"))

@@ -204,3 +204,82 @@ def test_pickle_that_would_run_code_is_refused(python_folder, tmp_path):
     message = one_line_error(python_folder)
     assert message.startswith(f"{path}: not a readable pickle: refused shutil.copy")
     assert not marker.exists()
+
+
+def shared_nested_labels(depth: int, width: int) -> list:
+    """A list `width` wide and `depth` deep whose every level is one list shared `width`
+    times: a few hundred bytes pickled, `width ** depth` ints once expanded."""
+    level: list = [0] * width
+    for _ in range(depth - 1):
+        level = [level] * width
+    return level
+
+
+@pytest.mark.parametrize(
+    ("labels", "problem"),
+    [
+        # 10 ** 12 ints expanded; the issue's bomb took 2.4 GB and 30 s.
+        (shared_nested_labels(12, 10)[:3], "labels are not a list of integers"),
+        ([0, 1, 2.0], "labels are not a list of integers"),
+        ([0, 1, True], "labels are not a list of integers"),
+        ({0: 1}, "labels are a dict, expected a list of integers"),
+        ([0, 1, 10**40], "label 10000000000000000000000000000000000000000 of image 2"),
+    ],
+)
+def test_python_labels_must_be_a_flat_list_of_ints_checked_before_numpy_sees_them(
+    python_folder, labels, problem
+):
+    path = rewrite_batch(
+        python_folder, "data_batch_3", lambda batch: batch.__setitem__(b"labels", labels)
+    )
+    assert one_line_error(python_folder).startswith(f"{path}: {problem}")
+
+
+def test_a_python_batch_of_too_many_objects_is_refused_while_it_is_unpickled(python_folder):
+    path = rewrite_batch(
+        python_folder,
+        "data_batch_1",
+        lambda batch: batch.__setitem__(b"filenames", [b""] * 200_000),
+    )
+    assert one_line_error(python_folder) == (
+        f"{path}: not a readable pickle: more than 161000 pickle operations, "
+        "the most its format needs"
+    )
+
+
+def test_a_python_batch_larger_than_the_format_allows_is_not_read(python_folder):
+    path = python_folder / "data_batch_1"
+    with open(path, "ab") as file:
+        file.truncate(70_000_000)  # sparse: no disk is spent
+    assert one_line_error(python_folder) == (
+        f"{path}: too large: 70000000 bytes, and a CIFAR-10 Python batch holds at most 65634304"
+    )
+
+
+def test_a_binary_batch_larger_than_the_format_allows_is_not_read(binary_folder):
+    path = binary_folder / "data_batch_1.bin"
+    with open(path, "ab") as file:
+        file.truncate(10_001 * 3073)
+    assert one_line_error(binary_folder) == (
+        f"{path}: too long: 30733073 bytes, and a batch holds at most 10000 records of 3073"
+    )
+
+
+def test_a_python_batch_of_more_images_than_a_batch_holds_is_refused(python_folder):
+    path = rewrite_batch(
+        python_folder,
+        "data_batch_1",
+        lambda batch: batch.__setitem__(b"data", np.zeros((10_001, 3072), np.uint8)),
+    )
+    assert one_line_error(python_folder) == (
+        f"{path}: holds 10001 images, and a batch holds 1 to 10000"
+    )
+
+
+def test_keys_are_named_without_printing_what_they_hold(python_folder):
+    path = rewrite_batch(python_folder, "data_batch_2", lambda batch: batch.update({7: 1}))
+    path = rewrite_batch(python_folder, "data_batch_2", lambda batch: batch.pop(b"labels"))
+    assert one_line_error(python_folder) == (
+        f"{path}: wrong pickle keys: expected data and labels, "
+        "found a int, batch_label, data, filenames"
+    )

@@ -16,7 +16,7 @@ from tests.datasets.writers import (
     mnist_splits,
     write_cifar_binary,
 )
-from tests.local_http import serving
+from tests.local_http import raw_serving, serving
 from topos.datasets import DataError, fetch, load_cifar10, load_mnist
 from topos.datasets.fetch import Download
 
@@ -114,11 +114,15 @@ def assert_nothing_left(tmp_path):
     assert sorted(path.name for path in tmp_path.iterdir()) == ["served", "source"]
 
 
-def test_an_md5_mismatch_leaves_nothing_behind(tmp_path, server):
+def test_an_md5_mismatch_leaves_nothing_behind(tmp_path, server, monkeypatch):
     served, url = server
     (served / "files").mkdir()
     archive, _ = cifar_archive(tmp_path)
     (served / "files" / "cifar-10-binary.tar.gz").write_bytes(archive)
+    # The published MD5, and this archive's size: the size check passes, the MD5 fails.
+    mirror, (download,) = fetch_module.SOURCES["cifar10"]
+    patched = Download(download.file, download.md5, download.members, len(archive))
+    monkeypatch.setitem(fetch_module.SOURCES, "cifar10", (mirror, (patched,)))
     with pytest.raises(DataError) as caught:
         fetch("cifar10", tmp_path / "cifar", url=url)
     assert str(caught.value) == (
@@ -183,3 +187,56 @@ def test_an_empty_target_folder_is_filled(tmp_path, server, monkeypatch):
 def test_unknown_name(tmp_path):
     with pytest.raises(ValueError, match="unknown dataset 'svhn'"):
         fetch("svhn", tmp_path / "x")
+
+
+def test_a_body_shorter_than_its_content_length_is_truncated_not_an_md5_mismatch(
+    tmp_path, monkeypatch
+):
+    """No published size here: the length the server announced is what is checked."""
+
+    def short(connection, stopping):
+        connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + bytes(600))
+
+    mirror, (download,) = fetch_module.SOURCES["cifar10"]
+    monkeypatch.setitem(
+        fetch_module.SOURCES, "cifar10", (mirror, (Download(download.file, download.md5),))
+    )
+    with raw_serving(short, monkeypatch) as base, pytest.raises(DataError) as caught:
+        fetch("cifar10", tmp_path / "cifar", url=base)
+    assert str(caught.value) == f"{base}/cifar-10-binary.tar.gz: truncated: got 600 of 1000 bytes"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_deadline_covers_the_whole_fetch_and_is_checked(tmp_path, monkeypatch):
+    def trickle(connection, stopping):
+        connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 9912422\r\n\r\n")
+        while not stopping.wait(0.1):
+            connection.sendall(b"x")
+
+    with raw_serving(trickle, monkeypatch) as base, pytest.raises(DataError) as caught:
+        fetch("mnist", tmp_path / "mnist", url=base, timeout=0.5)
+    assert "train-images-idx3-ubyte.gz: took longer than the 0.5 s allowed: got " in str(
+        caught.value
+    )
+    assert list(tmp_path.iterdir()) == []
+    for timeout in (0, -1, float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="timeout must be a number of seconds"):
+            fetch("mnist", tmp_path / "mnist", url=base, timeout=timeout)
+
+
+def test_plain_progress_says_how_far_a_slow_download_has_come(monkeypatch):
+    from topos_cli import download_progress as module
+
+    clock = iter([0.0, 0.0, 5.0, 11.0, 12.0, 30.0])
+    monkeypatch.setattr(module.time, "monotonic", lambda: next(clock))
+    stream = io.StringIO()
+    with module.plain_download_progress(stream, interval=10.0) as progress:
+        progress("file.gz", 0, 3 << 20)
+        progress("file.gz", 1 << 20, 3 << 20)  # 5 s: too soon for a line
+        progress("file.gz", 2 << 20, 3 << 20)  # 11 s: a line
+        progress("file.gz", 3 << 20, 3 << 20)
+    assert stream.getvalue().splitlines() == [
+        "downloading file.gz (3.0 MiB)",
+        "file.gz: 2.0 MiB of 3.0 MiB",
+        "downloaded file.gz (3.0 MiB)",
+    ]

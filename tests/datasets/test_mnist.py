@@ -129,3 +129,45 @@ def test_not_a_gzip_file(tmp_path):
 def test_missing_directory(tmp_path):
     with pytest.raises(DataError, match=r"nothing: missing$"):
         load_mnist(tmp_path / "nothing")
+
+
+@pytest.mark.parametrize(
+    ("extents", "problem"),
+    [
+        # Four 32-bit extents whose product wraps around in int64 arithmetic.
+        (
+            (0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF),
+            "holds 4294967295x4294967295 images, expected 28x28",
+        ),
+        ((0x10000000, 28, 28), "holds 268435456 images, more than the 1000000 topos reads"),
+        ((5, 0x80000000, 0x80000000), "holds 2147483648x2147483648 images, expected 28x28"),
+    ],
+)
+@pytest.mark.parametrize("compressed", [False, True])
+def test_a_header_whose_extents_overflow_is_refused_naming_the_file(
+    tmp_path, extents, problem, compressed
+):
+    folder = write_mnist(tmp_path / "mnist", mnist_splits(), compressed=compressed)
+    name = "train-images-idx3-ubyte" + (".gz" if compressed else "")
+    header = struct.pack(">I", 0x803) + struct.pack(">3I", *extents)
+    content = header + bytes(5 * 28 * 28)
+    (folder / name).write_bytes(gzip.compress(content) if compressed else content)
+    assert error_of(folder).startswith(f"{folder / name}: {problem}")
+
+
+def test_a_labels_header_far_larger_than_the_file_is_truncated_not_read(folder):
+    path = folder / "train-labels-idx1-ubyte"
+    path.write_bytes(struct.pack(">II", 0x801, 999_999) + bytes(5))
+    assert error_of(folder) == (
+        f"{path}: truncated: expected 1000007 bytes for 999999 labels, found 13"
+    )
+
+
+def test_a_gzip_stream_longer_than_its_header_says_is_too_long(tmp_path):
+    folder = write_mnist(tmp_path, mnist_splits(), compressed=True)
+    path = folder / "t10k-labels-idx1-ubyte.gz"
+    content = gzip.decompress(path.read_bytes()) + bytes(1 << 20)
+    path.write_bytes(gzip.compress(content))
+    assert error_of(folder, "test") == (
+        f"{path}: too long: expected 11 bytes for 3 labels (decompressed), found more"
+    )

@@ -1,6 +1,10 @@
 """The synthetic-data cache: hits give the same bytes, damage is regenerated, off is off."""
 
+import json
+import os
+
 import numpy as np
+import pytest
 
 from topos.datasets import load_mnist
 from topos.datasets.synthetic_cache import cache_directory, cached_split
@@ -78,3 +82,123 @@ def test_checking_a_hit_copies_no_pixels(tmp_path, monkeypatch):
         tracemalloc.stop()
     assert np.array_equal(found, pixels)
     assert peak < 1.5 * pixels.nbytes, peak
+
+
+SHAPE = (2, 1, 3, 4)
+
+
+def entry(tmp_path, monkeypatch):
+    """A sound cache entry in `tmp_path`: (archive, sidecar)."""
+    monkeypatch.setenv("TOPOS_CACHE_DIR", str(tmp_path))
+    cached_split("toy", SHAPE, generator([]))
+    (archive,) = tmp_path.glob("*.npz")
+    return archive, archive.with_suffix(".json")
+
+
+def replace_with(path, damage):
+    """Damages one file of an entry: new content, or a FIFO, a directory, a device."""
+    path.unlink()
+    if damage == "fifo":
+        os.mkfifo(path)
+    elif damage == "directory":
+        path.mkdir()
+    elif damage == "device":
+        path.symlink_to("/dev/zero")
+    else:
+        path.write_bytes(damage)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        b"[]",
+        b'"text"',
+        b"null",
+        b"42",
+        b'{"sha256": 5}',
+        b"{}",
+        pytest.param(b"[" * 100_000 + b"]" * 100_000, id="nested-past-the-recursion-limit"),
+        b"\xff\xfe not text",
+        b"",
+        "fifo",
+        "directory",
+        "device",
+    ],
+)
+def test_a_broken_sidecar_is_a_miss_and_is_rebuilt(tmp_path, monkeypatch, damage):
+    _, sidecar = entry(tmp_path, monkeypatch)
+    replace_with(sidecar, damage)
+    calls = []
+    pixels, _ = cached_split("toy", SHAPE, generator(calls))
+    assert len(calls) == 1 and pixels.reshape(-1).tolist() == list(range(24))
+    if damage != "directory":  # a directory in the way stays; nothing is written past it
+        assert isinstance(json.loads(sidecar.read_text()), dict)
+        cached_split("toy", SHAPE, generator(calls))
+        assert len(calls) == 1
+    assert not list(tmp_path.glob("*.partial"))
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        b"",
+        b"PK\x03\x04 not a zip",
+        pytest.param(bytes(10_000_000), id="ten-megabytes-of-zeros"),
+        "fifo",
+        "directory",
+        "device",
+    ],
+)
+def test_a_broken_archive_is_a_miss_and_is_rebuilt(tmp_path, monkeypatch, damage):
+    archive, _ = entry(tmp_path, monkeypatch)
+    replace_with(archive, damage)
+    calls = []
+    pixels, _ = cached_split("toy", SHAPE, generator(calls))
+    assert len(calls) == 1 and pixels.reshape(-1).tolist() == list(range(24))
+    assert not list(tmp_path.glob("*.partial"))
+
+
+def test_an_archive_whose_header_claims_more_is_a_miss_before_it_is_allocated(
+    tmp_path, monkeypatch
+):
+    archive, _ = entry(tmp_path, monkeypatch)
+    content = archive.read_bytes().replace(b"(2, 1, 3, 4)", b"(9, 1, 3, 4)")
+    archive.write_bytes(content)
+    calls = []
+    cached_split("toy", SHAPE, generator(calls))
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize("failing", ["replace", "write"])
+def test_a_failed_write_leaves_no_partial_file_and_no_half_entry(tmp_path, monkeypatch, failing):
+    monkeypatch.setenv("TOPOS_CACHE_DIR", str(tmp_path))
+    if failing == "replace":
+        monkeypatch.setattr(os, "replace", fail_with(OSError(28, "No space left on device")))
+    else:
+        original = json.dumps
+
+        def full_disk(value):
+            if isinstance(value, dict) and "sha256" in value:
+                raise OSError(28, "No space left on device")
+            return original(value)
+
+        monkeypatch.setattr(json, "dumps", full_disk)
+    calls = []
+    pixels, _ = cached_split("toy", SHAPE, generator(calls))
+    assert len(calls) == 1 and pixels.reshape(-1).tolist() == list(range(24))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_interrupted_write_leaves_nothing_and_is_not_swallowed(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOPOS_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(os, "replace", fail_with(KeyboardInterrupt()))
+    with pytest.raises(KeyboardInterrupt):
+        cached_split("toy", SHAPE, generator([]))
+    assert list(tmp_path.iterdir()) == []
+
+
+def fail_with(error):
+    def fail(*arguments, **options):
+        raise error
+
+    return fail

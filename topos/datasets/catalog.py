@@ -27,13 +27,20 @@ def load(name: str, directory: str | Path | None = None) -> Dataset:
 
 def identify(directory: str | Path) -> str:
     """The name of the dataset whose files `directory` holds."""
-    folder = require_directory(Path(directory))
+    folder = require_directory(directory)
     try:
         cifar10.locate(folder)
         return cifar10.NAME
     except DataError:
         pass
     names = (*mnist.TRAIN_FILES, *mnist.TEST_FILES)
-    if any((folder / name).is_file() or (folder / f"{name}.gz").is_file() for name in names):
+    # Whatever stands at an IDX file's name counts, so a directory or a FIFO there is
+    # reported as such when MNIST reads it, not as "neither".
+    if any(_present(folder / name) or _present(folder / f"{name}.gz") for name in names):
         return mnist.NAME
     raise DataError(folder, "holds neither CIFAR-10 batches nor MNIST IDX files")
+
+
+def _present(path: Path) -> bool:
+    """Whether anything stands at `path` (a dangling symbolic link too)."""
+    return path.exists() or path.is_symlink()

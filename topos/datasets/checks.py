@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -9,8 +10,12 @@ import numpy as np
 from topos.datasets.errors import DataError
 
 
-def require_directory(path: Path) -> Path:
-    """`path`, if it is a directory."""
+def require_directory(directory: str | os.PathLike[str]) -> Path:
+    """`directory` as a Path, if it is a directory. An empty path is refused: it would
+    silently mean the current folder."""
+    if not os.fspath(directory).strip():
+        raise DataError(repr(os.fspath(directory)), "an empty path names no folder")
+    path = Path(directory)
     if not path.is_dir():
         raise DataError(path, "missing" if not path.exists() else "not a directory")
     return path

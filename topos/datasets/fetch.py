@@ -2,33 +2,39 @@
 
 from __future__ import annotations
 
-import hashlib
+import os
 import shutil
 import tarfile
 import tempfile
-import urllib.error
-import urllib.request
+import time
 import zlib
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from topos.datasets.errors import DataError
+from topos.datasets.mirror_url import check_mirror_url
+from topos.datasets.transfer import CHUNK_BYTES, Progress, transfer
 
-# Called as the bytes arrive: (file name, bytes so far, total bytes or None).
-Progress = Callable[[str, int, int | None], None]
+#: Seconds a whole fetch may take by default: the CIFAR-10 archive (170 MB) needs
+#: some 50 KB/s to arrive in time.
+DEFAULT_TIMEOUT_SECONDS = 3600.0
 
-CHUNK_BYTES = 1 << 20
+#: The longest a fetch may be given: thirty days.
+MAXIMUM_TIMEOUT_SECONDS = 30 * 24 * 3600.0
 
 
 @dataclass(frozen=True)
 class Download:
-    """One file to download and its published MD5; an archive names the members to
-    extract (everything else in it is ignored), a plain file is kept as it is."""
+    """One file to download, its published MD5 and, when known, its size in bytes (a
+    shorter download is reported as truncated, a longer one is cut off); an archive
+    names the members to extract (everything else in it is ignored), a plain file is
+    kept as it is."""
 
     file: str
     md5: str
     members: tuple[str, ...] = ()
+    size: int | None = None
 
 
 def _batches(folder: str, suffix: str) -> tuple[str, ...]:
@@ -46,6 +52,7 @@ SOURCES: dict[str, tuple[str, tuple[Download, ...]]] = {
                 "cifar-10-binary.tar.gz",
                 "c32a1d4ab5d03f1284b67883e8d87530",
                 _batches("cifar-10-batches-bin", ".bin"),
+                170_052_171,
             ),
         ),
     ),
@@ -56,38 +63,24 @@ SOURCES: dict[str, tuple[str, tuple[Download, ...]]] = {
                 "cifar-10-python.tar.gz",
                 "c58f30108f718f92721af3b95e74349a",
                 _batches("cifar-10-batches-py", ""),
+                170_498_071,
             ),
         ),
     ),
     "mnist": (
         "https://ossci-datasets.s3.amazonaws.com/mnist/",
         (
-            Download("train-images-idx3-ubyte.gz", "f68b3c2dcbeaaa9fbdd348bbdeb94873"),
-            Download("train-labels-idx1-ubyte.gz", "d53e105ee54ea40749a09fcbcd1e9432"),
-            Download("t10k-images-idx3-ubyte.gz", "9fb629c4189551a2d022fa330f9573f3"),
-            Download("t10k-labels-idx1-ubyte.gz", "ec29112dd5afa0611ce80d1b7f02629c"),
+            Download(
+                "train-images-idx3-ubyte.gz", "f68b3c2dcbeaaa9fbdd348bbdeb94873", (), 9_912_422
+            ),
+            Download("train-labels-idx1-ubyte.gz", "d53e105ee54ea40749a09fcbcd1e9432", (), 28_881),
+            Download(
+                "t10k-images-idx3-ubyte.gz", "9fb629c4189551a2d022fa330f9573f3", (), 1_648_877
+            ),
+            Download("t10k-labels-idx1-ubyte.gz", "ec29112dd5afa0611ce80d1b7f02629c", (), 4_542),
         ),
     ),
 }
-
-
-def _download(url: str, destination: Path, md5: str, progress: Progress | None) -> None:
-    """Streams `url` into `destination`, then checks its MD5."""
-    digest = hashlib.md5(usedforsecurity=False)
-    done = 0
-    try:
-        with urllib.request.urlopen(url, timeout=60) as response, open(destination, "wb") as out:
-            total = response.length
-            while chunk := response.read(CHUNK_BYTES):
-                out.write(chunk)
-                digest.update(chunk)
-                done += len(chunk)
-                if progress is not None:
-                    progress(destination.name, done, total)
-    except (urllib.error.URLError, OSError) as error:
-        raise DataError(url, f"download failed: {error}") from None
-    if digest.hexdigest() != md5:
-        raise DataError(url, f"MD5 {digest.hexdigest()} differs from the published {md5}")
 
 
 def _extract(archive: Path, members: tuple[str, ...], destination: Path) -> None:
@@ -107,9 +100,8 @@ def _extract(archive: Path, members: tuple[str, ...], destination: Path) -> None
                 if not member.isfile():
                     raise DataError(archive, f"member {name} is not a regular file")
                 path = destination / name
-                path.parent.mkdir(parents=True, exist_ok=True)
-                with tar.extractfile(member) as source, open(path, "wb") as out:
-                    shutil.copyfileobj(source, out, CHUNK_BYTES)
+                with tar.extractfile(member) as source:
+                    _copy(source, path)
                 found.add(name)
     except (tarfile.TarError, EOFError, zlib.error, OSError) as error:
         raise DataError(archive, f"corrupt archive: {error}") from None
@@ -117,42 +109,104 @@ def _extract(archive: Path, members: tuple[str, ...], destination: Path) -> None
         raise DataError(archive, f"lacks {', '.join(sorted(missing))}")
 
 
+def _copy(source: BinaryIO, path: Path) -> None:
+    """Writes an extracted member. A failure to read is the archive's (and propagates as
+    it is); a failure to write is a DataError naming the file written."""
+
+    def cannot_write(error: OSError) -> DataError:
+        return DataError(path, f"cannot be written: {error.strerror or error}")
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        out = open(path, "wb")  # noqa: SIM115 - closed by the with below
+    except OSError as error:
+        raise cannot_write(error) from None
+    with out:
+        while chunk := source.read(CHUNK_BYTES):
+            try:
+                out.write(chunk)
+            except OSError as error:
+                raise cannot_write(error) from None
+
+
+def _prepare(target: Path) -> Path:
+    """Checks that `target` can be created and makes its staging folder beside it.
+
+    `target` must be missing or an empty folder, and its nearest existing ancestor a
+    writable folder: a path through a file, or under a folder that cannot be written,
+    is refused in one line before anything is downloaded.
+    """
+    try:
+        if target.exists() and (not target.is_dir() or any(target.iterdir())):
+            raise DataError(target, "already exists and is not an empty folder")
+        ancestor = target.parent
+        while not ancestor.exists() and ancestor != ancestor.parent:
+            ancestor = ancestor.parent
+        if not ancestor.is_dir():
+            raise DataError(target, f"cannot be created: {ancestor} is not a folder")
+        if not os.access(ancestor, os.W_OK | os.X_OK):
+            raise DataError(target, f"cannot be created: {ancestor} is not writable")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.partial-", dir=target.parent))
+    except OSError as error:
+        raise DataError(target, f"cannot be created: {error.strerror or error}") from None
+    # mkdtemp makes a private folder; the dataset folder it becomes is an ordinary one.
+    staging.chmod(0o755)
+    return staging
+
+
 def fetch(
     name: str,
     target: str | Path,
     url: str | None = None,
     progress: Progress | None = None,
+    timeout: float = DEFAULT_TIMEOUT_SECONDS,
 ) -> Path:
     """Downloads dataset `name` ("cifar10", "cifar10-python" or "mnist") into `target`.
 
-    `url` is the folder to download from (the canonical mirror when None). Each
-    file's MD5 must match the published one. Everything is unpacked into a
-    temporary folder beside `target`, then renamed into place, so a failure never
-    leaves a half-written `target`; an existing `target` must be empty. Returns
-    `target`, which the loaders accept as it is.
+    `url` is the http(s) folder to download from (the canonical mirror when None).
+    The whole fetch must end within `timeout` seconds, however slowly the server
+    sends. Each file must have its published size and MD5. Everything is unpacked
+    into a hidden staging folder beside `target`, then renamed into place, so a
+    failure (or an interruption that raises, as KeyboardInterrupt does) never leaves
+    a half-written `target` nor the staging folder; an existing `target` must be
+    empty. Returns `target`, which the loaders accept as it is. Every problem is a
+    one-line DataError naming the URL or the path.
     """
     try:
         mirror, downloads = SOURCES[name]
     except KeyError:
         raise ValueError(f"unknown dataset {name!r}; known: {', '.join(sorted(SOURCES))}") from None
-    mirror = (url or mirror).rstrip("/") + "/"
+    if not (isinstance(timeout, int | float) and 0 < timeout <= MAXIMUM_TIMEOUT_SECONDS):
+        raise ValueError(
+            f"timeout must be a number of seconds above 0 and at most "
+            f"{MAXIMUM_TIMEOUT_SECONDS:g}, not {timeout!r}"
+        )
+    deadline = time.monotonic() + timeout
+    mirror = check_mirror_url(url or mirror)
     target = Path(target)
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise DataError(target, "already exists and is not an empty folder")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.partial-", dir=target.parent))
-    # mkdtemp makes a private folder; the dataset folder it becomes is an ordinary one.
-    staging.chmod(0o755)
+    staging = _prepare(target)
     try:
         for download in downloads:
             file = staging / download.file
-            _download(mirror + download.file, file, download.md5, progress)
+            transfer(
+                mirror + download.file,
+                file,
+                download.md5,
+                size=download.size,
+                deadline=deadline,
+                allowed_seconds=timeout,
+                progress=progress,
+            )
             if download.members:
                 _extract(file, download.members, staging)
                 file.unlink()
-        if target.exists():
-            target.rmdir()
-        staging.rename(target)
+        try:
+            if target.exists():
+                target.rmdir()
+            staging.rename(target)
+        except OSError as error:
+            raise DataError(target, f"cannot be created: {error.strerror or error}") from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import tempfile
 import zipfile
@@ -20,6 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+
+from topos.datasets.regular_file import file_size, open_regular_file, read_capped
 
 # Bump whenever the synthetic recipe changes, so no stale bytes are ever read.
 GENERATOR_VERSION = 1
@@ -43,21 +46,60 @@ def _digest(pixels: np.ndarray, labels: np.ndarray) -> str:
     return digest.hexdigest()
 
 
+# The most bytes a sidecar holds: one short JSON object.
+SIDECAR_BYTES = 4096
+
+# What np.savez adds to the arrays' bytes: two .npy headers and the zip's records.
+ARCHIVE_OVERHEAD_BYTES = 64 * 1024
+
+
 def _read(path: Path, expected_shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray] | None:
+    """The entry at `path` if it is sound, else None. Whatever is wrong with it (a
+    sidecar that is no object, a FIFO or a directory in its place, a damaged archive,
+    arrays of another shape) is a miss, never an error: the entry is then rebuilt."""
+    count = expected_shape[0]
     try:
-        meta = json.loads(path.with_suffix(".json").read_text())
-        with np.load(path, allow_pickle=False) as archive:
-            pixels, labels = archive["pixels"], archive["labels"]
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+        meta = json.loads(read_capped(path.with_suffix(".json"), SIDECAR_BYTES, "cache sidecar"))
+        if not isinstance(meta, dict) or not isinstance(meta.get("sha256"), str):
+            return None
+        with open_regular_file(path) as file:
+            if file_size(file) > math.prod(expected_shape) + count + ARCHIVE_OVERHEAD_BYTES:
+                return None
+            with zipfile.ZipFile(file) as archive:
+                pixels = _array(archive, "pixels", expected_shape)
+                labels = _array(archive, "labels", (count,))
+    # A cache is a speed-up, never a requirement: any failure to read it (even a
+    # RecursionError from JSON nested without end) means "generate afresh".
+    except Exception:
         return None
-    if pixels.shape != expected_shape or pixels.dtype != np.uint8 or labels.dtype != np.uint8:
-        return None
-    if meta.get("sha256") != _digest(pixels, labels):
+    if pixels is None or labels is None or meta["sha256"] != _digest(pixels, labels):
         return None
     return pixels, labels
 
 
+def _array(archive: zipfile.ZipFile, name: str, shape: tuple[int, ...]) -> np.ndarray | None:
+    """The uint8 array `name` of `shape` in an .npz archive, or None when its header says
+    anything else: checked before the array is allocated, so no header can claim more."""
+    with archive.open(f"{name}.npy") as member:
+        version = np.lib.format.read_magic(member)
+        if version == (1, 0):
+            header = np.lib.format.read_array_header_1_0(member)
+        elif version == (2, 0):
+            header = np.lib.format.read_array_header_2_0(member)
+        else:
+            return None
+    found_shape, fortran_order, dtype = header
+    if tuple(found_shape) != shape or fortran_order or dtype != np.uint8:
+        return None
+    with archive.open(f"{name}.npy") as member:
+        return np.lib.format.read_array(member, allow_pickle=False)
+
+
 def _write(path: Path, pixels: np.ndarray, labels: np.ndarray) -> None:
+    """Stores an entry: each file written to a temporary beside it, then renamed into
+    place. Where that fails (no space, no permission, a directory in the way) the
+    temporaries and the half-made entry are removed, so a failed write leaves nothing."""
+    temporaries: list[str] = []
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         for target, write in (
@@ -70,11 +112,30 @@ def _write(path: Path, pixels: np.ndarray, labels: np.ndarray) -> None:
             ),
         ):
             descriptor, temporary = tempfile.mkstemp(dir=path.parent, suffix=".partial")
+            temporaries.append(temporary)
             with os.fdopen(descriptor, "wb") as handle:
                 write(handle)
             os.replace(temporary, target)
+            temporaries.remove(temporary)
+    except BaseException as error:
+        # Interrupted too: a Ctrl-C in the middle of 47 MB must not leave them behind.
+        for temporary in temporaries:
+            _remove(Path(temporary))
+        if temporaries or path.exists():
+            # The archive may be new and its sidecar old: neither is worth keeping.
+            for leftover in (path, path.with_suffix(".json")):
+                _remove(leftover)
+        if not isinstance(error, OSError):
+            raise
+
+
+def _remove(path: Path) -> None:
+    """Removes a file if it is there and is a file; never raises."""
+    try:
+        if path.is_symlink() or path.is_file():
+            path.unlink()
     except OSError:
-        return
+        pass
 
 
 def cached_split(

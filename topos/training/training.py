@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from topos import Parameters
-from topos.datasets import Dataset, shuffle
+from topos.datasets import DataError, Dataset, shuffle
 from topos.graph.parameter_gradients import ParameterGradients
 from topos.training.route_program import RouteProgram
 from topos.training.workload import Workload
@@ -33,9 +33,12 @@ class Training:
         self.optimizer = workload.optimizer()
         train = dataset.train
         if len(train) <= workload.batch_size:
-            raise ValueError(
-                f"dataset {dataset.name!r} has {len(train)} training images; "
-                f"a batch of {workload.batch_size} needs more"
+            # The seed's schedule wraps around len(train) - batch_size: it needs one more.
+            raise DataError(
+                dataset.source,
+                f"dataset {dataset.name!r} has {len(train)} training images, too few for "
+                f"workload {workload.name!r}: a batch of {workload.batch_size} needs at "
+                f"least {workload.batch_size + 1}",
             )
         self.order = np.arange(len(train), dtype=np.int64)
         shuffle(self.order, workload.shuffle_state)

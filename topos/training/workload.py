@@ -13,7 +13,7 @@ from typing import Protocol
 
 import numpy as np
 
-from topos.datasets import Dataset, Split
+from topos.datasets import DataError, Dataset, Split
 from topos.graph import ParameterGradients, Parameters, Symbol, Tape
 from topos.names import ROUTES
 from topos.nn import SGD
@@ -162,3 +162,16 @@ class Workload:
                 f"workload {self.name!r}: {self.shards} shards do not divide "
                 f"a batch of {self.batch_size}"
             )
+
+    def dataset(self, directory: str | None) -> Dataset:
+        """The workload's dataset from the folder `directory`, or its synthetic stand-in
+        when that is None. A folder the workload does not read is refused: a grade must
+        never say it used data it silently ignored."""
+        dataset = self.load_dataset(directory)
+        if directory is not None and dataset.source == "synthetic":
+            raise DataError(
+                directory,
+                f"workload {self.name!r} reads no data files (it trains on synthetic data "
+                f"whatever --data names); leave --data out",
+            )
+        return dataset

@@ -1,0 +1,33 @@
+"""The `--data` option: the synthetic stand-in, or a folder of data files that must exist.
+
+NumPy-free, so the grading parent can check the option before any worker starts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from topos_cli.errors import ToposUsageError
+
+#: What `--data` says for the built-in synthetic stand-in.
+SYNTHETIC = "synthetic"
+
+
+def data_directory(data: str | None) -> str | None:
+    """`None` for the synthetic stand-in (`data` None or "synthetic"), else the folder
+    `data` names, resolved; a `ToposUsageError` (exit 2) if it is empty, missing or
+    not a folder. An empty `--data ""` is refused rather than taken to mean anything."""
+    if data is None or data == SYNTHETIC:
+        return None
+    hint = f"--data names a folder, or '{SYNTHETIC}'"
+    if not data.strip():
+        raise ToposUsageError(f"--data {data!r} is empty ({hint})")
+    path = Path(data)
+    try:
+        if not path.exists():
+            raise ToposUsageError(f"{data}: no such directory ({hint})")
+        if not path.is_dir():
+            raise ToposUsageError(f"{data}: not a directory ({hint})")
+        return str(path.resolve())
+    except OSError as error:
+        raise ToposUsageError(f"{data}: cannot be read: {error.strerror or error}") from None
