@@ -15,6 +15,7 @@ from topos.engine.liveness import last_consumers
 from topos.engine.memory_plan import plan_memory
 from topos.errors import GraphError, ShapeError
 from topos.graph.symbol import Symbol
+from topos.indices import Indices
 from topos.tensor import Tensor
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from topos.graph.network import Network
     from topos.graph.parameters import Parameters
 
-Feeds = Mapping[Symbol, Tensor] | Iterable[tuple[Symbol, Tensor]]
+Feeds = Mapping[Symbol, Tensor | Indices] | Iterable[tuple[Symbol, Tensor | Indices]]
 Observer = Callable[[int, list[int]], None]
 
 
@@ -220,6 +221,9 @@ class Plan:
             node = network.nodes[index]
             if node.operation != "input":
                 raise GraphError(f"forward: %{index} is a {node.operation}, not an input to feed")
+            if node.holds_indices:
+                arrays[index] = _index_feed(index, node, tensor)
+                continue
             if isinstance(tensor, np.ndarray):
                 # Data often arrives as arrays: take a copy in the network's dtype.
                 tensor = Tensor(tensor.shape, tensor, dtype=network.dtype)
@@ -343,3 +347,30 @@ class Plan:
             for index in self.evaluated
         ]
         return "\n".join([*lines, *self.summary(), self.arena_line()])
+
+
+def _index_feed(index: int, node, feed) -> np.ndarray:
+    """The array of an index input's feed: Indices, or an integer array, of the input's
+    shape, every value below its `classes`."""
+    classes = node.attributes["classes"]
+    if isinstance(feed, np.ndarray):
+        feed = Indices(feed.shape, feed, classes)
+    if not isinstance(feed, Indices):
+        raise TypeError(
+            f"forward: the feed for index input %{index} is a {type(feed).__name__}, "
+            f"not Indices or an integer array"
+        )
+    if feed.shape != node.shape:
+        raise ShapeError(
+            f"forward: the feed for index input %{index} has shape {feed.shape} "
+            f"but the input was recorded with shape {node.shape}"
+        )
+    if feed.classes > classes:
+        # Indices checked their values against their own bound; a larger bound could
+        # hold a value the input's tables have no row for.
+        array = feed.numpy()
+        if array.size and array.max() >= classes:
+            raise ValueError(
+                f"forward: the feed for index input %{index} holds a value >= {classes}"
+            )
+    return feed.numpy()

@@ -13,6 +13,7 @@ from topos.errors import GraphError
 from topos.graph.adjoints import Adjoints
 from topos.graph.parameter_gradients import ParameterGradients
 from topos.graph.symbol import Symbol
+from topos.indices import Indices
 from topos.tensor import Tensor
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ class Run:
             )
         return index
 
-    def of(self, symbol: Symbol) -> Tensor:
+    def of(self, symbol: Symbol) -> Tensor | Indices:
         """The payload of a readable node (a root, or anything in the retain posture).
 
         A root is its run's own buffer; anything else is copied out of the arena
@@ -59,6 +60,9 @@ class Run:
         """
         index = self._readable_index(symbol, "Run.of")
         array = self._buffers[index]
+        node = self.plan.network.nodes[index]
+        if node.holds_indices:
+            return Indices(array.shape, array, node.attributes["classes"])
         if index in self.plan.roots or self.plan.network.nodes[index].is_source:
             return Tensor.adopt(array)
         self._check_fresh(index, "Run.of")

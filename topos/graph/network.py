@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from topos.errors import GraphError
+from topos.errors import GraphError, ShapeError
 from topos.graph.node import Node
 from topos.graph.symbol import Symbol
 from topos.graph.value import Value
+from topos.indices import Indices
 from topos.tensor import Shape, Tensor
 
 
@@ -21,12 +22,15 @@ class Network:
         origin: int,
         dtype: np.dtype,
         nodes: tuple[Node, ...],
-        payloads: dict[int, Tensor],
+        payloads: dict[int, Tensor | Indices],
+        names: dict[str, int] | None = None,
     ) -> None:
         self.origin = origin
         self.dtype = dtype
         self.nodes = nodes
         self.payloads = payloads
+        # Parameter names (name -> node index), in recording order.
+        self.names = dict(sorted((names or {}).items(), key=lambda item: item[1]))
         self.parameter_indices = tuple(
             index for index, node in enumerate(nodes) if node.operation == "parameter"
         )
@@ -63,11 +67,33 @@ class Network:
         """Every input, in recording order."""
         return [self.symbol(index) for index in self.input_indices]
 
-    def parameters(self):
-        """A fresh Parameters holding every parameter's initial payload."""
+    def parameter_named(self, name: str) -> Symbol:
+        """The parameter recorded under `name`."""
+        try:
+            return self.symbol(self.names[name])
+        except KeyError:
+            raise GraphError(f"network: no parameter is named {name!r}") from None
+
+    def name_of(self, symbol: Symbol) -> str | None:
+        """The name a parameter was recorded under, or None."""
+        return self.nodes[self.index(symbol, "name_of")].attributes.get("name")
+
+    def parameters(self, named: Mapping[str, Tensor] | None = None):
+        """A fresh Parameters holding every parameter's initial payload, except those
+        `named` gives by name (a trained model's payloads moved onto another recording
+        of it, such as a probe for fewer rows)."""
         from topos.graph.parameters import Parameters
 
-        return Parameters(self, {index: self.payloads[index] for index in self.parameter_indices})
+        payloads = {index: self.payloads[index] for index in self.parameter_indices}
+        for name, tensor in (named or {}).items():
+            index = self.index(self.parameter_named(name), "parameters")
+            if not isinstance(tensor, Tensor) or tensor.shape != payloads[index].shape:
+                raise ShapeError(
+                    f"network.parameters: {name!r} is {payloads[index].shape}, "
+                    f"not {getattr(tensor, 'shape', type(tensor).__name__)}"
+                )
+            payloads[index] = tensor
+        return Parameters(self, payloads)
 
     def entry(self, roots: Iterable[Symbol | Value]):
         """A lowering request for the plan that makes `roots` readable."""

@@ -35,6 +35,11 @@ class Node:
         self.source = source
 
     @property
+    def holds_indices(self) -> bool:
+        """Whether the node is an index input (integers below `attributes["classes"]`)."""
+        return self.primitive is None and "classes" in self.attributes
+
+    @property
     def is_source(self) -> bool:
         """Whether the node holds a payload rather than computing one."""
         return self.primitive is None

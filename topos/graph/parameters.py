@@ -40,6 +40,10 @@ class Parameters:
         for index, payload in self._payloads.items():
             yield self.network.symbol(index), payload
 
+    def named(self) -> dict[str, Tensor]:
+        """The payloads of the named parameters, by name, in recording order."""
+        return {name: self._payloads[index] for name, index in self.network.names.items()}
+
     def arrays(self) -> dict[int, object]:
         """The payloads as read-only arrays keyed by node index (what a run reads)."""
         return {index: payload.numpy() for index, payload in self._payloads.items()}

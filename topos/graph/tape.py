@@ -14,6 +14,7 @@ from topos.graph.node import Node
 from topos.graph.source_location import user_location
 from topos.graph.symbol import Symbol
 from topos.graph.value import Value
+from topos.indices import Indices
 from topos.ops.primitive import REGISTRY
 from topos.tensor import Shape, Tensor
 
@@ -38,7 +39,9 @@ class Tape:
             raise TypeError(f"a Tape records float32 or float64, not {self._dtype}")
         self.origin = next(_origins)
         self.nodes: list[Node] = []
-        self.payloads: dict[int, Tensor] = {}
+        self.payloads: dict[int, Tensor | Indices] = {}
+        # Parameter names given at recording, each naming one parameter.
+        self.names: dict[str, int] = {}
         self.sealed = False
 
     def __len__(self) -> int:
@@ -58,7 +61,7 @@ class Tape:
         if self.sealed:
             raise GraphError(f"{what}: the tape was sealed into a network and records no more")
 
-    def _source(self, kind: str, tensor: Tensor) -> Value:
+    def _source(self, kind: str, tensor: Tensor, attributes: dict | None = None) -> Value:
         self._check_open(kind)
         if not isinstance(tensor, Tensor):
             raise TypeError(f"{kind}: expected a Tensor, got {type(tensor).__name__}")
@@ -69,17 +72,41 @@ class Tape:
                 f"{kind}: the tensor is {tensor.dtype} but the tape records {self.dtype}"
             )
         index = len(self.nodes)
-        self.nodes.append(Node(kind, None, (), tensor.shape, {}, user_location()))
+        self.nodes.append(Node(kind, None, (), tensor.shape, attributes or {}, user_location()))
         self.payloads[index] = tensor
         return Value(self, index)
 
-    def parameter(self, tensor: Tensor) -> Value:
-        """Records a trainable parameter whose initial payload is `tensor`."""
-        return self._source("parameter", tensor)
+    def parameter(self, tensor: Tensor, name: str | None = None) -> Value:
+        """Records a trainable parameter whose initial payload is `tensor`, under `name`
+        when given (`blocks.0.mlp.expand.weight`), which no other parameter may have."""
+        if name is None:
+            return self._source("parameter", tensor)
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"parameter: a name is a non-empty string, not {name!r}")
+        if name in self.names:
+            raise ValueError(f"parameter: the name {name!r} is taken by %{self.names[name]}")
+        value = self._source("parameter", tensor, {"name": name})
+        self.names[name] = value.index
+        return value
 
-    def input(self, default: Tensor) -> Value:
-        """Records an input fed per run; `default` gives its shape and its unfed payload."""
+    def input(self, default: Tensor | Indices) -> Value:
+        """Records an input fed per run; `default` gives its shape and its unfed payload.
+
+        An `Indices` default makes an *index input*: integers below `default.classes`
+        (token ids, class labels) that only index operations (`embedding`, class-index
+        `cross_entropy`) read."""
+        if isinstance(default, Indices):
+            self._check_open("input")
+            index = len(self.nodes)
+            attributes = {"classes": default.classes}
+            self.nodes.append(Node("input", None, (), default.shape, attributes, user_location()))
+            self.payloads[index] = default
+            return Value(self, index)
         return self._source("input", default)
+
+    def holds_indices(self, reference: Symbol | Value) -> bool:
+        """Whether a node is an index input."""
+        return self.nodes[self._index(reference, "holds_indices")].holds_indices
 
     def leaf(self, tensor: Tensor) -> Value:
         """Records a constant."""
@@ -118,6 +145,12 @@ class Tape:
             inputs.append(operand.index)
         if len(inputs) != primitive.arity:
             raise TypeError(f"{operation} takes {primitive.arity} operands, not {len(inputs)}")
+        for position, input_index in enumerate(inputs):
+            # Integers and floats never mix: an index input feeds index operands only.
+            wanted = position in primitive.index_operands
+            if self.nodes[input_index].holds_indices != wanted:
+                kind = "an index input" if wanted else "a float value, not an index input"
+                raise TypeError(f"{operation}: operand {position} (%{input_index}) must be {kind}")
         shape = primitive.infer(*(self.nodes[i].shape for i in inputs), **attributes)
         index = len(self.nodes)
         node = Node(operation, primitive, tuple(inputs), shape, attributes, user_location())
@@ -146,4 +179,6 @@ class Tape:
 
         self._check_open("into_network")
         self.sealed = True
-        return Network(self.origin, self.dtype, tuple(self.nodes), dict(self.payloads))
+        return Network(
+            self.origin, self.dtype, tuple(self.nodes), dict(self.payloads), dict(self.names)
+        )

@@ -45,13 +45,17 @@ class Primitive:
     the kernel called without `out` returns a view into that workspace, which then
     lives as long as the output.
 
+    `index_operands` are the positions of operands that are index inputs (integer
+    arrays: an embedding's token ids); every other operand is a float value, and the
+    tape refuses to mix them up. An index operand never gets a gradient.
+
     A primitive with `value_method` is recorded by the `Value` method of its name
     (`x.exp()`, `x.maximum(y)`): its first operand is the Value, the others follow,
     Python numbers among them recorded as rank-0 leaves.
     """
 
     __slots__ = ("arity", "derive", "infer", "kernel", "layout", "name", "output_in_workspace")
-    __slots__ += ("value_method", "view", "workspace")
+    __slots__ += ("index_operands", "value_method", "view", "workspace")
 
     def __init__(
         self,
@@ -65,6 +69,7 @@ class Primitive:
         output_in_workspace: bool = False,
         layout: LayoutRule | None = None,
         value_method: bool = False,
+        index_operands: tuple[int, ...] = (),
     ) -> None:
         self.name = name
         self.arity = arity
@@ -78,6 +83,7 @@ class Primitive:
             layout = strided_view if view == VIEW_ALWAYS else contiguous
         self.layout = layout
         self.value_method = value_method
+        self.index_operands = tuple(index_operands)
 
     def returns_view(self, operand_layouts: Sequence[Layout]) -> bool:
         """Whether the kernel, called without `out`, returns a view of its first operand
@@ -113,6 +119,7 @@ def primitive(
     output_in_workspace: bool = False,
     layout: LayoutRule | None = None,
     value_method: bool = False,
+    index_operands: tuple[int, ...] = (),
 ):
     """Registers the decorated kernel as primitive `name`, beside its shape and derivative
     rules (and what the memory plan needs to know: see `Primitive`)."""
@@ -131,6 +138,7 @@ def primitive(
             output_in_workspace,
             layout,
             value_method,
+            index_operands,
         )
         REGISTRY[name] = registered
         return registered

@@ -16,6 +16,7 @@ import numpy as np
 from topos import Adjoints, Network, Plan, Run, ShapeError, Symbol, Tape, Tensor
 from topos.graph.parameter_gradients import ParameterGradients
 from topos.graph.parameters import Parameters
+from topos.indices import Indices
 from topos.training.workload import Recording, Workload
 
 
@@ -87,10 +88,7 @@ class RouteProgram:
                     f"{self.shards} shards of {self.rows} rows take a batch of {batch} rows"
                 )
         pieces = [
-            {
-                symbol: Tensor.adopt(_rows(tensor, shard, self.rows))
-                for symbol, tensor in feeds.items()
-            }
+            {symbol: _rows(tensor, shard, self.rows) for symbol, tensor in feeds.items()}
             for shard in range(self.shards)
         ]
         with self._blas.limit(limits=1, user_api="blas"):
@@ -112,9 +110,11 @@ class RouteProgram:
             plan.release()
 
 
-def _rows(tensor: Tensor, shard: int, rows: int) -> np.ndarray:
+def _rows(feed: Tensor | Indices, shard: int, rows: int) -> Tensor | Indices:
     """Shard `shard`'s rows of a whole-batch feed (a view: rows are contiguous)."""
-    return tensor.numpy()[shard * rows : (shard + 1) * rows]
+    if isinstance(feed, Indices):
+        return feed.rows(shard * rows, (shard + 1) * rows)
+    return Tensor.adopt(feed.numpy()[shard * rows : (shard + 1) * rows])
 
 
 def _mean(results: list[tuple], shards: int, origin: int) -> tuple:
