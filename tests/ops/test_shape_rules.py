@@ -67,6 +67,17 @@ RECORDINGS = {
         3,
     ),
     "gather": (lambda a, n: a.gather(on(a, n[0]), within(a, on(a, n[0]), n[1:4])), 4),
+    "broadcast_row": (lambda a, n: a + a.sum_along(0) if a.shape.rank else a + a, 0),
+    "mean_keepdims": (lambda a, n: a.mean(on(a, n[0]), keepdims=True), 1),
+    "sum_to": (
+        lambda a, n: a.tape.record("sum_to", (a,), shape=tuple(a.shape)[on(a, n[0]) :]),
+        1,
+    ),
+    "broadcast_to": (lambda a, n: a.broadcast_to(n[0], *a.shape), 1),
+    "power": (lambda a, n: a ** (n[0] - 1.5), 1),
+    "softmax": (lambda a, n: a.tape.record("softmax", (a,), causal=False), 0),
+    "standardize": (lambda a, n: a.tape.record("standardize", (a,), eps=1e-5), 0),
+    "gelu": (lambda a, n: a.gelu(), 0),
     "scatter": (
         lambda a, n: a.tape.record(
             "scatter",

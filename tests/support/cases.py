@@ -18,13 +18,20 @@ import numpy as np
 from tests.support.routes import Build
 from topos import (
     Conv2d,
+    Embedding,
+    Indices,
+    LayerNorm,
     Linear,
     Tape,
     Tensor,
     Value,
+    causal_self_attention,
     conv2d,
     conv2d_max_pool,
     cross_entropy,
+    embedding,
+    gelu,
+    layer_norm,
     max_pool,
 )
 from topos.nn.loss import log_softmax, softmax
@@ -589,5 +596,268 @@ COMPOSITE_CASES: list[Case] = [
         _bias_free_conv_layer,
     ),
 ]
+
+
+# Broadcasting, index inputs and the transformer's primitives ----------------------------
+
+#: Fixed token ids (and class indices) below 5: repeats included, so gradient rows add up.
+TOKENS = np.array([[3, 0, 4, 0], [1, 3, 3, 2]])
+
+
+def on_indices(express: Callable[..., Value], indices=TOKENS, classes: int = 5) -> Build:
+    """A build that records fixed `indices` as an index input (fed by its default) and
+    every tensor as a parameter, and applies `express(indices, *parameters)`."""
+
+    def build(tape: Tape, tensors: list[Tensor]):
+        index_input = tape.input(Indices.of(indices, classes))
+        values = [tape.parameter(tensor) for tensor in tensors]
+        return express(index_input, *values), [value.symbol for value in values]
+
+    return build
+
+
+def _gradient_of(name: str):
+    """Records primitive `name` over its operands (the gradient kernels have no method)."""
+    return lambda *operands, **attributes: _record(name, *operands, **attributes)
+
+
+def probabilities(shape, causal: bool = False) -> Draw:
+    """Softmax rows of normal scores (causal: zero above the diagonal), then normal values."""
+
+    def draw(rng):
+        scores = rng.standard_normal(shape)
+        if causal:
+            scores = np.where(np.tri(shape[-1], dtype=bool), scores, -np.inf)
+        exponentials = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        return [exponentials / exponentials.sum(axis=-1, keepdims=True), rng.standard_normal(shape)]
+
+    return draw
+
+
+TRANSFORMER_CASES: list[Case] = [
+    Case(
+        "add_broadcast_row",
+        "add",
+        normal((2, 3, 4), (4,)),
+        on_parameters(lambda a, b: a + b),
+    ),
+    Case(
+        "add_broadcast_row_left",
+        "add",
+        normal((3, 4), (2, 3, 4)),
+        on_parameters(lambda a, b: a + b),
+    ),
+    Case(
+        "sub_broadcast_keepdims",
+        "sub",
+        normal((2, 3, 4), (2, 3, 1)),
+        on_parameters(lambda a, b: a - b),
+    ),
+    Case(
+        "mul_broadcast_both",
+        "mul",
+        normal((2, 1, 4), (3, 1)),
+        on_parameters(lambda a, b: a * b),
+    ),
+    Case(
+        "div_broadcast",
+        "div",
+        both(normal((2, 3, 4)), positive((3, 1))),
+        on_parameters(lambda a, b: a / b),
+    ),
+    Case(
+        "maximum_broadcast",
+        "maximum",
+        apart((2, 3), (3,)),
+        on_parameters(lambda a, b: a.maximum(b)),
+    ),
+    Case(
+        "sum_to_rows",
+        "sum_to",
+        normal((2, 3, 4)),
+        on_parameters(lambda a: _record("sum_to", a, shape=(4,))),
+    ),
+    Case(
+        "sum_to_keepdims",
+        "sum_to",
+        normal((2, 3, 4)),
+        on_parameters(lambda a: _record("sum_to", a, shape=(2, 1, 4))),
+    ),
+    Case(
+        "sum_to_mixed",
+        "sum_to",
+        normal((2, 3, 4)),
+        on_parameters(lambda a: _record("sum_to", a, shape=(3, 1))),
+    ),
+    Case(
+        "broadcast_to",
+        "broadcast_to",
+        normal((3, 1)),
+        on_parameters(lambda a: a.broadcast_to(2, 3, 4)),
+    ),
+    Case("power_square", "power", normal((2, 3)), on_parameters(lambda a: a**2)),
+    Case("power_cube", "power", normal((2, 3)), on_parameters(lambda a: a**3)),
+    Case("power_inverse_root", "power", positive((2, 3)), on_parameters(lambda a: a**-0.5)),
+    Case("power_one", "power", normal((2, 3)), on_parameters(lambda a: a**1)),
+    Case(
+        "embedding",
+        "embedding",
+        normal((5, 3)),
+        on_indices(lambda tokens, table: embedding(table, tokens)),
+    ),
+    Case(
+        "embedding_gradient",
+        "embedding_gradient",
+        normal((2, 4, 3)),
+        on_indices(lambda tokens, rows: _record("embedding_gradient", rows, tokens, rows=6)),
+    ),
+    Case(
+        "pick_class",
+        "pick_class",
+        normal((2, 4, 5)),
+        on_indices(lambda targets, logits: _record("pick_class", logits, targets)),
+    ),
+    Case(
+        "place_class",
+        "place_class",
+        normal((2, 4)),
+        on_indices(lambda targets, values: _record("place_class", values, targets, classes=5)),
+    ),
+    Case(
+        "softmax",
+        "softmax",
+        normal((2, 3, 4)),
+        on_parameters(lambda a: _record("softmax", a, causal=False)),
+    ),
+    Case(
+        "softmax_causal",
+        "softmax",
+        normal((2, 4, 4)),
+        on_parameters(lambda a: _record("softmax", a, causal=True)),
+    ),
+    Case(
+        "softmax_gradient",
+        "softmax_gradient",
+        probabilities((2, 3, 4)),
+        on_parameters(_gradient_of("softmax_gradient")),
+    ),
+    Case(
+        "softmax_gradient_causal",
+        "softmax_gradient",
+        probabilities((2, 4, 4), causal=True),
+        on_parameters(_gradient_of("softmax_gradient")),
+    ),
+    Case(
+        "standardize",
+        "standardize",
+        normal((3, 5)),
+        on_parameters(lambda a: _record("standardize", a, eps=1e-5)),
+    ),
+    Case(
+        "standardize_rank3",
+        "standardize",
+        normal((2, 3, 4)),
+        on_parameters(lambda a: _record("standardize", a, eps=0.1)),
+    ),
+    Case(
+        "standardize_gradient",
+        "standardize_gradient",
+        normal((3, 5), (3, 5)),
+        on_parameters(lambda x, g: _record("standardize_gradient", x, g, eps=1e-5)),
+    ),
+    Case("gelu", "gelu", normal((3, 4)), on_parameters(lambda a: a.gelu())),
+    Case(
+        "gelu_gradient",
+        "gelu_gradient",
+        normal((3, 4), (3, 4)),
+        on_parameters(_gradient_of("gelu_gradient")),
+    ),
+]
+
+PRIMITIVE_CASES += TRANSFORMER_CASES
+
+
+def _layer_norm_module(tape: Tape, tensors: list[Tensor]):
+    rows = tape.parameter(tensors[0])
+    layer = LayerNorm(tape, 4, name="ln", dtype=tape.dtype)
+    # Its weight and bias start at 1 and 0; `layer_norm`'s case moves them.
+    return layer.express(rows), [rows.symbol]
+
+
+def _embedding_module(tape: Tape, tensors: list[Tensor]):
+    tokens = tape.input(Indices.of(TOKENS, 5))
+    layer = Embedding(tape, tensors[0], name="tokens")
+    return layer.express(tokens), [layer.table]
+
+
+def _attention(tape: Tape, tensors: list[Tensor]):
+    rows = tape.parameter(tensors[0])
+    qkv = Linear(tape, tensors[1], tensors[2], name="attention.qkv")
+    projection = Linear(tape, tensors[3], tensors[4], name="attention.projection")
+    output = causal_self_attention(rows, qkv, projection, heads=2)
+    return output, [rows.symbol, *qkv.parameters(), *projection.parameters()]
+
+
+def _class_index_cross_entropy(tape: Tape, tensors: list[Tensor]):
+    logits = tape.parameter(tensors[0])
+    targets = tape.input(Indices.of(TOKENS, 5))
+    return cross_entropy(logits, targets), [logits.symbol]
+
+
+def _linear_over_rank3(tape: Tape, tensors: list[Tensor]):
+    rows = tape.parameter(tensors[0])
+    layer = Linear(tape, tensors[1], tensors[2], name="layer")
+    return layer.express(rows), [rows.symbol, layer.weights, layer.bias]
+
+
+TRANSFORMER_COMPOSITE_CASES: list[Case] = [
+    Case(
+        "layer_norm",
+        "layer_norm",
+        normal((2, 3, 4), (4,), (4,)),
+        on_parameters(lambda x, w, b: layer_norm(x, w, b)),
+    ),
+    Case("LayerNorm_layer", "layer_norm", normal((3, 4)), _layer_norm_module),
+    Case("gelu_function", "gelu", normal((2, 3)), on_parameters(lambda a: gelu(a))),
+    Case("Embedding_layer", "embedding", normal((5, 3)), _embedding_module),
+    Case(
+        "causal_self_attention",
+        "causal_self_attention",
+        normal((2, 3, 4), (4, 12), (12,), (4, 4), (4,)),
+        _attention,
+    ),
+    Case(
+        "cross_entropy_class_indices",
+        "cross_entropy",
+        normal((2, 4, 5)),
+        _class_index_cross_entropy,
+    ),
+    Case(
+        "mean_last_axis_keepdims",
+        "mean",
+        normal((2, 3, 4)),
+        on_parameters(lambda x: x - x.mean(-1, keepdims=True)),
+    ),
+    Case(
+        "sum_axes",
+        "sum",
+        normal((2, 3, 4)),
+        on_parameters(lambda x: x.sum((0, 2)) * x.sum(1, keepdim=True).sum()),
+    ),
+    Case(
+        "reshape_inferred",
+        "reshape",
+        normal((2, 3, 4)),
+        on_parameters(lambda x: x.reshape(-1) * x.reshape(3, -1).reshape(-1)),
+    ),
+    Case(
+        "Linear_rank3",
+        "Linear",
+        normal((2, 3, 4), (4, 2), (2,)),
+        _linear_over_rank3,
+    ),
+]
+
+COMPOSITE_CASES += TRANSFORMER_COMPOSITE_CASES
 
 ALL_CASES = PRIMITIVE_CASES + COMPOSITE_CASES

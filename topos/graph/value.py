@@ -143,27 +143,90 @@ class Value:
         return self.transpose()
 
     def reshape(self, *shape: int) -> Value:
-        """The same elements in row-major order under another shape."""
+        """The same elements in row-major order under another shape; one extent may be
+        -1, inferred from the others (`x.reshape(-1)` flattens)."""
         if len(shape) == 1 and not isinstance(shape[0], int):
             shape = tuple(shape[0])
-        return self._record("reshape", (self,), shape=tuple(int(extent) for extent in shape))
+        extents = [int(extent) for extent in shape]
+        if extents.count(-1) > 1:
+            raise ShapeError(f"reshape: {extents} infers more than one extent")
+        if -1 in extents:
+            known = 1
+            for extent in extents:
+                if extent != -1:
+                    known *= extent
+            volume = self.shape.volume
+            if known == 0 or volume % known:
+                raise ShapeError(
+                    f"reshape: shape {self.shape} ({volume} elements) cannot become {extents}"
+                )
+            extents[extents.index(-1)] = volume // known
+        return self._record("reshape", (self,), shape=tuple(extents))
 
-    def sum(self) -> Value:
-        """The rank-0 sum of every element."""
-        return self._record("sum", (self,))
+    def _axes(self, axis: int | Sequence[int], operation: str) -> list[int]:
+        """Axes normalised (negative ones counted from the end), checked and distinct."""
+        rank = self.shape.rank
+        axes = [axis] if isinstance(axis, int) else list(axis)
+        normalised = [_normalise_axis(each, rank, operation) for each in axes]
+        for original, each in zip(axes, normalised):
+            if not 0 <= each < rank:
+                raise ShapeError(f"{operation}: axis {original} is outside shape {self.shape}")
+        if len(set(normalised)) != len(normalised):
+            raise ShapeError(f"{operation}: axes {axes} repeat an axis")
+        return normalised
 
-    def mean(self) -> Value:
-        """The rank-0 mean of every element."""
-        volume = self.shape.volume
-        if volume == 0:
+    def sum(
+        self, axis: int | Sequence[int] | None = None, keepdims: bool = False, *, keepdim=None
+    ) -> Value:
+        """The sum of every element (rank 0), or along `axis` (an int or several), those
+        axes kept with extent 1 when `keepdims` (PyTorch's `keepdim` is the same)."""
+        keepdims = keepdims if keepdim is None else keepdim
+        if axis is None:
+            total = self._record("sum", (self,))
+            return total.reshape(*([1] * self.shape.rank)) if keepdims else total
+        axes = self._axes(axis, "sum")
+        result = self
+        for each in sorted(axes, reverse=True):
+            result = result.sum_along(each)
+        if keepdims:
+            result = result.reshape(
+                *(1 if position in axes else extent for position, extent in enumerate(self.shape))
+            )
+        return result
+
+    def mean(
+        self, axis: int | Sequence[int] | None = None, keepdims: bool = False, *, keepdim=None
+    ) -> Value:
+        """The mean of every element (rank 0), or along `axis`, as `sum` gives it divided
+        by the count of elements summed."""
+        keepdims = keepdims if keepdim is None else keepdim
+        axes = range(self.shape.rank) if axis is None else self._axes(axis, "mean")
+        count = 1
+        for each in axes:
+            count *= self.shape[each]
+        if count == 0:
             raise ShapeError(f"mean: shape {self.shape} holds no elements")
-        return self.sum() / float(volume)
+        return self.sum(axis, keepdims) / float(count)
+
+    def __pow__(self, exponent: float) -> Value:
+        """Each element raised to the constant `exponent` (`x ** 2`, `x ** -0.5`)."""
+        if not isinstance(exponent, Number) or isinstance(exponent, bool):
+            raise TypeError(
+                f"power: the exponent must be a Python number, not {type(exponent).__name__}"
+            )
+        return self._record("power", (self,), exponent=float(exponent))
 
     def expand(self, *shape: int) -> Value:
         """A rank-0 value repeated to `shape`."""
         if len(shape) == 1 and not isinstance(shape[0], int):
             shape = tuple(shape[0])
         return self._record("expand", (self,), shape=tuple(int(extent) for extent in shape))
+
+    def broadcast_to(self, *shape: int) -> Value:
+        """This value repeated to `shape` by NumPy's broadcasting rules (a view)."""
+        if len(shape) == 1 and not isinstance(shape[0], int):
+            shape = tuple(shape[0])
+        return self._record("broadcast_to", (self,), shape=tuple(int(extent) for extent in shape))
 
     def sum_along(self, axis: int) -> Value:
         """Sums out one axis."""

@@ -135,7 +135,8 @@ def _scores(
 
 
 class Conv2d(WeightedLayer):
-    """A convolution layer: PyTorch-shaped weights `[filters, channels, kh, kw]` and bias."""
+    """A convolution layer: PyTorch-shaped weights `[filters, channels, kh, kw]` and bias
+    (named `<name>.weight` and `<name>.bias` when the layer has a name)."""
 
     def __init__(
         self,
@@ -144,6 +145,7 @@ class Conv2d(WeightedLayer):
         bias: Tensor | None = None,
         stride: int = 1,
         padding: int = 0,
+        name: str | None = None,
     ) -> None:
         if weights.shape.rank != 4 or (bias is not None and bias.shape != (weights.shape[0],)):
             described = "no bias" if bias is None else f"bias {bias.shape}"
@@ -153,7 +155,7 @@ class Conv2d(WeightedLayer):
             )
         if stride < 1 or padding < 0:
             raise ValueError(f"Conv2d: stride {stride} must be positive, padding {padding} >= 0")
-        super().__init__(tape, weights, bias)
+        super().__init__(tape, weights, bias, name)
         self.stride = stride
         self.padding = padding
 

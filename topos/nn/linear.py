@@ -11,22 +11,43 @@ from topos.tensor import Tensor
 
 
 class Linear(WeightedLayer):
-    """Scores `[rows, inputs]` into `[rows, outputs]`."""
+    """Scores `[rows, inputs]` (or `[..., inputs]`) into `[rows, outputs]`; named, its
+    parameters are `<name>.weight` and `<name>.bias`."""
 
-    def __init__(self, tape: Tape, weights: Tensor, bias: Tensor | None = None) -> None:
+    def __init__(
+        self, tape: Tape, weights: Tensor, bias: Tensor | None = None, name: str | None = None
+    ) -> None:
         if weights.shape.rank != 2 or (bias is not None and bias.shape != (weights.shape[1],)):
             described = "no bias" if bias is None else f"bias {bias.shape}"
             raise ShapeError(
                 f"Linear: weights {weights.shape} and {described} must be "
                 f"[inputs, outputs] and [outputs]"
             )
-        super().__init__(tape, weights, bias)
+        super().__init__(tape, weights, bias, name)
 
     def express(self, value: Value) -> Value:
-        """Records `value @ weights + bias` (or `value @ weights` without a bias)."""
-        if value.shape.rank != 2:
+        """Records `value @ weights + bias` (or `value @ weights` without a bias); an
+        input of rank above 2 is multiplied as the rows its leading axes make."""
+        if value.shape.rank < 2:
             raise ShapeError(f"Linear: input {value.shape} must be [rows, inputs]")
+        if value.shape.rank > 2:
+            leading = tuple(value.shape)[:-1]
+            rows = self.express(value.reshape(-1, value.shape[-1]))
+            return rows.reshape(*leading, self._weights.shape[1])
         product = value @ self._weights
         if self._bias is None:
             return product
         return product + self._bias.broadcast_along(0, value.shape[0])
+
+    def express_columns(self, value: Value, start: int, length: int) -> Value:
+        """Records `value @ weights[:, start:start+length] + bias[start:start+length]`:
+        one block of the layer's outputs (attention's q, k or v of one fused qkv layer),
+        whose gradient reaches only that block of the parameters."""
+        inputs = self._weights.shape[0]
+        if value.shape.rank != 2 or value.shape[1] != inputs:
+            raise ShapeError(f"Linear: input {value.shape} must be [rows, {inputs}]")
+        weights = self._weights.narrow(1, start, length)
+        product = value @ weights
+        if self._bias is None:
+            return product
+        return product + self._bias.narrow(0, start, length).broadcast_along(0, value.shape[0])

@@ -10,11 +10,16 @@ from topos.tensor import Tensor
 
 class WeightedLayer(Module):
     """Records its weights then its bias (when it has one) as parameters of `tape`, in
-    that order."""
+    that order; with a `name`, they are named `<name>.weight` and `<name>.bias`."""
 
-    def __init__(self, tape: Tape, weights: Tensor, bias: Tensor | None) -> None:
-        self._weights = tape.parameter(weights)
-        self._bias = None if bias is None else tape.parameter(bias)
+    def __init__(
+        self, tape: Tape, weights: Tensor, bias: Tensor | None, name: str | None = None
+    ) -> None:
+        self.name = name
+        self._weights = tape.parameter(weights, None if name is None else f"{name}.weight")
+        self._bias = (
+            None if bias is None else tape.parameter(bias, None if name is None else f"{name}.bias")
+        )
 
     @property
     def weights(self) -> Symbol:

@@ -3,9 +3,12 @@ rule, view and memory-order rules); `REGISTRY` maps every name to its `Primitive
 
 from topos.ops import (  # noqa: F401  (importing registers the primitives)
     arithmetic,
+    class_indices,
     convolution,
     convolution_product,
+    embedding,
     gather,
+    gelu,
     lane_maximum,
     layout,
     matmul,
@@ -13,6 +16,8 @@ from topos.ops import (  # noqa: F401  (importing registers the primitives)
     padding,
     pooling,
     reduction,
+    softmax,
+    standardize,
     unary,
     windows,
 )

@@ -1,4 +1,4 @@
-"""add, sub, mul, div, neg: elementwise arithmetic, with rank-0 operands broadcast."""
+"""add, sub, mul, div, neg: elementwise arithmetic, operands broadcast by NumPy's rules."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from topos.ops.primitive import primitive
 from topos.ops.reduction import reduce_to
 from topos.ops.shape_rules import elementwise, same
 
-# A row vector broadcast down a matrix with short rows (a bias over [rows, 16]) makes
+# A row vector broadcast down a matrix with short rows (a bias over [rows, 16], or a
+# `[D]` operand over `[B, T, D]`) makes
 # NumPy run one short inner loop per row. Elementwise arithmetic does not care how
 # the elements are grouped, so such an operation runs on the matrix viewed as
 # `[rows / k, k * columns]` against the row repeated k times: the same operations on
@@ -17,40 +18,74 @@ from topos.ops.shape_rules import elementwise, same
 _LONG_ROW = 1024
 
 
+def _repeated_row(value, shape: tuple[int, ...]):
+    """`value` as the flat row it repeats when broadcast to `shape`: a rank-2 view whose
+    rows all alias one row (a `broadcast_along`), or a C-contiguous operand whose shape,
+    past leading 1s, is a trailing block of `shape` (a bias of `[D]` over `[B, T, D]`);
+    else None."""
+    if getattr(value, "ndim", 0) == 0 or value.size == 0:
+        return None
+    if value.shape == shape:
+        if value.ndim == 2 and value.strides[0] == 0 and value[0].flags.c_contiguous:
+            return value[0]
+        return None
+    extents = value.shape
+    while extents and extents[0] == 1:
+        extents = extents[1:]
+    if not extents or tuple(shape[len(shape) - len(extents) :]) != extents:
+        return None
+    return value.reshape(-1) if value.flags.c_contiguous else None
+
+
 def _widened(left, right):
-    """((left, right), wide shape) for an operation of a C-contiguous matrix with a
-    row broadcast down it (on either side); None when that does not apply."""
-    if getattr(left, "ndim", 0) != 2 or getattr(right, "ndim", 0) != 2:
+    """((left, right), wide shape) for an operation of a C-contiguous operand with a row
+    broadcast along it (on either side); None when that does not apply."""
+    if getattr(left, "ndim", 0) == 0 or getattr(right, "ndim", 0) == 0:
         return None
-    if left.shape != right.shape or left.dtype != right.dtype:
+    if left.dtype != right.dtype:
         return None
-    rows, columns = left.shape
-    if columns == 0 or columns >= _LONG_ROW or rows < 2:
-        return None
-    if left.strides[0] == 0 and right.flags.c_contiguous:
-        row, matrix, row_left = left[0], right, True
-    elif right.strides[0] == 0 and left.flags.c_contiguous:
-        row, matrix, row_left = right[0], left, False
+    shape = left.shape if left.ndim >= right.ndim else right.shape
+    if left.shape == shape and left.flags.c_contiguous and right.shape != shape:
+        row, full, row_left = _repeated_row(right, shape), left, False
+    elif right.shape == shape and right.flags.c_contiguous and left.shape != shape:
+        row, full, row_left = _repeated_row(left, shape), right, True
+    elif left.shape == right.shape == shape and left.ndim == 2:
+        # The broadcast_along form: one side a rank-2 view of one row.
+        if left.strides[0] == 0 and right.flags.c_contiguous:
+            row, full, row_left = _repeated_row(left, shape), right, True
+        elif right.strides[0] == 0 and left.flags.c_contiguous:
+            row, full, row_left = _repeated_row(right, shape), left, False
+        else:
+            return None
     else:
+        return None
+    if row is None:
+        return None
+    columns = row.shape[0]
+    rows = full.size // columns if columns else 0
+    if columns == 0 or columns >= _LONG_ROW or rows < 2:
         return None
     want = -(-_LONG_ROW // columns)
     repeats = next((k for k in range(want, rows + 1) if rows % k == 0), rows)
-    wide = matrix.reshape(rows // repeats, repeats * columns)
+    wide = full.reshape(rows // repeats, repeats * columns)
     tiled = np.tile(row, repeats)
     return ((tiled, wide) if row_left else (wide, tiled)), wide.shape
 
 
 def _elementwise(ufunc, left, right, out):
+    # Each element's result depends on its two operands alone, so regrouping the
+    # loops never changes a bit.
     widened = _widened(left, right)
     if widened is None:
         return ufunc(left, right, out=out)
     (wide_left, wide_right), wide_shape = widened
+    shape = left.shape if left.ndim >= right.ndim else right.shape
     if out is None:
-        return ufunc(wide_left, wide_right).reshape(left.shape)
+        return ufunc(wide_left, wide_right).reshape(shape)
     if out.flags.c_contiguous:
         ufunc(wide_left, wide_right, out=out.reshape(wide_shape))
     else:
-        np.copyto(out, ufunc(wide_left, wide_right).reshape(left.shape))
+        np.copyto(out, ufunc(wide_left, wide_right).reshape(shape))
     return out
 
 

@@ -1,4 +1,5 @@
-"""sum, expand, sum_along, broadcast_along and logsumexp: reductions and their adjoints.
+"""sum, expand, sum_along, broadcast_along, logsumexp, sum_to and broadcast_to: reductions and
+their adjoints.
 
 Reductions first make their operand contiguous: NumPy's summation order follows
 the memory layout, and the routes must agree bit for bit whatever the layout.
@@ -9,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from topos.ops.primitive import VIEW_ALWAYS, primitive
-from topos.ops.shape_rules import check_axis, fail
+from topos.ops.shape_rules import broadcast, check_axis, fail
 from topos.tensor import Shape
 
 
@@ -32,11 +33,14 @@ def sum_all(operand, out=None):
 
 
 def reduce_to(algebra, contribution, shape: Shape):
-    """Sums an elementwise rule's contribution down to a rank-0 operand's shape when that
-    operand was broadcast (a rank-0 operand meets a full one)."""
-    if shape.rank == 0 and algebra.shape(contribution).rank != 0:
+    """Sums an elementwise rule's contribution down to its operand's shape when that
+    operand was broadcast: a rank-0 one by `sum`, any other by `sum_to`."""
+    found = algebra.shape(contribution)
+    if found == shape:
+        return contribution
+    if shape.rank == 0:
         return algebra.sum(contribution)
-    return contribution
+    return algebra.sum_to(contribution, shape=tuple(shape))
 
 
 def _infer_expand(operand: Shape, shape: tuple[int, ...]) -> Shape:
@@ -159,3 +163,69 @@ def logsumexp(operand, out=None, axis=0):
     shifted = np.exp(operand - peak)
     total = np.sum(shifted, axis=axis)
     return np.add(np.log(total), np.squeeze(peak, axis=axis), out=out)
+
+
+def _broadcast_axes(operand: tuple[int, ...], target: tuple[int, ...]) -> tuple[int, tuple]:
+    """How `operand` broadcasts to `target`: the count of leading axes it lacks, and the
+    axes of `target` (past those) where it has extent 1 and `target` does not."""
+    lead = len(target) - len(operand)
+    stretched = tuple(
+        lead + axis
+        for axis, extent in enumerate(operand)
+        if extent == 1 and target[lead + axis] != 1
+    )
+    return lead, stretched
+
+
+def _infer_sum_to(operand: Shape, shape: tuple[int, ...]) -> Shape:
+    target = Shape(shape)
+    if target.rank > operand.rank or broadcast("sum_to", target, operand) != operand:
+        raise fail("sum_to", f"shape {target} does not broadcast to {operand}")
+    return target
+
+
+def _derive_sum_to(algebra, inputs, output, gradient, needs, shape):
+    return (algebra.broadcast_to(gradient, shape=tuple(algebra.shape(inputs[0]))),)
+
+
+@primitive("sum_to", 1, _infer_sum_to, _derive_sum_to)
+def sum_to(operand, out=None, shape=()):
+    """Sums `operand` down to `shape`, the shape it was broadcast from: the leading axes
+    first, as one `sum_along` over the rows they make (so `[B, T, D]` to `[D]` is one
+    long reduction), then each stretched axis in turn, from the last; an order fixed by
+    the shapes alone."""
+    operand = np.ascontiguousarray(operand)
+    lead, stretched = _broadcast_axes(tuple(shape), operand.shape)
+    result = operand
+    if lead:
+        rows = int(np.prod(operand.shape[:lead], dtype=np.int64))
+        result = sum_along.kernel(result.reshape(rows, *operand.shape[lead:]), axis=0)
+    for axis in reversed(stretched):
+        result = sum_along.kernel(result, axis=axis - lead)
+        result = np.expand_dims(result, axis - lead)
+    result = result.reshape(shape)
+    if out is None:
+        return np.ascontiguousarray(result)
+    np.copyto(out, result)
+    return out
+
+
+def _infer_broadcast_to(operand: Shape, shape: tuple[int, ...]) -> Shape:
+    target = Shape(shape)
+    if broadcast("broadcast_to", operand, target) != target:
+        raise fail("broadcast_to", f"shape {operand} does not broadcast to {target}")
+    return target
+
+
+def _derive_broadcast_to(algebra, inputs, output, gradient, needs, shape):
+    return (algebra.sum_to(gradient, shape=tuple(algebra.shape(inputs[0]))),)
+
+
+@primitive("broadcast_to", 1, _infer_broadcast_to, _derive_broadcast_to, view=VIEW_ALWAYS)
+def broadcast_to(operand, out=None, shape=()):
+    """`operand` repeated along the axes it is broadcast over, NumPy's rules (a view)."""
+    view = np.broadcast_to(operand, shape)
+    if out is None:
+        return view
+    np.copyto(out, view)
+    return out

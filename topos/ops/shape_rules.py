@@ -11,15 +11,29 @@ def fail(operation: str, message: str) -> ShapeError:
     return ShapeError(f"{operation}: {message}")
 
 
+def broadcast(operation: str, left: Shape, right: Shape) -> Shape:
+    """The shape NumPy broadcasts `left` and `right` to: axes aligned from the last,
+    missing leading axes and extents of 1 stretched to the other operand's."""
+    if left == right or right.rank == 0:
+        return left
+    if left.rank == 0:
+        return right
+    extents = []
+    for position in range(1, max(left.rank, right.rank) + 1):
+        first = left[-position] if position <= left.rank else 1
+        second = right[-position] if position <= right.rank else 1
+        if first != second and 1 not in (first, second):
+            raise fail(operation, f"shapes {left} and {right} do not broadcast")
+        extents.append(second if first == 1 else first)
+    return Shape(reversed(extents))
+
+
 def elementwise(operation: str):
-    """The rule of a binary elementwise operation: equal shapes, or one side rank 0."""
+    """The rule of a binary elementwise operation: NumPy's broadcasting (equal shapes,
+    a rank-0 side, `[B, T, D]` with `[D]` or `[B, T, 1]`)."""
 
     def infer(left: Shape, right: Shape) -> Shape:
-        if left == right or right.rank == 0:
-            return left
-        if left.rank == 0:
-            return right
-        raise fail(operation, f"shapes {left} and {right} differ")
+        return broadcast(operation, left, right)
 
     return infer
 

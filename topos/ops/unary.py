@@ -1,4 +1,5 @@
-"""exp, ln, sqrt, tanh, relu, heaviside and abs: elementwise functions of one operand."""
+"""exp, ln, sqrt, tanh, relu, heaviside, abs and power: elementwise functions of one
+operand."""
 
 from __future__ import annotations
 
@@ -90,3 +91,30 @@ def _derive_abs(algebra, inputs, output, gradient, needs):
 def absolute(operand, out=None):
     """The absolute value of each element."""
     return np.absolute(operand, out=out)
+
+
+def _derive_power(algebra, inputs, output, gradient, needs, exponent):
+    # d(x^c)/dx = c x^(c-1); a constant exponent 0 makes a constant, which sends nothing.
+    if exponent == 0.0:
+        return (None,)
+    (operand,) = inputs
+    if exponent == 1.0:
+        return (gradient,)
+    if exponent == 2.0:
+        slope = algebra.add(operand, operand)
+    else:
+        lowered = algebra.power(operand, exponent=exponent - 1.0)
+        slope = algebra.mul(lowered, algebra.constant(exponent, Shape(())))
+    return (algebra.mul(gradient, slope),)
+
+
+def _infer_power(operand: Shape, exponent: float) -> Shape:
+    return operand
+
+
+@primitive("power", 1, _infer_power, _derive_power, layout=follows_dense_operand)
+def power(operand, out=None, exponent=1.0):
+    """Each element raised to the constant `exponent` (a square as a product, exactly)."""
+    if exponent == 2.0:
+        return np.multiply(operand, operand, out=out)
+    return np.power(operand, operand.dtype.type(exponent), out=out)

@@ -1,0 +1,59 @@
+"""pick_class and place_class: the entry of each row at its class index, and its adjoint,
+the entries placed back into rows of zeros (class-index cross-entropy records them)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from topos.ops.primitive import primitive
+from topos.ops.shape_rules import fail
+from topos.tensor import Shape
+
+
+def _infer_pick_class(values: Shape, indices: Shape) -> Shape:
+    if values.rank != indices.rank + 1 or tuple(values)[:-1] != tuple(indices):
+        raise fail(
+            "pick_class",
+            f"values {values} must be the indices' shape {indices} and a class axis",
+        )
+    return indices
+
+
+def _derive_pick_class(algebra, inputs, output, gradient, needs):
+    values, indices = inputs
+    classes = algebra.shape(values)[-1]
+    return (algebra.place_class(gradient, indices, classes=classes), None)
+
+
+@primitive("pick_class", 2, _infer_pick_class, _derive_pick_class, index_operands=(1,))
+def pick_class(values, indices, out=None):
+    """`values[..., indices[...]]`: each row's entry at its class index."""
+    picked = np.take_along_axis(values, indices[..., None], axis=-1)[..., 0]
+    if out is None:
+        return picked
+    np.copyto(out, picked)
+    return out
+
+
+def _infer_place_class(values: Shape, indices: Shape, classes: int) -> Shape:
+    if values != indices:
+        raise fail("place_class", f"values {values} must have the indices' shape {indices}")
+    if classes < 1:
+        raise fail("place_class", f"{classes} classes")
+    return Shape((*indices, classes))
+
+
+def _derive_place_class(algebra, inputs, output, gradient, needs, classes):
+    _, indices = inputs
+    return (algebra.pick_class(gradient, indices), None)
+
+
+@primitive("place_class", 2, _infer_place_class, _derive_place_class, index_operands=(1,))
+def place_class(values, indices, out=None, classes=1):
+    """Rows of `classes` zeros holding each value at its class index."""
+    if out is None:
+        out = np.zeros((*values.shape, classes), dtype=values.dtype)
+    else:
+        out.fill(0)
+    np.put_along_axis(out, indices[..., None], values[..., None], axis=-1)
+    return out

@@ -1,0 +1,66 @@
+"""embedding and embedding_gradient: rows of a table picked by an index input, and the
+gradient rows added back onto the table at those indices."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from topos.ops.primitive import primitive
+from topos.ops.shape_rules import fail
+from topos.tensor import Shape
+
+
+def _infer_embedding(table: Shape, indices: Shape) -> Shape:
+    if table.rank != 2:
+        raise fail("embedding", f"table {table} must be [rows, features]")
+    return Shape((*indices, table[1]))
+
+
+def _derive_embedding(algebra, inputs, output, gradient, needs):
+    table, indices = inputs
+    rows = algebra.shape(table)[0]
+    return (algebra.embedding_gradient(gradient, indices, rows=rows), None)
+
+
+@primitive("embedding", 2, _infer_embedding, _derive_embedding, index_operands=(1,))
+def embedding(table, indices, out=None):
+    """Row `indices[...]` of `table` for every index: `[..., features]`."""
+    # The feed was checked against the table's rows, so clipping never clips; "raise"
+    # would make NumPy buffer the output.
+    return np.take(table, indices, axis=0, out=out, mode="clip")
+
+
+def _infer_embedding_gradient(gradient: Shape, indices: Shape, rows: int) -> Shape:
+    if gradient.rank != indices.rank + 1 or tuple(gradient)[:-1] != tuple(indices):
+        raise fail(
+            "embedding_gradient",
+            f"gradient {gradient} must be the indices' shape {indices} and one more axis",
+        )
+    if rows < 1:
+        raise fail("embedding_gradient", f"a table of {rows} rows")
+    return Shape((rows, gradient[-1]))
+
+
+def _derive_embedding_gradient(algebra, inputs, output, gradient, needs, rows):
+    # Linear in the gradient rows: its adjoint picks the rows back out.
+    _, indices = inputs
+    return (algebra.embedding(gradient, indices), None)
+
+
+@primitive(
+    "embedding_gradient",
+    2,
+    _infer_embedding_gradient,
+    _derive_embedding_gradient,
+    index_operands=(1,),
+)
+def embedding_gradient(gradient, indices, out=None, rows=1):
+    """A `[rows, features]` table of zeros onto which each gradient row is added at its
+    index, in index order (row-major over the indices), so the sum's order is fixed."""
+    features = gradient.shape[-1]
+    if out is None:
+        out = np.zeros((rows, features), dtype=gradient.dtype)
+    else:
+        out.fill(0)
+    np.add.at(out, indices.reshape(-1), np.ascontiguousarray(gradient).reshape(-1, features))
+    return out

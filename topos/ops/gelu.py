@@ -1,0 +1,127 @@
+"""gelu and gelu_gradient: the Gaussian error linear unit in its tanh approximation,
+`0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))`, and the gradient sent back through it.
+
+Fused because the composed form is eight elementwise nodes over a transformer's widest
+activations, and its rules a dozen more; these write their output in place, pass by pass.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from topos.ops.memory_order import follows_dense_operand
+from topos.ops.primitive import primitive
+from topos.ops.shape_rules import fail, same
+from topos.tensor import Shape
+
+#: sqrt(2 / pi) and the cubic's coefficient of the approximation (PyTorch's, "tanh").
+ROOT_TWO_OVER_PI = math.sqrt(2.0 / math.pi)
+CUBIC = 0.044715
+
+
+def _derive_gelu(algebra, inputs, output, gradient, needs):
+    return (algebra.gelu_gradient(inputs[0], gradient),)
+
+
+def _tanh_argument(operand: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """`sqrt(2 / pi) * x * (1 + 0.044715 x^2)` into `out`."""
+    kind = operand.dtype.type
+    np.multiply(operand, operand, out=out)
+    np.multiply(out, kind(CUBIC), out=out)
+    np.add(out, kind(1), out=out)
+    np.multiply(out, operand, out=out)
+    return np.multiply(out, kind(ROOT_TWO_OVER_PI), out=out)
+
+
+@primitive("gelu", 1, same, _derive_gelu, layout=follows_dense_operand, value_method=True)
+def gelu(operand, out=None):
+    """`0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))` of each element."""
+    if out is None:
+        out = np.empty(operand.shape, dtype=operand.dtype)
+    kind = operand.dtype.type
+    _tanh_argument(operand, out)
+    np.tanh(out, out=out)
+    np.add(out, kind(1), out=out)
+    np.multiply(out, operand, out=out)
+    return np.multiply(out, kind(0.5), out=out)
+
+
+def _infer_gelu_gradient(operand: Shape, gradient: Shape) -> Shape:
+    if operand != gradient:
+        raise fail("gelu_gradient", f"operand {operand} and gradient {gradient} differ in shape")
+    return operand
+
+
+def _derive_gelu_gradient(algebra, inputs, output, gradient, needs):
+    # y = g gelu'(x). In g: h gelu'(x), this very kernel. In x: h g gelu''(x), with
+    # t = tanh(u), u = k (x + a x^3), u' = k (1 + 3 a x^2), u'' = 6 a k x:
+    # gelu'' = (1 - t^2) (u' - x t u'^2 + x u'' / 2).
+    operand, incoming = inputs
+    operand_part = incoming_part = None
+    if needs[0]:
+
+        def constant(value):
+            return algebra.constant(value, Shape(()))
+
+        square = algebra.mul(operand, operand)
+        argument = algebra.mul(
+            constant(ROOT_TWO_OVER_PI),
+            algebra.mul(operand, algebra.add(constant(1.0), algebra.mul(constant(CUBIC), square))),
+        )
+        tangent = algebra.tanh(argument)
+        slope = algebra.mul(
+            constant(ROOT_TWO_OVER_PI),
+            algebra.add(constant(1.0), algebra.mul(constant(3.0 * CUBIC), square)),
+        )
+        bend = algebra.mul(constant(3.0 * CUBIC * ROOT_TWO_OVER_PI), operand)
+        inner = algebra.sub(
+            slope, algebra.mul(algebra.mul(operand, tangent), algebra.mul(slope, slope))
+        )
+        inner = algebra.add(inner, algebra.mul(operand, bend))
+        sech = algebra.sub(constant(1.0), algebra.mul(tangent, tangent))
+        curvature = algebra.mul(sech, inner)
+        operand_part = algebra.mul(algebra.mul(gradient, incoming), curvature)
+    if needs[1]:
+        incoming_part = algebra.gelu_gradient(operand, gradient)
+    return operand_part, incoming_part
+
+
+def _one_scratch(operand: Shape, gradient: Shape) -> int:
+    return operand.volume
+
+
+@primitive(
+    "gelu_gradient",
+    2,
+    _infer_gelu_gradient,
+    _derive_gelu_gradient,
+    workspace=_one_scratch,
+    layout=follows_dense_operand,
+)
+def gelu_gradient(operand, gradient, out=None, workspace=None):
+    """`g * gelu'(x)`, as `g (1 + t) (1 + x u' (1 - t)) / 2` with `t = tanh(u)`,
+    `u = k (x + a x^3)` and `u' = k (1 + 3 a x^2)`: one scratch, no temporaries."""
+    kind = operand.dtype.type
+    if out is None:
+        out = np.empty(operand.shape, dtype=operand.dtype)
+    if workspace is not None and workspace.size >= operand.size:
+        tangent = workspace[: operand.size].reshape(operand.shape)
+    else:
+        tangent = np.empty(operand.shape, dtype=operand.dtype)
+    np.tanh(_tanh_argument(operand, tangent), out=tangent)
+    # out = x u'
+    np.multiply(operand, operand, out=out)
+    np.multiply(out, kind(3.0 * CUBIC), out=out)
+    np.add(out, kind(1), out=out)
+    np.multiply(out, operand, out=out)
+    np.multiply(out, kind(ROOT_TWO_OVER_PI), out=out)
+    # out = (1 + x u' (1 - t)) (1 + t) / 2, then times g
+    np.subtract(kind(1), tangent, out=tangent)
+    np.multiply(out, tangent, out=out)
+    np.add(out, kind(1), out=out)
+    np.subtract(kind(2), tangent, out=tangent)
+    np.multiply(out, tangent, out=out)
+    np.multiply(out, kind(0.5), out=out)
+    return np.multiply(out, gradient, out=out)
