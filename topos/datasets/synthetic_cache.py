@@ -1,5 +1,5 @@
-"""SyntheticCache: generated synthetic splits kept on disk, so a grade's workers load
-them in a blink instead of regenerating them each.
+"""SyntheticCache: generated synthetic splits (and texts) kept on disk, so a grade's workers
+load them in a blink instead of regenerating them each.
 
 The cache lives in `$TOPOS_CACHE_DIR`, else `$XDG_CACHE_HOME/topos`, else
 `~/.cache/topos`; `TOPOS_CACHE_DIR=off` disables it. A file is named by the
@@ -37,12 +37,17 @@ def cache_directory() -> Path | None:
     return Path(base) / "topos"
 
 
-def _digest(pixels: np.ndarray, labels: np.ndarray) -> str:
+#: The arrays of an entry by name: a split's `pixels` and `labels`, a text's `text`.
+Arrays = dict[str, np.ndarray]
+
+
+def _digest(arrays: Arrays) -> str:
+    """sha256 over the arrays' bytes, in sorted name order (a split: labels, then pixels)."""
     digest = hashlib.sha256()
     # The arrays' own buffers: `.tobytes()` would copy the 150 MB of pixels once more
     # and double the loading process's peak memory.
-    digest.update(np.ascontiguousarray(labels).data)
-    digest.update(np.ascontiguousarray(pixels).data)
+    for name in sorted(arrays):
+        digest.update(np.ascontiguousarray(arrays[name]).data)
     return digest.hexdigest()
 
 
@@ -53,28 +58,27 @@ SIDECAR_BYTES = 4096
 ARCHIVE_OVERHEAD_BYTES = 64 * 1024
 
 
-def _read(path: Path, expected_shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray] | None:
+def _read(path: Path, shapes: dict[str, tuple[int, ...]]) -> Arrays | None:
     """The entry at `path` if it is sound, else None. Whatever is wrong with it (a
     sidecar that is no object, a FIFO or a directory in its place, a damaged archive,
     arrays of another shape) is a miss, never an error: the entry is then rebuilt."""
-    count = expected_shape[0]
     try:
         meta = json.loads(read_capped(path.with_suffix(".json"), SIDECAR_BYTES, "cache sidecar"))
         if not isinstance(meta, dict) or not isinstance(meta.get("sha256"), str):
             return None
+        volume = sum(math.prod(shape) for shape in shapes.values())
         with open_regular_file(path) as file:
-            if file_size(file) > math.prod(expected_shape) + count + ARCHIVE_OVERHEAD_BYTES:
+            if file_size(file) > volume + ARCHIVE_OVERHEAD_BYTES:
                 return None
             with zipfile.ZipFile(file) as archive:
-                pixels = _array(archive, "pixels", expected_shape)
-                labels = _array(archive, "labels", (count,))
+                arrays = {name: _array(archive, name, shape) for name, shape in shapes.items()}
     # A cache is a speed-up, never a requirement: any failure to read it (even a
     # RecursionError from JSON nested without end) means "generate afresh".
     except Exception:
         return None
-    if pixels is None or labels is None or meta["sha256"] != _digest(pixels, labels):
+    if any(array is None for array in arrays.values()) or meta["sha256"] != _digest(arrays):
         return None
-    return pixels, labels
+    return arrays
 
 
 def _array(archive: zipfile.ZipFile, name: str, shape: tuple[int, ...]) -> np.ndarray | None:
@@ -95,7 +99,7 @@ def _array(archive: zipfile.ZipFile, name: str, shape: tuple[int, ...]) -> np.nd
         return np.lib.format.read_array(member, allow_pickle=False)
 
 
-def _write(path: Path, pixels: np.ndarray, labels: np.ndarray) -> None:
+def _write(path: Path, arrays: Arrays) -> None:
     """Stores an entry: each file written to a temporary beside it, then renamed into
     place. Where that fails (no space, no permission, a directory in the way) the
     temporaries and the half-made entry are removed, so a failed write leaves nothing."""
@@ -103,12 +107,10 @@ def _write(path: Path, pixels: np.ndarray, labels: np.ndarray) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         for target, write in (
-            (path, lambda handle: np.savez(handle, pixels=pixels, labels=labels)),
+            (path, lambda handle: np.savez(handle, **arrays)),
             (
                 path.with_suffix(".json"),
-                lambda handle: handle.write(
-                    json.dumps({"sha256": _digest(pixels, labels)}).encode()
-                ),
+                lambda handle: handle.write(json.dumps({"sha256": _digest(arrays)}).encode()),
             ),
         ):
             descriptor, temporary = tempfile.mkstemp(dir=path.parent, suffix=".partial")
@@ -143,13 +145,30 @@ def cached_split(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The (pixels, labels) of the split named `key`, from the cache when it holds a sound
     copy of `shape`, else from `generate()` (and then stored for next time)."""
+
+    def arrays() -> Arrays:
+        pixels, labels = generate()
+        return {"pixels": pixels, "labels": labels}
+
+    found = _cached(key, {"pixels": shape, "labels": (shape[0],)}, arrays)
+    return found["pixels"], found["labels"]
+
+
+def cached_text(key: str, length: int, generate: Callable[[], np.ndarray]) -> np.ndarray:
+    """The uint8 bytes `[length]` of the synthetic text named `key`, from the cache when
+    it holds a sound copy, else from `generate()` (and then stored for next time)."""
+    return _cached(key, {"text": (length,)}, lambda: {"text": generate()})["text"]
+
+
+def _cached(key: str, shapes: dict[str, tuple[int, ...]], generate: Callable[[], Arrays]):
+    """The arrays of entry `key` of `shapes`, cached or generated (and then stored)."""
     directory = cache_directory()
     if directory is None:
         return generate()
     path = directory / f"synthetic-v{GENERATOR_VERSION}-{key}.npz"
-    found = _read(path, shape)
+    found = _read(path, shapes)
     if found is not None:
         return found
-    pixels, labels = generate()
-    _write(path, pixels, labels)
-    return pixels, labels
+    arrays = generate()
+    _write(path, arrays)
+    return arrays

@@ -9,18 +9,21 @@ from __future__ import annotations
 import numpy as np
 
 from topos import Parameters
-from topos.datasets import DataError, Dataset, shuffle
+from topos.datasets import DataError, Dataset
 from topos.graph.parameter_gradients import ParameterGradients
 from topos.training.route_program import RouteProgram
+from topos.training.shuffled_batches import TooFewSamplesError
 from topos.training.workload import Workload
 
 
 class Training:
-    """A workload's route, ready to train on `dataset` for `steps` steps."""
+    """A workload's route, ready to train on `dataset` for `steps` steps (the workload
+    fitted to the dataset first: see `Workload.fitted`)."""
 
     def __init__(self, workload: Workload, route: str, dataset: Dataset, steps: int) -> None:
         if steps < 1:
             raise ValueError(f"steps must be at least 1, not {steps}")
+        workload = workload.fitted(dataset)
         self.program = RouteProgram(workload, route)
         self.workload = workload
         self.route = route
@@ -32,22 +35,20 @@ class Training:
         # One optimizer per training: its state (Adam's moments) is this trajectory's.
         self.optimizer = workload.optimizer()
         train = dataset.train
-        if len(train) <= workload.batch_size:
-            # The seed's schedule wraps around len(train) - batch_size: it needs one more.
+        try:
+            self.order = workload.batches(train, workload.batch_size, workload.shuffle_state)
+        except TooFewSamplesError as shortage:
+            unit = getattr(train, "unit", "images")
             raise DataError(
                 dataset.source,
-                f"dataset {dataset.name!r} has {len(train)} training images, too few for "
-                f"workload {workload.name!r}: a batch of {workload.batch_size} needs at "
-                f"least {workload.batch_size + 1}",
-            )
-        self.order = np.arange(len(train), dtype=np.int64)
-        shuffle(self.order, workload.shuffle_state)
+                f"dataset {dataset.name!r} has {len(train)} training {unit}, too few for "
+                f"workload {workload.name!r}: {shortage}",
+            ) from None
 
     def batch_indices(self, step: int) -> np.ndarray:
-        """The sample indices step `step` trains on (the seed's wrap-around schedule)."""
-        rows = self.workload.batch_size
-        start = (step * rows) % (len(self.dataset.train) - rows)
-        return self.order[start : start + rows]
+        """The indices step `step` trains on, as the workload's batch order gives them
+        (the seed's wrap-around schedule by default)."""
+        return self.order.indices(step)
 
     def feeds(self, step: int) -> dict:
         """The input payloads of step `step`'s batch, as the workload makes them."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from topos.graph import ParameterGradients, Parameters, Symbol, Tape
 from topos.names import ROUTES
 from topos.nn import SGD
 from topos.tensor import Tensor
+from topos.training.shuffled_batches import ShuffledBatches
 
 
 class Recording:
@@ -25,11 +26,13 @@ class Recording:
     batch), its scalar loss, the parameters to train in a fixed order, and any outputs
     worth reading by name (a classifier's `logits`).
 
-    `Recording(images, targets, logits, loss, parameters)` is the image classifier's
-    form: inputs `images` and `targets`, output `logits`.
+    `parameters` is a sequence of symbols, or a mapping of names to symbols (then
+    `parameter_names` lists the names in the same order). `Recording(images, targets,
+    logits, loss, parameters)` is the image classifier's form: inputs `images` and
+    `targets`, output `logits`.
     """
 
-    __slots__ = ("inputs", "loss", "outputs", "parameters")
+    __slots__ = ("inputs", "loss", "outputs", "parameter_names", "parameters")
 
     def __init__(
         self,
@@ -37,7 +40,7 @@ class Recording:
         targets: Symbol | None = None,
         logits: Symbol | None = None,
         loss: Symbol | None = None,
-        parameters: Sequence[Symbol] = (),
+        parameters: Sequence[Symbol] | Mapping[str, Symbol] = (),
         *,
         inputs: Mapping[str, Symbol] | None = None,
         outputs: Mapping[str, Symbol] | None = None,
@@ -55,7 +58,17 @@ class Recording:
         self.inputs: dict[str, Symbol] = named_inputs
         self.outputs: dict[str, Symbol] = named_outputs
         self.loss = loss
-        self.parameters: list[Symbol] = list(parameters)
+        if isinstance(parameters, Mapping):
+            self.parameter_names: list[str] | None = list(parameters)
+            self.parameters: list[Symbol] = list(parameters.values())
+        else:
+            self.parameter_names = None
+            self.parameters = list(parameters)
+
+    def named_parameters(self) -> dict[str, Symbol]:
+        """The parameters by name (a recording that named none: `%<node index>`)."""
+        names = self.parameter_names or [f"%{symbol.index}" for symbol in self.parameters]
+        return dict(zip(names, self.parameters))
 
     def _named(self, table: Mapping[str, Symbol], name: str, kind: str) -> Symbol:
         try:
@@ -107,6 +120,15 @@ class StepSchedule:
         return self.first if step < steps * numerator // denominator else self.then
 
 
+class BatchOrder(Protocol):
+    """Which samples each step trains on: `indices(step)` (sample indices of an image
+    split; window offsets of a text), the same for every route."""
+
+    def indices(self, step: int) -> np.ndarray:
+        """The indices of step `step`'s batch."""
+        ...
+
+
 class Optimizer(Protocol):
     """What a workload's optimizer offers the training loop: a learning rate it may set
     before each step, and the step itself."""
@@ -128,7 +150,10 @@ class Workload:
     the samples at `indices` into the recording's input payloads (an image
     classifier's, by default). `optimizer()` makes the optimizer one training uses
     (plain SGD by default; Adam fits), whose `learning_rate` is set to
-    `learning_rate(step, steps)` before every step.
+    `learning_rate(step, steps)` before every step. `batches(split, batch_size,
+    shuffle_state)` makes the batch order (`ShuffledBatches`, the seed's, by default;
+    a language model's `RandomWindows`). `adapt(workload, dataset)`, when given, makes
+    the workload fitted to a dataset (`fitted`): a language model sizes its vocabulary.
 
     `shards` splits each batch into that many equal shards, trained at once on as
     many threads (BLAS at one thread each), their mean losses and gradients averaged
@@ -147,6 +172,8 @@ class Workload:
     shuffle_state: int = 0
     routes: tuple[str, ...] = field(default=ROUTES)
     shards: int = 1
+    batches: Callable[[Any, int, int], BatchOrder] = ShuffledBatches
+    adapt: Callable[[Workload, Dataset], Workload] | None = None
 
     def __post_init__(self) -> None:
         unknown = [route for route in self.routes if route not in ROUTES]
@@ -162,6 +189,10 @@ class Workload:
                 f"workload {self.name!r}: {self.shards} shards do not divide "
                 f"a batch of {self.batch_size}"
             )
+
+    def fitted(self, dataset: Dataset) -> Workload:
+        """This workload as it trains on `dataset` (itself, unless it has `adapt`)."""
+        return self if self.adapt is None else self.adapt(self, dataset)
 
     def dataset(self, directory: str | None) -> Dataset:
         """The workload's dataset from the folder `directory`, or its synthetic stand-in
