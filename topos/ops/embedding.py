@@ -56,11 +56,34 @@ def _derive_embedding_gradient(algebra, inputs, output, gradient, needs, rows):
 )
 def embedding_gradient(gradient, indices, out=None, rows=1):
     """A `[rows, features]` table of zeros onto which each gradient row is added at its
-    index, in index order (row-major over the indices), so the sum's order is fixed."""
+    index, in index order (row-major over the indices), so the sum's order is fixed.
+
+    The rows are sorted by index (a stable sort keeps index order within an index),
+    then each index's rows are summed in one reduction over its run, row after row;
+    with many distinct indices, `np.add.at` does the same additions one row at a time.
+    """
     features = gradient.shape[-1]
     if out is None:
         out = np.zeros((rows, features), dtype=gradient.dtype)
     else:
         out.fill(0)
-    np.add.at(out, indices.reshape(-1), np.ascontiguousarray(gradient).reshape(-1, features))
+    flat = indices.reshape(-1)
+    values = np.ascontiguousarray(gradient).reshape(-1, features)
+    if flat.size == 0:
+        return out
+    order = np.argsort(flat, kind="stable")
+    ordered = flat[order]
+    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    if starts.size > _MOST_RUNS:
+        np.add.at(out, flat, values)
+        return out
+    sorted_rows = np.take(values, order, axis=0)
+    ends = np.append(starts[1:], ordered.size)
+    for start, end, index in zip(starts.tolist(), ends.tolist(), ordered[starts].tolist()):
+        # Over axis 0 of a C-ordered block NumPy adds whole rows in turn: a running sum.
+        np.add.reduce(sorted_rows[start:end], axis=0, out=out[index])
     return out
+
+
+#: Distinct indices past which a loop over their runs costs more than `np.add.at`.
+_MOST_RUNS = 256

@@ -26,13 +26,12 @@ def _derive_gelu(algebra, inputs, output, gradient, needs):
 
 
 def _tanh_argument(operand: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """`sqrt(2 / pi) * x * (1 + 0.044715 x^2)` into `out`."""
+    """`u = x (k + k a x^2)`, k = sqrt(2 / pi), into `out`."""
     kind = operand.dtype.type
     np.multiply(operand, operand, out=out)
-    np.multiply(out, kind(CUBIC), out=out)
-    np.add(out, kind(1), out=out)
-    np.multiply(out, operand, out=out)
-    return np.multiply(out, kind(ROOT_TWO_OVER_PI), out=out)
+    np.multiply(out, kind(CUBIC * ROOT_TWO_OVER_PI), out=out)
+    np.add(out, kind(ROOT_TWO_OVER_PI), out=out)
+    return np.multiply(out, operand, out=out)
 
 
 @primitive("gelu", 1, same, _derive_gelu, layout=follows_dense_operand, value_method=True)
@@ -43,9 +42,10 @@ def gelu(operand, out=None):
     kind = operand.dtype.type
     _tanh_argument(operand, out)
     np.tanh(out, out=out)
-    np.add(out, kind(1), out=out)
-    np.multiply(out, operand, out=out)
-    return np.multiply(out, kind(0.5), out=out)
+    # 0.5 x (1 + t) = (0.5 t + 0.5) x
+    np.multiply(out, kind(0.5), out=out)
+    np.add(out, kind(0.5), out=out)
+    return np.multiply(out, operand, out=out)
 
 
 def _infer_gelu_gradient(operand: Shape, gradient: Shape) -> Shape:
@@ -101,7 +101,7 @@ def _one_scratch(operand: Shape, gradient: Shape) -> int:
     layout=follows_dense_operand,
 )
 def gelu_gradient(operand, gradient, out=None, workspace=None):
-    """`g * gelu'(x)`, as `g (1 + t) (1 + x u' (1 - t)) / 2` with `t = tanh(u)`,
+    """`g * gelu'(x)`, as `g (1 + t) (1/2 + (x u' / 2)(1 - t))` with `t = tanh(u)`,
     `u = k (x + a x^3)` and `u' = k (1 + 3 a x^2)`: one scratch, no temporaries."""
     kind = operand.dtype.type
     if out is None:
@@ -111,17 +111,15 @@ def gelu_gradient(operand, gradient, out=None, workspace=None):
     else:
         tangent = np.empty(operand.shape, dtype=operand.dtype)
     np.tanh(_tanh_argument(operand, tangent), out=tangent)
-    # out = x u'
+    # out = x u' / 2 = x (k + 3 k a x^2) / 2
     np.multiply(operand, operand, out=out)
-    np.multiply(out, kind(3.0 * CUBIC), out=out)
-    np.add(out, kind(1), out=out)
+    np.multiply(out, kind(1.5 * CUBIC * ROOT_TWO_OVER_PI), out=out)
+    np.add(out, kind(0.5 * ROOT_TWO_OVER_PI), out=out)
     np.multiply(out, operand, out=out)
-    np.multiply(out, kind(ROOT_TWO_OVER_PI), out=out)
-    # out = (1 + x u' (1 - t)) (1 + t) / 2, then times g
+    # out = (1 + t) (1/2 + (x u' / 2)(1 - t))
     np.subtract(kind(1), tangent, out=tangent)
     np.multiply(out, tangent, out=out)
-    np.add(out, kind(1), out=out)
+    np.add(out, kind(0.5), out=out)
     np.subtract(kind(2), tangent, out=tangent)
     np.multiply(out, tangent, out=out)
-    np.multiply(out, kind(0.5), out=out)
     return np.multiply(out, gradient, out=out)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from topos.ops.primitive import VIEW_ALWAYS, primitive
+from topos.ops.row_sums import column_sums
 from topos.ops.shape_rules import broadcast, check_axis, fail
 from topos.tensor import Shape
 
@@ -191,15 +192,17 @@ def _derive_sum_to(algebra, inputs, output, gradient, needs, shape):
 @primitive("sum_to", 1, _infer_sum_to, _derive_sum_to)
 def sum_to(operand, out=None, shape=()):
     """Sums `operand` down to `shape`, the shape it was broadcast from: the leading axes
-    first, as one `sum_along` over the rows they make (so `[B, T, D]` to `[D]` is one
-    long reduction), then each stretched axis in turn, from the last; an order fixed by
-    the shapes alone."""
+    first, over the rows they make, as one product with a vector of ones (`column_sums`:
+    `[B, T, D]` to `[D]` in BLAS), then each stretched axis in turn, from the last, by
+    `sum_along`; an order fixed by the shapes (and the machine's BLAS)."""
     operand = np.ascontiguousarray(operand)
     lead, stretched = _broadcast_axes(tuple(shape), operand.shape)
     result = operand
     if lead:
         rows = int(np.prod(operand.shape[:lead], dtype=np.int64))
-        result = sum_along.kernel(result.reshape(rows, *operand.shape[lead:]), axis=0)
+        trailing = operand.shape[lead:]
+        columns = int(np.prod(trailing, dtype=np.int64))
+        result = column_sums(result.reshape(rows, columns)).reshape(trailing)
     for axis in reversed(stretched):
         result = sum_along.kernel(result, axis=axis - lead)
         result = np.expand_dims(result, axis - lead)

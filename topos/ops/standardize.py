@@ -6,8 +6,8 @@ Fused because the composed form (mean, subtract, square, mean, add, sqrt, divide
 every rule of them) passes over the activations some thirty times a layer, forward and
 back; these pass over them a handful. The variance is the biased one (divided by the
 row's length, as PyTorch's layer norm), computed from the centred rows (two passes),
-so a large mean costs no precision. Scratch goes in a workspace, so a planned step
-allocates nothing.
+so a large mean costs no precision. Rows are summed by `row_sums`; scratch goes in a
+workspace, so a planned step allocates nothing.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import numpy as np
 
 from topos.ops.memory_order import contiguous
 from topos.ops.primitive import primitive
+from topos.ops.row_sums import row_sums
 from topos.ops.shape_rules import fail
 from topos.tensor import Shape
 
@@ -31,7 +32,7 @@ def _infer_standardize(operand: Shape, eps: float) -> Shape:
 def _scales(centred: np.ndarray, eps: float, square: np.ndarray) -> np.ndarray:
     """`1 / sqrt(mean(centred ** 2) + eps)` per row, `[..., 1]` (`square` is scratch)."""
     np.multiply(centred, centred, out=square)
-    variance = np.sum(square, axis=-1, keepdims=True)
+    variance = row_sums(square)
     count = centred.dtype.type(centred.shape[-1])
     variance /= count
     variance += centred.dtype.type(eps)
@@ -42,7 +43,7 @@ def _scales(centred: np.ndarray, eps: float, square: np.ndarray) -> np.ndarray:
 def _centre(operand: np.ndarray, out: np.ndarray) -> np.ndarray:
     """`operand` minus its row means, into `out`."""
     count = operand.dtype.type(operand.shape[-1])
-    mean = np.sum(operand, axis=-1, keepdims=True)
+    mean = row_sums(operand)
     mean /= count
     return np.subtract(operand, mean, out=out)
 
@@ -160,9 +161,9 @@ def standardize_gradient(operand, gradient, out=None, eps=1e-5, workspace=None):
     scale = _scales(normalised, eps, square)
     np.multiply(normalised, scale, out=normalised)
     np.multiply(gradient, normalised, out=square)
-    along = np.sum(square, axis=-1, keepdims=True)
+    along = row_sums(square)
     along /= count
-    mean = np.sum(gradient, axis=-1, keepdims=True)
+    mean = row_sums(gradient)
     mean /= count
     np.subtract(gradient, mean, out=out)
     np.multiply(normalised, along, out=normalised)

@@ -1,0 +1,77 @@
+"""The transformer's kernels against plain NumPy: the embedding's gradient adds rows in
+index order (bit for bit a running sum), row sums and softmax agree with NumPy's to
+rounding, the causal mask leaves the future out, and a planned run writes what an
+unplanned one computes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from topos.ops.embedding import embedding_gradient
+from topos.ops.gelu import gelu, gelu_gradient
+from topos.ops.row_sums import column_sums, row_sums
+from topos.ops.softmax import softmax, softmax_gradient
+from topos.ops.standardize import standardize, standardize_gradient
+from topos.tensor import Shape
+
+RNG = np.random.default_rng(14)
+
+
+@pytest.mark.parametrize("vocabulary", [3, 50, 1000])
+def test_embedding_gradient_is_a_running_sum_in_index_order(vocabulary):
+    indices = RNG.integers(0, vocabulary, (16, 64))
+    rows = RNG.standard_normal((16, 64, 8)).astype(np.float32)
+    expected = np.zeros((vocabulary, 8), np.float32)
+    for index, row in zip(indices.reshape(-1), rows.reshape(-1, 8)):
+        expected[index] += row
+    found = embedding_gradient.kernel(rows, indices, rows=vocabulary)
+    assert found.tobytes() == expected.tobytes()
+
+
+def test_row_and_column_sums_agree_with_numpy_to_rounding():
+    values = RNG.standard_normal((5, 7, 64)).astype(np.float32)
+    np.testing.assert_allclose(
+        row_sums(values), values.sum(-1, keepdims=True), rtol=1e-5, atol=1e-5
+    )
+    matrix = values.reshape(35, 64)
+    np.testing.assert_allclose(column_sums(matrix), matrix.sum(0), rtol=1e-5, atol=1e-5)
+
+
+def test_causal_softmax_leaves_the_future_out():
+    scores = RNG.standard_normal((2, 3, 6, 6)).astype(np.float32) * 10
+    found = softmax.kernel(scores, causal=True)
+    masked = np.where(np.tri(6, dtype=bool), scores, -np.inf)
+    expected = np.exp(masked - masked.max(-1, keepdims=True))
+    expected /= expected.sum(-1, keepdims=True)
+    np.testing.assert_allclose(found, expected, rtol=1e-6, atol=1e-7)
+    assert np.all(found[..., np.triu_indices(6, 1)[0], np.triu_indices(6, 1)[1]] == 0)
+
+
+def test_softmax_is_stable_for_large_scores():
+    scores = np.array([[1e4, 1e4 - 1, -1e4]], np.float32)
+    np.testing.assert_allclose(softmax.kernel(scores, causal=False)[0, :2].sum(), 1.0, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("kernel", "operands", "attributes"),
+    [
+        (softmax, 1, {"causal": True}),
+        (softmax_gradient, 2, {}),
+        (standardize, 1, {"eps": 1e-5}),
+        (standardize_gradient, 2, {"eps": 1e-5}),
+        (gelu, 1, {}),
+        (gelu_gradient, 2, {}),
+    ],
+    ids=lambda value: getattr(value, "name", None),
+)
+def test_writing_into_a_slot_and_a_workspace_gives_the_same_bits(kernel, operands, attributes):
+    arrays = [RNG.standard_normal((4, 8, 8)).astype(np.float32) for _ in range(operands)]
+    fresh = kernel.kernel(*arrays, **attributes)
+    out = np.full_like(fresh, np.nan)
+    extra = {}
+    if kernel.workspace is not None:
+        size = kernel.workspace(*(Shape(np.shape(a)) for a in arrays), **attributes)
+        extra["workspace"] = np.full(size, np.nan, np.float32)
+    written = kernel.kernel(*arrays, out=out, **attributes, **extra)
+    assert written is out and out.tobytes() == fresh.tobytes()
