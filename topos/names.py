@@ -14,7 +14,7 @@ from importlib.metadata import entry_points
 ROUTES = ("engine", "recorded")
 
 #: The workloads topos ships (`topos.workloads.<name>`).
-BUILT_IN_WORKLOADS = ("cifar10", "mnist")
+BUILT_IN_WORKLOADS = ("cifar10", "mnist", "gpt")
 
 #: The entry-point group under which packages register workloads of their own.
 ENTRY_POINT_GROUP = "topos.workloads"

@@ -104,6 +104,10 @@ class Tape:
             return Value(self, index)
         return self._source("input", default)
 
+    def named_parameters(self) -> dict[str, Symbol]:
+        """Every named parameter's symbol by name, in recording order."""
+        return {name: Symbol(self.origin, index) for name, index in self.names.items()}
+
     def holds_indices(self, reference: Symbol | Value) -> bool:
         """Whether a node is an index input."""
         return self.nodes[self._index(reference, "holds_indices")].holds_indices

@@ -1,0 +1,113 @@
+"""The `gpt` workload: a small character-level transformer on a text (issue 14).
+
+Data: `--data PATH` names a UTF-8 text file or a folder holding `input.txt`; without it
+the synthetic text stands in. The vocabulary is the text's sorted distinct characters;
+the first 90% trains, the last 10% validates. Each step reads 32 windows of 65
+characters at offsets drawn from splitmix64 (batch-order seed 7): the first 64 are the
+input tokens, the next 64 (shifted by one) the targets. The model is `GPT` (topos.models)
+with D 64, 4 heads, 2 blocks, context 64; the loss the mean cross-entropy over all 32 x 64
+positions; AdamW at a constant 1e-3, betas (0.9, 0.99), eps 1e-8, weight decay 0.1 on
+parameters of rank 2 and above. Two shards of 16 windows, one per core.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any
+
+import numpy as np
+
+from topos import AdamW, Indices, Tape
+from topos.datasets import Dataset
+from topos.datasets.synthetic_text import CONSONANTS, VOWELS
+from topos.datasets.text import load_text
+from topos.datasets.text_split import TextSplit
+from topos.models.gpt import GPT, GPTShape
+from topos.training.random_windows import random_windows
+from topos.training.workload import Recording, Workload
+
+CONTEXT = 64
+WINDOW = CONTEXT + 1
+BATCH_WINDOWS = 32
+BATCH_ORDER_SEED = 7
+FIRST_SEED = 31
+
+#: The synthetic text's vocabulary size, known without generating it: its letters in
+#: both cases, the space, the newline and `!,.?` (the test pins it to the text's).
+SYNTHETIC_VOCABULARY = 2 * len(CONSONANTS + VOWELS) + 6
+
+
+def record(
+    tape: Tape, rows: int, dtype: Any = np.float32, vocabulary: int = SYNTHETIC_VOCABULARY
+) -> Recording:
+    """Records the model over `rows` windows and its loss, in `dtype`: index inputs
+    `tokens` and `targets` `[rows, 64]`, output `logits` `[rows, 64, vocabulary]`."""
+    model = GPT(tape, GPTShape(vocabulary, CONTEXT), FIRST_SEED, dtype)
+    tokens = tape.input(Indices.zeros([rows, CONTEXT], vocabulary))
+    targets = tape.input(Indices.zeros([rows, CONTEXT], vocabulary))
+    logits = model.express(tokens)
+    from topos import cross_entropy
+
+    loss = cross_entropy(logits, targets)
+    return Recording(
+        loss=loss.symbol,
+        parameters=model.named_parameters(),
+        inputs={"tokens": tokens.symbol, "targets": targets.symbol},
+        outputs={"logits": logits.symbol},
+    )
+
+
+def feeds(split: TextSplit, offsets: np.ndarray, recording: Recording) -> dict:
+    """The windows at `offsets`: their first 64 characters as `tokens`, the 64 after the
+    first as `targets`."""
+    windows = split.windows(offsets, WINDOW)
+    classes = split.classes
+    return {
+        recording.inputs["tokens"]: Indices(
+            windows[:, :CONTEXT].shape, windows[:, :CONTEXT], classes
+        ),
+        recording.inputs["targets"]: Indices(windows[:, 1:].shape, windows[:, 1:], classes),
+    }
+
+
+def load_dataset(directory: str | None) -> Dataset:
+    """The text at `directory` (a file or a folder holding input.txt), or the synthetic
+    text; a text whose training part cannot hold one batch's windows is refused."""
+    return load_text(directory, minimum=BATCH_WINDOWS * WINDOW, window=WINDOW)
+
+
+def adapt(workload: Workload, dataset: Dataset) -> Workload:
+    """The workload with its vocabulary sized to `dataset`'s."""
+    vocabulary = len(dataset.vocabulary)
+    return dataclasses.replace(workload, record=functools.partial(record, vocabulary=vocabulary))
+
+
+def optimizer() -> AdamW:
+    """AdamW as the issue fixes it: decay only the weights and embeddings (rank >= 2)."""
+    return AdamW(1e-3, betas=(0.9, 0.99), epsilon=1e-8, weight_decay=0.1, decays=_decays)
+
+
+def _decays(parameter) -> bool:
+    return parameter.shape.rank >= 2
+
+
+def _constant_rate(step: int, steps: int) -> float:
+    return 1e-3
+
+
+workload = Workload(
+    name="gpt",
+    description="a character transformer: 2 pre-norm blocks of 4-head causal attention and "
+    "a gelu MLP, D 64, context 64",
+    record=record,
+    load_dataset=load_dataset,
+    learning_rate=_constant_rate,
+    batch_size=BATCH_WINDOWS,
+    feeds=feeds,
+    optimizer=optimizer,
+    shuffle_state=BATCH_ORDER_SEED,
+    shards=2,
+    batches=random_windows(WINDOW),
+    adapt=adapt,
+)
