@@ -28,7 +28,7 @@ from typing import Any
 from topos_cli.errors import ExitStatus, IncomparableResultsError
 from topos_cli.result_file import read_repeats, validate_result
 from topos_cli.statistics import mann_whitney, median
-from topos_cli.verdict import RepeatResult
+from topos_cli.verdict import RunRecord
 
 _MEBIBYTE = 1024 * 1024
 
@@ -141,7 +141,7 @@ def _warmup_steps(result: Mapping[str, Any]) -> int:
     return warmup if isinstance(warmup, int) and warmup >= 0 else 1
 
 
-def _completed(runs: Sequence[RepeatResult], route: str) -> list[RepeatResult]:
+def _completed(runs: Sequence[RunRecord], route: str) -> list[RunRecord]:
     """The runs of `route` that finished cleanly."""
     return [run for run in runs if run.route == route and run.status == "ok"]
 
@@ -166,8 +166,8 @@ def _classify(change: float | None, tolerance: float, significant: bool | None) 
 
 def _compare_time(
     route: str,
-    old_runs: Sequence[RepeatResult],
-    new_runs: Sequence[RepeatResult],
+    old_runs: Sequence[RunRecord],
+    new_runs: Sequence[RunRecord],
     old_warmup: int,
     new_warmup: int,
     settings: CompareSettings,
@@ -329,7 +329,7 @@ def compare_results(
 
 
 def _failures(
-    old_routes: Sequence[str], new_runs: Sequence[RepeatResult], new_source: str
+    old_routes: Sequence[str], new_runs: Sequence[RunRecord], new_source: str
 ) -> list[str]:
     """What did not finish in the new result: its routes with a run that is not ok, and the
     old result's routes it has no run of. A failed route is never "no regression"."""

@@ -69,7 +69,7 @@ from topos_cli.result_file import (
 )
 from topos_cli.routes import ROUTES
 from topos_cli.tolerance import parse_tolerance
-from topos_cli.verdict import RepeatResult, Verdict, decide_verdict
+from topos_cli.verdict import RunRecord, Verdict, decide_verdict
 from topos_cli.workload_names import check_workload_name
 
 #: How long one run of one route may take before it is killed: generous, an hour.
@@ -413,7 +413,7 @@ def compose_grade_result(
         "tolerance": plan.compare_settings.to_json(),
         "baseline": options.baseline,
     }
-    repeats = [RepeatResult.from_dict(result) for result in record.results]
+    repeats = [RunRecord.from_dict(result) for result in record.results]
     if verdict is not None:
         result = compose_result(
             workload=workload,

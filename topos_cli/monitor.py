@@ -18,7 +18,7 @@ a Ctrl-C are both kept at once), which also gives the worker's rusage
 start-up and shutdown). How the process ended becomes the run's status: `ok`,
 `failed` (exit status or signal, the worker's `error` event, the tail of its
 stderr), `nonfinite`, `timed out` or `interrupted`. The result is the
-`RepeatResult` dict described in `topos_cli.verdict`.
+`RunRecord` dict described in `topos_cli.verdict`.
 
 Should the grader itself be killed outright (SIGKILL), the worker dies with
 it: it asks Linux for a parent-death signal (`topos_cli.worker.die_with_parent`).
@@ -162,7 +162,7 @@ class WorkerObserver:
         """The worker's RSS was sampled."""
 
     def finished(self, request: WorkerRequest, result: Mapping[str, Any]) -> None:
-        """The run ended; `result` is its RepeatResult dict."""
+        """The run ended; `result` is its RunRecord dict."""
 
 
 def signal_name(number: int) -> str:
@@ -176,7 +176,7 @@ def signal_name(number: int) -> str:
 class WorkerMonitor:
     """Runs one `WorkerRequest` in a worker process and reports how it went.
 
-    `run()` returns the RepeatResult dict. If the parent is interrupted while
+    `run()` returns the RunRecord dict. If the parent is interrupted while
     the worker runs (any exception, `Interrupted` for Ctrl-C or SIGTERM), the
     worker's process group is killed, the partial result is kept in `result`
     with status `interrupted`, and the exception propagates.
@@ -224,7 +224,7 @@ class WorkerMonitor:
     # -- the run ------------------------------------------------------------------
 
     def run(self) -> dict[str, Any]:
-        """Runs the worker to its end and returns the run's RepeatResult dict.
+        """Runs the worker to its end and returns the run's RunRecord dict.
 
         Nothing here waits without a deadline: the worker is killed at its
         timeout, the pipes are read by `PipeReader`s that give up a moment after
@@ -543,7 +543,7 @@ class WorkerMonitor:
         return self._sampled_peak_after_ready, "sampling"
 
     def _conclude(self) -> dict[str, Any]:
-        """The run's RepeatResult dict, from everything gathered."""
+        """The run's RunRecord dict, from everything gathered."""
         request = self.request
         status, detail = self._classify()
         ready = dict(self._ready or {})

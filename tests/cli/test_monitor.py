@@ -10,7 +10,7 @@ from threadpoolctl import threadpool_limits
 from tests.cli import tiny_workloads
 from tests.cli.grading import TINY, environment
 from topos_cli.monitor import WorkerMonitor, WorkerObserver, WorkerRequest, worker_environment
-from topos_cli.verdict import RepeatResult
+from topos_cli.verdict import RunRecord
 from topos_cli.workloads import RouteProgram, Training
 
 
@@ -46,7 +46,7 @@ def test_a_run_reports_every_step_and_its_memory_as_a_repeat_result():
     watched = monitor("tiny", steps=5, repeat=2)
     result = watched.run()
     assert result is watched.result
-    repeat = RepeatResult.from_dict(result)  # the verdict's own reader accepts it
+    repeat = RunRecord.from_dict(result)  # the verdict's own reader accepts it
     assert (repeat.route, repeat.repeat, repeat.status) == ("recorded", 2, "ok")
     assert len(repeat.loss_bits) == len(repeat.step_seconds) == 5
     assert repeat.training_delta_bytes == repeat.peak_rss_bytes - repeat.ready_rss_bytes

@@ -25,20 +25,20 @@ from topos_cli.report import (
     verdict_rows,
 )
 from topos_cli.result_file import compose_result
-from topos_cli.verdict import RepeatResult, decide_verdict
+from topos_cli.verdict import RunRecord, decide_verdict
 
 MEBIBYTE = 1024 * 1024
 ESCAPE = "\x1b["
 BOX_CHARACTERS = set("│┃━─┏┓└┘╇┡")
 
 
-def make_runs(*, broken_at: int | None = None, failed: bool = False) -> list[RepeatResult]:
+def make_runs(*, broken_at: int | None = None, failed: bool = False) -> list[RunRecord]:
     """Engine at 112 ms/step and 1000 MiB, recorded at 100 ms/step and 780 MiB."""
     bits = [float32_bits(2.3 - 0.01 * step) for step in range(20)]
     recorded_bits = list(bits)
     if broken_at is not None:
         recorded_bits[broken_at] += 2
-    engine = RepeatResult(
+    engine = RunRecord(
         "engine",
         0,
         "ok",
@@ -47,7 +47,7 @@ def make_runs(*, broken_at: int | None = None, failed: bool = False) -> list[Rep
         peak_rss_bytes=1000 * MEBIBYTE,
         ready_rss_bytes=200 * MEBIBYTE,
     )
-    recorded = RepeatResult(
+    recorded = RunRecord(
         "recorded",
         0,
         "failed" if failed else "ok",
@@ -173,7 +173,7 @@ def test_the_rich_verdict_on_a_terminal_is_a_table(monkeypatch):
 def make_result(milliseconds: float) -> dict:
     """A result whose recorded route runs at `milliseconds` per step."""
     runs = make_runs()
-    runs[1] = RepeatResult(
+    runs[1] = RunRecord(
         "recorded",
         0,
         "ok",

@@ -1,0 +1,23 @@
+"""How verdict values become JSON: optional parts, and losses strict JSON cannot spell."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from topos_cli.float_bits import float32_value
+
+
+def optional_json(value: Any) -> Any:
+    """`value.to_json()`, or `None` for `None`."""
+    return None if value is None else value.to_json()
+
+
+def loss_for_json(bits: int) -> float | str:
+    """A loss as a JSON number, or as `"nan"`, `"inf"`, `"-inf"`, which strict JSON lacks."""
+    value = float32_value(bits)
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return value
