@@ -269,10 +269,8 @@ def grade(
     parent measures time per step and peak memory, checks that the losses agree
     at every step, prints the verdict and writes the result as JSON.
 
-    Exit status: 0 all routes finished and agree; 1 a route failed or timed out;
-    2 a usage or data error, or the result not written where asked; 3 parity
-    broken; 4 a regression against --baseline; 130 interrupted. When several
-    apply: 130, 2, 3, 1, 4, then 0.
+    Exit status: 0 when every route finished and the losses agree; otherwise 1,
+    2, 3, 4 or 130, as the exit-status table of the README says.
 
     Example: topos grade --steps 50 --repeat 2 --json results/today.json
     """
@@ -313,14 +311,13 @@ def compare(
 ) -> None:
     """Compare two grade results of one workload and flag regressions.
 
-    Route by route: ms/step, peak RSS and training delta. Exit 1 if a route of
-    NEW failed or has no run; exit 4 on a significant regression beyond the
-    tolerance; exit 2 if the results are of another schema or workload.
+    Route by route: ms/step, peak RSS and training delta. Exit status: 0 when
+    nothing regressed; otherwise 1, 2, 4 or 130, as the README's table says.
 
     Example: topos compare results/before.json results/after.json --tolerance time=5%
     """
     from topos_cli.compare import compare_results
-    from topos_cli.report import print_comparison
+    from topos_cli.display.report import print_comparison
     from topos_cli.result_file import load_result
     from topos_cli.tolerance import parse_tolerance
 
@@ -363,7 +360,7 @@ def data_fetch(
     source = "cifar10-python" if file_format == "py" else name
 
     from topos.datasets import DataError, fetch
-    from topos_cli.download_progress import download_progress
+    from topos_cli.display.download_progress import download_progress
 
     try:
         with download_progress(sys.stderr) as progress:

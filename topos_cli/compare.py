@@ -25,12 +25,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from topos_cli.errors import ExitStatus, IncomparableResultsError
+from topos_cli.display.units import MEBIBYTE
+from topos_cli.errors import IncomparableResultsError
+from topos_cli.exit_status import ExitStatus, most_severe
 from topos_cli.result_file import read_repeats, validate_result
 from topos_cli.statistics import mann_whitney, median
 from topos_cli.verdict import RunRecord
-
-_MEBIBYTE = 1024 * 1024
 
 #: The figures compared per route, in the order they are shown.
 FIGURES = ("ms/step", "peak RSS", "training delta")
@@ -46,7 +46,7 @@ class CompareSettings:
     memory_tolerance: float = 0.05
     significance_level: float = 0.05
     #: Memory changes smaller than this many bytes are within tolerance whatever their ratio.
-    memory_floor_bytes: int = _MEBIBYTE
+    memory_floor_bytes: int = MEBIBYTE
 
     def to_json(self) -> dict[str, Any]:
         """The settings as a JSON-ready dict."""
@@ -100,9 +100,12 @@ class Comparison:
     def exit_status(self) -> int:
         """1 when a route of the new result did not finish (never "no regression"), else 4
         when any figure regressed, else 0."""
-        if self.failures:
-            return ExitStatus.ROUTE_FAILED
-        return ExitStatus.REGRESSION if self.regressions else ExitStatus.OK
+        return most_severe(
+            (
+                ExitStatus.ROUTE_FAILED if self.failures else None,
+                ExitStatus.REGRESSION if self.regressions else None,
+            )
+        )
 
     @property
     def summary(self) -> str:

@@ -38,7 +38,12 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from topos_cli.compare import CompareSettings, Comparison, compare_results
-from topos_cli.errors import ExitStatus, IncomparableResultsError, ToposError, ToposUsageError
+from topos_cli.display.progress import LiveProgress, PlainProgress
+from topos_cli.display.report import print_comparison, print_verdict
+from topos_cli.display.tables import use_plain_output
+from topos_cli.display.units import format_bytes
+from topos_cli.errors import IncomparableResultsError, ToposError, ToposUsageError
+from topos_cli.exit_status import ExitStatus, most_severe
 from topos_cli.host import host_facts
 from topos_cli.interruption import interruptions_raised, start_raising, stop_raising
 from topos_cli.monitor import (
@@ -50,8 +55,6 @@ from topos_cli.monitor import (
     worker_environment,
 )
 from topos_cli.process_tree import adopt_orphans
-from topos_cli.progress_display import LiveProgress, PlainProgress, format_mebibytes
-from topos_cli.report import print_comparison, print_verdict, use_plain_output
 from topos_cli.result_destination import (
     Saved,
     check_destination,
@@ -60,11 +63,9 @@ from topos_cli.result_destination import (
     save_result,
 )
 from topos_cli.result_file import (
-    SCHEMA,
     compose_result,
     default_result_path,
     load_result,
-    utc_timestamp,
     write_github_benchmark,
 )
 from topos_cli.routes import ROUTES
@@ -353,9 +354,9 @@ def describe_predictions(predictions: Sequence[Mapping[str, Any]]) -> list[str]:
     for prediction in predictions:
         line = (
             f"memory: {prediction['route']} predicted training Δ "
-            f"{format_mebibytes(prediction.get('predicted_training_bytes'))} (live volume "
-            f"{format_mebibytes(prediction['predicted_live_bytes'])}), measured "
-            f"{format_mebibytes(prediction['measured_training_delta_bytes'])}"
+            f"{format_bytes(prediction.get('predicted_training_bytes'))} (live volume "
+            f"{format_bytes(prediction['predicted_live_bytes'])}), measured "
+            f"{format_bytes(prediction['measured_training_delta_bytes'])}"
         )
         if prediction["ratio"] is not None:
             line += f" ({prediction['ratio']:.2f}x)"
@@ -413,29 +414,15 @@ def compose_grade_result(
         "tolerance": plan.compare_settings.to_json(),
         "baseline": options.baseline,
     }
-    repeats = [RunRecord.from_dict(result) for result in record.results]
-    if verdict is not None:
-        result = compose_result(
-            workload=workload,
-            host=host,
-            steps=options.steps,
-            repeats=repeats,
-            verdict=verdict,
-            settings=settings,
-            created=plan.started,
-        )
-    else:  # interrupted before any run began: nothing to judge, still a valid record
-        result = {
-            "schema": SCHEMA,
-            "created": utc_timestamp(plan.started),
-            "tool": {"name": "topos"},
-            "host": host,
-            "workload": workload,
-            "steps": options.steps,
-            "settings": settings,
-            "repeats": [],
-            "verdict": None,
-        }
+    result = compose_result(
+        workload=workload,
+        host=host,
+        steps=options.steps,
+        repeats=[RunRecord.from_dict(result) for result in record.results],
+        verdict=verdict,
+        settings=settings,
+        created=plan.started,
+    )
     if record.interrupted_by is not None:
         status = "interrupted"
     elif record.usage_error is not None:
@@ -471,18 +458,18 @@ def compose_grade_result(
     return result
 
 
-def _exit_status(
+def grade_exit_status(
     record: GradeRecord, verdict: Verdict | None, comparison: Comparison | None
 ) -> int:
-    """130 interrupted, 2 a usage error, else the verdict's status, or 4 for a regression."""
-    if record.interrupted_by is not None:
-        return ExitStatus.INTERRUPTED
-    if record.usage_error is not None:
-        return ExitStatus.USAGE
-    status = verdict.exit_status if verdict is not None else ExitStatus.ROUTE_FAILED
-    if status == ExitStatus.OK and comparison is not None:
-        return comparison.exit_status
-    return status
+    """The grade's exit status, by the README's table and its order of precedence."""
+    return most_severe(
+        (
+            ExitStatus.INTERRUPTED if record.interrupted_by is not None else None,
+            ExitStatus.USAGE if record.usage_error is not None else None,
+            verdict.exit_status if verdict is not None else ExitStatus.ROUTE_FAILED,
+            None if comparison is None else comparison.exit_status,
+        )
+    )
 
 
 def finish_grade(
@@ -504,7 +491,7 @@ def finish_grade(
             cores=host.get("available_cores"),
         )
     complete = record.interrupted_by is None and record.usage_error is None
-    exit_status = _exit_status(record, verdict, None)
+    exit_status = grade_exit_status(record, verdict, None)
     result = compose_grade_result(plan, record, host, verdict, None, exit_status)
     # The result first, before it is compared with anything or printed: whatever goes
     # wrong from here on (a baseline, the terminal), the grade is not lost.
@@ -522,7 +509,7 @@ def finish_grade(
         except ToposError as error:  # the baseline was checked when loaded; still, say so
             stderr.write(f"topos: error: cannot compare with --baseline: {error}\n")
         else:
-            exit_status = _exit_status(record, verdict, comparison)
+            exit_status = grade_exit_status(record, verdict, comparison)
             result = compose_grade_result(plan, record, host, verdict, comparison, exit_status)
             if saved.path is not None and saved.error is None:
                 saved = save_result(plan.result_path, result, default=False, replace_own=saved.path)
@@ -531,7 +518,7 @@ def finish_grade(
             write_github_benchmark(options.github_benchmark, result)
         except ToposError as error:
             stderr.write(f"topos: error: --github-benchmark: {error}\n")
-            exit_status = _failed_output_status(exit_status)
+            exit_status = most_severe((exit_status, ExitStatus.USAGE))
     table = stderr if plan.result_path == "-" else stdout
     if record.usage_error is None and verdict is not None:
         print_verdict(verdict, file=table, markdown=options.markdown)
@@ -549,11 +536,6 @@ def finish_grade(
     if record.usage_error is not None:
         raise ToposUsageError(record.usage_error)
     return exit_status
-
-
-def _failed_output_status(exit_status: int) -> int:
-    """An output that could not be written where asked is exit 2, unless interrupted (130)."""
-    return exit_status if exit_status == ExitStatus.INTERRUPTED else ExitStatus.USAGE
 
 
 def _report_saved(saved: Saved, result: Mapping[str, Any], exit_status: int, stderr: TextIO) -> int:
@@ -575,7 +557,7 @@ def _report_saved(saved: Saved, result: Mapping[str, Any], exit_status: int, std
     stderr.write(f"topos: error: {saved.error}; {where}\n")
     if saved.path is None:
         stderr.write(last_resort_text(result))
-    return _failed_output_status(exit_status)
+    return most_severe((exit_status, ExitStatus.USAGE))
 
 
 def run_grade(

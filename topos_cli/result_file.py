@@ -84,11 +84,14 @@ def compose_result(
     host: Mapping[str, Any],
     steps: int,
     repeats: Sequence[RunRecord],
-    verdict: Verdict,
+    verdict: Verdict | None,
     settings: Mapping[str, Any] | None = None,
     created: datetime | None = None,
 ) -> dict[str, Any]:
-    """Assembles a result object in the module docstring's shape; `workload` must have a name."""
+    """Assembles a result object in the module docstring's shape; `workload` must have a name.
+
+    `verdict` is `None` for a grade interrupted before any run: still a valid record.
+    """
     if not isinstance(workload.get("name"), str):
         raise ValueError("a result's workload needs a name")
     return {
@@ -100,7 +103,7 @@ def compose_result(
         "steps": steps,
         "settings": dict(settings or {}),
         "repeats": [repeat.to_dict() for repeat in repeats],
-        "verdict": verdict.to_json(),
+        "verdict": None if verdict is None else verdict.to_json(),
     }
 
 

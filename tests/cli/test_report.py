@@ -10,20 +10,18 @@ from pathlib import Path
 import pytest
 
 from topos_cli.compare import compare_results
-from topos_cli.float_bits import float32_bits
-from topos_cli.report import (
+from topos_cli.display.report import (
     VERDICT_HEADERS,
-    markdown_table,
-    plain_table,
     print_comparison,
     print_verdict,
     render_comparison_markdown,
     render_comparison_plain,
     render_verdict_markdown,
     render_verdict_plain,
-    use_plain_output,
     verdict_rows,
 )
+from topos_cli.display.tables import markdown_table, plain_table, use_plain_output
+from topos_cli.float_bits import float32_bits
 from topos_cli.result_file import compose_result
 from topos_cli.verdict import RunRecord, decide_verdict
 
@@ -223,17 +221,19 @@ def test_the_comparison_renders_its_regressions():
         "topos_cli.compare",
         "topos_cli.result_file",
         "topos_cli.host",
-        "topos_cli.report",
+        "topos_cli.display.report",
+        "topos_cli.display.tables",
+        "topos_cli.display.units",
         "topos_cli.app",
         "topos_cli.grade",
         "topos_cli.monitor",
-        "topos_cli.progress_display",
+        "topos_cli.display.progress",
         "topos_cli.interruption",
         "topos_cli.rss_timeline",
         "topos_cli.routes",
         "topos_cli.tolerance",
         "topos_cli.workload_names",
-        "topos_cli.download_progress",
+        "topos_cli.display.download_progress",
         "topos_cli.worker",
     ],
 )

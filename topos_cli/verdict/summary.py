@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from topos_cli.display.units import MEBIBYTE, format_milliseconds
-from topos_cli.errors import ExitStatus
+from topos_cli.exit_status import ExitStatus, most_severe
 from topos_cli.verdict.parity import Parity, run_label
 from topos_cli.verdict.route_verdict import RouteVerdict
 from topos_cli.verdict.run_record import RunRecord
@@ -90,16 +90,16 @@ def _nonfinite_clause(routes: Sequence[RouteVerdict]) -> str | None:
     return f"loss not finite: {', '.join(unique)}" if unique else None
 
 
-def exit_status_of(repeats: Sequence[RunRecord], parity: Parity) -> int:
-    """0 all finished and agree; 130 interrupted; 3 parity broken; 1 a run did not finish."""
-    statuses = {repeat.status for repeat in repeats}
-    if "interrupted" in statuses:
-        return ExitStatus.INTERRUPTED
-    if parity.status == "broken":
-        return ExitStatus.PARITY_BROKEN
-    if statuses - {"ok"}:
-        return ExitStatus.ROUTE_FAILED
-    return ExitStatus.OK
+def exit_status_of(runs: Sequence[RunRecord], parity: Parity) -> ExitStatus:
+    """The runs' exit status by the README's table: interrupted, parity broken, a run failed."""
+    statuses = {run.status for run in runs}
+    return most_severe(
+        (
+            ExitStatus.INTERRUPTED if "interrupted" in statuses else None,
+            ExitStatus.PARITY_BROKEN if parity.status == "broken" else None,
+            ExitStatus.ROUTE_FAILED if statuses - {"ok"} else None,
+        )
+    )
 
 
 def summary_sentence(

@@ -12,16 +12,11 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import TextIO
 
-from topos_cli.report import use_plain_output
+from topos_cli.display.tables import use_plain_output
+from topos_cli.display.units import format_bytes
 
 #: What fetch calls: (file name, bytes so far, total bytes or None).
 ProgressCallback = Callable[[str, int, "int | None"], None]
-
-_MEBIBYTE = 1024 * 1024
-
-
-def _size(count: int | None) -> str:
-    return "unknown size" if count is None else f"{count / _MEBIBYTE:.1f} MiB"
 
 
 @contextlib.contextmanager
@@ -32,10 +27,10 @@ def plain_download_progress(stream: TextIO) -> Iterator[ProgressCallback]:
     def progress(name: str, done: int, total: int | None) -> None:
         if name not in announced:
             announced.add(name)
-            stream.write(f"downloading {name} ({_size(total)})\n")
+            stream.write(f"downloading {name} ({format_bytes(total, missing='unknown size')})\n")
             stream.flush()
         if total is not None and done >= total:
-            stream.write(f"downloaded {name} ({_size(done)})\n")
+            stream.write(f"downloaded {name} ({format_bytes(done)})\n")
             stream.flush()
 
     yield progress

@@ -15,37 +15,14 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
+from topos_cli.display.units import format_bytes, format_duration
 from topos_cli.monitor import WorkerObserver, WorkerRequest
-
-_MEBIBYTE = 1024 * 1024
 
 #: The live display redraws the RSS at most this often (the sampler runs far faster).
 _RSS_REFRESH_SECONDS = 0.1
 
 #: Plain progress reports every tenth of the steps, but no more often than this.
 _PLAIN_LINE_SECONDS = 2.0
-
-
-def format_duration(seconds: float | None) -> str:
-    """`42 s`, `3m05s`, `1h02m`, or `?` when unknown."""
-    if seconds is None or seconds != seconds or seconds < 0:
-        return "?"
-    if seconds < 60:
-        return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
-    minutes, second = divmod(round(seconds), 60)
-    if minutes < 60:
-        return f"{minutes}m{second:02d}s"
-    hours, minute = divmod(minutes, 60)
-    return f"{hours}h{minute:02d}m"
-
-
-def format_mebibytes(count: int | None) -> str:
-    """Bytes as `123.4 MiB` (`12.0 KiB` below a mebibyte, so small figures are not 0.0), or `?`."""
-    if count is None:
-        return "?"
-    if abs(count) < _MEBIBYTE:
-        return f"{count / 1024:.1f} KiB"
-    return f"{count / _MEBIBYTE:.1f} MiB"
 
 
 def run_label(request: WorkerRequest, repeats: int) -> str:
@@ -56,7 +33,7 @@ def run_label(request: WorkerRequest, repeats: int) -> str:
 def outcome_phrase(result: Mapping[str, Any]) -> str:
     """How a run ended, in a few words: `ok, peak 261.3 MiB` or its detail's first line."""
     if result["status"] == "ok":
-        return f"ok, peak {format_mebibytes(result.get('peak_rss_bytes'))}"
+        return f"ok, peak {format_bytes(result.get('peak_rss_bytes'))}"
     detail = (result.get("detail") or "").splitlines()
     if detail and detail[0].startswith(result["status"]):
         return detail[0]  # "timed out after 1.5 s ...", not "timed out: timed out after ..."
@@ -124,8 +101,8 @@ class PlainProgress(WorkerObserver):
             self._line(
                 request,
                 f"ready after {format_duration(state.training_started - state.started)} "
-                f"(RSS {format_mebibytes(event.get('ready_rss_bytes'))}, "
-                f"predicted live volume {format_mebibytes(volume)})",
+                f"(RSS {format_bytes(event.get('ready_rss_bytes'))}, "
+                f"predicted live volume {format_bytes(volume)})",
             )
         elif kind == "step":
             state.steps_done += 1
@@ -140,7 +117,7 @@ class PlainProgress(WorkerObserver):
                     request,
                     f"step {state.steps_done}/{request.steps}, {milliseconds:.1f} ms/step, "
                     f"ETA {format_duration(state.remaining_seconds(request.steps))}, "
-                    f"RSS {format_mebibytes(state.rss_bytes)}",
+                    f"RSS {format_bytes(state.rss_bytes)}",
                 )
 
     def sampled(self, request: WorkerRequest, rss_bytes: int) -> None:
@@ -237,7 +214,7 @@ class LiveProgress(WorkerObserver):
         now = time.monotonic()
         if now - state.rss_drawn >= _RSS_REFRESH_SECONDS:
             state.rss_drawn = now
-            self._progress.update(self._tasks[request], rss=format_mebibytes(rss_bytes))
+            self._progress.update(self._tasks[request], rss=format_bytes(rss_bytes))
 
     def finished(self, request: WorkerRequest, result: Mapping[str, Any]) -> None:
         """Shows how the run ended."""
