@@ -226,6 +226,8 @@ def test_the_comparison_renders_its_regressions():
         "topos_cli.display.units",
         "topos_cli.app",
         "topos_cli.grade",
+        "topos_cli.grade_plan",
+        "topos_cli.grade_result",
         "topos_cli.monitor",
         "topos_cli.display.progress",
         "topos_cli.interruption",
@@ -235,6 +237,9 @@ def test_the_comparison_renders_its_regressions():
         "topos_cli.workload_names",
         "topos_cli.display.download_progress",
         "topos_cli.worker",
+        "topos_cli.protocol",
+        "topos_cli.worker_process",
+        "topos_cli.exit_status",
     ],
 )
 def test_the_parent_side_modules_never_load_numpy_or_the_library(module):

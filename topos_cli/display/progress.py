@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping, Sequence
-from typing import Any, TextIO
+from collections.abc import Sequence
+from typing import TextIO
 
+from topos_cli import protocol
 from topos_cli.display.units import format_bytes, format_duration
 from topos_cli.monitor import WorkerObserver, WorkerRequest
+from topos_cli.verdict import RunRecord
 
 #: The live display redraws the RSS at most this often (the sampler runs far faster).
 _RSS_REFRESH_SECONDS = 0.1
@@ -30,14 +32,14 @@ def run_label(request: WorkerRequest, repeats: int) -> str:
     return request.route if repeats <= 1 else f"{request.route} #{request.repeat + 1}"
 
 
-def outcome_phrase(result: Mapping[str, Any]) -> str:
+def outcome_phrase(result: RunRecord) -> str:
     """How a run ended, in a few words: `ok, peak 261.3 MiB` or its detail's first line."""
-    if result["status"] == "ok":
-        return f"ok, peak {format_bytes(result.get('peak_rss_bytes'))}"
-    detail = (result.get("detail") or "").splitlines()
-    if detail and detail[0].startswith(result["status"]):
+    if result.status == "ok":
+        return f"ok, peak {format_bytes(result.peak_rss_bytes)}"
+    detail = (result.detail or "").splitlines()
+    if detail and detail[0].startswith(result.status):
         return detail[0]  # "timed out after 1.5 s ...", not "timed out: timed out after ..."
-    return f"{result['status']}" + (f": {detail[0]}" if detail else "")
+    return result.status + (f": {detail[0]}" if detail else "")
 
 
 class _RunState:
@@ -91,22 +93,21 @@ class PlainProgress(WorkerObserver):
         self._states[request] = _RunState()
         self._line(request, f"started (worker {pid})")
 
-    def event(self, request: WorkerRequest, event: Mapping[str, Any]) -> None:
+    def event(self, request: WorkerRequest, event: protocol.Event) -> None:
         """Says when the worker is ready, and how far it got every tenth of the steps."""
         state = self._states.setdefault(request, _RunState())
-        kind = event.get("event")
-        if kind == "ready":
+        if isinstance(event, protocol.Ready):
             state.training_started = time.monotonic()
-            volume = (event.get("live_volume") or {}).get("peak_bytes")
+            volume = (event.facts.get("live_volume") or {}).get("peak_bytes")
             self._line(
                 request,
                 f"ready after {format_duration(state.training_started - state.started)} "
-                f"(RSS {format_bytes(event.get('ready_rss_bytes'))}, "
+                f"(RSS {format_bytes(event.ready_rss_bytes)}, "
                 f"predicted live volume {format_bytes(volume)})",
             )
-        elif kind == "step":
+        elif isinstance(event, protocol.Step):
             state.steps_done += 1
-            state.step_seconds += float(event.get("seconds") or 0.0)
+            state.step_seconds += event.seconds
             every = max(1, request.steps // 10)
             now = time.monotonic()
             due = now - state.line_written >= _PLAIN_LINE_SECONDS
@@ -126,11 +127,11 @@ class PlainProgress(WorkerObserver):
         if state is not None:
             state.rss_bytes = rss_bytes
 
-    def finished(self, request: WorkerRequest, result: Mapping[str, Any]) -> None:
+    def finished(self, request: WorkerRequest, result: RunRecord) -> None:
         """Says how the run ended."""
         state = self._states.get(request) or _RunState()
         elapsed = time.monotonic() - state.started
-        steps = len(result.get("loss_bits") or ())
+        steps = len(result.loss_bits)
         self._line(
             request,
             f"{outcome_phrase(result)} ({steps}/{request.steps} steps in "
@@ -188,17 +189,16 @@ class LiveProgress(WorkerObserver):
         self._states[request] = _RunState()
         self._progress.update(self._tasks[request], status=f"loading (pid {pid})")
 
-    def event(self, request: WorkerRequest, event: Mapping[str, Any]) -> None:
+    def event(self, request: WorkerRequest, event: protocol.Event) -> None:
         """Starts the bar at ready and advances it a step at a time."""
         state = self._states.setdefault(request, _RunState())
         task = self._tasks[request]
-        kind = event.get("event")
-        if kind == "ready":
+        if isinstance(event, protocol.Ready):
             self._progress.start_task(task)
             self._progress.update(task, status="training")
-        elif kind == "step":
+        elif isinstance(event, protocol.Step):
             state.steps_done += 1
-            state.step_seconds += float(event.get("seconds") or 0.0)
+            state.step_seconds += event.seconds
             milliseconds = state.milliseconds_per_step()
             self._progress.update(
                 task,
@@ -216,11 +216,11 @@ class LiveProgress(WorkerObserver):
             state.rss_drawn = now
             self._progress.update(self._tasks[request], rss=format_bytes(rss_bytes))
 
-    def finished(self, request: WorkerRequest, result: Mapping[str, Any]) -> None:
+    def finished(self, request: WorkerRequest, result: RunRecord) -> None:
         """Shows how the run ended."""
         task = self._tasks[request]
         status = outcome_phrase(result)
-        style = "green" if result["status"] == "ok" else "red"
+        style = "green" if result.status == "ok" else "red"
         self._progress.update(task, status=f"[{style}]{_escape(status)}[/{style}]")
         self._progress.stop_task(task)
 
