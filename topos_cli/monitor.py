@@ -87,14 +87,9 @@ def environment_facts(environment: Mapping[str, str]) -> dict[str, str | None]:
 
 
 @dataclass(frozen=True)
-class WorkerRequest:
-    """One run to make: which workload and route, how many steps, on which data."""
+class WorkerRequest(WorkerCommand):
+    """One run to make: the worker's command, which repeat it is, and its time limit."""
 
-    workload: str
-    route: str
-    steps: int
-    #: A directory of real data files, or `None` for the synthetic stand-in.
-    data: str | None = None
     #: 0-based index among this route's runs.
     repeat: int = 0
     #: Seconds before the run is killed and marked timed out; `None` waits for ever.
@@ -102,8 +97,7 @@ class WorkerRequest:
 
     def command(self) -> list[str]:
         """The worker's command line."""
-        arguments = WorkerCommand(self.workload, self.route, self.steps, self.data).arguments()
-        return [sys.executable, *arguments]
+        return [sys.executable, *self.arguments()]
 
 
 class WorkerObserver:

@@ -16,7 +16,7 @@ import argparse
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 #: The module the grader runs as a worker (`python -m`).
@@ -60,8 +60,18 @@ class WorkerCommand:
         return cls(parsed.workload, parsed.route, parsed.steps, parsed.data)
 
 
+class _Event:
+    """What every event shares: its name on the wire, and its fields as its JSON."""
+
+    name: ClassVar[str]
+
+    def to_json(self) -> dict[str, Any]:
+        """The event as its JSON object: its name, then its fields in order."""
+        return {"event": self.name, **asdict(self)}
+
+
 @dataclass(frozen=True)
-class Ready:
+class Ready(_Event):
     """The worker has loaded its data, lowered its plan and run a warm-up step.
 
     `facts` is all it said (plan summary, live volume, dataset, numerics, ...),
@@ -95,7 +105,7 @@ class Ready:
 
 
 @dataclass(frozen=True)
-class Step:
+class Step(_Event):
     """One training step: its loss (a string when not finite), float32 bits and time."""
 
     step: int
@@ -104,32 +114,18 @@ class Step:
     seconds: float
     name: ClassVar[str] = "step"
 
-    def to_json(self) -> dict[str, Any]:
-        """The event as its JSON object."""
-        return {
-            "event": self.name,
-            "step": self.step,
-            "loss": self.loss,
-            "bits": self.bits,
-            "seconds": self.seconds,
-        }
-
 
 @dataclass(frozen=True)
-class Nonfinite:
+class Nonfinite(_Event):
     """The loss became NaN or infinite at `step`; training stopped there."""
 
     step: int
     loss: str
     name: ClassVar[str] = "nonfinite"
 
-    def to_json(self) -> dict[str, Any]:
-        """The event as its JSON object."""
-        return {"event": self.name, "step": self.step, "loss": self.loss}
-
 
 @dataclass(frozen=True)
-class Done:
+class Done(_Event):
     """Training ended (`status` is ok or nonfinite): its time, and the memory at the end."""
 
     status: str
@@ -139,19 +135,9 @@ class Done:
     end_rss_bytes: int | None = None
     name: ClassVar[str] = "done"
 
-    def to_json(self) -> dict[str, Any]:
-        """The event as its JSON object."""
-        return {
-            "event": self.name,
-            "status": self.status,
-            "training_seconds": self.training_seconds,
-            "peak_rss_bytes": self.peak_rss_bytes,
-            "end_rss_bytes": self.end_rss_bytes,
-        }
-
 
 @dataclass(frozen=True)
-class Error:
+class Error(_Event):
     """What stopped the worker, in one line: `kind` is data, workload or crash."""
 
     kind: str
@@ -161,18 +147,9 @@ class Error:
     where: str = ""
     name: ClassVar[str] = "error"
 
-    def to_json(self) -> dict[str, Any]:
-        """The event as its JSON object."""
-        return {"event": self.name, **self.details()}
-
     def details(self) -> dict[str, Any]:
         """The error's fields without the event's name, as the result keeps them."""
-        return {
-            "kind": self.kind,
-            "type": self.type,
-            "message": self.message,
-            "where": self.where,
-        }
+        return asdict(self)
 
 
 Event = Ready | Step | Nonfinite | Done | Error

@@ -225,6 +225,7 @@ def test_the_comparison_renders_its_regressions():
         "topos_cli.display.tables",
         "topos_cli.display.units",
         "topos_cli.app",
+        "topos_cli.data_commands",
         "topos_cli.grade",
         "topos_cli.grade_plan",
         "topos_cli.grade_result",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import fields
 from typing import Any
 
 from topos_cli.float_bits import float32_value
@@ -20,4 +21,18 @@ def loss_for_json(bits: int) -> float | str:
         return "nan"
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
+    return value
+
+
+def record_json(record: Any) -> dict[str, Any]:
+    """A dataclass's fields as a JSON-ready dict, in order: parts by their own `to_json`,
+    tuples as lists."""
+    return {field.name: _json_value(getattr(record, field.name)) for field in fields(record)}
+
+
+def _json_value(value: Any) -> Any:
+    if hasattr(value, "to_json"):
+        return value.to_json()
+    if isinstance(value, tuple | list):
+        return [_json_value(item) for item in value]
     return value

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from topos_cli.statistics import median
+from topos_cli.verdict.json_values import record_json
 from topos_cli.verdict.run_record import RunRecord
 
 
@@ -24,17 +25,7 @@ class Memory:
 
     def to_json(self) -> dict[str, Any]:
         """The memory figures as a JSON-ready dict."""
-        return {
-            "peak_rss_bytes": self.peak_rss_bytes,
-            "peak_rss_range": None if self.peak_rss_range is None else list(self.peak_rss_range),
-            "ready_rss_bytes": self.ready_rss_bytes,
-            "training_delta_bytes": self.training_delta_bytes,
-            "training_delta_range": None
-            if self.training_delta_range is None
-            else list(self.training_delta_range),
-            "peak_ratio": self.peak_ratio,
-            "training_delta_ratio": self.training_delta_ratio,
-        }
+        return record_json(self)
 
 
 def _median_bytes(values: Sequence[int]) -> int:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from topos_cli.float_bits import describe_bits, format_bits, ulps_between
-from topos_cli.verdict.json_values import loss_for_json, optional_json
+from topos_cli.verdict.json_values import loss_for_json, optional_json, record_json
 from topos_cli.verdict.run_record import RunRecord
 from topos_cli.verdict.settings import REFERENCE_ROUTE
 
@@ -109,14 +109,7 @@ class RouteParity:
 
     def to_json(self) -> dict[str, Any]:
         """The route's parity as a JSON-ready dict."""
-        return {
-            "route": self.route,
-            "runs": self.runs,
-            "repeatable": self.repeatable,
-            "repeat_divergence": optional_json(self.repeat_divergence),
-            "matches_reference": self.matches_reference,
-            "divergence": optional_json(self.divergence),
-        }
+        return record_json(self)
 
 
 @dataclass(frozen=True)

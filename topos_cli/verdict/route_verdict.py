@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from topos_cli.verdict.json_values import optional_json
+from topos_cli.verdict.json_values import record_json
 from topos_cli.verdict.memory import Memory, measure_memory, memory_ratio
 from topos_cli.verdict.run_record import RunRecord
 from topos_cli.verdict.settings import VerdictSettings
@@ -45,15 +45,7 @@ class RouteVerdict:
 
     def to_json(self) -> dict[str, Any]:
         """The route's verdict as a JSON-ready dict."""
-        return {
-            "route": self.route,
-            "status": self.status,
-            "repeats": self.repeats,
-            "completed": self.completed,
-            "failures": [failure.to_json() for failure in self.failures],
-            "speed": optional_json(self.speed),
-            "memory": optional_json(self.memory),
-        }
+        return record_json(self)
 
 
 def _route_status(runs: Sequence[RunRecord]) -> str:

@@ -14,13 +14,13 @@ from typing import Any
 from topos_cli.float_bits import float32_value, format_bits, is_finite, parse_bits
 from topos_cli.verdict.json_values import loss_for_json
 
+#: Every status a run can end in.
 STATUSES = ("ok", "failed", "timed out", "interrupted", "nonfinite")
 
 
-#: The route every other route is measured against.
 @dataclass(frozen=True)
 class RunRecord:
-    """One run of one route, as its worker reported it; the module docstring gives its dict."""
+    """One run of one route, as its worker reported it; `to_dict` is its JSON form."""
 
     route: str
     repeat: int

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+#: The route every other route is measured against.
 REFERENCE_ROUTE = "engine"
 
 
