@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from topos.ops.kink import Kink
 from topos.ops.memory_order import Layout, LayoutRule, contiguous, identity, strided_view
 from topos.tensor import Shape
 
@@ -52,10 +53,13 @@ class Primitive:
     A primitive with `value_method` is recorded by the `Value` method of its name
     (`x.exp()`, `x.maximum(y)`): its first operand is the Value, the others follow,
     Python numbers among them recorded as rank-0 leaves.
+
+    A primitive whose derivative is not defined everywhere says where (`kink`), so a
+    finite-difference check can tell a perturbation that crosses one.
     """
 
     __slots__ = ("arity", "derive", "infer", "kernel", "layout", "name", "output_in_workspace")
-    __slots__ += ("index_operands", "value_method", "view", "workspace")
+    __slots__ += ("index_operands", "kink", "value_method", "view", "workspace")
 
     def __init__(
         self,
@@ -70,6 +74,7 @@ class Primitive:
         layout: LayoutRule | None = None,
         value_method: bool = False,
         index_operands: tuple[int, ...] = (),
+        kink: Kink | None = None,
     ) -> None:
         self.name = name
         self.arity = arity
@@ -84,6 +89,7 @@ class Primitive:
         self.layout = layout
         self.value_method = value_method
         self.index_operands = tuple(index_operands)
+        self.kink = kink
 
     def returns_view(self, operand_layouts: Sequence[Layout]) -> bool:
         """Whether the kernel, called without `out`, returns a view of its first operand
@@ -120,6 +126,7 @@ def primitive(
     layout: LayoutRule | None = None,
     value_method: bool = False,
     index_operands: tuple[int, ...] = (),
+    kink: Kink | None = None,
 ):
     """Registers the decorated kernel as primitive `name`, beside its shape and derivative
     rules (and what the memory plan needs to know: see `Primitive`)."""
@@ -139,6 +146,7 @@ def primitive(
             layout,
             value_method,
             index_operands,
+            kink,
         )
         REGISTRY[name] = registered
         return registered
