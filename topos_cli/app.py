@@ -159,7 +159,8 @@ def run(
         training = Training(program.workload, route, dataset, steps)
     except DataError as error:
         fail(str(error))
-    typer.echo(f"route {route}: {steps} steps over {len(dataset.train)} images")
+    unit = getattr(dataset.train, "unit", "images")
+    typer.echo(f"route {route}: {steps} steps over {len(dataset.train)} {unit}")
     # Standard output carries exactly the seed's lines; which data was used goes beside it.
     typer.echo(f"data: {dataset.name} from {dataset.source} ({dataset.format})", err=True)
     if route == "recorded":

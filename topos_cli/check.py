@@ -92,9 +92,10 @@ def run_check(
     import numpy as np
 
     from topos.checking import check_gradients, check_parity
-    from topos.datasets import shuffle
     from topos.datasets.errors import DataError
     from topos.errors import GraphError, ShapeError
+    from topos.tensor import Tensor
+    from topos.training import TooFewSamplesError
     from topos.training.recording_dtype import DtypeNotSupportedError, record_in_dtype
     from topos.workloads import WorkloadNotFoundError, resolve
 
@@ -102,8 +103,11 @@ def run_check(
     try:
         workload = resolve(options.workload)
         dataset = workload.load_dataset(directory)
+        workload = workload.fitted(dataset)
         train = dataset.train
-    except (WorkloadNotFoundError, DataError) as error:
+        # The first rows of the first batch the grade trains on (the workload's order).
+        order = workload.batches(train, workload.batch_size, workload.shuffle_state)
+    except (WorkloadNotFoundError, DataError, TooFewSamplesError) as error:
         raise ToposUsageError(str(error)) from None
     except ValueError as error:  # a workload's own refusal (e.g. of --data)
         raise ToposUsageError(f"workload {options.workload!r}: {error}") from None
@@ -114,11 +118,15 @@ def run_check(
             f"it has {', '.join(workload.routes)}"
         )
     rows = min(options.rows, workload.batch_size // workload.shards)
-    # The first rows of the first batch the grade trains on (the seed's batch order).
-    order = np.arange(len(train), dtype=np.int64)
-    shuffle(order, workload.shuffle_state)
-    indices = order[:rows]
-    images, targets = train.images(indices), train.one_hot(indices)
+    indices = order.indices(0)[:rows]
+
+    def batch(recording, dtype) -> dict:
+        # The workload's feeds, its float payloads in `dtype` (index inputs stay as they are).
+        feeds = workload.feeds(train, indices, recording)
+        return {
+            symbol: feed.numpy().astype(dtype) if isinstance(feed, Tensor) else feed
+            for symbol, feed in feeds.items()
+        }
 
     def recorded(dtype):
         try:
@@ -131,10 +139,7 @@ def run_check(
             ) from None
 
     tape, recording = recorded(np.float64)
-    feeds = {
-        recording.images: images.astype(np.float64),
-        recording.targets: targets.astype(np.float64),
-    }
+    feeds = batch(recording, np.float64)
     report = check_gradients(
         tape,
         recording.loss,
@@ -146,10 +151,7 @@ def run_check(
     )
     if len(options.routes) > 1:
         tape, recording = recorded(np.float32)
-        feeds = {
-            recording.images: images.astype(np.float32),
-            recording.targets: targets.astype(np.float32),
-        }
+        feeds = batch(recording, np.float32)
         report.parity = check_parity(tape, recording.loss, recording.parameters, feeds)
     status = ExitStatus.OK if report.passed else ExitStatus.PARITY_BROKEN
     data = {

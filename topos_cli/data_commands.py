@@ -17,8 +17,9 @@ data_application = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-#: The datasets `topos data` knows.
-DATASETS = ("cifar10", "mnist")
+#: The datasets `topos data info` knows, and those `topos data fetch` can download.
+DATASETS = ("cifar10", "mnist", "text")
+FETCHABLE = ("cifar10", "mnist")
 
 
 class FetchInterruptedError(ToposError):
@@ -57,8 +58,8 @@ def data_fetch(
 
     Example: topos data fetch cifar10 --to data/cifar10
     """
-    if name not in DATASETS:
-        raise ToposUsageError(f"unknown dataset {name!r}; fetch {' or '.join(DATASETS)}")
+    if name not in FETCHABLE:
+        raise ToposUsageError(f"unknown dataset {name!r}; fetch {' or '.join(FETCHABLE)}")
     if name == "mnist" and file_format is not None:
         raise ToposUsageError(
             "--format applies to cifar10; mnist comes in one format (gzipped IDX)"
@@ -95,23 +96,27 @@ def data_fetch(
 def data_info(
     directory: Annotated[
         str | None,
-        typer.Argument(help="A folder of dataset files; omit for the synthetic stand-in."),
+        typer.Argument(
+            help="A folder of dataset files (or a text file); omit for the synthetic stand-in."
+        ),
     ] = None,
     dataset: Annotated[
         str | None,
-        typer.Option("--dataset", help="cifar10 or mnist; default: whatever DIRECTORY holds."),
+        typer.Option(
+            "--dataset", help="cifar10, mnist or text; default: whatever DIRECTORY holds."
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the facts as JSON.")] = False,
 ) -> None:
     """Say what a dataset holds, and its fingerprint.
 
     Format, split sizes, image shape, class counts and fingerprints (the
-    fingerprint a grade records).
+    fingerprint a grade records); for a text, its vocabulary and characters.
 
     Example: topos data info data/cifar10
     """
     if dataset is not None and dataset not in DATASETS:
-        raise ToposUsageError(f"unknown dataset {dataset!r}; choose {' or '.join(DATASETS)}")
+        raise ToposUsageError(f"unknown dataset {dataset!r}; choose {', '.join(DATASETS)}")
 
     from topos.datasets import DataError, identify, load
 
@@ -140,6 +145,15 @@ def describe_dataset(description: dict) -> list[str]:
         else f"source: {source} ({description['format']})",
         f"fingerprint: {description['fingerprint']}",
     ]
+    if "vocabulary" in description:
+        vocabulary = description["vocabulary"]
+        lines.append(f"vocabulary: {len(vocabulary)} characters {vocabulary!r}")
+        for split, facts in description["splits"].items():
+            lines.append(
+                f"{split}: {facts['characters']} characters; "
+                f"fingerprint {facts['fingerprint'][:16]}"
+            )
+        return lines
     for split, facts in description["splits"].items():
         shape = "x".join(str(extent) for extent in facts["image_shape"])
         counts = facts["class_counts"]

@@ -77,3 +77,13 @@ def test_the_classifier_example_is_far_above_chance():
     assert any(line.startswith("probe plan: forward;") for line in lines)
     share = float(re.search(r"test accuracy: ([\d.]+)%", lines[-1]).group(1))
     assert share > 50.0, lines[-1]
+
+
+def test_the_gpt_example_trains_and_samples():
+    lines = run([sys.executable, "gpt.py"], TOPOS_STEPS="3", TOPOS_SAMPLE="20")
+    assert lines[0].startswith("gpt: synthetic text")
+    assert any(
+        re.fullmatch(r"validation loss \d+\.\d{4} \(\d\.\d\d of ln V\)", line) for line in lines
+    )
+    sample = next(line for line in lines if line.startswith("sample: "))
+    assert len(sample) == len("sample: ") + 20

@@ -76,7 +76,7 @@ RECORDINGS = {
     "broadcast_to": (lambda a, n: a.broadcast_to(n[0], *a.shape), 1),
     "power": (lambda a, n: a ** (n[0] - 1.5), 1),
     "softmax": (lambda a, n: a.tape.record("softmax", (a,), causal=False), 0),
-    "standardize": (lambda a, n: a.tape.record("standardize", (a,), eps=1e-5), 0),
+    "row_scale": (lambda a, n: a.tape.record("row_scale", (a,), eps=1e-5), 0),
     "gelu": (lambda a, n: a.gelu(), 0),
     "scatter": (
         lambda a, n: a.tape.record(

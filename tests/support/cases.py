@@ -748,22 +748,34 @@ TRANSFORMER_CASES: list[Case] = [
         on_parameters(_gradient_of("softmax_gradient")),
     ),
     Case(
+        "row_scale",
+        "row_scale",
+        normal((3, 5)),
+        on_parameters(lambda a: _record("row_scale", a, eps=1e-5)),
+    ),
+    Case(
+        "row_scale_rank3",
+        "row_scale",
+        normal((2, 3, 4)),
+        on_parameters(lambda a: _record("row_scale", a, eps=0.1)),
+    ),
+    Case(
         "standardize",
         "standardize",
         normal((3, 5)),
-        on_parameters(lambda a: _record("standardize", a, eps=1e-5)),
+        on_parameters(lambda a: _record("standardize", a, _record("row_scale", a, eps=1e-5))),
     ),
     Case(
         "standardize_rank3",
         "standardize",
         normal((2, 3, 4)),
-        on_parameters(lambda a: _record("standardize", a, eps=0.1)),
+        on_parameters(lambda a: _record("standardize", a, _record("row_scale", a, eps=0.1))),
     ),
     Case(
         "standardize_gradient",
         "standardize_gradient",
-        normal((3, 5), (3, 5)),
-        on_parameters(lambda x, g: _record("standardize_gradient", x, g, eps=1e-5)),
+        both(normal((3, 5), (3, 5)), positive((3, 1))),
+        on_parameters(lambda x, g, s: _record("standardize_gradient", x, g, s)),
     ),
     Case("gelu", "gelu", normal((3, 4)), on_parameters(lambda a: a.gelu())),
     Case(

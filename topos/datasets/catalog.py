@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from topos.datasets import cifar10, mnist
+from topos.datasets import cifar10, mnist, text
 from topos.datasets.checks import require_directory
 from topos.datasets.dataset import Dataset
 from topos.datasets.errors import DataError
@@ -13,11 +13,13 @@ from topos.datasets.errors import DataError
 LOADERS: dict[str, Callable[[str | Path | None], Dataset]] = {
     cifar10.NAME: cifar10.load_cifar10,
     mnist.NAME: mnist.load_mnist,
+    text.NAME: text.load_text,
 }
 
 
 def load(name: str, directory: str | Path | None = None) -> Dataset:
-    """The dataset `name` ("cifar10" or "mnist") from `directory`, or synthetic when None."""
+    """The dataset `name` ("cifar10", "mnist" or "text") from `directory` (for a text,
+    also a file), or synthetic when None."""
     try:
         loader = LOADERS[name]
     except KeyError:
@@ -26,7 +28,9 @@ def load(name: str, directory: str | Path | None = None) -> Dataset:
 
 
 def identify(directory: str | Path) -> str:
-    """The name of the dataset whose files `directory` holds."""
+    """The name of the dataset whose files `directory` holds (a file is a text)."""
+    if str(directory).strip() and Path(directory).exists() and not Path(directory).is_dir():
+        return text.NAME
     folder = require_directory(directory)
     try:
         cifar10.locate(folder)
@@ -38,7 +42,12 @@ def identify(directory: str | Path) -> str:
     # reported as such when MNIST reads it, not as "neither".
     if any(_present(folder / name) or _present(folder / f"{name}.gz") for name in names):
         return mnist.NAME
-    raise DataError(folder, "holds neither CIFAR-10 batches nor MNIST IDX files")
+    if _present(folder / text.FILE_NAME):
+        return text.NAME
+    raise DataError(
+        folder,
+        f"holds neither CIFAR-10 batches nor MNIST IDX files (nor a text's {text.FILE_NAME})",
+    )
 
 
 def _present(path: Path) -> bool:

@@ -18,15 +18,18 @@ EPS = 1e-5
 
 
 def layer_norm(value: Value, weight: Value, bias: Value, eps: float = EPS) -> Value:
-    """`standardize(value) * weight + bias` over the last axis (`weight`, `bias`: `[D]`,
-    broadcast over the rows): PyTorch's `layer_norm` with the biased variance."""
+    """`standardize(value, row_scale(value)) * weight + bias` over the last axis
+    (`weight`, `bias`: `[D]`, broadcast over the rows): PyTorch's `layer_norm` with the
+    biased variance. Its backward pass reads the standardised rows and the scales, not
+    `value`, which a forward plan frees at once."""
     features = value.shape[-1] if value.shape.rank else 0
     if weight.shape != (features,) or bias.shape != (features,):
         raise ShapeError(
             f"layer_norm: weight {weight.shape} and bias {bias.shape} must be [{features}] "
             f"for input {value.shape}"
         )
-    standardised = value.tape.record("standardize", (value,), eps=float(eps))
+    scale = value.tape.record("row_scale", (value,), eps=float(eps))
+    standardised = value.tape.record("standardize", (value, scale))
     return standardised * weight + bias
 
 
