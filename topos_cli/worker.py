@@ -133,7 +133,9 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
                 plan.predicted_training_bytes - plan.arena_bytes - plan.root_bytes
             )
             * shards,
-            "predicted_training_bytes": plan.predicted_training_bytes * shards,
+            # ... and with the step's own: averaged gradients, new parameters, the
+            # optimizer's state.
+            "predicted_training_bytes": training.predicted_training_bytes,
         },
         forward_nodes=training.program.forward_nodes,
         gradient_nodes=training.program.gradient_nodes,

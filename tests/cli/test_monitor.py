@@ -98,7 +98,10 @@ def live_volume_of(workload, route):
         "arena_bytes": sum(plan.arena_bytes for plan in plans),
         "root_bytes": sum(plan.root_bytes for plan in plans),
         "backward_peak_bytes": backward,
-        "predicted_training_bytes": sum(plan.predicted_training_bytes for plan in plans),
+        # The plans', and the step's own: averaged gradients, new parameters, optimizer.
+        "predicted_training_bytes": Training(
+            workload, route, workload.dataset(None), 1
+        ).predicted_training_bytes,
     }
 
 

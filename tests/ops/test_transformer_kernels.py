@@ -86,3 +86,30 @@ def test_layer_norm_kernels_agree_with_numpy_to_rounding():
     wide = rows.astype(np.float64)
     expected = (wide - wide.mean(-1, keepdims=True)) / np.sqrt(wide.var(-1, keepdims=True) + 1e-5)
     np.testing.assert_allclose(normalised, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_the_gelu_product_agrees_with_gelu_then_the_product_over_several_blocks():
+    from topos.ops.gelu_product import (
+        BLOCK_ROWS,
+        gelu_product,
+        gelu_product_gradient,
+        gelu_product_weights,
+    )
+
+    rows = 2 * BLOCK_ROWS + 5
+    u = RNG.standard_normal((rows, 32)).astype(np.float32)
+    weights = RNG.standard_normal((32, 8)).astype(np.float32)
+    g = RNG.standard_normal((rows, 8)).astype(np.float32)
+    activated = gelu.kernel(u)
+    np.testing.assert_allclose(
+        gelu_product.kernel(u, weights), activated @ weights, rtol=1e-5, atol=1e-5
+    )
+    np.testing.assert_allclose(
+        gelu_product_gradient.kernel(u, g, weights),
+        gelu_gradient.kernel(u, g @ weights.T),
+        rtol=1e-5,
+        atol=1e-5,
+    )
+    np.testing.assert_allclose(
+        gelu_product_weights.kernel(u, g), activated.T @ g, rtol=1e-4, atol=1e-4
+    )

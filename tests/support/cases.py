@@ -779,6 +779,24 @@ TRANSFORMER_CASES: list[Case] = [
     ),
     Case("gelu", "gelu", normal((3, 4)), on_parameters(lambda a: a.gelu())),
     Case(
+        "gelu_product",
+        "gelu_product",
+        normal((3, 4), (4, 2)),
+        on_parameters(_gradient_of("gelu_product")),
+    ),
+    Case(
+        "gelu_product_gradient",
+        "gelu_product_gradient",
+        normal((3, 4), (3, 2), (4, 2)),
+        on_parameters(_gradient_of("gelu_product_gradient")),
+    ),
+    Case(
+        "gelu_product_weights",
+        "gelu_product_weights",
+        normal((3, 4), (3, 2)),
+        on_parameters(_gradient_of("gelu_product_weights")),
+    ),
+    Case(
         "gelu_gradient",
         "gelu_gradient",
         normal((3, 4), (3, 4)),
@@ -814,6 +832,12 @@ def _class_index_cross_entropy(tape: Tape, tensors: list[Tensor]):
     logits = tape.parameter(tensors[0])
     targets = tape.input(Indices.of(TOKENS, 5))
     return cross_entropy(logits, targets), [logits.symbol]
+
+
+def _linear_of_gelu(tape: Tape, tensors: list[Tensor]):
+    rows = tape.parameter(tensors[0])
+    layer = Linear(tape, tensors[1], tensors[2], name="project")
+    return layer.express_gelu(rows), [rows.symbol, layer.weights, layer.bias]
 
 
 def _linear_over_rank3(tape: Tape, tensors: list[Tensor]):
@@ -862,6 +886,7 @@ TRANSFORMER_COMPOSITE_CASES: list[Case] = [
         normal((2, 3, 4)),
         on_parameters(lambda x: x.reshape(-1) * x.reshape(3, -1).reshape(-1)),
     ),
+    Case("Linear_of_gelu", "Linear", normal((3, 4), (4, 2), (2,)), _linear_of_gelu),
     Case(
         "Linear_rank3",
         "Linear",

@@ -33,7 +33,6 @@ from topos import (
     Tensor,
     Value,
     causal_self_attention,
-    gelu,
     init,
 )
 from topos.errors import ShapeError
@@ -118,8 +117,9 @@ class GPT:
         for ln1, qkv, projection, ln2, expand, project in self.blocks:
             attended = causal_self_attention(ln1.express(x), qkv, projection, self.shape.heads)
             x = x + attended
-            hidden = gelu(expand.express(ln2.express(x).reshape(rows, features)))
-            x = x + project.express(hidden).reshape(batch, positions, features)
+            hidden = expand.express(ln2.express(x).reshape(rows, features))
+            # project(gelu(hidden)) as one node that never holds gelu(hidden).
+            x = x + project.express_gelu(hidden).reshape(batch, positions, features)
         normalised = self.ln_f.express(x).reshape(rows, features)
         return self.head.express(normalised).reshape(batch, positions, self.shape.vocabulary)
 

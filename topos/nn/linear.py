@@ -51,3 +51,13 @@ class Linear(WeightedLayer):
         if self._bias is None:
             return product
         return product + self._bias.narrow(0, start, length).broadcast_along(0, value.shape[0])
+
+    def express_gelu(self, value: Value) -> Value:
+        """Records `gelu(value) @ weights + bias` as one `gelu_product` node, which never
+        holds `gelu(value)` (a transformer MLP's second layer: see topos.ops.gelu_product)."""
+        if value.shape.rank != 2:
+            raise ShapeError(f"Linear: input {value.shape} must be [rows, inputs]")
+        product = value.tape.record("gelu_product", (value, self._weights))
+        if self._bias is None:
+            return product
+        return product + self._bias.broadcast_along(0, value.shape[0])

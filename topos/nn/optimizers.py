@@ -47,6 +47,10 @@ class Adam:
         # gets no gradient on some call is corrected as if that call had not happened.
         self._moments: dict[int, tuple[np.ndarray, np.ndarray, int]] = {}
 
+    def state_bytes(self, parameters: Parameters) -> int:
+        """The bytes of the moments once every parameter has had a step: two per value."""
+        return 2 * sum(tensor.numpy().nbytes for _, tensor in parameters.items())
+
     def step(self, parameters: Parameters, gradients: ParameterGradients) -> Parameters:
         """The parameters after one Adam step; the moments of each parameter with a
         gradient advance once per call."""
@@ -105,6 +109,10 @@ class AdamW:
         # Per parameter: the first and second moments (owned here, updated in place) and
         # how many updates they have seen.
         self._moments: dict[int, list] = {}
+
+    def state_bytes(self, parameters: Parameters) -> int:
+        """The bytes of the moments once every parameter has had a step: two per value."""
+        return 2 * sum(tensor.numpy().nbytes for _, tensor in parameters.items())
 
     def step(self, parameters: Parameters, gradients: ParameterGradients) -> Parameters:
         """The parameters after one AdamW step."""

@@ -9,6 +9,7 @@ from topos.ops import (  # noqa: F401  (importing registers the primitives)
     embedding,
     gather,
     gelu,
+    gelu_product,
     lane_maximum,
     layout,
     matmul,

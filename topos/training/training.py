@@ -67,6 +67,22 @@ class Training:
         self.parameters = self.optimizer.step(self.parameters, gradients)
         return loss
 
+    @property
+    def predicted_training_bytes(self) -> int:
+        """What a training step should add to the process at its peak: every shard's plan
+        (`Plan.predicted_training_bytes`), the shards' averaged gradients, the optimizer's
+        new parameters (made while the old are still held) and its state (`state_bytes`,
+        when the optimizer keeps any: Adam's and AdamW's two moments)."""
+        program = self.program
+        parameter_bytes = sum(tensor.numpy().nbytes for _, tensor in self.parameters.items())
+        total = program.plan.predicted_training_bytes * program.shards + parameter_bytes
+        if program.shards > 1:
+            total += parameter_bytes
+        state_bytes = getattr(self.optimizer, "state_bytes", None)
+        if state_bytes is not None:
+            total += state_bytes(self.parameters)
+        return total
+
     def warm_up(self) -> None:
         """Runs step 0's computation once and throws it away: parameters and batch order
         stay untouched, so the trajectory is still the seed's."""

@@ -1,0 +1,197 @@
+"""gelu_product and its two gradients: `gelu(u) @ W` (a transformer MLP's second layer
+over its activation) without ever holding `gelu(u)`.
+
+The product is made in blocks of rows: each block's gelu goes to a small workspace and
+straight into its rows of the product. The gradient of u is `gelu'(u) * (g Wᵀ)`, made in
+the same blocks (so `g Wᵀ`, as large as u, is never held either); the gradient of W is
+`gelu(u)ᵀ g`, each block's gelu made again and its product added in block order. So the
+backward pass keeps u alone of the MLP's wide activations (not also its gelu, and never
+the wide `g Wᵀ`), for one more gelu per block: what a forward plan saves most on
+transformers. The blocks follow from the shapes alone, so the bits do; they agree with
+the unfused `gelu(u) @ W` and its rules to float32 rounding, not to the bit (the weights'
+gradient is summed block by block).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from topos.ops.gelu import _derive_gelu_gradient, gelu, gelu_gradient
+from topos.ops.primitive import primitive
+from topos.ops.shape_rules import fail
+from topos.tensor import Shape
+
+#: Rows per block: a block of a 256-wide activation is 128 KiB of float32.
+BLOCK_ROWS = 128
+
+
+def _blocks(rows: int):
+    """The row ranges of the blocks, in order."""
+    return [(start, min(start + BLOCK_ROWS, rows)) for start in range(0, rows, BLOCK_ROWS)]
+
+
+def _block_scratch(workspace, position: int, rows: int, width: int, dtype) -> np.ndarray:
+    """Scratch `position` of a block (`[rows, width]`): in the workspace when given."""
+    size = BLOCK_ROWS * width
+    if workspace is not None and workspace.size >= (position + 1) * size:
+        return workspace[position * size : position * size + rows * width].reshape(rows, width)
+    return np.empty((rows, width), dtype=dtype)
+
+
+def _check_matrix(operation: str, name: str, shape: Shape) -> None:
+    if shape.rank != 2:
+        raise fail(operation, f"{name} {shape} must be a matrix")
+
+
+# gelu_product ---------------------------------------------------------------------------
+
+
+def _infer_gelu_product(activations: Shape, weights: Shape) -> Shape:
+    _check_matrix("gelu_product", "activations", activations)
+    _check_matrix("gelu_product", "weights", weights)
+    if activations[1] != weights[0]:
+        raise fail(
+            "gelu_product",
+            f"activations {activations} and weights {weights} do not chain "
+            f"({activations[1]} columns against {weights[0]} rows)",
+        )
+    return Shape((activations[0], weights[1]))
+
+
+def _derive_gelu_product(algebra, inputs, output, gradient, needs):
+    activations, weights = inputs
+    weight_part = algebra.gelu_product_weights(activations, gradient) if needs[1] else None
+    activation_part = (
+        algebra.gelu_product_gradient(activations, gradient, weights) if needs[0] else None
+    )
+    return activation_part, weight_part
+
+
+def _one_block(activations: Shape, weights: Shape) -> int:
+    return BLOCK_ROWS * activations[1]
+
+
+@primitive("gelu_product", 2, _infer_gelu_product, _derive_gelu_product, workspace=_one_block)
+def gelu_product(activations, weights, out=None, workspace=None):
+    """`gelu(activations) @ weights`, block of rows by block of rows."""
+    activations = np.ascontiguousarray(activations)
+    weights = np.ascontiguousarray(weights)
+    rows, width = activations.shape
+    if out is None:
+        out = np.empty((rows, weights.shape[1]), dtype=activations.dtype)
+    for start, end in _blocks(rows):
+        block = _block_scratch(workspace, 0, end - start, width, activations.dtype)
+        gelu.kernel(activations[start:end], out=block)
+        np.matmul(block, weights, out=out[start:end])
+    return out
+
+
+# gelu_product_gradient ------------------------------------------------------------------
+
+
+def _infer_gelu_product_gradient(activations: Shape, gradient: Shape, weights: Shape) -> Shape:
+    product = _infer_gelu_product(activations, weights)
+    if gradient != product:
+        raise fail("gelu_product_gradient", f"gradient {gradient} for a product of shape {product}")
+    return activations
+
+
+def _derive_gelu_product_gradient(algebra, inputs, output, gradient, needs):
+    # y = gelu_gradient(u, a) with a = g Wᵀ: gelu_gradient's own rule gives the parts for
+    # u and a; a's part reaches g as (da) W and W as (da)ᵀ g.
+    activations, incoming, weights = inputs
+    spread = algebra.matmul_nt(incoming, weights)
+    activation_part, spread_part = _derive_gelu_gradient(
+        algebra, [activations, spread], output, gradient, (needs[0], needs[1] or needs[2])
+    )
+    incoming_part = algebra.matmul(spread_part, weights) if needs[1] else None
+    weight_part = algebra.matmul_tn(spread_part, incoming) if needs[2] else None
+    return activation_part, incoming_part, weight_part
+
+
+def _two_blocks(activations: Shape, gradient: Shape, weights: Shape) -> int:
+    return 2 * BLOCK_ROWS * activations[1]
+
+
+@primitive(
+    "gelu_product_gradient",
+    3,
+    _infer_gelu_product_gradient,
+    _derive_gelu_product_gradient,
+    workspace=_two_blocks,
+)
+def gelu_product_gradient(activations, gradient, weights, out=None, workspace=None):
+    """The gradient of the activations u of `gelu(u) @ W` given the product's gradient g:
+    `gelu'(u) * (g Wᵀ)`, block of rows by block of rows."""
+    activations = np.ascontiguousarray(activations)
+    gradient = np.ascontiguousarray(gradient)
+    weights = np.ascontiguousarray(weights)
+    rows, width = activations.shape
+    if out is None:
+        out = np.empty((rows, width), dtype=activations.dtype)
+    for start, end in _blocks(rows):
+        spread = _block_scratch(workspace, 0, end - start, width, activations.dtype)
+        scratch = _block_scratch(workspace, 1, end - start, width, activations.dtype)
+        np.matmul(gradient[start:end], weights.T, out=spread)
+        gelu_gradient.kernel(
+            activations[start:end], spread, out=out[start:end], workspace=scratch.reshape(-1)
+        )
+    return out
+
+
+# gelu_product_weights -------------------------------------------------------------------
+
+
+def _infer_gelu_product_weights(activations: Shape, gradient: Shape) -> Shape:
+    _check_matrix("gelu_product_weights", "activations", activations)
+    _check_matrix("gelu_product_weights", "gradient", gradient)
+    if activations[0] != gradient[0]:
+        raise fail(
+            "gelu_product_weights",
+            f"activations {activations} and gradient {gradient} differ in rows",
+        )
+    return Shape((activations[1], gradient[1]))
+
+
+def _derive_gelu_product_weights(algebra, inputs, output, gradient, needs):
+    # y = gelu(u)ᵀ g; for the incoming H: in g, gelu(u) H; in u, gelu'(u) * (g Hᵀ).
+    activations, incoming = inputs
+    activation_part = incoming_part = None
+    if needs[0]:
+        activation_part = algebra.gelu_gradient(activations, algebra.matmul_nt(incoming, gradient))
+    if needs[1]:
+        incoming_part = algebra.matmul(algebra.gelu(activations), gradient)
+    return activation_part, incoming_part
+
+
+def _block_and_product(activations: Shape, gradient: Shape) -> int:
+    return BLOCK_ROWS * activations[1] + activations[1] * gradient[1]
+
+
+@primitive(
+    "gelu_product_weights",
+    2,
+    _infer_gelu_product_weights,
+    _derive_gelu_product_weights,
+    workspace=_block_and_product,
+)
+def gelu_product_weights(activations, gradient, out=None, workspace=None):
+    """`gelu(u)ᵀ g`: each block's gelu made again, the blocks' products added in order."""
+    activations = np.ascontiguousarray(activations)
+    gradient = np.ascontiguousarray(gradient)
+    rows, width = activations.shape
+    columns = gradient.shape[1]
+    if out is None:
+        out = np.empty((width, columns), dtype=activations.dtype)
+    size = BLOCK_ROWS * width
+    if workspace is not None and workspace.size >= size + width * columns:
+        partial = workspace[size : size + width * columns].reshape(width, columns)
+    else:
+        partial = np.empty((width, columns), dtype=activations.dtype)
+    out.fill(0)
+    for start, end in _blocks(rows):
+        block = _block_scratch(workspace, 0, end - start, width, activations.dtype)
+        gelu.kernel(activations[start:end], out=block)
+        np.matmul(block.T, gradient[start:end], out=partial)
+        np.add(out, partial, out=out)
+    return out
