@@ -9,7 +9,8 @@ so a busy spell on the shared machine falls on all of them alike. The topos rout
 train exactly what `topos grade --workload gpt` trains (the workload's Training: its
 batches, its two shards, AdamW); the twin (benchmarks/gpt_twin.py) starts from the
 same weights, copied by name, and trains on the same batches with the same AdamW, in
-PyTorch's default threads. Both topos routes must report the same loss bits at every
+PyTorch's default threads (`--torch-threads 1` adds it at one thread too, as
+`pytorch@1`). Both topos routes must report the same loss bits at every
 step. Prints the median ms/step, CPU time and minor page faults per step and the ratio
 to PyTorch, and writes the JSON to results/.
 
@@ -62,6 +63,10 @@ def _topos_worker(route: str):
 def _torch_worker():
     import numpy as np
     import torch
+
+    threads = os.environ.get("GPT_TORCH_THREADS")
+    if threads:
+        torch.set_num_threads(int(threads))
 
     sys.path.insert(0, str(HERE))
     from gpt_twin import loss, optimizer, twin
@@ -120,14 +125,15 @@ def worker(route: str) -> int:
 class Worker:
     """A route's worker process."""
 
-    def __init__(self, route: str) -> None:
+    def __init__(self, route: str, environment: dict[str, str] | None = None) -> None:
         self.route = route
         self.process = subprocess.Popen(
-            [sys.executable, __file__, "--worker", route],
+            [sys.executable, __file__, "--worker", route.split("@")[0]],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
             bufsize=1,
+            env={**os.environ, **(environment or {})},
         )
         self.info = self._read()
         self.times: list[float] = []
@@ -167,6 +173,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=10, help="timed steps per round")
     parser.add_argument("--warmup", type=int, default=5, help="untimed steps first")
     parser.add_argument("--no-torch", action="store_true", help="skip the PyTorch twin")
+    parser.add_argument(
+        "--torch-threads",
+        type=int,
+        nargs="*",
+        default=[],
+        help="also time the twin at these thread counts (beside its default), e.g. 1",
+    )
     parser.add_argument("--out", type=Path, help="where to write the JSON")
     arguments = parser.parse_args(argv)
     if arguments.worker:
@@ -181,6 +194,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         skipped = "torch cannot be imported here"
     workers = [Worker(route) for route in routes]
+    if "pytorch" in routes:
+        for threads in arguments.torch_threads:
+            workers.append(Worker(f"pytorch@{threads}", {"GPT_TORCH_THREADS": str(threads)}))
     try:
         for process in workers:
             process.train(arguments.warmup)
@@ -234,13 +250,13 @@ def main(argv: list[str] | None = None) -> int:
         },
     }
     print(
-        f"{'route':<10} {'ms/step':>9} {'q1':>8} {'q3':>8} {'min':>8} {'x pytorch':>10} "
+        f"{'route':<12} {'ms/step':>9} {'q1':>8} {'q3':>8} {'min':>8} {'x pytorch':>10} "
         f"{'cpu ms':>8} {'faults':>8}"
     )
     for route, figures in results.items():
         ratio = f"{figures['vs_pytorch']:.2f}x" if figures["vs_pytorch"] else "-"
         print(
-            f"{route:<10} {figures['median_ms']:9.2f} {figures['q1_ms']:8.2f} "
+            f"{route:<12} {figures['median_ms']:9.2f} {figures['q1_ms']:8.2f} "
             f"{figures['q3_ms']:8.2f} {figures['min_ms']:8.2f} {ratio:>10} "
             f"{figures['cpu_ms_per_step']:8.1f} {figures['minor_faults_per_step']:8.0f}"
         )

@@ -98,7 +98,7 @@ def twin(named: Mapping[str, np.ndarray]) -> Twin:
             value = np.asarray(named[topos_name(name)], dtype=np.float32)
             if value.ndim == 2 and name not in ("token_embedding.weight", "position_embedding"):
                 value = value.T  # topos stores [inputs, outputs]
-            parameter.copy_(torch.from_numpy(np.ascontiguousarray(value)))
+            parameter.copy_(torch.from_numpy(np.array(value)))
     return model
 
 
