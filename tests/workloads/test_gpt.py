@@ -148,7 +148,7 @@ def test_both_routes_train_bit_for_bit():
 def test_a_probe_measures_validation_loss_and_samples():
     dataset = gpt.workload.dataset(None)
     named = recorded()[1].parameters().named()
-    loss = GPTProbe(V, 8).validation_loss(named, dataset.test)
+    loss = GPTProbe(V, 8).validation_loss(named, dataset.test, windows=16)
     assert loss == pytest.approx(np.log(V), abs=0.05)
     sampled = GPTProbe(V, 1).sample(named, dataset.test.ids[:5], 10, seed=3)
     assert sampled.shape == (10,) and sampled.max() < V

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from topos import AdamW, Indices, Tape
+from topos import AdamW, Indices, Tape, cross_entropy
 from topos.datasets import Dataset
 from topos.datasets.synthetic_text import CONSONANTS, VOWELS
 from topos.datasets.text import load_text
@@ -47,8 +47,6 @@ def record(
     tokens = tape.input(Indices.zeros([rows, CONTEXT], vocabulary))
     targets = tape.input(Indices.zeros([rows, CONTEXT], vocabulary))
     logits = model.express(tokens)
-    from topos import cross_entropy
-
     loss = cross_entropy(logits, targets)
     return Recording(
         loss=loss.symbol,

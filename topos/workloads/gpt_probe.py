@@ -38,11 +38,16 @@ class GPTProbe:
             inputs["targets"]: Indices(targets.shape, targets, self.vocabulary),
         }
 
-    def validation_loss(self, named: Mapping[str, Tensor], split: TextSplit) -> float:
+    def validation_loss(
+        self, named: Mapping[str, Tensor], split: TextSplit, windows: int | None = None
+    ) -> float:
         """The mean cross-entropy over the split's consecutive, non-overlapping windows
-        (as many whole batches of `rows` windows as it holds; at least one window)."""
+        (as many whole batches of `rows` windows as it holds, or as the first `windows`
+        of them make; at least one batch)."""
         parameters = self.network.parameters(named)
         count = (len(split) - 1) // CONTEXT
+        if windows is not None:
+            count = min(count, windows)
         batches = max(count // self.rows, 1)
         total = 0.0
         for batch in range(batches):
