@@ -227,7 +227,7 @@ def _print_report(report: Any, result: dict[str, Any], stream: TextIO) -> None:
             used += f", {len(check.skipped)} skipped"
         verdict = Text("pass", style="green") if check.passed else Text("FAIL", style="bold red")
         table.add_row(
-            f"%{check.index}",
+            check.label,
             "[" + ", ".join(map(str, check.shape)) + "]",
             *errors,
             used,
@@ -244,7 +244,7 @@ def _print_report(report: Any, result: dict[str, Any], stream: TextIO) -> None:
         console.print(Text(line, style="red"))
     for check in report.parameters:
         for reason in check.skipped:
-            console.print(Text(f"skipped: %{check.index} {reason}", style="yellow"))
+            console.print(Text(f"skipped: {check.label} {reason}", style="yellow"))
     for note in report.rule_notes:
         console.print(Text(f"note: {note}", style="yellow"))
     console.print(Text(report.verdict(), style="bold green" if report.passed else "bold red"))

@@ -25,6 +25,16 @@ def test_the_built_in_workloads_check_right(workload):
     assert "float32 routes bit-identical" in output.getvalue()
 
 
+def test_the_gpt_workload_checks_right_and_names_its_parameters():
+    # Index inputs stay integers while the model is recorded in float64.
+    output = io.StringIO()
+    options = CheckOptions(workload="gpt", rows=2, directions=1)
+    status = run_check(options, stdout=output, stderr=io.StringIO())
+    assert status == 0, output.getvalue()
+    assert "blocks.1.attention.qkv.weight" in output.getvalue()
+    assert "gradients right" in output.getvalue()
+
+
 def test_the_example_workload_checks_right(monkeypatch):
     monkeypatch.syspath_prepend(str(ROOT / "examples"))
     output = io.StringIO()

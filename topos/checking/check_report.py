@@ -29,11 +29,17 @@ class ParameterCheck:
     one_sided: int = 0
     skipped: list[str] = field(default_factory=list)
     passed: bool = True
+    name: str | None = None
+
+    @property
+    def label(self) -> str:
+        """How reports name the parameter: its recorded name, else `%<node index>`."""
+        return self.name or f"%{self.index}"
 
     def to_json(self) -> dict[str, Any]:
         """The record as JSON-ready data."""
         return {
-            "parameter": f"%{self.index}",
+            "parameter": self.label,
             "shape": list(self.shape),
             "source": self.source,
             "gradient_norm": self.norms,
@@ -140,7 +146,7 @@ class GradientCheck:
         count = len(self.parameters)
         routes = " and ".join(self.routes)
         if not self.gradients_right:
-            wrong = [f"%{check.index}" for check in self.parameters if not check.passed]
+            wrong = [check.label for check in self.parameters if not check.passed]
             what = (
                 f"{len(wrong)} of {count} parameters' gradients are wrong ({', '.join(wrong)})"
                 if wrong

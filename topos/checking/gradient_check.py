@@ -132,6 +132,7 @@ def check_gradients(
 
         base = (base_loss, _signatures(nodes, values.__getitem__, watched))
         check = ParameterCheck(
+            name=nodes[index].attributes.get("name"),
             index=index,
             shape=tuple(point.shape),
             source=str(nodes[index].source or ""),
