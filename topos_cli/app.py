@@ -421,6 +421,57 @@ def report(
         typer.echo(f"report: {path}", err=True)
 
 
+@application.command()
+def history(
+    paths: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Result files or folders of them (default: results/).", show_default=False
+        ),
+    ] = None,
+    workload: Annotated[
+        str | None, typer.Option("--workload", "-w", help="Only the grades of this workload.")
+    ] = None,
+    html: Annotated[
+        str | None,
+        typer.Option(
+            "--html",
+            help="Write the HTML page here (default: history.html in the first folder read).",
+        ),
+    ] = None,
+    tolerance: Annotated[
+        str | None,
+        typer.Option("--tolerance", help="As for compare: e.g. time=10%,memory=5% (the default)."),
+    ] = None,
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="Print the tables as Markdown.")
+    ] = False,
+) -> None:
+    """Follow a workload's figures across grades: ms/step, peak RSS and training Δ per route.
+
+    Reads the results, orders them by time, groups those of one host and
+    settings (never mixing others), marks where compare would call a change
+    significant, prints a table per group and writes an HTML page with a plot
+    per figure.
+
+    Example: topos history results/ --workload cifar10
+    """
+    from pathlib import Path
+
+    from topos_cli.display.history_html import write_history_html
+    from topos_cli.display.history_table import print_history
+    from topos_cli.history import read_history
+    from topos_cli.tolerance import parse_tolerance
+
+    chosen = paths or ["results"]
+    found = read_history(chosen, workload=workload, settings=parse_tolerance(tolerance))
+    print_history(found, markdown=markdown)
+    first = Path(chosen[0])
+    target = Path(html) if html else (first if first.is_dir() else first.parent) / "history.html"
+    write_history_html(found, target)
+    typer.echo(f"history: {target}", err=True)
+
+
 def _sharded_line(program) -> str:
     """What `describe` and `run` say of a sharded program before its plan's lines."""
     return (
