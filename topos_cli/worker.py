@@ -7,6 +7,7 @@ standard error, so it can never garble them.
 
 from __future__ import annotations
 
+import gc
 import math
 import os
 import platform
@@ -101,6 +102,10 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
     # step 0. Every shard runs its own copy of the plan at once, so the figures of one
     # plan count once per shard.
     program.release()
+    # Reference cycles left by loading and lowering would be collected during the
+    # measured steps, and what that frees would hide as much of the step's own memory.
+    gc.collect()
+    step_memory = training.step_memory()
     shards = program.shards
     itemsize = plan.network.dtype.itemsize
     high_water_source = "proc" if process_memory.reset_high_water() else "sampling"
@@ -133,8 +138,12 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
                 plan.predicted_training_bytes - plan.arena_bytes - plan.root_bytes
             )
             * shards,
-            "predicted_training_bytes": plan.predicted_training_bytes * shards,
+            "plan_training_bytes": plan.predicted_training_bytes * shards,
+            # The whole step: the plans, the feeds, the gradients, the update and the
+            # optimizer's state (`step_memory` names the parts).
+            "predicted_training_bytes": step_memory.total,
         },
+        step_memory=step_memory.to_json(),
         forward_nodes=training.program.forward_nodes,
         gradient_nodes=training.program.gradient_nodes,
         lower_seconds=training.program.lower_seconds,

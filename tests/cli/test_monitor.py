@@ -9,7 +9,7 @@ from threadpoolctl import threadpool_limits
 
 from tests.cli import tiny_workloads
 from tests.cli.grading import TINY, environment
-from topos.training import RouteProgram, Training
+from topos.training import RouteProgram, Training, step_memory
 from topos_cli.monitor import WorkerMonitor, WorkerObserver, WorkerRequest, worker_environment
 from topos_cli.verdict import RunRecord
 
@@ -98,7 +98,8 @@ def live_volume_of(workload, route):
         "arena_bytes": sum(plan.arena_bytes for plan in plans),
         "root_bytes": sum(plan.root_bytes for plan in plans),
         "backward_peak_bytes": backward,
-        "predicted_training_bytes": sum(plan.predicted_training_bytes for plan in plans),
+        "plan_training_bytes": sum(plan.predicted_training_bytes for plan in plans),
+        "predicted_training_bytes": step_memory(program, workload.optimizer()).total,
     }
 
 
@@ -111,6 +112,11 @@ def test_ready_reports_the_shards_and_the_memory_of_every_shards_plan(workload, 
     shards, live_volume = live_volume_of(getattr(tiny_workloads, workload), route)
     assert (ready["shards"], shards) == ({"tiny": 1, "sharded": 2}[workload],) * 2
     assert ready["live_volume"] == live_volume
+    # The whole step's parts, which add up to the prediction.
+    parts = ready["step_memory"]["parts"]
+    assert sum(parts.values()) == live_volume["predicted_training_bytes"]
+    assert parts["arena"] == live_volume["arena_bytes"] and parts["feeds"] > 0
+    assert (parts["shards_mean"] > 0) == (workload == "sharded")
     assert (live_volume["backward_peak_bytes"] > 0) == (route == "engine")
     # The worker trains the step Training takes in this process (sharded or not), with
     # one BLAS thread as the worker was started.

@@ -13,6 +13,7 @@ from topos.datasets import DataError, Dataset, shuffle
 from topos.graph.parameter_gradients import ParameterGradients
 from topos.training.parameter_memory import ParameterMemory
 from topos.training.route_program import RouteProgram
+from topos.training.step_memory import StepMemory, step_memory
 from topos.training.workload import Workload
 
 
@@ -84,6 +85,10 @@ class Training:
         """Runs step 0's computation once and throws it away: parameters and batch order
         stay untouched, so the trajectory is still the seed's."""
         self.compute(0)
+
+    def step_memory(self) -> StepMemory:
+        """What a step of this training adds to the process at its peak, part by part."""
+        return step_memory(self.program, self.optimizer)
 
     def summary(self) -> list[str]:
         """The plan's `plan:` and `live volume:` lines."""
