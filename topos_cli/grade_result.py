@@ -21,9 +21,11 @@ PREDICTION_FLOOR_BYTES = 256 * 1024
 
 #: What the result file says about how memory was measured (README has the long story).
 MEMORY_METHOD = {
-    "ready": "data loaded, plan lowered, one warm-up step of the route run and thrown away",
-    "peak": "VmHWM at the end of the measured steps, after resetting it at ready "
-    "(writing 5 to /proc/self/clear_refs); psutil sampling where /proc is missing",
+    "ready": "data loaded, plan lowered, one warm-up step of the route run and thrown away, "
+    "the plans' arenas freed and garbage collected",
+    "peak": "the larger of VmHWM at the end of the measured steps, after resetting it at "
+    "ready (writing 5 to /proc/self/clear_refs), and VmRSS read at each step's peak "
+    "(VmHWM lags per-CPU counters); psutil sampling where /proc is missing",
     "training_delta": "peak minus VmRSS at ready",
     "cross_check": "ru_maxrss from os.wait4, which includes start-up and shutdown",
 }

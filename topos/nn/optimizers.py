@@ -4,7 +4,7 @@
 alone. `step_in_place` writes the very same arithmetic into arrays the caller owns
 (the training loop's, see `topos.training.parameter_memory`), a chunk at a time
 (`topos.nn.chunked_update`), so a step does not pay for its parameters twice.
-`state_bytes` and `workspace_bytes` say, from sizes alone, what the optimizer keeps.
+`state_sizes` and `workspace_bytes` say, from sizes alone, what the optimizer keeps.
 """
 
 from __future__ import annotations
@@ -51,9 +51,10 @@ class SGD:
                 np.multiply(gradient[part], self.learning_rate, out=product)
                 np.subtract(parameter[part], product, out=parameter[part])
 
-    def state_bytes(self, sizes: Sequence[int]) -> int:
-        """Plain SGD keeps nothing between steps."""
-        return 0
+    def state_sizes(self, sizes: Sequence[int]) -> list[int]:
+        """The arrays it keeps between steps, in bytes, for parameters of `sizes` bytes:
+        plain SGD keeps none."""
+        return []
 
     def workspace_bytes(self, dtype: np.dtype, largest: int) -> int:
         """The one chunk `step_in_place` scales gradients in, for parameters of at most
@@ -145,9 +146,10 @@ class Adam:
             np.divide(term, root, out=term)
             np.subtract(parameter[part], term, out=parameter[part])
 
-    def state_bytes(self, sizes: Sequence[int]) -> int:
-        """Two moment estimates per parameter it updates (`sizes` in bytes)."""
-        return 2 * sum(sizes)
+    def state_sizes(self, sizes: Sequence[int]) -> list[int]:
+        """The arrays it keeps between steps, in bytes, for parameters of `sizes` bytes:
+        two moment estimates of each."""
+        return [*sizes, *sizes]
 
     def workspace_bytes(self, dtype: np.dtype, largest: int) -> int:
         """The two chunks the update's temporaries live in, for parameters of at most

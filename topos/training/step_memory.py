@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from topos.engine.arena import aligned
+from topos.training.resident_bytes import mmap_threshold, new_bytes, renewed_bytes
 
 if TYPE_CHECKING:
     from topos.training.route_program import RouteProgram
@@ -87,16 +87,28 @@ def readable_bytes(count: int) -> str:
     return f"{count / (1024 * 1024):.1f} MiB"
 
 
-def step_memory(program: RouteProgram, optimizer: Any) -> StepMemory:
-    """The parts of a step of `program` trained by `optimizer` (see the module)."""
+def step_memory(
+    program: RouteProgram, optimizer: Any, heap_threshold: int | None = None
+) -> StepMemory:
+    """The parts of a step of `program` trained by `optimizer` (see the module), each
+    array placed as malloc places it at `heap_threshold` (`resident_bytes`; the
+    process's own setting by default)."""
     plan = program.plan
     network = program.network
     nodes = network.nodes
     itemsize = network.dtype.itemsize
     shards = program.shards
 
+    threshold = mmap_threshold() if heap_threshold is None else heap_threshold
+
     def size(index: int) -> int:
         return nodes[index].shape.volume * itemsize
+
+    def renewed(sizes) -> int:
+        return sum(renewed_bytes(each, threshold) for each in sizes)
+
+    def new(sizes) -> int:
+        return sum(new_bytes(each, threshold) for each in sizes)
 
     backward_arena = 0
     if program.adjoints is not None:
@@ -106,27 +118,30 @@ def step_memory(program: RouteProgram, optimizer: Any) -> StepMemory:
         ]
         trained = [parameter for parameter, _ in pairs]
         returned = {gradient for _, gradient in pairs}
-        gradients = sum(aligned(size(index)) for index in plan.memory.fresh if index in returned)
-        roots = plan.root_bytes - gradients
+        fresh = plan.memory.fresh
+        gradients = renewed(size(index) for index in fresh if index in returned)
+        roots = renewed(size(index) for index in fresh if index not in returned)
     else:
         loss = network.index(program.recording.loss, "step_memory")
         backward = plan.backward_plan(loss)
         trained = [index for index in network.parameter_indices if plan.evaluates(index)]
-        backward_arena = backward.arena_bytes
-        gradients = backward.fresh_bytes
-        roots = plan.root_bytes
+        backward_arena = renewed([backward.arena_bytes])
+        calls = backward.simulation.calls
+        gradients = renewed(calls[position].size for position in backward.fresh)
+        roots = renewed(size(index) for index in plan.memory.fresh)
     trained_sizes = [size(index) for index in trained]
     largest = max((nodes[index].shape.volume for index in trained), default=0)
     inputs = program.recording.inputs.values()
-    feeds = shards * sum(size(network.index(symbol, "step_memory")) for symbol in inputs)
-    shards_mean = sum(trained_sizes) if shards > 1 else 0
+    feeds = renewed(shards * size(network.index(symbol, "step_memory")) for symbol in inputs)
+    shards_mean = renewed(trained_sizes) if shards > 1 else 0
 
     in_place = callable(getattr(optimizer, "step_in_place", None))
-    declared = callable(getattr(optimizer, "state_bytes", None))
-    state = optimizer.state_bytes(trained_sizes) if declared else 0
+    declared = callable(getattr(optimizer, "state_sizes", None))
+    # The arrays an optimizer keeps (Adam's moments) appear with the first step.
+    state = new(optimizer.state_sizes(trained_sizes)) if declared else 0
     workspace = getattr(optimizer, "workspace_bytes", None)
     plans = {
-        "arena": shards * plan.arena_bytes,
+        "arena": shards * renewed([plan.arena_bytes]),
         "backward_arena": shards * backward_arena,
     }
     computing = {
@@ -135,6 +150,7 @@ def step_memory(program: RouteProgram, optimizer: Any) -> StepMemory:
         "gradients": shards * gradients,
         "feeds": feeds,
         "shards_mean": shards_mean,
+        # The workspace is one block past the threshold, resident as far as it is written.
         "update": workspace(network.dtype, largest) if in_place and callable(workspace) else 0,
         "optimizer_state": state,
     }
@@ -148,7 +164,7 @@ def step_memory(program: RouteProgram, optimizer: Any) -> StepMemory:
         "gradients": 0 if shards > 1 else gradients,
         "feeds": 0,
         "shards_mean": shards_mean,
-        "update": sum(trained_sizes) + max(trained_sizes, default=0),
+        "update": new(trained_sizes) + new([max(trained_sizes, default=0)]),
         "optimizer_state": state,
     }
     computing["update"] = 0
