@@ -14,9 +14,11 @@ from typing import Annotated
 import typer
 from typer.core import TyperGroup
 
+from topos_cli.check_command import check_command
 from topos_cli.data_commands import data_application
 from topos_cli.errors import ExitStatus, ToposError
 from topos_cli.interruption import start_raising
+from topos_cli.options import DataOption, RouteOption, WorkloadOption, chosen_routes
 from topos_cli.output_stream import guard_standard_streams
 
 try:  # typer 0.29 vendors click; older releases use click itself
@@ -53,21 +55,7 @@ application = typer.Typer(
     pretty_exceptions_enable=False,
 )
 application.add_typer(data_application, name="data")
-
-
-WorkloadOption = Annotated[
-    str,
-    typer.Option(
-        "--workload",
-        "-w",
-        help="cifar10, mnist, a topos.workloads entry point, or package.module:attribute.",
-    ),
-]
-RouteOption = Annotated[str, typer.Option("--route", "-r", help="engine or recorded.")]
-DataOption = Annotated[
-    str,
-    typer.Option("--data", help="A directory holding the real data files, or 'synthetic'."),
-]
+application.command("check")(check_command)
 
 
 def fail(message: str, status: int = ExitStatus.USAGE) -> None:
@@ -284,18 +272,12 @@ def grade(
 
     Example: topos grade --steps 50 --repeat 2 --json results/today.json
     """
-    from topos.names import UnknownNameError, parse_routes
     from topos_cli.grade import GradeOptions, run_grade
-
-    try:
-        chosen_routes = parse_routes(routes)
-    except UnknownNameError as error:
-        fail(str(error))
 
     options = GradeOptions(
         workload=workload,
         steps=steps,
-        routes=chosen_routes,
+        routes=chosen_routes(routes),
         repeat=repeat,
         data=data,
         threads=threads,
@@ -308,57 +290,6 @@ def grade(
         check=check,
     )
     raise typer.Exit(run_grade(options))
-
-
-@application.command("check")
-def check_command(
-    workload: WorkloadOption = "cifar10",
-    route: Annotated[
-        str, typer.Option("--route", "-r", help="Comma-separated routes to check.")
-    ] = "engine,recorded",
-    directions: Annotated[
-        int, typer.Option("--directions", "-k", help="Random directions per parameter.")
-    ] = 3,
-    seed: Annotated[int, typer.Option("--seed", help="Seeds the directions.")] = 0,
-    data: DataOption = "synthetic",
-    json_path: Annotated[
-        str | None,
-        typer.Option("--json", help="Also write the result as JSON here; '-' for standard output."),
-    ] = None,
-    rows: Annotated[
-        int,
-        typer.Option("--rows", help="Rows of the first batch to differentiate (at most a shard)."),
-    ] = 16,
-) -> None:
-    """Check each route's gradient against finite differences, in float64.
-
-    Parity cannot tell a wrong derivative rule: both routes run the same rules. This
-    compares each parameter's gradient with central differences of the loss along
-    random directions, names the first wrong rule (checking every node on its own),
-    and runs the float32 routes on the same rows bit for bit.
-
-    Exit status: 0 every gradient right; 2 bad input; 3 a gradient is wrong (the rule
-    is named) or the float32 routes part.
-
-    Example: topos check --workload mnist --directions 5 --json check.json
-    """
-    from topos.names import UnknownNameError, parse_routes
-    from topos_cli.check import CheckOptions, run_check
-
-    try:
-        chosen_routes = parse_routes(route)
-    except UnknownNameError as error:
-        fail(str(error))
-    options = CheckOptions(
-        workload=workload,
-        routes=chosen_routes,
-        directions=directions,
-        seed=seed,
-        data=data,
-        json_path=json_path,
-        rows=rows,
-    )
-    raise typer.Exit(run_check(options))
 
 
 @application.command()

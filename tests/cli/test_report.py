@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import io
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.parent_process import heavy_modules_loaded
 from topos_cli.compare import compare_results
 from topos_cli.display.report import (
     VERDICT_HEADERS,
@@ -244,16 +243,6 @@ def test_the_comparison_renders_its_regressions():
     ],
 )
 def test_the_parent_side_modules_load_neither_numpy_nor_the_library_beyond_its_names(module):
-    check = (
-        f"import sys, {module}; "
-        "loaded = [name for name in sys.modules if name == 'numpy' or name.startswith('topos.')]; "
-        "print(sorted(set(loaded) - {'topos.names'}))"
-    )
-    completed = subprocess.run(
-        [sys.executable, "-c", check],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=Path(__file__).resolve().parents[2],
-    )
-    assert completed.stdout.strip() == "[]"
+    loaded, completed = heavy_modules_loaded(f"import {module}", Path(__file__).parents[2])
+    assert completed.returncode == 0, completed.stderr
+    assert loaded == "loaded []"
