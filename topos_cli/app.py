@@ -117,7 +117,8 @@ def describe(
         bool, typer.Option("--summary", help="Print only the plan: and live volume: lines.")
     ] = False,
 ) -> None:
-    """Print a route's plan: one line per node with its liveness, then the summary.
+    """Print a route's plan: one line per node with its liveness, then the summary, and
+    what a training step adds to memory, part by part.
 
     Example: topos describe --route recorded --summary
     """
@@ -131,6 +132,10 @@ def describe(
         typer.echo(_sharded_line(program))
     text = "\n".join(program.plan.summary()) if summary else program.plan.describe()
     typer.echo(text)
+    if not summary:
+        from topos.training import step_memory
+
+        typer.echo(step_memory(program, program.workload.optimizer()).describe())
 
 
 @application.command()
@@ -171,6 +176,7 @@ def run(
         typer.echo(_sharded_line(training.program))
     for line in training.summary():
         typer.echo(line)
+    typer.echo(training.step_memory().describe())
     first = last = None
     started = time.perf_counter()
     for step in range(steps):

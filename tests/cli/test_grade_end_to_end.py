@@ -45,6 +45,10 @@ def test_a_good_grade_exits_0_with_a_table_and_a_complete_result(good_grade):
     assert f"losses bit-identical over {STEPS} steps" in table
     assert "data: tiny, synthetic stand-in (fingerprint " in table
     assert "memory: recorded predicted training Δ" in table
+    memory_lines = [line for line in table.splitlines() if line.startswith("memory: ")]
+    assert len(memory_lines) == 2 and all(
+        line.endswith((" unexplained)", " over)")) for line in memory_lines
+    ), memory_lines
     # Plain progress goes to stderr, one block per run, and says where the result went.
     assert "[1/4] engine #1: ready after" in completed.stderr
     assert "[4/4] engine #2: ok, peak" in completed.stderr
@@ -97,6 +101,14 @@ def test_the_result_records_host_threads_environment_data_and_routes(good_grade)
         == (routes["engine"]["live_volume"]["peak_bytes"])
     )
     assert predictions["recorded"]["measured_training_delta_bytes"] is not None
+    # The whole step's prediction, part by part, and what it leaves unexplained in bytes.
+    for route, prediction in predictions.items():
+        parts = prediction["parts"]
+        assert parts == routes[route]["step_memory"]["parts"]
+        assert sum(parts.values()) == prediction["predicted_training_bytes"] > 0
+        assert prediction["unexplained_bytes"] == (
+            prediction["measured_training_delta_bytes"] - prediction["predicted_training_bytes"]
+        )
 
 
 def test_the_verdict_is_in_the_result_and_the_benchmark_file_is_written(good_grade):
