@@ -45,9 +45,7 @@ def test_adamw_against_a_float64_reference(weight_decay):
         )
         for name in ("w1", "w2")
     }
-    adamw = AdamW(
-        0.01, (0.9, 0.99), 1e-8, weight_decay, decays=lambda parameter: parameter.shape.rank >= 2
-    )
+    adamw = AdamW(0.01, (0.9, 0.99), 1e-8, weight_decay, decays=lambda shape: shape.rank >= 2)
     for step in range(6):
         scale = 10.0 ** (step % 3 - 1)
         grads = [

@@ -1,14 +1,22 @@
-"""SGD, Adam and AdamW: small helpers over `Parameters.step`."""
+"""SGD, Adam and AdamW: small helpers over `Parameters.step`, and the same updates in place.
+
+`step` is functional: it returns new payloads and leaves the caller's Parameters
+alone. `step_in_place` writes the very same arithmetic into arrays the caller owns
+(the training loop's, see `topos.training.parameter_memory`), a chunk at a time
+(`topos.nn.chunked_update`), so a step does not pay for its parameters twice.
+`state_sizes` and `workspace_bytes` say, from sizes alone, what the optimizer keeps.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
 from topos.graph.parameter_gradients import ParameterGradients
 from topos.graph.parameters import Parameters
-from topos.tensor import Tensor
+from topos.nn.chunked_update import Workspace, chunks, flat
+from topos.tensor import Shape, Tensor
 
 
 class SGD:
@@ -16,6 +24,7 @@ class SGD:
 
     def __init__(self, learning_rate: float) -> None:
         self.learning_rate = float(learning_rate)
+        self._workspace = Workspace(1)
 
     def update(self, parameter: Tensor, gradient: Tensor) -> Tensor:
         """One parameter's new payload."""
@@ -25,6 +34,32 @@ class SGD:
     def step(self, parameters: Parameters, gradients: ParameterGradients) -> Parameters:
         """The parameters after one step."""
         return parameters.step(gradients, self.update)
+
+    def step_in_place(
+        self, arrays: Mapping[int, np.ndarray], gradients: ParameterGradients
+    ) -> None:
+        """`update` written into each parameter's own array (keyed by node index), the
+        same two operations per element: `gradient * learning_rate`, then the difference."""
+        for index, array in arrays.items():
+            gradient = gradients.by_index(index)
+            if gradient is None:
+                continue
+            parameter, gradient = array.reshape(-1), flat(gradient.numpy())
+            (scaled,) = self._workspace.buffers(array.dtype)
+            for part in chunks(parameter.size):
+                product = scaled[: part.stop - part.start]
+                np.multiply(gradient[part], self.learning_rate, out=product)
+                np.subtract(parameter[part], product, out=parameter[part])
+
+    def state_sizes(self, sizes: Sequence[int]) -> list[int]:
+        """The arrays it keeps between steps, in bytes, for parameters of `sizes` bytes:
+        plain SGD keeps none."""
+        return []
+
+    def workspace_bytes(self, dtype: np.dtype, largest: int) -> int:
+        """The one chunk `step_in_place` scales gradients in, for parameters of at most
+        `largest` elements."""
+        return Workspace(1).bytes(dtype, largest)
 
 
 class Adam:
@@ -46,14 +81,12 @@ class Adam:
         # they have seen; bias correction counts a parameter's own updates, so one that
         # gets no gradient on some call is corrected as if that call had not happened.
         self._moments: dict[int, tuple[np.ndarray, np.ndarray, int]] = {}
-
-    def state_bytes(self, parameters: Parameters) -> int:
-        """The bytes of the moments once every parameter has had a step: two per value."""
-        return 2 * sum(tensor.numpy().nbytes for _, tensor in parameters.items())
+        self._workspace = Workspace(2)
 
     def step(self, parameters: Parameters, gradients: ParameterGradients) -> Parameters:
         """The parameters after one Adam step; the moments of each parameter with a
-        gradient advance once per call."""
+        gradient advance once per call. Each new payload is a copy of the old one updated
+        by `step_in_place`'s arithmetic."""
         self.steps += 1
 
         # Parameters.step visits parameters in recording order, so the symbols with a
@@ -61,35 +94,82 @@ class Adam:
         pending = iter([symbol for symbol in parameters.symbols() if symbol in gradients])
 
         def update(parameter: Tensor, gradient: Tensor) -> Tensor:
-            key = next(pending).index
-            grad = gradient.numpy()
-            zeros = np.zeros_like(grad)
-            first, second, count = self._moments.get(key, (zeros, zeros, 0))
-            count += 1
-            first = self.beta1 * first + (1.0 - self.beta1) * grad
-            second = self.beta2 * second + (1.0 - self.beta2) * grad * grad
-            self._moments[key] = (first, second, count)
-            correction1 = 1.0 - self.beta1**count
-            correction2 = 1.0 - self.beta2**count
-            denominator = np.sqrt(second / correction2) + self.epsilon
-            updated = parameter.numpy() - self.learning_rate * (first / correction1) / denominator
-            return Tensor.adopt(updated.astype(parameter.dtype, copy=False))
+            updated = np.array(parameter.numpy(), order="C")
+            self._update(next(pending).index, updated.reshape(-1), flat(gradient.numpy()))
+            return Tensor.adopt(updated)
 
         return parameters.step(gradients, update)
+
+    def step_in_place(
+        self, arrays: Mapping[int, np.ndarray], gradients: ParameterGradients
+    ) -> None:
+        """One Adam step written into each parameter's own array (keyed by node index, in
+        recording order), the moments advancing as `step` advances them."""
+        self.steps += 1
+        for index, array in arrays.items():
+            gradient = gradients.by_index(index)
+            if gradient is not None:
+                self._update(index, array.reshape(-1), flat(gradient.numpy()))
+
+    def _update(self, key: int, parameter: np.ndarray, gradient: np.ndarray) -> None:
+        """Advances parameter `key`'s moments and writes its update into `parameter`
+        (both flat), chunk by chunk, in the order of the whole-array formulas:
+        first = beta1 * first + (1 - beta1) * grad,
+        second = beta2 * second + (1 - beta2) * grad * grad,
+        parameter - learning_rate * (first / correction1) / (sqrt(second / correction2) + epsilon).
+        """
+        moments = self._moments.get(key)
+        if moments is None:
+            moments = (np.zeros_like(gradient), np.zeros_like(gradient), 0)
+        first, second, count = moments
+        count += 1
+        self._moments[key] = (first, second, count)
+        correction1 = 1.0 - self.beta1**count
+        correction2 = 1.0 - self.beta2**count
+        scratch, denominator = self._workspace.buffers(parameter.dtype)
+        for part in chunks(parameter.size):
+            grad = gradient[part]
+            length = part.stop - part.start
+            term, root = scratch[:length], denominator[:length]
+            np.multiply(first[part], self.beta1, out=first[part])
+            np.multiply(grad, 1.0 - self.beta1, out=term)
+            np.add(first[part], term, out=first[part])
+            np.multiply(second[part], self.beta2, out=second[part])
+            np.multiply(grad, 1.0 - self.beta2, out=term)
+            np.multiply(term, grad, out=term)
+            np.add(second[part], term, out=second[part])
+            np.divide(second[part], correction2, out=root)
+            np.sqrt(root, out=root)
+            np.add(root, self.epsilon, out=root)
+            np.divide(first[part], correction1, out=term)
+            np.multiply(term, self.learning_rate, out=term)
+            np.divide(term, root, out=term)
+            np.subtract(parameter[part], term, out=parameter[part])
+
+    def state_sizes(self, sizes: Sequence[int]) -> list[int]:
+        """The arrays it keeps between steps, in bytes, for parameters of `sizes` bytes:
+        two moment estimates of each."""
+        return [*sizes, *sizes]
+
+    def workspace_bytes(self, dtype: np.dtype, largest: int) -> int:
+        """The two chunks the update's temporaries live in, for parameters of at most
+        `largest` elements."""
+        return Workspace(2).bytes(dtype, largest)
 
 
 class AdamW:
     """AdamW (Loshchilov and Hutter): Adam with weight decay decoupled from the gradient,
-    step for step as PyTorch's `torch.optim.AdamW` computes it in float32:
+    in the order PyTorch's `torch.optim.AdamW` computes it, per parameter:
 
-        p *= 1 - lr * weight_decay            (where `decays(p)`; every parameter by default)
-        m += (1 - beta1) * (g - m)
-        v = beta2 * v + (1 - beta2) * g * g
-        p += -(lr / (1 - beta1^t)) * (m / (sqrt(v) / sqrt(1 - beta2^t) + eps))
+        p = p * (1 - lr * weight_decay)        (when `decays(p's shape)`; all by default)
+        m = m + (1 - beta1) * (g - m)
+        v = v * beta2 + (1 - beta2) * g * g
+        p = p - (lr / (1 - beta1^t)) * (m / (sqrt(v) / sqrt(1 - beta2^t) + eps))
 
-    with t the parameter's own count of updates. `decays` picks the decayed parameters by
-    their payload: `lambda p: p.shape.rank >= 2` decays weights and embeddings, not
-    biases or layer norms (the usual transformer recipe).
+    with t the parameter's own count of updates. `decays(shape)` picks the decayed
+    parameters: `lambda shape: shape.rank >= 2` decays weights and embeddings, not
+    biases or layer norms (the usual transformer recipe). `step` and `step_in_place`
+    run the same arithmetic, chunk by chunk.
     """
 
     def __init__(
@@ -98,7 +178,7 @@ class AdamW:
         betas: tuple[float, float] = (0.9, 0.999),
         epsilon: float = 1e-8,
         weight_decay: float = 0.01,
-        decays: Callable[[Tensor], bool] | None = None,
+        decays: Callable[[Shape], bool] | None = None,
     ) -> None:
         self.learning_rate = float(learning_rate)
         self.beta1, self.beta2 = (float(beta) for beta in betas)
@@ -106,41 +186,74 @@ class AdamW:
         self.weight_decay = float(weight_decay)
         self.decays = decays
         self.steps = 0
-        # Per parameter: the first and second moments (owned here, updated in place) and
-        # how many updates they have seen.
-        self._moments: dict[int, list] = {}
-
-    def state_bytes(self, parameters: Parameters) -> int:
-        """The bytes of the moments once every parameter has had a step: two per value."""
-        return 2 * sum(tensor.numpy().nbytes for _, tensor in parameters.items())
+        # Per parameter: the first and second moments and how many updates they have seen.
+        self._moments: dict[int, tuple[np.ndarray, np.ndarray, int]] = {}
+        self._workspace = Workspace(2)
 
     def step(self, parameters: Parameters, gradients: ParameterGradients) -> Parameters:
-        """The parameters after one AdamW step."""
+        """The parameters after one AdamW step: each new payload a copy of the old one
+        updated by `step_in_place`'s arithmetic."""
         self.steps += 1
         pending = iter([symbol for symbol in parameters.symbols() if symbol in gradients])
-        learning_rate = self.learning_rate
 
         def update(parameter: Tensor, gradient: Tensor) -> Tensor:
-            key = next(pending).index
-            grad = gradient.numpy()
-            state = self._moments.get(key)
-            if state is None:
-                state = [np.zeros_like(grad), np.zeros_like(grad), 0]
-                self._moments[key] = state
-            first, second, count = state
-            count += 1
-            state[2] = count
-            updated = np.array(parameter.numpy())
-            if self.weight_decay and (self.decays is None or self.decays(parameter)):
-                updated *= 1.0 - learning_rate * self.weight_decay
-            first += (1.0 - self.beta1) * (grad - first)
-            second *= self.beta2
-            second += (1.0 - self.beta2) * (grad * grad)
-            step_size = learning_rate / (1.0 - self.beta1**count)
-            denominator = np.sqrt(second)
-            denominator /= (1.0 - self.beta2**count) ** 0.5
-            denominator += self.epsilon
-            updated += -step_size * (first / denominator)
-            return Tensor.adopt(updated.astype(parameter.dtype, copy=False))
+            updated = np.array(parameter.numpy(), order="C")
+            self._update(next(pending).index, updated, flat(gradient.numpy()))
+            return Tensor.adopt(updated)
 
         return parameters.step(gradients, update)
+
+    def step_in_place(
+        self, arrays: Mapping[int, np.ndarray], gradients: ParameterGradients
+    ) -> None:
+        """One AdamW step written into each parameter's own array (keyed by node index, in
+        recording order)."""
+        self.steps += 1
+        for index, array in arrays.items():
+            gradient = gradients.by_index(index)
+            if gradient is not None:
+                self._update(index, array, flat(gradient.numpy()))
+
+    def _update(self, key: int, array: np.ndarray, gradient: np.ndarray) -> None:
+        """Decays (when chosen) and steps parameter `key` in `array`, chunk by chunk."""
+        decayed = self.weight_decay and (self.decays is None or self.decays(Shape(array.shape)))
+        parameter = array.reshape(-1)
+        moments = self._moments.get(key)
+        if moments is None:
+            moments = (np.zeros_like(gradient), np.zeros_like(gradient), 0)
+        first, second, count = moments
+        count += 1
+        self._moments[key] = (first, second, count)
+        step_size = self.learning_rate / (1.0 - self.beta1**count)
+        root_correction = (1.0 - self.beta2**count) ** 0.5
+        keep = 1.0 - self.learning_rate * self.weight_decay
+        term, denominator = self._workspace.buffers(parameter.dtype)
+        for part in chunks(parameter.size):
+            grad = gradient[part]
+            length = part.stop - part.start
+            scratch, root = term[:length], denominator[:length]
+            if decayed:
+                np.multiply(parameter[part], keep, out=parameter[part])
+            np.subtract(grad, first[part], out=scratch)
+            np.multiply(scratch, 1.0 - self.beta1, out=scratch)
+            np.add(first[part], scratch, out=first[part])
+            np.multiply(second[part], self.beta2, out=second[part])
+            np.multiply(grad, grad, out=scratch)
+            np.multiply(scratch, 1.0 - self.beta2, out=scratch)
+            np.add(second[part], scratch, out=second[part])
+            np.sqrt(second[part], out=root)
+            np.divide(root, root_correction, out=root)
+            np.add(root, self.epsilon, out=root)
+            np.divide(first[part], root, out=scratch)
+            np.multiply(scratch, -step_size, out=scratch)
+            np.add(parameter[part], scratch, out=parameter[part])
+
+    def state_sizes(self, sizes: Sequence[int]) -> list[int]:
+        """The arrays it keeps between steps, in bytes, for parameters of `sizes` bytes:
+        two moment estimates of each."""
+        return [*sizes, *sizes]
+
+    def workspace_bytes(self, dtype: np.dtype, largest: int) -> int:
+        """The two chunks the update's temporaries live in, for parameters of at most
+        `largest` elements."""
+        return Workspace(2).bytes(dtype, largest)

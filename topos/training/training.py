@@ -11,14 +11,20 @@ import numpy as np
 from topos import Parameters
 from topos.datasets import DataError, Dataset
 from topos.graph.parameter_gradients import ParameterGradients
+from topos.training.parameter_memory import ParameterMemory
 from topos.training.route_program import RouteProgram
 from topos.training.shuffled_batches import TooFewSamplesError
+from topos.training.step_memory import StepMemory, step_memory
 from topos.training.workload import Workload
 
 
 class Training:
     """A workload's route, ready to train on `dataset` for `steps` steps (the workload
-    fitted to the dataset first: see `Workload.fitted`)."""
+    fitted to the dataset first: see `Workload.fitted`).
+
+    It owns its parameters (`ParameterMemory`): each step's update is written into
+    their memory, so `parameters` is the current state, changing as training goes on
+    (`snapshot()` keeps one)."""
 
     def __init__(self, workload: Workload, route: str, dataset: Dataset, steps: int) -> None:
         if steps < 1:
@@ -31,7 +37,7 @@ class Training:
         self.steps = steps
         self.recording = self.program.recording
         self.plan = self.program.plan
-        self.parameters: Parameters = self.program.network.parameters()
+        self.memory = ParameterMemory(self.program.network.parameters())
         # One optimizer per training: its state (Adam's moments) is this trajectory's.
         self.optimizer = workload.optimizer()
         train = dataset.train
@@ -44,6 +50,15 @@ class Training:
                 f"dataset {dataset.name!r} has {len(train)} training {unit}, too few for "
                 f"workload {workload.name!r}: {shortage}",
             ) from None
+
+    @property
+    def parameters(self) -> Parameters:
+        """The current parameters (updated in place by every step)."""
+        return self.memory.parameters
+
+    def snapshot(self) -> Parameters:
+        """The current parameters, as a Parameters later steps leave alone."""
+        return self.memory.snapshot()
 
     def batch_indices(self, step: int) -> np.ndarray:
         """The indices step `step` trains on, as the workload's batch order gives them
@@ -64,29 +79,17 @@ class Training:
         learning rate; returns the loss."""
         loss, gradients = self.compute(step)
         self.optimizer.learning_rate = float(self.workload.learning_rate(step, self.steps))
-        self.parameters = self.optimizer.step(self.parameters, gradients)
+        self.memory.update(self.optimizer, gradients)
         return loss
-
-    @property
-    def predicted_training_bytes(self) -> int:
-        """What a training step should add to the process at its peak: every shard's plan
-        (`Plan.predicted_training_bytes`), the shards' averaged gradients, the optimizer's
-        new parameters (made while the old are still held) and its state (`state_bytes`,
-        when the optimizer keeps any: Adam's and AdamW's two moments)."""
-        program = self.program
-        parameter_bytes = sum(tensor.numpy().nbytes for _, tensor in self.parameters.items())
-        total = program.plan.predicted_training_bytes * program.shards + parameter_bytes
-        if program.shards > 1:
-            total += parameter_bytes
-        state_bytes = getattr(self.optimizer, "state_bytes", None)
-        if state_bytes is not None:
-            total += state_bytes(self.parameters)
-        return total
 
     def warm_up(self) -> None:
         """Runs step 0's computation once and throws it away: parameters and batch order
         stay untouched, so the trajectory is still the seed's."""
         self.compute(0)
+
+    def step_memory(self) -> StepMemory:
+        """What a step of this training adds to the process at its peak, part by part."""
+        return step_memory(self.program, self.optimizer)
 
     def summary(self) -> list[str]:
         """The plan's `plan:` and `live volume:` lines."""

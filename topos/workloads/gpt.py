@@ -86,8 +86,8 @@ def optimizer() -> AdamW:
     return AdamW(1e-3, betas=(0.9, 0.99), epsilon=1e-8, weight_decay=0.1, decays=_decays)
 
 
-def _decays(parameter) -> bool:
-    return parameter.shape.rank >= 2
+def _decays(shape) -> bool:
+    return shape.rank >= 2
 
 
 def _constant_rate(step: int, steps: int) -> float:
