@@ -157,10 +157,17 @@ def torch_available() -> bool:
 class Worker:
     """A route's worker process."""
 
-    def __init__(self, route: str, environment: dict[str, str] | None = None) -> None:
-        self.route = route
+    def __init__(
+        self,
+        route: str,
+        environment: dict[str, str] | None = None,
+        checkout: Path | None = None,
+        label: str | None = None,
+    ) -> None:
+        self.route = label or route
+        script = Path(__file__) if checkout is None else checkout / "benchmarks" / "step_time.py"
         self.process = subprocess.Popen(
-            [sys.executable, __file__, "--worker", route],
+            [sys.executable, str(script), "--worker", route],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -222,6 +229,12 @@ def main(argv: list[str] | None = None) -> int:
         "(MALLOC_MMAP_THRESHOLD_/MALLOC_TRIM_THRESHOLD_): an estimate of what a static "
         "arena would save, not how topos runs by default",
     )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="another checkout of topos (for example `git worktree add /tmp/base main`): its "
+        "routes run too, as engine@base and recorded@base, interleaved with these",
+    )
     parser.add_argument("--out", type=Path, help="where to write the JSON")
     arguments = parser.parse_args(argv)
     if arguments.worker:
@@ -239,6 +252,11 @@ def main(argv: list[str] | None = None) -> int:
     if arguments.keep_freed_memory:
         allocator = {"MALLOC_MMAP_THRESHOLD_": str(2**30), "MALLOC_TRIM_THRESHOLD_": str(2**31)}
     workers = [Worker(route, allocator if route in TOPOS_ROUTES else None) for route in routes]
+    if arguments.baseline:
+        workers += [
+            Worker(route, allocator, arguments.baseline.resolve(), f"{route}@base")
+            for route in TOPOS_ROUTES
+        ]
     try:
         for worker_process in workers:
             worker_process.train(arguments.warmup)
@@ -268,6 +286,8 @@ def main(argv: list[str] | None = None) -> int:
         }
     by_route = {worker_process.route: worker_process for worker_process in workers}
     parity = by_route["engine"].losses == by_route["recorded"].losses
+    if arguments.baseline:
+        parity = parity and by_route["engine@base"].losses == by_route["recorded@base"].losses
     reference = results.get("pytorch", {}).get("median_ms")
     for figures in results.values():
         figures["vs_pytorch"] = figures["median_ms"] / reference if reference else None
@@ -284,6 +304,7 @@ def main(argv: list[str] | None = None) -> int:
         "steps_compared": len(by_route["engine"].losses),
         "topos_allocator": "keeps freed memory (estimate)" if allocator else "default",
         "recorded_vs_engine": results["recorded"]["median_ms"] / results["engine"]["median_ms"],
+        "baseline": str(arguments.baseline) if arguments.baseline else None,
         "environment": environment(),
     }
     print(
