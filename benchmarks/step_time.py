@@ -8,7 +8,8 @@ worker times `--steps` steps in round 1, then every worker in round 2, and so
 on, so a busy spell on the machine falls on all routes alike. After the warm-up
 steps, the median ms/step over every timed step is each route's figure; the
 ratios divide by PyTorch's median (a twin of the same model, batch, initial
-weights and plain SGD, trained when `import torch` works; otherwise the
+weights and plain SGD, trained when `import torch` works, in its default NCHW layout
+and again as `channels_last`; otherwise the
 comparison is skipped and said so). Both topos routes must report the same loss
 bits at every step. Prints a table (with CPU time and minor page faults per step,
 from each worker's rusage) and writes the JSON to results/.
@@ -61,7 +62,7 @@ def _topos_worker(route: str):
     return step
 
 
-def _torch_worker():
+def _torch_worker(channels_last: bool = False):
     import numpy as np
     import torch
 
@@ -94,9 +95,14 @@ def _torch_worker():
                 weights = weights.T
             layer.weight.copy_(torch.from_numpy(np.array(weights)))
             layer.bias.copy_(torch.from_numpy(np.array(bias)))
+    layout = torch.channels_last if channels_last else torch.contiguous_format
+    model = model.to(memory_format=layout)
     optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE)
     pool = [
-        (torch.from_numpy(images.copy()), torch.from_numpy(labels.astype(np.int64)))
+        (
+            torch.from_numpy(images.copy()).contiguous(memory_format=layout),
+            torch.from_numpy(labels.astype(np.int64)),
+        )
         for images, labels in batches(POOL, BATCH)
     ]
     state = {"step": 0}
@@ -116,9 +122,12 @@ def _torch_worker():
 def worker(route: str) -> int:
     """Serves one route: each input line `{"steps": n}` trains n steps and answers
     with their times (ms) and loss bits."""
-    step = _torch_worker() if route == "pytorch" else _topos_worker(route)
+    if route.startswith("pytorch"):
+        step = _torch_worker(channels_last=route == "pytorch-channels-last")
+    else:
+        step = _topos_worker(route)
     info = {"ready": route, "pid": os.getpid()}
-    if route == "pytorch":
+    if route.startswith("pytorch"):
         import torch
 
         info["torch"] = torch.__version__
@@ -245,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     if arguments.no_torch:
         skipped = "not asked for (--no-torch)"
     elif torch_available():
-        routes.append("pytorch")
+        routes += ["pytorch", "pytorch-channels-last"]
     else:
         skipped = "torch cannot be imported here"
     allocator = {}
@@ -289,8 +298,12 @@ def main(argv: list[str] | None = None) -> int:
     if arguments.baseline:
         parity = parity and by_route["engine@base"].losses == by_route["recorded@base"].losses
     reference = results.get("pytorch", {}).get("median_ms")
+    channels_last = results.get("pytorch-channels-last", {}).get("median_ms")
     for figures in results.values():
         figures["vs_pytorch"] = figures["median_ms"] / reference if reference else None
+        figures["vs_pytorch_channels_last"] = (
+            figures["median_ms"] / channels_last if channels_last else None
+        )
     report = {
         "benchmark": "step_time",
         "workload": "cifar10 seed model, batch 64, SGD 0.05, synthetic normal batches",
@@ -308,14 +321,16 @@ def main(argv: list[str] | None = None) -> int:
         "environment": environment(),
     }
     print(
-        f"{'route':<10} {'ms/step':>9} {'q1':>8} {'q3':>8} {'min':>8} {'x pytorch':>10} "
-        f"{'cpu ms':>8} {'faults':>8}"
+        f"{'route':<22} {'ms/step':>9} {'q1':>8} {'q3':>8} {'min':>8} {'x pytorch':>10} "
+        f"{'x ch-last':>10} {'cpu ms':>8} {'faults':>8}"
     )
     for route, figures in results.items():
         ratio = f"{figures['vs_pytorch']:.2f}x" if figures["vs_pytorch"] else "-"
+        last = figures["vs_pytorch_channels_last"]
+        last = f"{last:.2f}x" if last else "-"
         print(
-            f"{route:<10} {figures['median_ms']:9.2f} {figures['q1_ms']:8.2f} "
-            f"{figures['q3_ms']:8.2f} {figures['min_ms']:8.2f} {ratio:>10} "
+            f"{route:<22} {figures['median_ms']:9.2f} {figures['q1_ms']:8.2f} "
+            f"{figures['q3_ms']:8.2f} {figures['min_ms']:8.2f} {ratio:>10} {last:>10} "
             f"{figures['cpu_ms_per_step']:8.1f} {figures['minor_faults_per_step']:8.0f}"
         )
     if allocator:
