@@ -10,3 +10,8 @@ class ShapeError(ValueError):
 
 class GraphError(ValueError):
     """A symbol, feed or request that does not fit the network or plan it was given to."""
+
+
+class BudgetError(GraphError):
+    """A memory budget a remat lowering cannot meet: below its floor, the least live
+    volume any schedule it makes can reach. The message names the floor in bytes."""

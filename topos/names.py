@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from importlib.metadata import entry_points
 
-#: Every gradient route, the reference first.
-ROUTES = ("engine", "recorded")
+#: Every gradient route, the reference first: `remat` is `recorded` lowered under a
+#: memory budget, recomputing what it cannot keep.
+ROUTES = ("engine", "recorded", "remat")
 
 #: The workloads topos ships (`topos.workloads.<name>`).
 BUILT_IN_WORKLOADS = ("cifar10", "mnist")

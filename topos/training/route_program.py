@@ -14,9 +14,14 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from topos import Adjoints, Network, Plan, Run, ShapeError, Symbol, Tape, Tensor
+from topos.engine.budget import Budget
 from topos.graph.parameter_gradients import ParameterGradients
 from topos.graph.parameters import Parameters
 from topos.training.workload import Recording, Workload
+
+#: The remat route's budget when none is given: half the recorded route's planned
+#: bytes, or the floor where that is more.
+DEFAULT_BUDGET = Budget(fraction=0.5, at_least_floor=True)
 
 
 class RouteProgram:
@@ -24,12 +29,16 @@ class RouteProgram:
 
     `engine` lowers `[loss]` in the retain posture and sweeps backward each step;
     `recorded` differentiates on the tape first and lowers one forward-only plan
-    over `[loss, gradients...]`. With `shards > 1` the model is recorded for one
-    shard's rows and lowered once per shard (each plan its own arena), and
-    `compute` runs the shards on as many threads.
+    over `[loss, gradients...]`; `remat` lowers that plan under `budget` (bytes, a
+    fraction of recorded's planned bytes, text such as `"50%"`, or a Budget; by default
+    `DEFAULT_BUDGET`), recomputing what it cannot keep. With `shards > 1` the model is
+    recorded for one shard's rows and lowered once per shard (each plan its own
+    arena), and `compute` runs the shards on as many threads.
     """
 
-    def __init__(self, workload: Workload, route: str) -> None:
+    def __init__(
+        self, workload: Workload, route: str, budget: Budget | int | float | str | None = None
+    ) -> None:
         if route not in workload.routes:
             raise ValueError(
                 f"unknown route {route!r} for workload {workload.name!r}; "
@@ -44,7 +53,10 @@ class RouteProgram:
         self.recording: Recording = workload.record(tape, self.rows)
         self.forward_nodes = len(tape)
         self.adjoints: Adjoints | None = None
-        if route == "recorded":
+        self.budget: Budget | None = None
+        if route == "remat":
+            self.budget = DEFAULT_BUDGET if budget is None else Budget.of(budget)
+        if route in ("recorded", "remat"):
             self.adjoints = tape.differentiate(self.recording.loss, self.recording.parameters)
         self.gradient_nodes = len(tape) - self.forward_nodes
         self.network: Network = tape.into_network()
@@ -59,7 +71,7 @@ class RouteProgram:
 
     def _lower(self) -> Plan:
         if self.adjoints is not None:
-            return self.network.entry(self.adjoints.roots()).lower()
+            return self.network.entry(self.adjoints.roots()).lower(self.budget)
         return self.network.entry([self.recording.loss]).backward().lower()
 
     def gradients(self, run: Run, parameters: Parameters) -> ParameterGradients:

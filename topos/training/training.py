@@ -10,18 +10,27 @@ import numpy as np
 
 from topos import Parameters
 from topos.datasets import DataError, Dataset, shuffle
+from topos.engine.budget import Budget
 from topos.graph.parameter_gradients import ParameterGradients
 from topos.training.route_program import RouteProgram
 from topos.training.workload import Workload
 
 
 class Training:
-    """A workload's route, ready to train on `dataset` for `steps` steps."""
+    """A workload's route, ready to train on `dataset` for `steps` steps (the remat
+    route under `budget`; see RouteProgram)."""
 
-    def __init__(self, workload: Workload, route: str, dataset: Dataset, steps: int) -> None:
+    def __init__(
+        self,
+        workload: Workload,
+        route: str,
+        dataset: Dataset,
+        steps: int,
+        budget: Budget | int | float | str | None = None,
+    ) -> None:
         if steps < 1:
             raise ValueError(f"steps must be at least 1, not {steps}")
-        self.program = RouteProgram(workload, route)
+        self.program = RouteProgram(workload, route, budget)
         self.workload = workload
         self.route = route
         self.dataset = dataset
