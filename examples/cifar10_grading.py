@@ -34,7 +34,16 @@ import numpy as np
 
 from topos import Tape, Tensor, cross_entropy
 from topos.datasets import load_cifar10, shuffle
-from topos.workloads import cifar10
+from topos.models import ConvNet
+
+BATCH_LEN = 64
+CLASSES = 10
+IMAGE_SIDE = 32
+
+
+def cifar10_model(tape: Tape) -> ConvNet:
+    """The seed's model: stages of 16, 32, 64 filters (seeds 21, 22, 23), head seed 24."""
+    return ConvNet(tape, 3, IMAGE_SIDE, (16, 32, 64), (21, 22, 23), 24, CLASSES)
 
 
 def bits(value: np.float32) -> int:
@@ -42,14 +51,15 @@ def bits(value: np.float32) -> int:
     return int(np.float32(value).view(np.uint32))
 
 
-def main(workload=cifar10, load=load_cifar10, channels=3, shuffle_state=3, rates=(0.05, 0.005)):
-    """Runs the seed program for `workload`'s model (cifar10 unless another is given)."""
-    model, BATCH_LEN, CLASSES, IMAGE_SIDE = (  # noqa: N806  (the seed's constant names)
-        workload.model,
-        workload.BATCH_LEN,
-        workload.CLASSES,
-        workload.IMAGE_SIDE,
-    )
+def main(
+    model=cifar10_model,
+    load=load_cifar10,
+    channels=3,
+    side=IMAGE_SIDE,
+    shuffle_state=3,
+    rates=(0.05, 0.005),
+):
+    """Runs the seed program for `model` (cifar10's unless another is given)."""
     route = os.environ.get("TOPOS_ROUTE", "engine")
     steps = int(os.environ.get("TOPOS_STEPS", "300"))
     if route not in ("engine", "recorded"):
@@ -62,7 +72,7 @@ def main(workload=cifar10, load=load_cifar10, channels=3, shuffle_state=3, rates
 
     tape = Tape()
     net = model(tape)
-    images = tape.input(Tensor.filled([BATCH_LEN, channels, IMAGE_SIDE, IMAGE_SIDE], 0.0))
+    images = tape.input(Tensor.filled([BATCH_LEN, channels, side, side], 0.0))
     targets = tape.input(Tensor.selection([0] * BATCH_LEN, CLASSES, 1.0))
     loss = cross_entropy(net.express(images, BATCH_LEN), targets)
 

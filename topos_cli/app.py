@@ -14,8 +14,11 @@ from typing import Annotated
 import typer
 from typer.core import TyperGroup
 
+from topos_cli.check_command import check_command
+from topos_cli.data_commands import data_application
 from topos_cli.errors import ExitStatus, ToposError
 from topos_cli.interruption import start_raising
+from topos_cli.options import DataOption, RouteOption, WorkloadOption, chosen_routes
 from topos_cli.output_stream import guard_standard_streams
 
 try:  # typer 0.29 vendors click; older releases use click itself
@@ -51,30 +54,8 @@ application = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-data_application = typer.Typer(
-    help="Fetch the real datasets, and say what a data directory holds.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
 application.add_typer(data_application, name="data")
-
-#: The datasets `topos data` knows.
-DATASETS = ("cifar10", "mnist")
-
-WorkloadOption = Annotated[
-    str,
-    typer.Option(
-        "--workload",
-        "-w",
-        help="cifar10, mnist, a topos.workloads entry point, or package.module:attribute.",
-    ),
-]
-RouteOption = Annotated[str, typer.Option("--route", "-r", help="engine or recorded.")]
-DataOption = Annotated[
-    str,
-    typer.Option("--data", help="A directory holding the real data files, or 'synthetic'."),
-]
+application.command("check")(check_command)
 
 
 def fail(message: str, status: int = ExitStatus.USAGE) -> None:
@@ -280,25 +261,17 @@ def grade(
     parent measures time per step and peak memory, checks that the losses agree
     at every step, prints the verdict and writes the result as JSON.
 
-    Exit status: 0 all routes finished and agree; 1 a route failed or timed out;
-    2 a usage or data error, or the result not written where asked; 3 parity
-    broken; 4 a regression against --baseline; 130 interrupted. When several
-    apply: 130, 2, 3, 1, 4, then 0.
+    Exit status: 0 when every route finished and the losses agree; otherwise 1,
+    2, 3, 4 or 130, as the exit-status table of the README says.
 
     Example: topos grade --steps 50 --repeat 2 --json results/today.json
     """
-    from topos.names import UnknownNameError, parse_routes
     from topos_cli.grade import GradeOptions, run_grade
-
-    try:
-        chosen_routes = parse_routes(routes)
-    except UnknownNameError as error:
-        fail(str(error))
 
     options = GradeOptions(
         workload=workload,
         steps=steps,
-        routes=chosen_routes,
+        routes=chosen_routes(routes),
         repeat=repeat,
         data=data,
         threads=threads,
@@ -311,57 +284,6 @@ def grade(
         check=check,
     )
     raise typer.Exit(run_grade(options))
-
-
-@application.command("check")
-def check_command(
-    workload: WorkloadOption = "cifar10",
-    route: Annotated[
-        str, typer.Option("--route", "-r", help="Comma-separated routes to check.")
-    ] = "engine,recorded",
-    directions: Annotated[
-        int, typer.Option("--directions", "-k", help="Random directions per parameter.")
-    ] = 3,
-    seed: Annotated[int, typer.Option("--seed", help="Seeds the directions.")] = 0,
-    data: DataOption = "synthetic",
-    json_path: Annotated[
-        str | None,
-        typer.Option("--json", help="Also write the result as JSON here; '-' for standard output."),
-    ] = None,
-    rows: Annotated[
-        int,
-        typer.Option("--rows", help="Rows of the first batch to differentiate (at most a shard)."),
-    ] = 16,
-) -> None:
-    """Check each route's gradient against finite differences, in float64.
-
-    Parity cannot tell a wrong derivative rule: both routes run the same rules. This
-    compares each parameter's gradient with central differences of the loss along
-    random directions, names the first wrong rule (checking every node on its own),
-    and runs the float32 routes on the same rows bit for bit.
-
-    Exit status: 0 every gradient right; 2 bad input; 3 a gradient is wrong (the rule
-    is named) or the float32 routes part.
-
-    Example: topos check --workload mnist --directions 5 --json check.json
-    """
-    from topos.names import UnknownNameError, parse_routes
-    from topos_cli.check import CheckOptions, run_check
-
-    try:
-        chosen_routes = parse_routes(route)
-    except UnknownNameError as error:
-        fail(str(error))
-    options = CheckOptions(
-        workload=workload,
-        routes=chosen_routes,
-        directions=directions,
-        seed=seed,
-        data=data,
-        json_path=json_path,
-        rows=rows,
-    )
-    raise typer.Exit(run_check(options))
 
 
 @application.command()
@@ -381,14 +303,13 @@ def compare(
 ) -> None:
     """Compare two grade results of one workload and flag regressions.
 
-    Route by route: ms/step, peak RSS and training delta. Exit 1 if a route of
-    NEW failed or has no run; exit 4 on a significant regression beyond the
-    tolerance; exit 2 if the results are of another schema or workload.
+    Route by route: ms/step, peak RSS and training delta. Exit status: 0 when
+    nothing regressed; otherwise 1, 2, 4 or 130, as the README's table says.
 
     Example: topos compare results/before.json results/after.json --tolerance time=5%
     """
     from topos_cli.compare import compare_results
-    from topos_cli.report import print_comparison
+    from topos_cli.display.report import print_comparison
     from topos_cli.result_file import load_result
     from topos_cli.tolerance import parse_tolerance
 
@@ -398,129 +319,6 @@ def compare(
     )
     print_comparison(comparison, markdown=markdown)
     raise typer.Exit(comparison.exit_status)
-
-
-@data_application.command("fetch")
-def data_fetch(
-    name: Annotated[str, typer.Argument(help="cifar10 or mnist.", show_default=False)],
-    to: Annotated[
-        str, typer.Option("--to", help="The folder to create (it must not hold anything).")
-    ],
-    url: Annotated[
-        str | None,
-        typer.Option("--url", help="The folder URL to download from; default the canonical one."),
-    ] = None,
-    file_format: Annotated[
-        str | None,
-        typer.Option("--format", help="cifar10 only: bin (the default) or py."),
-    ] = None,
-    timeout: Annotated[
-        float,
-        typer.Option(
-            "--timeout",
-            help="Seconds the whole fetch may take, however slowly the server sends "
-            "(raise it on a slow link).",
-        ),
-    ] = 3600.0,
-) -> None:
-    """Download a dataset's canonical files into a new folder.
-
-    Each file's size and MD5 are checked and archives are unpacked; it is all or
-    nothing, so a failure, Ctrl-C or SIGTERM leaves no half-written folder.
-
-    Example: topos data fetch cifar10 --to data/cifar10
-    """
-    if name not in DATASETS:
-        fail(f"unknown dataset {name!r}; fetch {' or '.join(DATASETS)}")
-    if name == "mnist" and file_format is not None:
-        fail("--format applies to cifar10; mnist comes in one format (gzipped IDX)")
-    if file_format not in (None, "bin", "py"):
-        fail(f"--format {file_format!r}: choose bin or py")
-    source = "cifar10-python" if file_format == "py" else name
-
-    from topos.datasets import DataError, fetch
-    from topos.datasets.fetch import MAXIMUM_TIMEOUT_SECONDS
-    from topos_cli.download_progress import download_progress
-    from topos_cli.interruption import interruptions_raised
-
-    if not 0 < timeout <= MAXIMUM_TIMEOUT_SECONDS:  # also refuses nan
-        fail(
-            f"--timeout must be a number of seconds above 0 and at most "
-            f"{MAXIMUM_TIMEOUT_SECONDS:g}, not {timeout:g}"
-        )
-    try:
-        # SIGTERM raises as Ctrl-C does, so fetch removes its staging folder either way.
-        with interruptions_raised(), download_progress(sys.stderr) as progress:
-            target = fetch(source, to, url=url, progress=progress, timeout=timeout)
-    except DataError as error:
-        fail(str(error))
-    except KeyboardInterrupt:
-        # fetch removes its staging folder on the way out; nothing half-written is left.
-        fail(f"interrupted; {to} was not created", ExitStatus.INTERRUPTED)
-    typer.echo(
-        f"fetched {name} into {target}; grade with: topos grade --workload {name} --data {target}"
-    )
-
-
-@data_application.command("info")
-def data_info(
-    directory: Annotated[
-        str | None,
-        typer.Argument(help="A folder of dataset files; omit for the synthetic stand-in."),
-    ] = None,
-    dataset: Annotated[
-        str | None,
-        typer.Option("--dataset", help="cifar10 or mnist; default: whatever DIRECTORY holds."),
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the facts as JSON.")] = False,
-) -> None:
-    """Say what a dataset holds, and its fingerprint.
-
-    Format, split sizes, image shape, class counts and fingerprints (the
-    fingerprint a grade records).
-
-    Example: topos data info data/cifar10
-    """
-    if dataset is not None and dataset not in DATASETS:
-        fail(f"unknown dataset {dataset!r}; choose {' or '.join(DATASETS)}")
-
-    from topos.datasets import DataError, identify, load
-
-    try:
-        # Without a directory the synthetic stand-in of the named (or first) dataset.
-        name = dataset or (DATASETS[0] if directory is None else identify(directory))
-        description = load(name, directory).describe()
-    except (DataError, ValueError) as error:
-        fail(str(error))
-    if as_json:
-        import json
-
-        typer.echo(json.dumps(description, indent=2))
-        return
-    for line in describe_dataset(description):
-        typer.echo(line)
-
-
-def describe_dataset(description: dict) -> list[str]:
-    """`Dataset.describe()` as lines for people."""
-    source = description["source"]
-    lines = [
-        f"dataset: {description['name']}",
-        "source: synthetic stand-in (no files)"
-        if source == "synthetic"
-        else f"source: {source} ({description['format']})",
-        f"fingerprint: {description['fingerprint']}",
-    ]
-    for split, facts in description["splits"].items():
-        shape = "x".join(str(extent) for extent in facts["image_shape"])
-        counts = facts["class_counts"]
-        even = len(set(counts)) == 1
-        spread = f"{counts[0]} per class" if even else "per class " + " ".join(map(str, counts))
-        lines.append(
-            f"{split}: {facts['images']} images of {shape}, {len(counts)} classes, {spread}; "
-            f"fingerprint {facts['fingerprint'][:16]}"
-        )
-    return lines
 
 
 def _sharded_line(program) -> str:

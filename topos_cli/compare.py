@@ -25,12 +25,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from topos_cli.errors import ExitStatus, IncomparableResultsError
+from topos_cli.display.units import MEBIBYTE
+from topos_cli.errors import IncomparableResultsError
+from topos_cli.exit_status import ExitStatus, most_severe
 from topos_cli.result_file import read_repeats, validate_result
 from topos_cli.statistics import mann_whitney, median
-from topos_cli.verdict import RepeatResult
-
-_MEBIBYTE = 1024 * 1024
+from topos_cli.verdict import RunRecord
 
 #: The figures compared per route, in the order they are shown.
 FIGURES = ("ms/step", "peak RSS", "training delta")
@@ -46,7 +46,7 @@ class CompareSettings:
     memory_tolerance: float = 0.05
     significance_level: float = 0.05
     #: Memory changes smaller than this many bytes are within tolerance whatever their ratio.
-    memory_floor_bytes: int = _MEBIBYTE
+    memory_floor_bytes: int = MEBIBYTE
 
     def to_json(self) -> dict[str, Any]:
         """The settings as a JSON-ready dict."""
@@ -100,9 +100,12 @@ class Comparison:
     def exit_status(self) -> int:
         """1 when a route of the new result did not finish (never "no regression"), else 4
         when any figure regressed, else 0."""
-        if self.failures:
-            return ExitStatus.ROUTE_FAILED
-        return ExitStatus.REGRESSION if self.regressions else ExitStatus.OK
+        return most_severe(
+            (
+                ExitStatus.ROUTE_FAILED if self.failures else None,
+                ExitStatus.REGRESSION if self.regressions else None,
+            )
+        )
 
     @property
     def summary(self) -> str:
@@ -141,7 +144,7 @@ def _warmup_steps(result: Mapping[str, Any]) -> int:
     return warmup if isinstance(warmup, int) and warmup >= 0 else 1
 
 
-def _completed(runs: Sequence[RepeatResult], route: str) -> list[RepeatResult]:
+def _completed(runs: Sequence[RunRecord], route: str) -> list[RunRecord]:
     """The runs of `route` that finished cleanly."""
     return [run for run in runs if run.route == route and run.status == "ok"]
 
@@ -166,8 +169,8 @@ def _classify(change: float | None, tolerance: float, significant: bool | None) 
 
 def _compare_time(
     route: str,
-    old_runs: Sequence[RepeatResult],
-    new_runs: Sequence[RepeatResult],
+    old_runs: Sequence[RunRecord],
+    new_runs: Sequence[RunRecord],
     old_warmup: int,
     new_warmup: int,
     settings: CompareSettings,
@@ -329,7 +332,7 @@ def compare_results(
 
 
 def _failures(
-    old_routes: Sequence[str], new_runs: Sequence[RepeatResult], new_source: str
+    old_routes: Sequence[str], new_runs: Sequence[RunRecord], new_source: str
 ) -> list[str]:
     """What did not finish in the new result: its routes with a run that is not ok, and the
     old result's routes it has no run of. A failed route is never "no regression"."""

@@ -1,24 +1,21 @@
 """The errors `topos` reports to people, each with the exit status it ends in.
 
-Exit statuses are distinct so CI can tell failures apart (see `ExitStatus`).
-An error raised from these classes is shown as one line naming the problem,
+Each error carries its exit status (`topos_cli.exit_status`; the README's
+table documents them). An error raised from these classes is shown as one line naming the problem,
 never as a traceback.
 """
 
 from __future__ import annotations
 
-from enum import IntEnum
+from topos_cli.exit_status import ExitStatus
 
-
-class ExitStatus(IntEnum):
-    """The process exit statuses of `topos`, one per kind of outcome."""
-
-    OK = 0
-    ROUTE_FAILED = 1
-    USAGE = 2
-    PARITY_BROKEN = 3
-    REGRESSION = 4
-    INTERRUPTED = 130
+__all__ = [
+    "ExitStatus",
+    "IncomparableResultsError",
+    "ResultFileError",
+    "ToposError",
+    "ToposUsageError",
+]
 
 
 class ToposError(Exception):

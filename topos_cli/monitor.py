@@ -1,53 +1,36 @@
-"""Monitor: one route of a workload in one worker process, watched from the parent.
+"""Monitor: one run of one route in a worker process, watched from the parent.
 
-`WorkerMonitor.run` spawns `python -m topos_cli.worker` in a session (and so a
-process group) of its own, so the worker and anything it starts can be killed
-together and a Ctrl-C at the terminal reaches the grader alone. While it runs:
-
-- a `PipeReader` reads the worker's JSON-lines events from its standard output;
-- another keeps the tail of its standard error, for failure reports;
-- a thread samples its RSS with psutil every 5 ms, for the live display and
-  a timeline kept in the result (the authoritative peak is the worker's own
-  `VmHWM`; sampling misses short peaks and is only the fallback where
-  `/proc` is missing);
-- the main thread kills the process group when `timeout` seconds have passed.
-
-The main thread polls `os.wait4` (never blocking in it, so the deadline and
-a Ctrl-C are both kept at once), which also gives the worker's rusage
-(`ru_maxrss` is kept as a cross-check only: it includes the interpreter's
-start-up and shutdown). How the process ended becomes the run's status: `ok`,
-`failed` (exit status or signal, the worker's `error` event, the tail of its
-stderr), `nonfinite`, `timed out` or `interrupted`. The result is the
-`RepeatResult` dict described in `topos_cli.verdict`.
-
-Should the grader itself be killed outright (SIGKILL), the worker dies with
-it: it asks Linux for a parent-death signal (`topos_cli.worker.die_with_parent`).
-The parent never imports NumPy or the library: only the worker does.
+While the worker runs, `PipeReader`s read its events (`protocol`) and keep the
+tail of its standard error, a thread samples its RSS every 5 ms (for the
+display and a timeline in the result; the authoritative peak is the worker's
+own `VmHWM`, sampling only the fallback where `/proc` is missing), and
+`WorkerProcess` keeps the deadline and kills what is left. How it all ended
+becomes a `RunRecord`. The parent never imports NumPy or the library.
 """
 
 from __future__ import annotations
 
 import collections
 import contextlib
-import json
 import math
 import os
-import select
 import signal
-import subprocess
 import sys
 import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import Any
 
 import psutil
 
-from topos_cli import process_tree
-from topos_cli.interruption import Interrupted, interruptions_deferred, interruptions_ignored
+from topos_cli import protocol
+from topos_cli.interruption import Interrupted, interruptions_ignored
 from topos_cli.pipe_reader import PipeReader
+from topos_cli.protocol import GRADER_PID_VARIABLE, WorkerCommand
 from topos_cli.rss_timeline import RssTimeline
+from topos_cli.verdict import RunRecord
+from topos_cli.worker_process import KILL_WAIT_SECONDS, WorkerProcess, signal_name
 
 #: How often the parent samples the worker's RSS.
 SAMPLE_INTERVAL_SECONDS = 0.005
@@ -68,9 +51,6 @@ RECORDED_VARIABLES = (
     "MALLOC_MMAP_THRESHOLD_",
 )
 
-#: Where the worker finds the grader's process id (see `topos_cli.worker.die_with_parent`).
-GRADER_PID_VARIABLE = "TOPOS_GRADER_PID"
-
 #: How many lines of a worker's standard error a failure report quotes.
 STDERR_TAIL_LINES = 8
 
@@ -80,15 +60,9 @@ _LONGEST_STDERR_LINE = 400
 #: a few kilobytes.
 _LONGEST_EVENT = 16 * 1024 * 1024
 
-#: How often the parent looks whether the worker has ended, without a pidfd to wait on.
-_WAIT_POLL_SECONDS = 0.01
-#: The longest single wait on the worker's pidfd.
-_WAIT_SLICE_SECONDS = 0.5
-#: How long a killed worker may take to die before the parent stops waiting for it.
-_KILL_WAIT_SECONDS = 3.0
 #: How long the pipes may take to drain once the worker and its leftovers are gone.
 _DRAIN_SECONDS = 0.5
-#: How often the sampler remembers the worker's descendants (for `_end_leftovers`).
+#: How often the sampler remembers the worker's descendants (for `WorkerProcess.end_leftovers`).
 _DESCENDANTS_INTERVAL_SECONDS = 0.25
 
 
@@ -113,14 +87,9 @@ def environment_facts(environment: Mapping[str, str]) -> dict[str, str | None]:
 
 
 @dataclass(frozen=True)
-class WorkerRequest:
-    """One run to make: which workload and route, how many steps, on which data."""
+class WorkerRequest(WorkerCommand):
+    """One run to make: the worker's command, which repeat it is, and its time limit."""
 
-    workload: str
-    route: str
-    steps: int
-    #: A directory of real data files, or `None` for the synthetic stand-in.
-    data: str | None = None
     #: 0-based index among this route's runs.
     repeat: int = 0
     #: Seconds before the run is killed and marked timed out; `None` waits for ever.
@@ -128,20 +97,7 @@ class WorkerRequest:
 
     def command(self) -> list[str]:
         """The worker's command line."""
-        command = [
-            sys.executable,
-            "-m",
-            "topos_cli.worker",
-            "--workload",
-            self.workload,
-            "--route",
-            self.route,
-            "--steps",
-            str(self.steps),
-        ]
-        if self.data is not None:
-            command += ["--data", self.data]
-        return command
+        return [sys.executable, *self.arguments()]
 
 
 class WorkerObserver:
@@ -155,30 +111,22 @@ class WorkerObserver:
     def started(self, request: WorkerRequest, pid: int) -> None:
         """The worker process `pid` started."""
 
-    def event(self, request: WorkerRequest, event: Mapping[str, Any]) -> None:
-        """The worker sent `event` (a dict with an `event` key)."""
+    def event(self, request: WorkerRequest, event: protocol.Event) -> None:
+        """The worker sent `event`."""
 
     def sampled(self, request: WorkerRequest, rss_bytes: int) -> None:
         """The worker's RSS was sampled."""
 
-    def finished(self, request: WorkerRequest, result: Mapping[str, Any]) -> None:
-        """The run ended; `result` is its RepeatResult dict."""
-
-
-def signal_name(number: int) -> str:
-    """`SIGKILL` for 9, or `signal 64` for a number without a name."""
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
+    def finished(self, request: WorkerRequest, result: RunRecord) -> None:
+        """The run ended as `result` says."""
 
 
 class WorkerMonitor:
     """Runs one `WorkerRequest` in a worker process and reports how it went.
 
-    `run()` returns the RepeatResult dict. If the parent is interrupted while
+    `run()` returns the run's `RunRecord`. If the parent is interrupted while
     the worker runs (any exception, `Interrupted` for Ctrl-C or SIGTERM), the
-    worker's process group is killed, the partial result is kept in `result`
+    worker's process group is killed, the partial record is kept in `result`
     with status `interrupted`, and the exception propagates.
     """
 
@@ -193,38 +141,31 @@ class WorkerMonitor:
         self.environment = dict(worker_environment(None) if environment is None else environment)
         self.observer = observer or WorkerObserver()
         self.sample_interval = sample_interval
-        self.result: dict[str, Any] | None = None
-        self._process: subprocess.Popen[bytes] | None = None
-        self._lock = threading.Lock()
+        self.result: RunRecord | None = None
+        self._worker: WorkerProcess | None = None
         self._stop_sampling = threading.Event()
-        self._threads: list[threading.Thread] = []
+        self._sampler: threading.Thread | None = None
         self._started = 0.0
-        self._ended: float | None = None
         self._timeline: RssTimeline | None = None
-        self._ready: dict[str, Any] | None = None
+        self._ready: protocol.Ready | None = None
         self._ready_moment: float | None = None
         self._rss_at_ready: int | None = None
         self._sampled_peak_after_ready: int | None = None
-        self._steps: list[dict[str, Any]] = []
-        self._nonfinite: dict[str, Any] | None = None
-        self._done: dict[str, Any] | None = None
-        self._error: dict[str, Any] | None = None
+        self._steps: list[protocol.Step] = []
+        self._nonfinite: protocol.Nonfinite | None = None
+        self._done: protocol.Done | None = None
+        self._error: protocol.Error | None = None
         self._stray_output: collections.deque[str] = collections.deque(maxlen=_KEPT_STDERR_LINES)
         self._stderr: collections.deque[str] = collections.deque(maxlen=_KEPT_STDERR_LINES)
-        self._returncode: int | None = None
-        self._rusage: Any = None
-        self._reaped = False
-        self._timed_out = False
         self._interruption: str | None = None
-        self._descendants: set[process_tree.ProcessKey] = set()
-        self._children_before: set[process_tree.ProcessKey] = set()
-        #: How many processes the worker left behind, which were killed after it.
-        self.leftovers_killed = 0
 
-    # -- the run ------------------------------------------------------------------
+    @property
+    def leftovers_killed(self) -> int:
+        """How many processes the worker left behind, which were killed after it."""
+        return 0 if self._worker is None else self._worker.leftovers_killed
 
-    def run(self) -> dict[str, Any]:
-        """Runs the worker to its end and returns the run's RepeatResult dict.
+    def run(self) -> RunRecord:
+        """Runs the worker to its end and returns the run's `RunRecord`.
 
         Nothing here waits without a deadline: the worker is killed at its
         timeout, the pipes are read by `PipeReader`s that give up a moment after
@@ -235,47 +176,21 @@ class WorkerMonitor:
         self._timeline = RssTimeline(self._started, self.sample_interval)
         deadline = self._started + self._timeout_seconds()
         readers: list[PipeReader] = []
-        self._children_before = process_tree.own_children()
+        worker = self._worker = WorkerProcess(self.request.command(), self.environment)
         try:
-            events_read, events_write = os.pipe()
-            errors_read, errors_write = os.pipe()
-            try:
-                # A signal landing between fork and keeping the handle would orphan the
-                # worker; deferred, it is raised once the handle is kept (and so killed).
-                with interruptions_deferred():
-                    self._process = subprocess.Popen(
-                        self.request.command(),
-                        stdin=subprocess.DEVNULL,
-                        stdout=events_write,
-                        stderr=errors_write,
-                        env=self.environment,
-                        start_new_session=True,
-                        close_fds=True,
-                    )
-            except BaseException:
-                for descriptor in (events_read, errors_read):
-                    os.close(descriptor)
-                raise
-            finally:
-                # Only the worker holds the write ends, so its end is the pipes' end of file.
-                for descriptor in (events_write, errors_write):
-                    os.close(descriptor)
+            events, errors = worker.start()
             readers = [
+                PipeReader(events, self._read_event, name="events", longest_line=_LONGEST_EVENT),
                 PipeReader(
-                    events_read, self._read_event, name="events", longest_line=_LONGEST_EVENT
-                ),
-                PipeReader(
-                    errors_read,
-                    self._read_stderr_line,
-                    name="stderr",
-                    longest_line=_LONGEST_STDERR_LINE,
+                    errors, self._read_stderr_line, name="stderr", longest_line=_LONGEST_STDERR_LINE
                 ),
             ]
             for reader in readers:
                 reader.start()
-            self._notify(self.observer.started, self.request, self._process.pid)
-            self._start_thread(self._sample, None, "sampler")
-            self._wait(deadline)
+            self._notify(self.observer.started, self.request, worker.pid)
+            self._sampler = threading.Thread(target=self._sample, daemon=True, name="sampler")
+            self._sampler.start()
+            worker.wait(deadline)
         except BaseException as error:
             self._interruption = (
                 error.signal_name
@@ -285,15 +200,15 @@ class WorkerMonitor:
                 else type(error).__name__
             )
             with interruptions_ignored():
-                self._kill_group()
-                self._reap_within(_KILL_WAIT_SECONDS)
+                worker.kill_group()
+                worker.reap_within(KILL_WAIT_SECONDS)
             raise
         finally:
             with interruptions_ignored():
                 # Whatever the worker started dies with it, in its group or not: no orphans,
                 # and no process left holding the pipes open.
-                self._kill_group()
-                self._end_leftovers()
+                worker.kill_group()
+                worker.end_leftovers()
                 self._finish_threads(readers)
                 self.result = self._conclude()
                 self._notify(self.observer.finished, self.request, self.result)
@@ -306,104 +221,14 @@ class WorkerMonitor:
             return math.inf
         return timeout
 
-    def _start_thread(self, target: Any, stream: IO[bytes] | None, name: str) -> None:
-        thread = threading.Thread(
-            target=target, args=(stream,) if stream is not None else (), daemon=True, name=name
-        )
-        thread.start()
-        self._threads.append(thread)
-
-    def _wait(self, deadline: float) -> None:
-        """Waits for the worker to end; at `deadline` kills it and marks the run timed out.
-
-        Never blocks in `wait4`: it waits on a pidfd (or sleeps) for at most a
-        moment at a time, so the deadline is kept by this thread itself and a
-        signal is handled at once.
-        """
-        try:
-            pidfd = os.pidfd_open(self._process.pid)
-        except (AttributeError, OSError):  # not Linux 5.3 or later: poll
-            pidfd = None
-        try:
-            while not self._reap_now():
-                now = time.monotonic()
-                if now >= deadline:
-                    with self._lock:
-                        self._timed_out = True
-                    self._kill_group()
-                    self._reap_within(_KILL_WAIT_SECONDS)
-                    return
-                if pidfd is None:
-                    time.sleep(min(_WAIT_POLL_SECONDS, deadline - now))
-                else:
-                    # Readable once the worker has ended.
-                    select.select([pidfd], [], [], min(_WAIT_SLICE_SECONDS, deadline - now))
-        finally:
-            if pidfd is not None:
-                os.close(pidfd)
-
-    def _reap_now(self) -> bool:
-        """Reaps the worker if it has ended, keeping its exit status and rusage; says if it has."""
-        if self._reaped or self._process is None:
-            return True
-        try:
-            pid, status, rusage = os.wait4(self._process.pid, os.WNOHANG)
-        except ChildProcessError:  # reaped elsewhere: the status is lost, the end is not
-            pid, status, rusage = self._process.pid, None, None
-        if pid == 0:
-            return False
-        with self._lock:
-            self._reaped = True
-            self._ended = time.monotonic()
-            if status is not None:
-                self._returncode = os.waitstatus_to_exitcode(status)
-                self._rusage = rusage
-                # Popen must not wait for a process already reaped.
-                self._process.returncode = self._returncode
-            else:
-                self._process.returncode = -signal.SIGKILL
-        return True
-
-    def _reap_within(self, seconds: float) -> bool:
-        """Waits up to `seconds` for the worker to end (after a kill); says whether it did."""
-        give_up = time.monotonic() + seconds
-        while not self._reap_now():
-            if time.monotonic() >= give_up:
-                return False  # unkillable for now (stuck in the kernel): not waited for
-            time.sleep(_WAIT_POLL_SECONDS)
-        return True
-
-    def _kill_group(self) -> None:
-        """Kills the worker's process group (the worker and its children), if any is left."""
-        if self._process is None:
-            return
-        # The worker's descendants, remembered before the kill re-parents them away.
-        if not self._reaped:
-            self._descendants |= process_tree.descendants(self._process.pid)
-        # ProcessLookupError: the group is gone already.
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self._process.pid, signal.SIGKILL)
-        if not self._reaped:
-            # A worker that moved itself to another group is still killed.
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(self._process.pid, signal.SIGKILL)
-
-    def _end_leftovers(self) -> None:
-        """Ends what the worker started outside its group: descendants seen while it ran,
-        and orphans re-parented to this process (see `process_tree`)."""
-        if self._process is None:
-            return
-        leftovers = self._descendants | process_tree.own_children()
-        self.leftovers_killed = process_tree.end_processes(leftovers, self._children_before)
-
     def _finish_threads(self, readers: list[PipeReader]) -> None:
         self._stop_sampling.set()
         for reader in readers:
             # The pipes reach end of file once every holder is dead; the grace bounds the
             # wait for one that is not (a process this user may not kill, say).
             reader.stop(_DRAIN_SECONDS)
-        for thread in self._threads:
-            thread.join(timeout=_DRAIN_SECONDS)
+        if self._sampler is not None:
+            self._sampler.join(timeout=_DRAIN_SECONDS)
 
     def _notify(self, method: Any, *arguments: Any) -> None:
         # A display's failure must not fail the measurement.
@@ -416,32 +241,25 @@ class WorkerMonitor:
         line = raw.decode("utf-8", errors="replace").strip()
         if not line:
             return
-        try:
-            event = json.loads(line)
-        except (json.JSONDecodeError, RecursionError):
-            event = None
-        if not isinstance(event, dict) or not isinstance(event.get("event"), str):
+        event = protocol.decode(line)
+        if event is None:
             # The worker sends only events on this pipe; anything else is kept as a clue.
             self._stray_output.append(line[:_LONGEST_STDERR_LINE])
             return
-        self._record(event)
-        self._notify(self.observer.event, self.request, event)
-
-    def _record(self, event: dict[str, Any]) -> None:
-        kind = event["event"]
-        if kind == "ready":
+        if isinstance(event, protocol.Ready):
             self._ready = event
             self._ready_moment = time.monotonic()
             self._rss_at_ready = self._timeline.last if self._timeline else None
             self._sampled_peak_after_ready = self._rss_at_ready
-        elif kind == "step":
+        elif isinstance(event, protocol.Step):
             self._steps.append(event)
-        elif kind == "nonfinite":
+        elif isinstance(event, protocol.Nonfinite):
             self._nonfinite = event
-        elif kind == "done":
+        elif isinstance(event, protocol.Done):
             self._done = event
-        elif kind == "error":
+        elif isinstance(event, protocol.Error):
             self._error = event
+        self._notify(self.observer.event, self.request, event)
 
     def _read_stderr_line(self, raw: bytes) -> None:
         line = raw.decode("utf-8", errors="replace").rstrip()
@@ -449,7 +267,7 @@ class WorkerMonitor:
 
     def _sample(self) -> None:
         try:
-            process = psutil.Process(self._process.pid)
+            process = psutil.Process(self._worker.pid)
         except psutil.Error:
             return
         next_census = time.monotonic()
@@ -459,8 +277,7 @@ class WorkerMonitor:
             except psutil.Error:
                 return
             if time.monotonic() >= next_census:
-                # Remembered while the worker lives: once it dies they are orphans of init.
-                self._descendants |= process_tree.descendants(process.pid)
+                self._worker.note_descendants()
                 next_census = time.monotonic() + _DESCENDANTS_INTERVAL_SECONDS
             # A zombie reports no pages; that is the end, not a measurement.
             if rss > 0:
@@ -472,7 +289,7 @@ class WorkerMonitor:
             if self._stop_sampling.wait(self.sample_interval):
                 return
 
-    # -- the verdict on the run ---------------------------------------------------
+    # -- the record of the run ----------------------------------------------------
 
     def _stderr_tail(self, lines: int = STDERR_TAIL_LINES) -> list[str]:
         kept = [line for line in self._stderr if line.strip()]
@@ -482,33 +299,31 @@ class WorkerMonitor:
         """The worker's `error` event as a first line and where it was raised."""
         if self._error is None:
             return []
-        kind = self._error.get("type") or "error"
-        message = self._error.get("message") or ""
+        kind, message = self._error.type, self._error.message
         lines = [f"{kind}: {message}" if message and message != kind else kind]
-        where = self._error.get("where")
-        if where:
-            lines.append(f"at {where}")
+        if self._error.where:
+            lines.append(f"at {self._error.where}")
         return lines
 
     def _classify(self) -> tuple[str, str | None]:
         """The run's status and, unless it is ok, a detail: first line the cause."""
         request = self.request
         reached = f"{len(self._steps)} of {request.steps} steps"
-        returncode = self._returncode
+        returncode = self._worker.returncode
         if self._interruption is not None:
             return "interrupted", f"interrupted by {self._interruption} after {reached}"
-        if self._timed_out:
+        if self._worker.timed_out:
             lines = [
                 f"timed out after {request.timeout:g} s, {reached} done; "
                 f"its process group was killed"
             ]
             return "timed out", "\n".join(lines + self._stderr_tail())
         if self._nonfinite is not None:
-            return "nonfinite", f"loss became {self._nonfinite.get('loss')}; training stopped there"
+            return "nonfinite", f"loss became {self._nonfinite.loss}; training stopped there"
         complete = (
             returncode == 0
             and self._done is not None
-            and self._done.get("status") == "ok"
+            and self._done.status == "ok"
             and len(self._steps) == request.steps
         )
         if complete:
@@ -528,7 +343,7 @@ class WorkerMonitor:
         lines = [first, *error[1:]]
         tail = self._stderr_tail()
         if self._stray_output:
-            tail = [*self._stray_output[-2:], *tail]
+            tail = [*list(self._stray_output)[-2:], *tail]
         if tail:
             lines += ["stderr:", *tail]
         return "failed", "\n".join(lines)
@@ -537,75 +352,54 @@ class WorkerMonitor:
         """The peak RSS of the measured steps and where it came from."""
         if self._done is None:
             return None, None
-        reported = self._done.get("peak_rss_bytes")
-        if isinstance(reported, int) and (self._ready or {}).get("high_water_source") == "proc":
+        reported = self._done.peak_rss_bytes
+        if reported is not None and self._ready is not None and self._ready.reads_high_water:
             return reported, "VmHWM"
         return self._sampled_peak_after_ready, "sampling"
 
-    def _conclude(self) -> dict[str, Any]:
-        """The run's RepeatResult dict, from everything gathered."""
-        request = self.request
+    def _conclude(self) -> RunRecord:
+        """The run's record, from everything gathered."""
+        request, worker = self.request, self._worker
         status, detail = self._classify()
-        ready = dict(self._ready or {})
-        ready.pop("event", None)
-        ready_rss = ready.get("ready_rss_bytes")
-        if not isinstance(ready_rss, int):
+        ready = self._ready
+        ready_rss = ready.ready_rss_bytes if ready is not None else None
+        if ready_rss is None:
             ready_rss = self._rss_at_ready
         peak, peak_source = self._peak() if status == "ok" else (None, None)
-        loss_bits, step_seconds = [], []
-        for event in self._steps:
-            try:
-                loss_bits.append(int(event["bits"]))
-                step_seconds.append(float(event["seconds"]))
-            except (KeyError, TypeError, ValueError):
-                break  # a malformed step ends the trajectory rather than corrupt it
-        ended = self._ended if self._ended is not None else time.monotonic()
-        rusage_peak = None
-        if self._rusage is not None:
-            # Linux counts ru_maxrss in KiB, macOS in bytes.
-            scale = 1 if sys.platform == "darwin" else 1024
-            rusage_peak = int(self._rusage.ru_maxrss) * scale
-        returncode = self._returncode
+        ended = worker.ended if worker.ended is not None else time.monotonic()
+        rusage = worker.rusage
+        # Linux counts ru_maxrss in KiB, macOS in bytes.
+        scale = 1 if sys.platform == "darwin" else 1024
         facts: dict[str, Any] = {
-            "pid": self._process.pid if self._process else None,
-            "exit": {
-                "status": returncode if returncode is not None and returncode >= 0 else None,
-                "signal": signal_name(-returncode)
-                if returncode is not None and returncode < 0
-                else None,
-            },
+            "pid": worker.pid,
+            "exit": worker.exit_facts(),
             "wall_seconds": ended - self._started,
             "ready_after_seconds": None
             if self._ready_moment is None
             else self._ready_moment - self._started,
-            "training_seconds": (self._done or {}).get("training_seconds"),
+            "training_seconds": None if self._done is None else self._done.training_seconds,
             "timeout_seconds": request.timeout,
-            "ready": ready or None,
+            "ready": dict(ready.facts) if ready is not None and ready.facts else None,
             "peak_source": peak_source,
-            "end_rss_bytes": (self._done or {}).get("end_rss_bytes"),
+            "end_rss_bytes": None if self._done is None else self._done.end_rss_bytes,
             "sampled_peak_rss_bytes": self._sampled_peak_after_ready,
-            "ru_maxrss_bytes": rusage_peak,
-            "cpu_seconds": None
-            if self._rusage is None
-            else self._rusage.ru_utime + self._rusage.ru_stime,
+            "ru_maxrss_bytes": None if rusage is None else int(rusage.ru_maxrss) * scale,
+            "cpu_seconds": None if rusage is None else rusage.ru_utime + rusage.ru_stime,
             "rss_timeline": self._timeline.to_json() if self._timeline else None,
-            "nonfinite": self._nonfinite,
-            "error": {key: value for key, value in self._error.items() if key != "event"}
-            if self._error
-            else None,
+            "nonfinite": None if self._nonfinite is None else self._nonfinite.to_json(),
+            "error": None if self._error is None else self._error.details(),
             "stderr_tail": self._stderr_tail(),
-            "leftover_processes_killed": self.leftovers_killed,
+            "leftover_processes_killed": worker.leftovers_killed,
         }
-        return {
-            "route": request.route,
-            "repeat": request.repeat,
-            "status": status,
-            "detail": detail,
-            "loss_bits": loss_bits,
-            "step_seconds": step_seconds,
-            "first_step_seconds": ready.get("warm_up_seconds"),
-            "ready_rss_bytes": ready_rss,
-            "peak_rss_bytes": peak,
-            "training_delta_bytes": None,
-            "facts": facts,
-        }
+        return RunRecord(
+            route=request.route,
+            repeat=request.repeat,
+            status=status,
+            detail=detail,
+            loss_bits=tuple(step.bits for step in self._steps),
+            step_seconds=tuple(step.seconds for step in self._steps),
+            first_step_seconds=None if ready is None else ready.warm_up_seconds,
+            ready_rss_bytes=ready_rss,
+            peak_rss_bytes=peak,
+            facts=facts,
+        )

@@ -10,7 +10,7 @@ A result is one JSON object:
       "workload": {"name": "cifar10", ...},   # data source and fingerprint, ...
       "steps": 300,
       "settings": {...},               # routes, repeat, threads, environment, timeout
-      "repeats": [RepeatResult.to_dict(), ...],   # raw: per-step times, loss bits
+      "repeats": [RunRecord.to_dict(), ...],   # raw: per-step times, loss bits
       "verdict": Verdict.to_json()
     }
 
@@ -37,7 +37,7 @@ from typing import Any
 
 from topos_cli.errors import ResultFileError
 from topos_cli.output_stream import can_encode
-from topos_cli.verdict import RepeatResult, Verdict
+from topos_cli.verdict import RunRecord, Verdict
 
 #: The schema this topos writes and reads. A change that breaks readers bumps the number.
 SCHEMA = "topos.grade/1"
@@ -83,12 +83,15 @@ def compose_result(
     workload: Mapping[str, Any],
     host: Mapping[str, Any],
     steps: int,
-    repeats: Sequence[RepeatResult],
-    verdict: Verdict,
+    repeats: Sequence[RunRecord],
+    verdict: Verdict | None,
     settings: Mapping[str, Any] | None = None,
     created: datetime | None = None,
 ) -> dict[str, Any]:
-    """Assembles a result object in the module docstring's shape; `workload` must have a name."""
+    """Assembles a result object in the module docstring's shape; `workload` must have a name.
+
+    `verdict` is `None` for a grade interrupted before any run: still a valid record.
+    """
     if not isinstance(workload.get("name"), str):
         raise ValueError("a result's workload needs a name")
     return {
@@ -100,7 +103,7 @@ def compose_result(
         "steps": steps,
         "settings": dict(settings or {}),
         "repeats": [repeat.to_dict() for repeat in repeats],
-        "verdict": verdict.to_json(),
+        "verdict": None if verdict is None else verdict.to_json(),
     }
 
 
@@ -224,7 +227,7 @@ def validate_result(data: Any, source: str = "the result") -> dict[str, Any]:
         raise ResultFileError(f"{source} is a malformed topos result: it has no list of repeats")
     for index, repeat in enumerate(repeats):
         try:
-            RepeatResult.from_dict(repeat)
+            RunRecord.from_dict(repeat)
         except ValueError as error:
             raise ResultFileError(
                 f"{source} is a malformed topos result: repeat {index}: {error}"
@@ -244,9 +247,9 @@ def validate_result(data: Any, source: str = "the result") -> dict[str, Any]:
     return data
 
 
-def read_repeats(result: Mapping[str, Any]) -> list[RepeatResult]:
-    """The runs of a validated result, as `RepeatResult`s."""
-    return [RepeatResult.from_dict(repeat) for repeat in result["repeats"]]
+def read_repeats(result: Mapping[str, Any]) -> list[RunRecord]:
+    """The runs of a validated result, as `RunRecord`s."""
+    return [RunRecord.from_dict(repeat) for repeat in result["repeats"]]
 
 
 #: The largest result file topos reads: a grade of thousands of steps and repeats is a few

@@ -1,18 +1,12 @@
-"""The worker: one route of one workload in one process, speaking JSON lines.
+"""The worker: one route of one workload in one process, speaking the grader's protocol.
 
-`python -m topos_cli.worker --workload W --route R --steps N [--data DIR]`
-writes one JSON object per line to the pipe it was given as standard output:
-`ready` (plan summary, live volume, node counts, time to lower, time of the
-thrown-away warm-up step as `warm_up_seconds`, RSS at ready),
-one `step` per step (loss, its float32 bits, seconds), then `done` (the peak) —
-or `error` (what went wrong, in one line) and a non-zero exit. Anything else
-the process prints goes to standard error, so it can never garble the events.
+`topos_cli.protocol` is its command line and its events. Events go to a private
+duplicate of standard output; anything else the process prints goes to
+standard error, so it can never garble them.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import os
 import platform
@@ -22,12 +16,19 @@ import traceback
 from typing import Any, TextIO
 
 from topos_cli import process_memory
-
-EXIT_ERROR = 1
-EXIT_NONFINITE = 5
-
-#: The environment variable in which the grader gives its process id.
-GRADER_PID_VARIABLE = "TOPOS_GRADER_PID"
+from topos_cli.protocol import (
+    EXIT_ERROR,
+    EXIT_NONFINITE,
+    GRADER_PID_VARIABLE,
+    Done,
+    Error,
+    Event,
+    Nonfinite,
+    Ready,
+    Step,
+    WorkerCommand,
+    encode,
+)
 
 
 class WorkloadRouteError(ValueError):
@@ -44,9 +45,9 @@ class EventStream:
         sys.stdout.flush()
         os.dup2(2, 1)
 
-    def emit(self, event: str, **fields: Any) -> None:
+    def emit(self, event: Event) -> None:
         """Sends one event."""
-        self._stream.write(json.dumps({"event": event, **fields}) + "\n")
+        self._stream.write(encode(event))
 
 
 def blas_description() -> dict[str, Any]:
@@ -76,7 +77,7 @@ def blas_description() -> dict[str, Any]:
     return description
 
 
-def train(arguments: argparse.Namespace, events: EventStream) -> int:
+def train(arguments: WorkerCommand, events: EventStream) -> int:
     """Loads, lowers, warms up, trains and reports; returns the exit status."""
     from topos.training import Training
     from topos.workloads import resolve
@@ -103,8 +104,7 @@ def train(arguments: argparse.Namespace, events: EventStream) -> int:
     shards = program.shards
     itemsize = plan.network.dtype.itemsize
     high_water_source = "proc" if process_memory.reset_high_water() else "sampling"
-    events.emit(
-        "ready",
+    ready = dict(
         pid=os.getpid(),
         workload=workload.name,
         route=arguments.route,
@@ -144,43 +144,32 @@ def train(arguments: argparse.Namespace, events: EventStream) -> int:
         python=platform.python_version(),
         numerics=blas_description(),
     )
+    events.emit(Ready(ready))
     started = time.perf_counter()
     for step in range(arguments.steps):
         began = time.perf_counter()
         loss = training.step(step)
         seconds = time.perf_counter() - began
         value = float(loss)
-        events.emit(
-            "step",
-            step=step,
-            loss=value if math.isfinite(value) else str(value),
-            bits=int(loss.view("uint32")),
-            seconds=seconds,
-        )
-        if not math.isfinite(value):
-            events.emit("nonfinite", step=step, loss=str(value))
-            events.emit("done", status="nonfinite", **_peak(started))
+        finite = math.isfinite(value)
+        bits = int(loss.view("uint32"))
+        events.emit(Step(step, value if finite else str(value), bits, seconds))
+        if not finite:
+            events.emit(Nonfinite(step, str(value)))
+            events.emit(_done("nonfinite", started))
             return EXIT_NONFINITE
-    events.emit("done", status="ok", **_peak(started))
+    events.emit(_done("ok", started))
     return 0
 
 
-def _peak(started: float) -> dict[str, Any]:
-    return {
-        "training_seconds": time.perf_counter() - started,
-        "peak_rss_bytes": process_memory.high_water_bytes(),
-        "end_rss_bytes": process_memory.resident_bytes(),
-    }
-
-
-def parse(argv: list[str]) -> argparse.Namespace:
-    """The worker's command line (the grader builds it; people need not)."""
-    parser = argparse.ArgumentParser(prog="python -m topos_cli.worker")
-    parser.add_argument("--workload", required=True)
-    parser.add_argument("--route", required=True)
-    parser.add_argument("--steps", type=int, required=True)
-    parser.add_argument("--data", default=None)
-    return parser.parse_args(argv)
+def _done(status: str, started: float) -> Done:
+    """The `done` event: training time, and the memory at the end."""
+    return Done(
+        status,
+        training_seconds=time.perf_counter() - started,
+        peak_rss_bytes=process_memory.high_water_bytes(),
+        end_rss_bytes=process_memory.resident_bytes(),
+    )
 
 
 def error_kind(error: BaseException) -> str:
@@ -235,7 +224,7 @@ def die_with_parent() -> None:
 def main(argv: list[str] | None = None) -> int:
     """Runs the worker; every failure becomes an `error` event and a non-zero exit."""
     events = EventStream()
-    arguments = parse(sys.argv[1:] if argv is None else argv)
+    arguments = WorkerCommand.parse(sys.argv[1:] if argv is None else argv)
     try:
         return train(arguments, events)
     except Exception as error:  # the grader must hear about every failure, in one line
@@ -244,13 +233,7 @@ def main(argv: list[str] | None = None) -> int:
             # The frames still hold what filled memory; free it so the report can be sent.
             traceback.clear_frames(error.__traceback__)
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
-        events.emit(
-            "error",
-            kind=error_kind(error),
-            type=type(error).__name__,
-            message=message,
-            where=where,
-        )
+        events.emit(Error(error_kind(error), type(error).__name__, message, where))
         traceback.print_exc()
         return EXIT_ERROR
 

@@ -42,17 +42,16 @@ def _unchanged(held: dict[str, Tensor], frozen: Outcome) -> None:
         )
 
 
-def engine_twice(program: Program, arrays, dtype) -> Outcome:
-    """The engine route, its plan run and swept twice."""
-    tape, loss, symbols = record(program.build, arrays, program.seed, dtype)
-    network = tape.into_network()
-    parameters = network.parameters()
-    plan = network.entry([loss.symbol]).backward().lower()
+def _twice(plan, loss, symbols, gradients_of) -> Outcome:
+    """Runs `plan` twice; `gradients_of(run)` answers a run's parameter gradients. Each
+    run's payloads are checked for ownership, and the first run's must survive the second
+    untouched, equal to the second's."""
+    parameters = plan.network.parameters()
 
     def once() -> dict[str, Tensor]:
         run = plan.forward(parameters)
-        gradients = run.backward(loss.symbol).parameters(parameters)
-        held = _held(run.of(loss.symbol), [gradients.of(symbol) for symbol in symbols])
+        gradients = gradients_of(run, parameters)
+        held = _held(run.of(loss), [gradients.of(symbol) for symbol in symbols])
         check_ownership(plan, held)
         return held
 
@@ -61,6 +60,20 @@ def engine_twice(program: Program, arrays, dtype) -> Outcome:
     second = once()
     _unchanged(first, frozen)
     _unchanged(second, frozen)
+    return frozen
+
+
+def engine_twice(program: Program, arrays, dtype) -> Outcome:
+    """The engine route, its plan run and swept twice."""
+    tape, loss, symbols = record(program.build, arrays, program.seed, dtype)
+    network = tape.into_network()
+    plan = network.entry([loss.symbol]).backward().lower()
+    frozen = _twice(
+        plan,
+        loss.symbol,
+        symbols,
+        lambda run, parameters: run.backward(loss.symbol).parameters(parameters),
+    )
     # Every call of both sweeps was the simulated one, so each wrote where it was planned.
     assert plan.backward_plan(network.index(loss.symbol, "test")).misses == 0
     return frozen
@@ -70,23 +83,10 @@ def recorded_twice(program: Program, arrays, dtype) -> Outcome:
     """The recorded route, its forward-only plan run twice."""
     tape, loss, symbols = record(program.build, arrays, program.seed, dtype)
     adjoints = tape.differentiate(loss, symbols)
-    network = tape.into_network()
-    parameters = network.parameters()
-    plan = network.entry(adjoints.roots()).lower()
-
-    def once() -> dict[str, Tensor]:
-        run = plan.forward(parameters)
-        gradients = run.recorded_gradients(adjoints)
-        held = _held(run.of(loss.symbol), [gradients.of(symbol) for symbol in symbols])
-        check_ownership(plan, held)
-        return held
-
-    first = once()
-    frozen = _frozen(first["loss"], [first[f"gradient {i}"] for i in range(len(symbols))])
-    second = once()
-    _unchanged(first, frozen)
-    _unchanged(second, frozen)
-    return frozen
+    plan = tape.into_network().entry(adjoints.roots()).lower()
+    return _twice(
+        plan, loss.symbol, symbols, lambda run, parameters: run.recorded_gradients(adjoints)
+    )
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from tests.cli.grading import ROOT, TINY, environment, one_line_error, topos
+from tests.support.parent_process import heavy_modules_loaded
 from topos_cli.check import CheckOptions, run_check
 
 MANY = "tests.checking.checked_workloads:many"
@@ -83,24 +84,14 @@ def test_grade_check_refuses_to_grade_wrong_gradients(tmp_path):
 
 def test_grade_check_then_grades_right_gradients_without_numpy_in_the_parent(tmp_path):
     script = (
-        "import sys\n"
         "from topos_cli.grade import GradeOptions, run_grade\n"
         f"options = GradeOptions(workload={TINY + 'tiny'!r}, steps=2, json_path='out.json',"
         " check=True)\n"
-        "status = run_grade(options)\n"
-        "loaded = sorted(name for name in sys.modules if name == 'numpy' or "
-        "name.startswith('topos.') and name != 'topos.names')\n"
-        "print('parent loaded', loaded, 'status', status, file=sys.stderr)\n"
+        "assert run_grade(options) == 0\n"
     )
-    completed = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=environment(),
-        timeout=120,
-    )
-    assert completed.stderr.strip().splitlines()[-1] == "parent loaded [] status 0"
+    loaded, completed = heavy_modules_loaded(script, tmp_path, environment())
+    assert completed.returncode == 0, completed.stderr
+    assert loaded == "loaded []"
     assert "gradients right" in completed.stdout
     assert (tmp_path / "out.json").exists()
 

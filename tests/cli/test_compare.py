@@ -9,7 +9,7 @@ import pytest
 from topos_cli.compare import CompareSettings, compare_results
 from topos_cli.errors import IncomparableResultsError, ResultFileError
 from topos_cli.result_file import compose_result
-from topos_cli.verdict import RepeatResult, decide_verdict
+from topos_cli.verdict import RunRecord, decide_verdict
 
 MEBIBYTE = 1024 * 1024
 STEPS = 60
@@ -34,7 +34,7 @@ def make_result(
         for route, scale in milliseconds.items():
             route_peaks = (peaks or {}).get(route, [800 * MEBIBYTE] * repeats)
             runs.append(
-                RepeatResult(
+                RunRecord(
                     route,
                     repeat,
                     "ok",

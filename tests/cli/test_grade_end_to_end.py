@@ -266,29 +266,16 @@ def test_help_loads_neither_numpy_nor_the_library(tmp_path):
 
 
 def test_a_whole_grade_keeps_numpy_and_the_library_out_of_the_parent(tmp_path):
-    import subprocess
-    import sys
-
-    from tests.cli.grading import environment
+    from tests.support.parent_process import heavy_modules_loaded
 
     script = (
-        "import sys\n"
         "from topos_cli.grade import GradeOptions, run_grade\n"
         f"options = GradeOptions(workload={TINY + 'tiny'!r}, steps=2, json_path='out.json')\n"
-        "status = run_grade(options)\n"
-        "loaded = sorted(name for name in sys.modules if name == 'numpy' or "
-        "name.startswith('topos.') and name != 'topos.names')\n"
-        "print('parent loaded', loaded, 'status', status, file=sys.stderr)\n"
+        "assert run_grade(options) == 0\n"
     )
-    completed = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=environment(),
-        timeout=60,
-    )
-    assert completed.stderr.strip().splitlines()[-1] == "parent loaded [] status 0"
+    loaded, completed = heavy_modules_loaded(script, tmp_path, environment())
+    assert completed.returncode == 0, completed.stderr
+    assert loaded == "loaded []"
 
 
 def test_describe_says_when_a_plan_runs_once_per_shard():

@@ -3,8 +3,10 @@
 import pytest
 
 from topos_cli.errors import ToposUsageError
-from topos_cli.grade import GradeOptions, interleaved_order, prepare, usage_error_of
+from topos_cli.grade import usage_error_of
+from topos_cli.grade_plan import GradeOptions, interleaved_order, prepare
 from topos_cli.monitor import WorkerRequest, worker_environment
+from topos_cli.verdict import RunRecord
 
 
 def test_repeats_interleave_in_a_balanced_order():
@@ -75,10 +77,10 @@ def test_prepare_refuses_bad_options(options, fragment):
 def test_only_data_and_workload_errors_before_ready_are_usage_errors():
     def run(kind, ready=None, status="failed"):
         error = {"kind": kind, "type": "DataError", "message": "/d/x: truncated", "where": ""}
-        return {"status": status, "facts": {"error": error, "ready": ready}}
+        return RunRecord("engine", 0, status, facts={"error": error, "ready": ready})
 
     assert usage_error_of(run("data"), "mnist") == "/d/x: truncated"
     assert usage_error_of(run("workload"), "mnist") == "/d/x: truncated"
     assert usage_error_of(run("crash"), "mnist") is None
     assert usage_error_of(run("data", ready={"route": "engine"}), "mnist") is None
-    assert usage_error_of({"status": "ok", "facts": {}}, "mnist") is None
+    assert usage_error_of(RunRecord("engine", 0, "ok"), "mnist") is None

@@ -11,7 +11,7 @@ from tests.cli import tiny_workloads
 from tests.cli.grading import TINY, environment
 from topos.training import RouteProgram, Training
 from topos_cli.monitor import WorkerMonitor, WorkerObserver, WorkerRequest, worker_environment
-from topos_cli.verdict import RepeatResult
+from topos_cli.verdict import RunRecord
 
 
 class Recorder(WorkerObserver):
@@ -25,13 +25,13 @@ class Recorder(WorkerObserver):
         self.calls.append(("started", pid))
 
     def event(self, request, event):
-        self.calls.append(("event", event["event"]))
+        self.calls.append(("event", event.name))
 
     def sampled(self, request, rss_bytes):
         self.samples += 1
 
     def finished(self, request, result):
-        self.calls.append(("finished", result["status"]))
+        self.calls.append(("finished", result.status))
 
 
 def monitor(workload, route="recorded", steps=5, **request):
@@ -46,12 +46,12 @@ def test_a_run_reports_every_step_and_its_memory_as_a_repeat_result():
     watched = monitor("tiny", steps=5, repeat=2)
     result = watched.run()
     assert result is watched.result
-    repeat = RepeatResult.from_dict(result)  # the verdict's own reader accepts it
+    repeat = RunRecord.from_dict(result.to_dict())  # the verdict's own reader accepts it
     assert (repeat.route, repeat.repeat, repeat.status) == ("recorded", 2, "ok")
     assert len(repeat.loss_bits) == len(repeat.step_seconds) == 5
     assert repeat.training_delta_bytes == repeat.peak_rss_bytes - repeat.ready_rss_bytes
-    facts = result["facts"]
-    assert facts["ready"]["warm_up_seconds"] == result["first_step_seconds"] > 0
+    facts = result.facts
+    assert facts["ready"]["warm_up_seconds"] == result.first_step_seconds > 0
     assert facts["ready"]["numerics"]["environment"]["OMP_NUM_THREADS"] == "1"
     assert facts["stderr_tail"] == [] and facts["error"] is None
     calls = watched.observer.calls
@@ -67,18 +67,18 @@ def test_a_run_reports_every_step_and_its_memory_as_a_repeat_result():
 
 def test_a_worker_error_before_ready_is_kept_with_its_kind():
     result = monitor("no_such_attribute").run()
-    assert result["status"] == "failed" and result["loss_bits"] == []
-    error = result["facts"]["error"]
+    assert result.status == "failed" and result.loss_bits == ()
+    error = result.facts["error"]
     assert error["kind"] == "workload" and error["type"] == "WorkloadNotFoundError"
-    assert result["detail"].startswith("exit status 1: WorkloadNotFoundError: workload ")
-    assert result["facts"]["ready"] is None and result["peak_rss_bytes"] is None
+    assert result.detail.startswith("exit status 1: WorkloadNotFoundError: workload ")
+    assert result.facts["ready"] is None and result.peak_rss_bytes is None
 
 
 def test_a_timeout_kills_the_worker_and_says_how_far_it_got():
     result = monitor("hangs", steps=6, timeout=3.5).run()
-    assert result["status"] == "timed out"
-    assert result["detail"].startswith("timed out after 3.5 s, 3 of 6 steps done")
-    assert result["facts"]["exit"] == {"status": None, "signal": "SIGKILL"}
+    assert result.status == "timed out"
+    assert result.detail.startswith("timed out after 3.5 s, 3 of 6 steps done")
+    assert result.facts["exit"] == {"status": None, "signal": "SIGKILL"}
 
 
 def live_volume_of(workload, route):
@@ -106,8 +106,8 @@ def live_volume_of(workload, route):
 def test_ready_reports_the_shards_and_the_memory_of_every_shards_plan(workload, route):
     steps = 3
     result = monitor(workload, route=route, steps=steps).run()
-    assert result["status"] == "ok", result["detail"]
-    ready = result["facts"]["ready"]
+    assert result.status == "ok", result.detail
+    ready = result.facts["ready"]
     shards, live_volume = live_volume_of(getattr(tiny_workloads, workload), route)
     assert (ready["shards"], shards) == ({"tiny": 1, "sharded": 2}[workload],) * 2
     assert ready["live_volume"] == live_volume
@@ -119,4 +119,4 @@ def test_ready_reports_the_shards_and_the_memory_of_every_shards_plan(workload, 
     )
     with threadpool_limits(limits=1, user_api="blas"):
         expected = [int(training.step(step).view(np.uint32)) for step in range(steps)]
-    assert result["loss_bits"] == expected
+    assert list(result.loss_bits) == expected

@@ -3,42 +3,39 @@
 from __future__ import annotations
 
 import io
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.parent_process import heavy_modules_loaded
 from topos_cli.compare import compare_results
-from topos_cli.float_bits import float32_bits
-from topos_cli.report import (
+from topos_cli.display.report import (
     VERDICT_HEADERS,
-    markdown_table,
-    plain_table,
     print_comparison,
     print_verdict,
     render_comparison_markdown,
     render_comparison_plain,
     render_verdict_markdown,
     render_verdict_plain,
-    use_plain_output,
     verdict_rows,
 )
+from topos_cli.display.tables import markdown_table, plain_table, use_plain_output
+from topos_cli.float_bits import float32_bits
 from topos_cli.result_file import compose_result
-from topos_cli.verdict import RepeatResult, decide_verdict
+from topos_cli.verdict import RunRecord, decide_verdict
 
 MEBIBYTE = 1024 * 1024
 ESCAPE = "\x1b["
 BOX_CHARACTERS = set("│┃━─┏┓└┘╇┡")
 
 
-def make_runs(*, broken_at: int | None = None, failed: bool = False) -> list[RepeatResult]:
+def make_runs(*, broken_at: int | None = None, failed: bool = False) -> list[RunRecord]:
     """Engine at 112 ms/step and 1000 MiB, recorded at 100 ms/step and 780 MiB."""
     bits = [float32_bits(2.3 - 0.01 * step) for step in range(20)]
     recorded_bits = list(bits)
     if broken_at is not None:
         recorded_bits[broken_at] += 2
-    engine = RepeatResult(
+    engine = RunRecord(
         "engine",
         0,
         "ok",
@@ -47,7 +44,7 @@ def make_runs(*, broken_at: int | None = None, failed: bool = False) -> list[Rep
         peak_rss_bytes=1000 * MEBIBYTE,
         ready_rss_bytes=200 * MEBIBYTE,
     )
-    recorded = RepeatResult(
+    recorded = RunRecord(
         "recorded",
         0,
         "failed" if failed else "ok",
@@ -173,7 +170,7 @@ def test_the_rich_verdict_on_a_terminal_is_a_table(monkeypatch):
 def make_result(milliseconds: float) -> dict:
     """A result whose recorded route runs at `milliseconds` per step."""
     runs = make_runs()
-    runs[1] = RepeatResult(
+    runs[1] = RunRecord(
         "recorded",
         0,
         "ok",
@@ -223,29 +220,29 @@ def test_the_comparison_renders_its_regressions():
         "topos_cli.compare",
         "topos_cli.result_file",
         "topos_cli.host",
-        "topos_cli.report",
+        "topos_cli.display.report",
+        "topos_cli.display.tables",
+        "topos_cli.display.units",
         "topos_cli.app",
+        "topos_cli.data_commands",
         "topos_cli.grade",
+        "topos_cli.grade_plan",
+        "topos_cli.grade_result",
         "topos_cli.monitor",
-        "topos_cli.progress_display",
+        "topos_cli.display.progress",
         "topos_cli.interruption",
         "topos_cli.rss_timeline",
         "topos_cli.tolerance",
-        "topos_cli.download_progress",
+        "topos_cli.display.download_progress",
+        "topos_cli.data_option",
+        "topos_cli.check",
         "topos_cli.worker",
+        "topos_cli.protocol",
+        "topos_cli.worker_process",
+        "topos_cli.exit_status",
     ],
 )
 def test_the_parent_side_modules_load_neither_numpy_nor_the_library_beyond_its_names(module):
-    check = (
-        f"import sys, {module}; "
-        "loaded = [name for name in sys.modules if name == 'numpy' or name.startswith('topos.')]; "
-        "print(sorted(set(loaded) - {'topos.names'}))"
-    )
-    completed = subprocess.run(
-        [sys.executable, "-c", check],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=Path(__file__).resolve().parents[2],
-    )
-    assert completed.stdout.strip() == "[]"
+    loaded, completed = heavy_modules_loaded(f"import {module}", Path(__file__).parents[2])
+    assert completed.returncode == 0, completed.stderr
+    assert loaded == "loaded []"

@@ -29,7 +29,7 @@ from topos_cli.result_file import (
     write_atomically,
     write_github_benchmark,
 )
-from topos_cli.verdict import RepeatResult, decide_verdict
+from topos_cli.verdict import RunRecord, decide_verdict
 
 MEBIBYTE = 1024 * 1024
 
@@ -38,7 +38,7 @@ def make_result(workload: str = "cifar10") -> dict:
     """A small but complete result of two routes, one repeat each."""
     bits = tuple(float32_bits(2.3 - 0.01 * step) for step in range(5))
     runs = [
-        RepeatResult(
+        RunRecord(
             route,
             0,
             "ok",
@@ -246,7 +246,7 @@ def test_compose_result_requires_a_workload_name():
             host={},
             steps=0,
             repeats=[],
-            verdict=decide_verdict([RepeatResult("engine", 0, "ok")]),
+            verdict=decide_verdict([RunRecord("engine", 0, "ok")]),
         )
 
 

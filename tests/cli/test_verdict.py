@@ -11,7 +11,7 @@ import pytest
 
 from topos_cli.errors import ExitStatus
 from topos_cli.float_bits import describe_bits, float32_bits, format_bits
-from topos_cli.verdict import RepeatResult, VerdictSettings, check_parity, decide_verdict
+from topos_cli.verdict import RunRecord, VerdictSettings, check_parity, decide_verdict
 
 STEPS = 300
 MEBIBYTE = 1024 * 1024
@@ -35,13 +35,13 @@ def make_run(
     ready: int | None = 300 * MEBIBYTE,
     steps: int = STEPS,
     detail: str | None = None,
-) -> RepeatResult:
+) -> RunRecord:
     """A run whose step times scatter uniformly within `jitter` around `milliseconds`."""
     # crc32, not hash(): str hashes change between processes, and the tests must not.
     generator = random.Random(zlib.crc32(f"{route}/{repeat}".encode()) if seed is None else seed)
     loss_bits = trajectory(steps) if bits is None else bits
     seconds = [milliseconds / 1000 * (1 + jitter * (2 * generator.random() - 1)) for _ in loss_bits]
-    return RepeatResult(
+    return RunRecord(
         route=route,
         repeat=repeat,
         status=status,
@@ -230,7 +230,7 @@ def test_a_reference_that_failed_in_some_repeats_says_so():
 
 def test_the_first_step_is_reported_on_its_own_and_left_out_of_the_median():
     run = make_run("engine", milliseconds=100.0, jitter=0.0)
-    cold = RepeatResult(
+    cold = RunRecord(
         route="engine",
         repeat=0,
         status="ok",
@@ -246,7 +246,7 @@ def test_the_first_step_is_reported_on_its_own_and_left_out_of_the_median():
 
 
 def test_a_warm_up_time_from_the_worker_is_the_first_step():
-    run = RepeatResult(
+    run = RunRecord(
         route="engine",
         repeat=0,
         status="ok",
@@ -273,9 +273,9 @@ def test_a_slower_route_is_called_slower():
 def test_a_ratio_past_the_threshold_but_not_significant_is_marked_tentative():
     generator = random.Random(7)
 
-    def noisy(route: str, repeat: int, scale: float) -> RepeatResult:
+    def noisy(route: str, repeat: int, scale: float) -> RunRecord:
         seconds = tuple(scale * generator.uniform(0.1, 0.2) for _ in range(12))
-        return RepeatResult(route, repeat, "ok", tuple(range(12)), seconds)
+        return RunRecord(route, repeat, "ok", tuple(range(12)), seconds)
 
     runs = [noisy("engine", 0, 1.0), noisy("engine", 1, 1.0)]
     runs += [noisy("recorded", 0, 1.04), noisy("recorded", 1, 1.04)]
@@ -333,7 +333,7 @@ def test_outlying_steps_warn():
     seconds = list(run.step_seconds)
     for step in range(1, STEPS, 10):  # one step in ten stalls for 3x as long
         seconds[step] *= 3
-    stalled = RepeatResult("engine", 0, "ok", run.loss_bits, tuple(seconds))
+    stalled = RunRecord("engine", 0, "ok", run.loss_bits, tuple(seconds))
     verdict = decide_verdict([stalled])
     kinds = [warning.kind for warning in verdict.warnings]
     assert "outliers" in kinds
@@ -369,7 +369,7 @@ def test_a_run_round_trips_through_its_dict():
     document = json.loads(json.dumps(run.to_dict(), allow_nan=False))
     assert document["loss_bits"][0] == format_bits(trajectory()[0])
     assert document["first_loss"] == pytest.approx(2.302585, rel=1e-7)
-    assert RepeatResult.from_dict(document) == run
+    assert RunRecord.from_dict(document) == run
 
 
 def test_a_worker_event_stream_maps_onto_a_run():
@@ -380,7 +380,7 @@ def test_a_worker_event_stream_maps_onto_a_run():
         {"event": "done", "peak_rss_bytes": 900},
     ]
     ready, *steps, done = events
-    run = RepeatResult(
+    run = RunRecord(
         route="engine",
         repeat=0,
         status="ok",
@@ -407,7 +407,7 @@ def test_a_worker_event_stream_maps_onto_a_run():
 def test_a_malformed_run_is_refused(changes, message):
     document = {"route": "engine", "repeat": 0, "status": "ok", **changes}
     with pytest.raises(ValueError, match=message):
-        RepeatResult.from_dict(document)
+        RunRecord.from_dict(document)
 
 
 def test_routes_keep_the_order_of_their_first_run():

@@ -316,7 +316,16 @@ def _unsqueeze_permute(draw, extents: tuple[int, ...]) -> dict:
 
 
 #: What a parameter may pass through before anything else reads it.
-PROLOGUE = ("unsqueeze_permute", "narrow", "pad", "fold", "reshape", "permute", "number_left")
+#: Extent-1 views come up most often: they are what NumPy may alias unforeseen.
+PROLOGUE = (
+    *("unsqueeze_permute",) * 3,
+    "narrow",
+    "pad",
+    "fold",
+    "reshape",
+    "permute",
+    "number_left",
+)
 
 
 def _record_step(pool: list[Value], steps: list, step) -> None:
@@ -338,7 +347,9 @@ def programs(
     """Random programs whose every value stays small (volume and rank bounded). With
     `leaves`, constant leaves join the pool and parameters may pass through view chains
     first; with `second_order`, some programs penalise their own recorded gradients."""
-    drawn = tuple(draw(st.lists(parameter_shapes, min_size=1, max_size=3)))
+    # With leaves, at least two parameters: one parameter's gradient is finished while
+    # the sweep still has the other's calls to run.
+    drawn = tuple(draw(st.lists(parameter_shapes, min_size=2 if leaves else 1, max_size=3)))
     leaf_shapes = tuple(draw(st.lists(shapes, max_size=2))) if leaves else ()
     scratch = Tape(dtype=np.float64)
     pool = [scratch.parameter(Tensor.filled(shape, 0.5, np.float64)) for shape in drawn]
@@ -349,7 +360,7 @@ def programs(
     chain_ends: list[int] = []
     if leaves:
         for position in range(len(drawn)):
-            for _ in range(draw(st.integers(0, 2))):
+            for _ in range(draw(st.integers(1, 2))):
                 operation = draw(st.sampled_from(PROLOGUE))
                 before = len(pool)
                 _record_step(pool, steps, _step(draw, pool, operation, position))

@@ -131,9 +131,8 @@ class Plan:
 
     def release(self) -> None:
         """Frees the arena and every backward arena (once no run still holds a view of
-        them); the next forward or sweep allocates them afresh. A grader calls this after
-        its warm-up, so that the memory a route needs to train is counted in its training
-        figure, not before it."""
+        them); the next forward or sweep allocates them afresh, so the memory a plan
+        needs can be measured from a state where it holds none."""
         self._arena = None
         self._steps = None
         for backward in self._backward_plans.values():

@@ -3,29 +3,16 @@
 `im2col(images [N, C, H, W])` gives the matrix `[N*OH*OW, KH*KW*C]` whose row
 `(n, oy, ox)` lists the zero-padded window under output pixel `(oy, ox)` of image
 `n`, tap-major: column `(ky*KW + kx)*C + c` holds channel `c` at tap `(ky, kx)`.
-`col2im` adds every row's entries back onto the pixels they came from. The
-composed form (pad, two unfolds, permute, reshape; fold, fold, narrow) says the
-same thing in seven nodes; these are one node each, and fast:
+`col2im` adds every row's entries back onto the pixels they came from: one node
+each for what the composed form (pad, unfolds, permute, reshape) says in seven.
 
-- im2col is one strided copy out of a channels-last view of the padded images
-  (the (kx, c) lanes of a row are then one contiguous run on both sides);
-- col2im adds window rows back in `KW` interleaved passes per `ky`, so that no
-  pass writes a pixel twice, each pass one add per window column, each moving
-  contiguous runs of KW*C values.
-
-With `phases = P > 1` (the 2x2 pooling that follows a convolution takes P = 2)
-the rows come *phase-major*: row `((py*P + px)*N + n)*(OH/P * OW/P) + y*(OW/P) + x`
-is output pixel `(P*y + py, P*x + px)` of image `n`. The same rows, reordered so
-that each pooling phase is one contiguous block of the product; then a max pool
-is a maximum over P*P contiguous blocks (`lane_max`), and the pooled rows are the
-next stage's images in channels-last order. Entries and per-pixel summation order
-are the same as with P = 1, so only the order of the rows changes.
+With `phases = P > 1` the rows come *phase-major*: row
+`((py*P + px)*N + n)*(OH/P * OW/P) + y*(OW/P) + x` is output pixel
+`(P*y + py, P*x + px)` of image `n`, so each pooling phase is one contiguous block
+of the product (the README's performance section says why that pays).
 
 Both kernels are pure functions of their operand's values and shape: im2col only
-copies, and col2im's summation order is fixed by the shapes alone. col2im's output
-is channels-last in memory (`[N, C, H, W]` as a transposed view of the interior of
-its padded `[N, H + 2p, W + 2p, C]` accumulator), the layout that max pooling and
-the next matrix product read fastest; no kernel's bits depend on a layout.
+copies, and col2im's summation order is fixed by the shapes alone.
 """
 
 from __future__ import annotations

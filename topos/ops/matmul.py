@@ -47,11 +47,10 @@ def _derive_matmul(algebra, inputs, output, gradient, needs):
     return (algebra.matmul_nt(gradient, right) if needs[0] else None, right_gradient)
 
 
-# Tall, narrow products (conv1's: 32768 rows of 27 columns, times 27 x 16) run about
-# 40% faster on one thread as products of 2048-row blocks than as one: OpenBLAS keeps
-# a block in cache. The blocks follow from the shapes alone, so the bits do too; they
-# agree with the unblocked product to float32 rounding, not to the bit (BLAS may sum
-# a block's rows differently from the whole's on another CPU). For matmul_tn, the
+# Tall, narrow products run in row blocks, which BLAS keeps in cache (the measurement:
+# benchmarks/README.md). The blocks follow from the shapes alone, so the bits do too;
+# they agree with the unblocked product to float32 rounding, not to the bit (BLAS may
+# sum a block's rows differently from the whole's on another CPU). For matmul_tn, the
 # reduction over the rows, the blocks' products are added in order.
 _REDUCTION_BLOCK = 2048
 _NARROW = 32

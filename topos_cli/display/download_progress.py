@@ -13,22 +13,14 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TextIO
 
-from topos_cli.report import use_plain_output
+from topos_cli.display.tables import use_plain_output
+from topos_cli.display.units import format_bytes
 
 #: What fetch calls: (file name, bytes so far, total bytes or None).
 ProgressCallback = Callable[[str, int, "int | None"], None]
 
-_MEBIBYTE = 1024 * 1024
-
 #: Seconds between the plain display's lines while a file downloads.
 PLAIN_INTERVAL_SECONDS = 10.0
-
-
-def _size(count: int | None) -> str:
-    if count is None:
-        return "unknown size"
-    # Small files are shown in bytes: "0.0 MiB" would say nothing of a trickle.
-    return f"{count} bytes" if count < _MEBIBYTE else f"{count / _MEBIBYTE:.1f} MiB"
 
 
 @contextlib.contextmanager
@@ -46,15 +38,15 @@ def plain_download_progress(
         if name not in announced:
             announced.add(name)
             reported["at"] = now
-            stream.write(f"downloading {name} ({_size(total)})\n")
+            stream.write(f"downloading {name} ({format_bytes(total, missing='unknown size')})\n")
             stream.flush()
         elif now - reported["at"] >= interval and (total is None or done < total):
             reported["at"] = now
-            of = "" if total is None else f" of {_size(total)}"
-            stream.write(f"{name}: {_size(done)}{of}\n")
+            of = "" if total is None else f" of {format_bytes(total)}"
+            stream.write(f"{name}: {format_bytes(done)}{of}\n")
             stream.flush()
         if total is not None and done >= total:
-            stream.write(f"downloaded {name} ({_size(done)})\n")
+            stream.write(f"downloaded {name} ({format_bytes(done)})\n")
             stream.flush()
 
     yield progress

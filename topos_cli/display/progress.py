@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping, Sequence
-from typing import Any, TextIO
+from collections.abc import Sequence
+from typing import TextIO
 
+from topos_cli import protocol
+from topos_cli.display.units import format_bytes, format_duration
 from topos_cli.monitor import WorkerObserver, WorkerRequest
-
-_MEBIBYTE = 1024 * 1024
+from topos_cli.verdict import RunRecord
 
 #: The live display redraws the RSS at most this often (the sampler runs far faster).
 _RSS_REFRESH_SECONDS = 0.1
@@ -26,41 +27,19 @@ _RSS_REFRESH_SECONDS = 0.1
 _PLAIN_LINE_SECONDS = 2.0
 
 
-def format_duration(seconds: float | None) -> str:
-    """`42 s`, `3m05s`, `1h02m`, or `?` when unknown."""
-    if seconds is None or seconds != seconds or seconds < 0:
-        return "?"
-    if seconds < 60:
-        return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
-    minutes, second = divmod(round(seconds), 60)
-    if minutes < 60:
-        return f"{minutes}m{second:02d}s"
-    hours, minute = divmod(minutes, 60)
-    return f"{hours}h{minute:02d}m"
-
-
-def format_mebibytes(count: int | None) -> str:
-    """Bytes as `123.4 MiB` (`12.0 KiB` below a mebibyte, so small figures are not 0.0), or `?`."""
-    if count is None:
-        return "?"
-    if abs(count) < _MEBIBYTE:
-        return f"{count / 1024:.1f} KiB"
-    return f"{count / _MEBIBYTE:.1f} MiB"
-
-
 def run_label(request: WorkerRequest, repeats: int) -> str:
     """`engine`, or `engine #2` when each route runs more than once."""
     return request.route if repeats <= 1 else f"{request.route} #{request.repeat + 1}"
 
 
-def outcome_phrase(result: Mapping[str, Any]) -> str:
+def outcome_phrase(result: RunRecord) -> str:
     """How a run ended, in a few words: `ok, peak 261.3 MiB` or its detail's first line."""
-    if result["status"] == "ok":
-        return f"ok, peak {format_mebibytes(result.get('peak_rss_bytes'))}"
-    detail = (result.get("detail") or "").splitlines()
-    if detail and detail[0].startswith(result["status"]):
+    if result.status == "ok":
+        return f"ok, peak {format_bytes(result.peak_rss_bytes)}"
+    detail = (result.detail or "").splitlines()
+    if detail and detail[0].startswith(result.status):
         return detail[0]  # "timed out after 1.5 s ...", not "timed out: timed out after ..."
-    return f"{result['status']}" + (f": {detail[0]}" if detail else "")
+    return result.status + (f": {detail[0]}" if detail else "")
 
 
 class _RunState:
@@ -114,22 +93,21 @@ class PlainProgress(WorkerObserver):
         self._states[request] = _RunState()
         self._line(request, f"started (worker {pid})")
 
-    def event(self, request: WorkerRequest, event: Mapping[str, Any]) -> None:
+    def event(self, request: WorkerRequest, event: protocol.Event) -> None:
         """Says when the worker is ready, and how far it got every tenth of the steps."""
         state = self._states.setdefault(request, _RunState())
-        kind = event.get("event")
-        if kind == "ready":
+        if isinstance(event, protocol.Ready):
             state.training_started = time.monotonic()
-            volume = (event.get("live_volume") or {}).get("peak_bytes")
+            volume = (event.facts.get("live_volume") or {}).get("peak_bytes")
             self._line(
                 request,
                 f"ready after {format_duration(state.training_started - state.started)} "
-                f"(RSS {format_mebibytes(event.get('ready_rss_bytes'))}, "
-                f"predicted live volume {format_mebibytes(volume)})",
+                f"(RSS {format_bytes(event.ready_rss_bytes)}, "
+                f"predicted live volume {format_bytes(volume)})",
             )
-        elif kind == "step":
+        elif isinstance(event, protocol.Step):
             state.steps_done += 1
-            state.step_seconds += float(event.get("seconds") or 0.0)
+            state.step_seconds += event.seconds
             every = max(1, request.steps // 10)
             now = time.monotonic()
             due = now - state.line_written >= _PLAIN_LINE_SECONDS
@@ -140,7 +118,7 @@ class PlainProgress(WorkerObserver):
                     request,
                     f"step {state.steps_done}/{request.steps}, {milliseconds:.1f} ms/step, "
                     f"ETA {format_duration(state.remaining_seconds(request.steps))}, "
-                    f"RSS {format_mebibytes(state.rss_bytes)}",
+                    f"RSS {format_bytes(state.rss_bytes)}",
                 )
 
     def sampled(self, request: WorkerRequest, rss_bytes: int) -> None:
@@ -149,11 +127,11 @@ class PlainProgress(WorkerObserver):
         if state is not None:
             state.rss_bytes = rss_bytes
 
-    def finished(self, request: WorkerRequest, result: Mapping[str, Any]) -> None:
+    def finished(self, request: WorkerRequest, result: RunRecord) -> None:
         """Says how the run ended."""
         state = self._states.get(request) or _RunState()
         elapsed = time.monotonic() - state.started
-        steps = len(result.get("loss_bits") or ())
+        steps = len(result.loss_bits)
         self._line(
             request,
             f"{outcome_phrase(result)} ({steps}/{request.steps} steps in "
@@ -211,17 +189,16 @@ class LiveProgress(WorkerObserver):
         self._states[request] = _RunState()
         self._progress.update(self._tasks[request], status=f"loading (pid {pid})")
 
-    def event(self, request: WorkerRequest, event: Mapping[str, Any]) -> None:
+    def event(self, request: WorkerRequest, event: protocol.Event) -> None:
         """Starts the bar at ready and advances it a step at a time."""
         state = self._states.setdefault(request, _RunState())
         task = self._tasks[request]
-        kind = event.get("event")
-        if kind == "ready":
+        if isinstance(event, protocol.Ready):
             self._progress.start_task(task)
             self._progress.update(task, status="training")
-        elif kind == "step":
+        elif isinstance(event, protocol.Step):
             state.steps_done += 1
-            state.step_seconds += float(event.get("seconds") or 0.0)
+            state.step_seconds += event.seconds
             milliseconds = state.milliseconds_per_step()
             self._progress.update(
                 task,
@@ -237,13 +214,13 @@ class LiveProgress(WorkerObserver):
         now = time.monotonic()
         if now - state.rss_drawn >= _RSS_REFRESH_SECONDS:
             state.rss_drawn = now
-            self._progress.update(self._tasks[request], rss=format_mebibytes(rss_bytes))
+            self._progress.update(self._tasks[request], rss=format_bytes(rss_bytes))
 
-    def finished(self, request: WorkerRequest, result: Mapping[str, Any]) -> None:
+    def finished(self, request: WorkerRequest, result: RunRecord) -> None:
         """Shows how the run ended."""
         task = self._tasks[request]
         status = outcome_phrase(result)
-        style = "green" if result["status"] == "ok" else "red"
+        style = "green" if result.status == "ok" else "red"
         self._progress.update(task, status=f"[{style}]{_escape(status)}[/{style}]")
         self._progress.stop_task(task)
 

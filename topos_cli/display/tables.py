@@ -1,0 +1,115 @@
+"""Tables for people, drawn three ways from rows of strings: plain text, Markdown, rich.
+
+Plain text when standard output is not a terminal or `NO_COLOR` is set (so
+logs and pipes get no escape codes and no box drawing); Markdown for
+pull-request comments and CI job summaries; a rich table on a terminal.
+rich does not import NumPy, so the parent process stays light.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import TextIO
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from topos_cli.output_stream import ASCII_SPELLINGS, ascii_spelling, can_encode
+
+
+def use_plain_output(stream: TextIO | None = None) -> bool:
+    """Whether to print plain text: `NO_COLOR` is set (non-empty), or `stream` is no terminal."""
+    if os.environ.get("NO_COLOR"):
+        return True
+    stream = stream if stream is not None else sys.stdout
+    try:
+        return not stream.isatty()
+    except (AttributeError, ValueError):  # a closed or file-less stream is no terminal
+        return True
+
+
+def plain_table(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], ascii_only: bool = False
+) -> str:
+    """Aligned columns separated by two spaces, under a header and a rule; no colour, no boxes.
+
+    With `ascii_only` every cell is spelled in ASCII (`±` as `+/-`) before the
+    columns are measured, so they stay aligned on an ASCII stream.
+    """
+    if ascii_only:
+        headers = [ascii_spelling(header) for header in headers]
+        rows = [[ascii_spelling(cell) for cell in row] for row in rows]
+    widths = [
+        max([len(header)] + [len(row[column]) for row in rows])
+        for column, header in enumerate(headers)
+    ]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=True))
+
+    rule = "  ".join("-" * width for width in widths)
+    return "\n".join([line(headers).rstrip(), rule] + [line(row).rstrip() for row in rows])
+
+
+def _markdown_cell(text: str) -> str:
+    """A table cell safe in Markdown: pipes escaped, newlines as spaces."""
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A GitHub-flavoured Markdown table."""
+    lines = [
+        "| " + " | ".join(_markdown_cell(header) for header in headers) + " |",
+        "| " + " | ".join("---" for _ in headers) + " |",
+    ]
+    lines.extend("| " + " | ".join(_markdown_cell(cell) for cell in row) + " |" for row in rows)
+    return "\n".join(lines)
+
+
+def status_style(text: str) -> str:
+    """The colour of a status or parity cell: green when good, red when not."""
+    good = ("ok", "bit-identical", "agrees", "reference", "within tolerance", "improvement")
+    if text.startswith(good):
+        return "green"
+    if text.startswith(("interrupted", "not checked", "not significant", "missing")):
+        return "yellow"
+    return "red"
+
+
+def rich_table(title: str, headers: Sequence[str], right_aligned: set[int]) -> Table:
+    """A compact rich table (no outer edge) that wraps cells on a narrow terminal.
+
+    Cells fold rather than end in an ellipsis, and no column has a minimum
+    width, because rich drops whole columns it cannot fit: a wrapped figure
+    is still there, a dropped one is lost.
+    """
+    table = Table(
+        title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False
+    )
+    for column, header in enumerate(headers):
+        table.add_column(
+            header, justify="right" if column in right_aligned else "left", overflow="fold"
+        )
+    return table
+
+
+def print_in_form(
+    stream: TextIO,
+    markdown: bool,
+    plain: bool | None,
+    as_markdown: Callable[[], str],
+    as_plain: Callable[[bool], str],
+    as_rich: Callable[[Console], None],
+) -> None:
+    """Writes one of three forms: Markdown if asked, else plain text or rich as
+    `use_plain_output` decides for `stream` (unless `plain` says)."""
+    if markdown:
+        stream.write(as_markdown())
+    elif plain if plain is not None else use_plain_output(stream):
+        # An ASCII stream gets ASCII spellings, measured before the columns are aligned.
+        stream.write(as_plain(not can_encode("".join(ASCII_SPELLINGS), stream)))
+    else:
+        as_rich(Console(file=stream, highlight=False))

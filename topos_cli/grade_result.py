@@ -1,0 +1,213 @@
+"""The result of a grade as the result file holds it: what the runs gathered, composed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from topos_cli.compare import Comparison
+from topos_cli.display.units import format_bytes
+from topos_cli.grade_plan import GradePlan
+from topos_cli.monitor import SAMPLE_INTERVAL_SECONDS, environment_facts
+from topos_cli.result_file import compose_result
+from topos_cli.verdict import RunRecord, Verdict
+
+#: How close the measured training delta should come to the predicted live volume.
+PREDICTION_TOLERANCE = 0.10
+
+#: What the result file says about how memory was measured (README has the long story).
+MEMORY_METHOD = {
+    "ready": "data loaded, plan lowered, one warm-up step of the route run and thrown away",
+    "peak": "VmHWM at the end of the measured steps, after resetting it at ready "
+    "(writing 5 to /proc/self/clear_refs); psutil sampling where /proc is missing",
+    "training_delta": "peak minus VmRSS at ready",
+    "cross_check": "ru_maxrss from os.wait4, which includes start-up and shutdown",
+}
+
+
+@dataclass
+class GradeRecord:
+    """What a grade gathered: the runs, and how the grade itself ended."""
+
+    results: list[RunRecord] = field(default_factory=list)
+    interrupted_by: str | None = None
+    usage_error: str | None = None
+
+
+def _first_ready(results: Sequence[RunRecord], route: str | None = None) -> dict | None:
+    """The `ready` facts of the first run (of `route`, if given) that reached ready."""
+    for result in results:
+        ready = result.facts.get("ready")
+        if ready and (route is None or result.route == route):
+            return ready
+    return None
+
+
+def _route_facts(results: Sequence[RunRecord], routes: Sequence[str]) -> dict[str, Any]:
+    """Per route, what its worker said at ready: plan summary, live volume, node counts."""
+    facts = {}
+    for route in routes:
+        ready = _first_ready(results, route)
+        if ready is None:
+            continue
+        facts[route] = {
+            key: ready.get(key)
+            for key in (
+                "posture",
+                "shards",
+                "plan",
+                "live_volume",
+                "forward_nodes",
+                "gradient_nodes",
+                "lower_seconds",
+                "warm_up_seconds",
+                "high_water_source",
+            )
+        }
+    return facts
+
+
+def memory_predictions(
+    route_facts: Mapping[str, Any], verdict: Verdict | None
+) -> list[dict[str, Any]]:
+    """Per route, the plan's predicted training bytes (arena, fresh roots and the engine
+    sweep's peak; the live volume for workers that do not say) beside the measured
+    training delta."""
+    predictions = []
+    for route, facts in route_facts.items():
+        volume = facts.get("live_volume") or {}
+        live = volume.get("peak_bytes")
+        predicted = volume.get("predicted_training_bytes", live)
+        measured = None
+        if verdict is not None:
+            try:
+                memory = verdict.route(route).memory
+            except KeyError:
+                memory = None
+            measured = None if memory is None else memory.training_delta_bytes
+        ratio = measured / predicted if measured is not None and predicted else None
+        predictions.append(
+            {
+                "route": route,
+                "predicted_live_bytes": live,
+                "predicted_training_bytes": predicted,
+                "measured_training_delta_bytes": measured,
+                "ratio": ratio,
+                "within_tolerance": None
+                if ratio is None
+                else abs(ratio - 1.0) <= PREDICTION_TOLERANCE,
+                "tolerance": PREDICTION_TOLERANCE,
+            }
+        )
+    return predictions
+
+
+def describe_predictions(predictions: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One line per route: predicted live volume against the measured training delta."""
+    lines = []
+    for prediction in predictions:
+        line = (
+            f"memory: {prediction['route']} predicted training Δ "
+            f"{format_bytes(prediction.get('predicted_training_bytes'))} (live volume "
+            f"{format_bytes(prediction['predicted_live_bytes'])}), measured "
+            f"{format_bytes(prediction['measured_training_delta_bytes'])}"
+        )
+        if prediction["ratio"] is not None:
+            line += f" ({prediction['ratio']:.2f}x)"
+        lines.append(line)
+    return lines
+
+
+def _data_facts(plan: GradePlan, results: Sequence[RunRecord]) -> dict[str, Any]:
+    """Which data the grade used: what was asked for, and what the worker loaded."""
+    ready = _first_ready(results)
+    dataset = dict((ready or {}).get("dataset") or {})
+    return {"requested": plan.data or "synthetic", **dataset}
+
+
+def describe_data(data: Mapping[str, Any]) -> str:
+    """E.g. `data: cifar10, synthetic (fingerprint 8bc00cf64ce4)`."""
+    if "name" not in data:
+        return f"data: {data.get('requested')} (not loaded)"
+    fingerprint = str(data.get("fingerprint") or "")[:12]
+    source = data.get("source")
+    if source == "synthetic":
+        source_text = "synthetic stand-in"
+    else:
+        source_text = f"{data.get('format')} files in {source}"
+    return f"data: {data['name']}, {source_text} (fingerprint {fingerprint})"
+
+
+def compose_grade_result(
+    plan: GradePlan,
+    record: GradeRecord,
+    host: Mapping[str, Any],
+    verdict: Verdict | None,
+    comparison: Comparison | None,
+    exit_status: int,
+) -> dict[str, Any]:
+    """The result file's object: `compose_result`'s shape, plus what a grade adds."""
+    options = plan.options
+    ready = _first_ready(record.results)
+    host = {
+        **host,
+        "numerics": None if ready is None else ready.get("numerics"),
+        "threads": options.threads,
+    }
+    workload = {"name": options.workload, "data": _data_facts(plan, record.results)}
+    settings = {
+        "routes": list(options.routes),
+        "repeat": options.repeat,
+        "order": [[request.route, request.repeat] for request in plan.requests],
+        "threads": options.threads,
+        "timeout_seconds": options.timeout,
+        "data": plan.data or "synthetic",
+        "environment": environment_facts(plan.environment),
+        "sample_interval_seconds": SAMPLE_INTERVAL_SECONDS,
+        "memory_method": MEMORY_METHOD,
+        "tolerance": plan.compare_settings.to_json(),
+        "baseline": options.baseline,
+    }
+    result = compose_result(
+        workload=workload,
+        host=host,
+        steps=options.steps,
+        repeats=record.results,
+        verdict=verdict,
+        settings=settings,
+        created=plan.started,
+    )
+    if record.interrupted_by is not None:
+        status = "interrupted"
+    elif record.usage_error is not None:
+        status = "error"
+    else:
+        status = "complete"
+    route_facts = _route_facts(record.results, options.routes)
+    ran = {(result.route, result.repeat) for result in record.results}
+    result.update(
+        {
+            "status": status,
+            "exit_status": int(exit_status),
+            "error": record.usage_error,
+            "interrupted": None
+            if record.interrupted_by is None
+            else {
+                "signal": record.interrupted_by,
+                "not_run": [
+                    [request.route, request.repeat]
+                    for request in plan.requests
+                    if (request.route, request.repeat) not in ran
+                ],
+            },
+            "routes": route_facts,
+            "memory_prediction": memory_predictions(route_facts, verdict),
+            "baseline": None
+            if comparison is None
+            else {"path": options.baseline, "comparison": comparison.to_json()},
+        }
+    )
+    if verdict is None:
+        result.pop("verdict")
+    return result

@@ -1,0 +1,34 @@
+"""The options several commands share, and how a list of routes is read."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from topos_cli.errors import ToposUsageError
+
+WorkloadOption = Annotated[
+    str,
+    typer.Option(
+        "--workload",
+        "-w",
+        help="cifar10, mnist, a topos.workloads entry point, or package.module:attribute.",
+    ),
+]
+RouteOption = Annotated[str, typer.Option("--route", "-r", help="engine or recorded.")]
+DataOption = Annotated[
+    str,
+    typer.Option("--data", help="A directory holding the real data files, or 'synthetic'."),
+]
+
+
+def chosen_routes(text: str) -> tuple[str, ...]:
+    """The routes a comma-separated option names, in order; a usage error (one line,
+    exit 2) for an unknown, repeated or empty one."""
+    from topos.names import UnknownNameError, parse_routes
+
+    try:
+        return parse_routes(text)
+    except UnknownNameError as error:
+        raise ToposUsageError(str(error)) from None

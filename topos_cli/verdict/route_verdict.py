@@ -1,0 +1,97 @@
+"""What the verdict says about one route: its status, failures, speed and memory."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from topos_cli.verdict.json_values import record_json
+from topos_cli.verdict.memory import Memory, measure_memory, memory_ratio
+from topos_cli.verdict.run_record import RunRecord
+from topos_cli.verdict.settings import VerdictSettings
+from topos_cli.verdict.speed import Speed, measure_speed, speed_ratio
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A run that did not finish cleanly."""
+
+    repeat: int
+    status: str
+    detail: str | None
+    nonfinite_step: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        """The failure as a JSON-ready dict."""
+        return asdict(self)
+
+
+# Which status a route shows when its runs ended differently: its own faults first.
+_STATUS_SEVERITY = ("failed", "timed out", "nonfinite", "interrupted", "ok")
+
+
+@dataclass(frozen=True)
+class RouteVerdict:
+    """Everything the verdict says about one route."""
+
+    route: str
+    status: str
+    repeats: int
+    completed: int
+    failures: tuple[Failure, ...]
+    speed: Speed | None
+    memory: Memory | None
+
+    def to_json(self) -> dict[str, Any]:
+        """The route's verdict as a JSON-ready dict."""
+        return record_json(self)
+
+
+def _route_status(runs: Sequence[RunRecord]) -> str:
+    """The status a route shows: `ok` if every run was, else the most severe among them."""
+    return min((run.status for run in runs), key=_STATUS_SEVERITY.index)
+
+
+def judge_route(
+    route: str,
+    runs: Sequence[RunRecord],
+    settings: VerdictSettings,
+) -> RouteVerdict:
+    """A route's figures before ratios: status, failures, speed and memory of completed runs."""
+    completed = [run for run in runs if run.status == "ok"]
+    failures = tuple(
+        Failure(run.repeat, run.status, run.detail, run.nonfinite_step)
+        for run in runs
+        if run.status != "ok"
+    )
+    return RouteVerdict(
+        route=route,
+        status=_route_status(runs),
+        repeats=len(runs),
+        completed=len(completed),
+        failures=failures,
+        speed=measure_speed(completed, settings),
+        memory=measure_memory(completed),
+    )
+
+
+def with_ratios(
+    route: RouteVerdict, reference: RouteVerdict | None, settings: VerdictSettings
+) -> RouteVerdict:
+    """The route's verdict with its speed and memory ratios to the reference filled in."""
+    if reference is None or route.route == reference.route:
+        return route
+    speed = route.speed
+    if speed is not None and reference.speed is not None:
+        speed = replace(speed, ratio=speed_ratio(speed, reference.speed, settings))
+    memory = route.memory
+    if memory is not None and reference.memory is not None:
+        memory = replace(
+            memory,
+            peak_ratio=memory_ratio(memory.peak_rss_bytes, reference.memory.peak_rss_bytes),
+            training_delta_ratio=memory_ratio(
+                memory.training_delta_bytes, reference.memory.training_delta_bytes
+            ),
+        )
+    return replace(route, speed=speed, memory=memory)
