@@ -13,5 +13,11 @@ class GraphError(ValueError):
 
 
 class BudgetError(GraphError):
-    """A memory budget a remat lowering cannot meet: below its floor, the least live
-    volume any schedule it makes can reach. The message names the floor in bytes."""
+    """A memory budget a remat lowering cannot meet: below its floor, the least memory
+    any schedule it makes can plan for. The message names the floor in bytes, as do
+    `budget_bytes` and `floor_bytes`."""
+
+    def __init__(self, message: str, budget_bytes: int = 0, floor_bytes: int = 0) -> None:
+        super().__init__(message)
+        self.budget_bytes = budget_bytes
+        self.floor_bytes = floor_bytes

@@ -116,7 +116,9 @@ class RematPlan(Plan):
             raise BudgetError(
                 f"budget {wanted} bytes is below this plan's floor of {self.floor_bytes} "
                 f"bytes (the least memory its schedules plan for: some kernel's operands, "
-                f"output and workspace must be live together, beside the roots)"
+                f"output and workspace must be live together, beside the roots)",
+                wanted,
+                self.floor_bytes,
             )
         self.budget_bytes = wanted
         if wanted >= self.unconstrained_bytes or floor_fit is None:

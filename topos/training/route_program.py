@@ -10,11 +10,13 @@ import functools
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 import numpy as np
 
 from topos import Adjoints, Network, Plan, Run, ShapeError, Symbol, Tape, Tensor
 from topos.engine.budget import Budget
+from topos.errors import BudgetError
 from topos.graph.parameter_gradients import ParameterGradients
 from topos.graph.parameters import Parameters
 from topos.training.workload import Recording, Workload
@@ -56,11 +58,27 @@ class RouteProgram:
         self.budget: Budget | None = None
         if route == "remat":
             self.budget = DEFAULT_BUDGET if budget is None else Budget.of(budget)
+            if self.budget.bytes is not None:
+                # A budget in bytes is the whole route's: each shard's plan gets its share.
+                self.budget = replace(self.budget, bytes=max(1, self.budget.bytes // self.shards))
         if route in ("recorded", "remat"):
             self.adjoints = tape.differentiate(self.recording.loss, self.recording.parameters)
         self.gradient_nodes = len(tape) - self.forward_nodes
         self.network: Network = tape.into_network()
-        self.plans: list[Plan] = [self._lower() for _ in range(self.shards)]
+        try:
+            self.plans: list[Plan] = [self._lower() for _ in range(self.shards)]
+        except BudgetError as error:
+            if self.shards == 1:
+                raise
+            # Say it in the whole route's bytes, as every other figure of a route is.
+            raise BudgetError(
+                f"budget {error.budget_bytes * self.shards} bytes is below this route's "
+                f"floor of {error.floor_bytes * self.shards} bytes ({self.shards} shards, "
+                f"each a plan with a floor of {error.floor_bytes} bytes: some kernel's "
+                f"operands, output and workspace must be live together, beside the roots)",
+                error.budget_bytes * self.shards,
+                error.floor_bytes * self.shards,
+            ) from None
         self.plan = self.plans[0]
         self.lower_seconds = time.perf_counter() - started
         self._threads: ThreadPoolExecutor | None = None
