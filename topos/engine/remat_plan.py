@@ -6,10 +6,11 @@ release its buffer after an early reader and recompute it, from buffers still li
 right before a late one. Each evaluation becomes a step of its own *program* (a node
 list in evaluation order whose operands name evaluations), and the program gets the
 very memory plan every other plan gets: each evaluation its own slot interval in one
-arena, views free, roots fresh per run. That memory plan's live volume is what must
-fit the budget. A recomputation runs the same kernel on the same operand values as
-the first evaluation, so its bits are the first evaluation's bits, and so a remat
-plan computes exactly what the recorded plan computes.
+arena, views free, roots fresh per run. That memory plan's arena and roots (the
+planned bytes, what a run writes into) are what must fit the budget. A recomputation
+runs the same kernel on the same operand values as the first evaluation, so its bits
+are the first evaluation's bits, and so a remat plan computes exactly what the
+recorded plan computes.
 """
 
 from __future__ import annotations
@@ -41,12 +42,14 @@ _PLACEMENT_TRIES = 6
 
 
 class RematPlan(Plan):
-    """A forward plan whose live volume stays within `budget` (see the module).
+    """A forward plan whose planned bytes (arena and roots) stay within `budget` (see
+    the module).
 
-    Beyond a Plan: `unconstrained` (the recorded route's plan of the same roots),
-    `schedule` and `program` (the evaluations, in order), `budget` and `floor` (in
-    elements), `recomputations`, `flops` and `extra_flops`. `describe()` prints one
-    line per evaluation.
+    Beyond a Plan: `unconstrained` (the recorded route's plan of the same roots) and
+    `unconstrained_bytes` (its planned bytes), `schedule` and `program` (the
+    evaluations, in order), `budget_bytes`, `planned_bytes` and `floor_bytes`,
+    `recomputations`, `flops` and `extra_flops`. `describe()` prints one line per
+    evaluation.
     """
 
     def __init__(self, network: Network, roots: tuple[int, ...], budget: Budget) -> None:

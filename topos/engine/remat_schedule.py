@@ -3,12 +3,11 @@
 The schedule walks the forward plan's nodes in recording order, as the unconstrained
 plan would, simulating the bytes its memory plan will hold: every computed buffer
 (views are free, sources are not the plan's), and each kernel's workspace during its
-step. Before a kernel's output is allocated, buffers
-are evicted until the output fits the budget; when a later kernel reads an evicted
-buffer, it is recomputed first, from its own operands (recomputed in turn if they are
-gone too). The eviction is the greedy of Dynamic Tensor Rematerialization (Kirisame et
-al., ICLR 2021), given what DTR cannot have at run time: the whole program. It evicts
-the buffer with the smallest
+step. Before a kernel's output is allocated, buffers are evicted until the output
+fits the budget; when a later kernel reads an evicted buffer, it is recomputed first,
+from its own operands (recomputed in turn if they are gone too). The eviction is the
+greedy of Dynamic Tensor Rematerialization (Kirisame et al., ICLR 2021), given what
+DTR cannot have at run time: the whole program. It evicts the buffer with the smallest
 
     h = (cost of recomputing it, and whatever of its ancestry is gone too)
         / (its size * the steps until its next use)
@@ -18,12 +17,12 @@ Belady's rule; DTR, working online, uses staleness in its place). The costs are
 `compute_cost.cost`, pure functions of shapes, and ties go to the lower node index, so
 the schedule is a pure function of the graph and the budget.
 
-Buffers the simulation never evicts: sources (a fed input cannot be recomputed, so it
-is held to the end), roots (the caller reads them) and any buffer pinned as an operand
-of the kernel about to run. The simulation is conservative: the memory plan of the
-schedule frees every buffer right after its last reader, no later than the
-simulation's eviction, and holds an input only until its last reader. The memory plan,
-not this simulation, has the last word on whether a schedule fits.
+Buffers the simulation never evicts: sources (a fed input cannot be recomputed; it is
+the caller's memory, not the plan's, so it costs the budget nothing), roots (the
+caller reads them) and any buffer pinned as an operand of the kernel about to run.
+The simulation is conservative: the memory plan of the schedule frees every buffer
+right after its last reader, no later than the simulation's eviction. The memory
+plan, not this simulation, has the last word on whether a schedule fits.
 """
 
 from __future__ import annotations
