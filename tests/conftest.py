@@ -15,3 +15,16 @@ def private_synthetic_cache(tmp_path_factory):
         os.environ.pop("TOPOS_CACHE_DIR", None)
     else:
         os.environ["TOPOS_CACHE_DIR"] = previous
+
+
+@pytest.fixture(scope="session", autouse=True)
+def reports_off_unless_asked():
+    """A grade's HTML report costs a child process and a few seconds; the tests of the
+    report turn it back on (`TOPOS_REPORT=on`) where they look at it."""
+    previous = os.environ.get("TOPOS_REPORT")
+    os.environ["TOPOS_REPORT"] = "off"
+    yield
+    if previous is None:
+        os.environ.pop("TOPOS_REPORT", None)
+    else:
+        os.environ["TOPOS_REPORT"] = previous

@@ -130,6 +130,8 @@ def describe(
 ) -> None:
     """Print a route's plan: one line per node (per evaluation for remat), then the summary.
 
+    Then what a training step adds to memory, part by part.
+
     Example: topos describe --route remat --budget 50%
     """
     program = _program(workload, route, chosen_budget(budget))
@@ -142,6 +144,10 @@ def describe(
         typer.echo(_sharded_line(program))
     text = "\n".join(program.plan.summary()) if summary else program.plan.describe()
     typer.echo(text)
+    if not summary:
+        from topos.training import step_memory
+
+        typer.echo(step_memory(program, program.workload.optimizer()).describe())
 
 
 @application.command()
@@ -184,6 +190,7 @@ def run(
         typer.echo(_sharded_line(training.program))
     for line in training.summary():
         typer.echo(line)
+    typer.echo(training.step_memory().describe())
     first = last = None
     started = time.perf_counter()
     for step in range(steps):
@@ -398,6 +405,88 @@ def compare(
     )
     print_comparison(comparison, markdown=markdown)
     raise typer.Exit(comparison.exit_status)
+
+
+@application.command()
+def report(
+    result: Annotated[
+        str, typer.Argument(help="A result JSON of topos grade.", show_default=False)
+    ],
+    html: Annotated[
+        str | None,
+        typer.Option("--html", help="Write the HTML report here (default: beside the result)."),
+    ] = None,
+    png: Annotated[
+        str | None, typer.Option("--png", help="Also write one PNG of the main panels here.")
+    ] = None,
+) -> None:
+    """Draw the report of a grade: a self-contained HTML page, and a PNG if asked.
+
+    Memory over time, step times and losses per route, with the verdict table,
+    host, data and settings. Older or damaged results are drawn as far as they
+    go and the report says what is missing; a file that is no topos result is
+    exit 2. Without --html or --png the page goes beside the result.
+
+    Example: topos report results/grade-cifar10-20260814T101500Z.json --png grade.png
+    """
+    from topos_cli.display.report_html import write_report
+
+    written, missing = write_report(result, html_path=html, png_path=png)
+    for line in missing:
+        typer.echo(f"missing: {line}", err=True)
+    for path in written:
+        typer.echo(f"report: {path}", err=True)
+
+
+@application.command()
+def history(
+    paths: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Result files or folders of them (default: results/).", show_default=False
+        ),
+    ] = None,
+    workload: Annotated[
+        str | None, typer.Option("--workload", "-w", help="Only the grades of this workload.")
+    ] = None,
+    html: Annotated[
+        str | None,
+        typer.Option(
+            "--html",
+            help="Write the HTML page here (default: history.html in the first folder read).",
+        ),
+    ] = None,
+    tolerance: Annotated[
+        str | None,
+        typer.Option("--tolerance", help="As for compare: e.g. time=10%,memory=5% (the default)."),
+    ] = None,
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="Print the tables as Markdown.")
+    ] = False,
+) -> None:
+    """Follow a workload's figures across grades: ms/step, peak RSS and training Δ per route.
+
+    Reads the results, orders them by time, groups those of one host and
+    settings (never mixing others), marks where compare would call a change
+    significant, prints a table per group and writes an HTML page with a plot
+    per figure.
+
+    Example: topos history results/ --workload cifar10
+    """
+    from pathlib import Path
+
+    from topos_cli.display.history_html import write_history_html
+    from topos_cli.display.history_table import print_history
+    from topos_cli.history import read_history
+    from topos_cli.tolerance import parse_tolerance
+
+    chosen = paths or ["results"]
+    found = read_history(chosen, workload=workload, settings=parse_tolerance(tolerance))
+    print_history(found, markdown=markdown)
+    first = Path(chosen[0])
+    target = Path(html) if html else (first if first.is_dir() else first.parent) / "history.html"
+    write_history_html(found, target)
+    typer.echo(f"history: {target}", err=True)
 
 
 def _sharded_line(program) -> str:

@@ -131,7 +131,7 @@ def frontier_rows(result: dict[str, Any], verdict: Verdict | None) -> list[list[
         facts = (result["routes"].get(route.route) or {}).get("remat") or {}
         volume = (result["routes"].get(route.route) or {}).get("live_volume") or {}
         speed, memory = route.speed, route.memory
-        planned = facts.get("planned_bytes", volume.get("predicted_training_bytes"))
+        planned = facts.get("planned_bytes", volume.get("plan_training_bytes"))
         budget = "—"
         if facts:
             budget = (

@@ -31,6 +31,7 @@ from topos_cli.host import host_facts
 from topos_cli.interruption import interruptions_raised, start_raising, stop_raising
 from topos_cli.monitor import WorkerMonitor, WorkerObserver
 from topos_cli.process_tree import adopt_orphans
+from topos_cli.report_child import draw_report_in_child, reports_wanted
 from topos_cli.result_destination import Saved, last_resort_text, save_result
 from topos_cli.result_file import write_github_benchmark
 from topos_cli.verdict import RunRecord, Verdict, decide_verdict
@@ -161,12 +162,24 @@ def finish_grade(
             print_comparison(comparison, file=table, markdown=options.markdown)
     table.flush()
     exit_status = _report_saved(saved, result, exit_status, stderr)
+    if record.results and record.usage_error is None and record.interrupted_by is None:
+        _draw_report(saved, stderr)
     if record.interrupted_by is not None:
         stderr.write(f"topos: interrupted by {record.interrupted_by}; partial results written\n")
     stderr.flush()
     if record.usage_error is not None:
         raise ToposUsageError(record.usage_error)
     return exit_status
+
+
+def _draw_report(saved: Saved, stderr: TextIO) -> None:
+    """Draws the HTML report beside the written result, in a child process; says where."""
+    if saved.path is None or saved.path == "-" or not reports_wanted():
+        return
+    stderr.flush()  # the results: line first, while the report is drawn
+    report_path = draw_report_in_child(saved.path, stderr)
+    if report_path is not None:
+        stderr.write(f"report: {report_path}\n")
 
 
 def _report_saved(saved: Saved, result: Mapping[str, Any], exit_status: int, stderr: TextIO) -> int:

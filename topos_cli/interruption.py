@@ -121,10 +121,7 @@ def interruptions_deferred() -> Iterator[None]:
     try:
         yield
     finally:
-        _State.deferring = False
-        pending, _State.pending = _State.pending, None
-        if pending is not None:
-            raise Interrupted(pending)
+        start_raising()
 
 
 @contextlib.contextmanager

@@ -382,6 +382,8 @@ class WorkerMonitor:
             "ready": dict(ready.facts) if ready is not None and ready.facts else None,
             "peak_source": peak_source,
             "end_rss_bytes": None if self._done is None else self._done.end_rss_bytes,
+            "high_water_bytes": None if self._done is None else self._done.high_water_bytes,
+            "step_peak_rss_bytes": None if self._done is None else self._done.step_peak_rss_bytes,
             "sampled_peak_rss_bytes": self._sampled_peak_after_ready,
             "ru_maxrss_bytes": None if rusage is None else int(rusage.ru_maxrss) * scale,
             "cpu_seconds": None if rusage is None else rusage.ru_utime + rusage.ru_stime,

@@ -136,9 +136,13 @@ class Done(_Event):
 
     status: str
     training_seconds: float | None = None
-    #: VmHWM since ready (see `process_memory`), or `None` where it cannot be read.
+    #: The peak since ready: the larger of VmHWM (see `process_memory`) and VmRSS read
+    #: at each step's peak (see `step_peak`), or `None` where neither can be read.
     peak_rss_bytes: int | None = None
     end_rss_bytes: int | None = None
+    #: The two readings the peak is the larger of.
+    high_water_bytes: int | None = None
+    step_peak_rss_bytes: int | None = None
     name: ClassVar[str] = "done"
 
 
@@ -194,6 +198,8 @@ def decode(line: str) -> Event | None:
                 data.get("training_seconds"),
                 _whole_or_none(data.get("peak_rss_bytes")),
                 _whole_or_none(data.get("end_rss_bytes")),
+                _whole_or_none(data.get("high_water_bytes")),
+                _whole_or_none(data.get("step_peak_rss_bytes")),
             )
         if kind == "error":
             return Error(

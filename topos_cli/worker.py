@@ -7,6 +7,7 @@ standard error, so it can never garble them.
 
 from __future__ import annotations
 
+import gc
 import math
 import os
 import platform
@@ -29,6 +30,7 @@ from topos_cli.protocol import (
     WorkerCommand,
     encode,
 )
+from topos_cli.step_peak import StepPeak
 
 
 class WorkloadRouteError(ValueError):
@@ -102,6 +104,12 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
     # step 0. Every shard runs its own copy of the plan at once, so the figures of one
     # plan count once per shard.
     program.release()
+    # Reference cycles left by loading and lowering would be collected during the
+    # measured steps, and what that frees would hide as much of the step's own memory.
+    gc.collect()
+    step_memory = training.step_memory()
+    step_peak = StepPeak()
+    program.at_peak = step_peak.read
     shards = program.shards
     itemsize = plan.network.dtype.itemsize
     high_water_source = "proc" if process_memory.reset_high_water() else "sampling"
@@ -134,9 +142,13 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
                 plan.predicted_training_bytes - plan.arena_bytes - plan.root_bytes
             )
             * shards,
-            "predicted_training_bytes": plan.predicted_training_bytes * shards,
+            "plan_training_bytes": plan.predicted_training_bytes * shards,
+            # The whole step: the plans, the feeds, the gradients, the update and the
+            # optimizer's state (`step_memory` names the parts).
+            "predicted_training_bytes": step_memory.total,
         },
         remat=remat_facts(plan, shards),
+        step_memory=step_memory.to_json(),
         forward_nodes=training.program.forward_nodes,
         gradient_nodes=training.program.gradient_nodes,
         lower_seconds=training.program.lower_seconds,
@@ -158,9 +170,9 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
         events.emit(Step(step, value if finite else str(value), bits, seconds))
         if not finite:
             events.emit(Nonfinite(step, str(value)))
-            events.emit(_done("nonfinite", started))
+            events.emit(_done("nonfinite", started, step_peak))
             return EXIT_NONFINITE
-    events.emit(_done("ok", started))
+    events.emit(_done("ok", started, step_peak))
     return 0
 
 
@@ -183,13 +195,18 @@ def remat_facts(plan: Any, shards: int) -> dict[str, Any] | None:
     }
 
 
-def _done(status: str, started: float) -> Done:
-    """The `done` event: training time, and the memory at the end."""
+def _done(status: str, started: float, step_peak: StepPeak) -> Done:
+    """The `done` event: training time, and the memory at the end (the peak is the larger
+    of VmHWM and VmRSS read at each step's peak, see `step_peak`)."""
+    high_water = process_memory.high_water_bytes()
+    readings = [value for value in (high_water, step_peak.bytes) if value is not None]
     return Done(
         status,
         training_seconds=time.perf_counter() - started,
-        peak_rss_bytes=process_memory.high_water_bytes(),
+        peak_rss_bytes=max(readings) if high_water is not None else None,
         end_rss_bytes=process_memory.resident_bytes(),
+        high_water_bytes=high_water,
+        step_peak_rss_bytes=step_peak.bytes,
     )
 
 

@@ -9,7 +9,7 @@ from threadpoolctl import threadpool_limits
 
 from tests.cli import tiny_workloads
 from tests.cli.grading import TINY, environment
-from topos.training import RouteProgram, Training
+from topos.training import RouteProgram, Training, step_memory
 from topos_cli.monitor import WorkerMonitor, WorkerObserver, WorkerRequest, worker_environment
 from topos_cli.verdict import RunRecord
 
@@ -98,7 +98,10 @@ def live_volume_of(workload, route):
         "arena_bytes": sum(plan.arena_bytes for plan in plans),
         "root_bytes": sum(plan.root_bytes for plan in plans),
         "backward_peak_bytes": backward,
-        "predicted_training_bytes": sum(plan.predicted_training_bytes for plan in plans),
+        "plan_training_bytes": sum(plan.predicted_training_bytes for plan in plans),
+        "predicted_training_bytes": step_memory(
+            program, workload.optimizer(), heap_threshold=65536
+        ).total,
     }
 
 
@@ -111,6 +114,14 @@ def test_ready_reports_the_shards_and_the_memory_of_every_shards_plan(workload, 
     shards, live_volume = live_volume_of(getattr(tiny_workloads, workload), route)
     assert (ready["shards"], shards) == ({"tiny": 1, "sharded": 2}[workload],) * 2
     assert ready["live_volume"] == live_volume
+    # The whole step's parts (as the worker's malloc places them), which add up to the
+    # prediction; the peak is the larger of the worker's two readings.
+    program = RouteProgram(getattr(tiny_workloads, workload), route)
+    expected = step_memory(program, program.workload.optimizer(), heap_threshold=65536)
+    assert ready["step_memory"] == expected.to_json()
+    assert sum(ready["step_memory"]["parts"].values()) == live_volume["predicted_training_bytes"]
+    readings = (result.facts["high_water_bytes"], result.facts["step_peak_rss_bytes"])
+    assert result.peak_rss_bytes == max(readings) and min(readings) > 0
     assert (live_volume["backward_peak_bytes"] > 0) == (route == "engine")
     # The worker trains the step Training takes in this process (sharded or not), with
     # one BLAS thread as the worker was started.

@@ -32,3 +32,14 @@ def test_the_chain_rule_is_located_where_differentiate_was_called():
     adjoints = tape.differentiate(loss, [weights])
     _, gradient = next(iter(adjoints))
     assert "differentiate" in tape.nodes[gradient.index].source.text()
+
+
+def test_a_built_in_model_is_located_in_its_own_lines_not_the_graders():
+    from topos.training import RouteProgram
+    from topos.workloads import resolve
+
+    program = RouteProgram(resolve("mnist"), "recorded")
+    nodes = program.network.nodes
+    first_parameter = next(node for node in nodes if node.operation == "parameter")
+    assert first_parameter.source.filename.endswith(str(Path("topos", "models", "convnet.py")))
+    assert "Conv2d(" in first_parameter.source.text() or "init." in first_parameter.source.text()

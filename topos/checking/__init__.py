@@ -9,13 +9,12 @@ primitive of your own is not differentiable.
 
 from topos.checking.check_report import GradientCheck, ParameterCheck, ParityCheck, RuleFailure
 from topos.checking.gradient_check import DIRECTIONS, ROUTES, TOLERANCE, check_gradients
-from topos.checking.kinks import KINKS, register_kink
+from topos.checking.kinks import register_kink
 from topos.checking.parity_check import check_parity
 from topos.checking.rule_check import check_rules
 
 __all__ = [
     "DIRECTIONS",
-    "KINKS",
     "ROUTES",
     "TOLERANCE",
     "GradientCheck",

@@ -30,7 +30,7 @@ import numpy as np
 
 from topos.checking.check_report import GradientCheck, ParameterCheck
 from topos.checking.directional_difference import random_direction, slope, step_size
-from topos.checking.kinks import KINK_NAMES, KINKS, kink_signature
+from topos.checking.kinks import has_kinks, kink_name, kink_signature
 from topos.checking.rule_check import check_rules
 from topos.graph.parameters import Parameters
 from topos.graph.symbol import Symbol
@@ -121,7 +121,7 @@ def check_gradients(
                 del gradients[route]
                 break
     payloads = {network.index(symbol): tensor for symbol, tensor in start.items()}
-    kinks = [i for i in plan.evaluated if nodes[i].operation in KINKS]
+    kinks = [i for i in plan.evaluated if has_kinks(nodes[i].operation)]
     checks = []
     for index in wrt:
         depends = _descendants(nodes, index)
@@ -132,7 +132,7 @@ def check_gradients(
             for k, left, right in zip(watched, base, other):
                 if not np.array_equal(left, right):
                     where = f" ({nodes[k].source})" if nodes[k].source else ""
-                    return f"{KINK_NAMES[nodes[k].operation]} at %{k}{where}"
+                    return f"{kink_name(nodes[k].operation)} at %{k}{where}"
             return "a kink"
 
         base = (base_loss, _signatures(nodes, values.__getitem__, watched))

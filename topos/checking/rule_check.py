@@ -27,7 +27,7 @@ from topos.autodiff.chain_rule import backward_schedule
 from topos.autodiff.eager_algebra import EagerAlgebra
 from topos.checking.check_report import RuleFailure
 from topos.checking.directional_difference import random_direction, slope, step_size
-from topos.checking.kinks import KINK_NAMES, kink_signature
+from topos.checking.kinks import kink_name, kink_signature
 from topos.graph.node import Node
 
 #: A rule passes when every directional slope is within this of finite differences,
@@ -225,7 +225,7 @@ def _check_operand(
         return float(np.sum(weights * result)), tuple(signatures)
 
     def describe(base_signature, other) -> str:
-        return f"{KINK_NAMES.get(node.operation, 'a kink')} in %{index}'s operand %{operand}"
+        return f"{kink_name(node.operation)} in %{index}'s operand %{operand}"
 
     norm = 0.0 if total is None else float(np.linalg.norm(total))
     used = 0
@@ -252,6 +252,6 @@ def _check_operand(
     if used == 0 and directions:
         notes.append(
             f"%{index} {node.operation}: operand %{operand} not checked, every direction "
-            f"crossed {KINK_NAMES.get(node.operation, 'a kink')}"
+            f"crossed {kink_name(node.operation)}"
         )
     return None

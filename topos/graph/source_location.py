@@ -1,9 +1,10 @@
-"""SourceLocation: where a node was recorded — the first frame outside the library.
+"""SourceLocation: where a node was recorded — the first frame of the user's code.
 
 A wrong derivative rule is only useful to report if the user can find the
 expression that recorded the node; the tape keeps the file and line of the
-innermost caller outside `topos/` (a layer's own lines inside the library say
-nothing about which layer it was). Capturing is a walk up a handful of frames, a
+innermost caller outside the library's machinery and the grader (a layer's own
+lines inside the library say nothing about which layer it was; a built-in model's
+do). Capturing is a walk up a handful of frames, a
 microsecond per node, and reading the line's text waits until someone asks.
 """
 
@@ -37,15 +38,25 @@ def _library_folder() -> str:
 
 
 _LIBRARY = _library_folder()
+#: Inside the library, the models and the built-in workloads are where expressions are
+#: written, so they count as the user's code; the grader's own folder does not.
+_MODEL_CODE = tuple(os.path.join(_LIBRARY, folder, "") for folder in ("models", "workloads"))
+_GRADER = os.path.join(os.path.dirname(os.path.dirname(_LIBRARY)), "topos_cli", "")
+
+
+def _is_machinery(filename: str) -> bool:
+    if filename.startswith(_GRADER):
+        return True
+    return filename.startswith(_LIBRARY) and not filename.startswith(_MODEL_CODE)
 
 
 def user_location() -> SourceLocation | None:
-    """The innermost calling frame whose file lies outside the library, if any."""
+    """The innermost calling frame that is the user's (or a built-in model's) code, not
+    the library's or the grader's machinery, if any."""
     frame = sys._getframe(1)
-    library = _LIBRARY
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not filename.startswith(library):
+        if not _is_machinery(filename):
             return SourceLocation(filename, frame.f_lineno)
         frame = frame.f_back
     return None

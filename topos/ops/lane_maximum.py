@@ -33,6 +33,7 @@ import itertools
 
 import numpy as np
 
+from topos.ops.kink import Kink, own_output
 from topos.ops.pooling import Scratch
 from topos.ops.primitive import primitive
 from topos.ops.shape_rules import fail
@@ -100,7 +101,14 @@ def _lane_argmax_workspace(operand: Shape, axes: tuple[int, ...] = (0,)) -> int:
     return elements * 4 + -(-_mask_bytes(elements) // 4) + 48
 
 
-@primitive("lane_argmax", 1, _infer_lane_argmax, None, workspace=_lane_argmax_workspace)
+@primitive(
+    "lane_argmax",
+    1,
+    _infer_lane_argmax,
+    None,
+    workspace=_lane_argmax_workspace,
+    kink=Kink(own_output, "a pooling lanes' tie"),
+)
 def lane_argmax(operand, out=None, workspace=None, axes=(0,)):
     """The number of the lane winning each entry: the first lane holding the maximum."""
     lanes = _lanes(operand, tuple(axes))
@@ -144,7 +152,17 @@ def _derive_winning_lane(algebra, inputs, output, gradient, needs, axes=(0,)):
     return (algebra.lane_place(inputs[1], gradient, axes=axes, extents=extents), None)
 
 
-@primitive("lane_max", 2, _winning_lane_rule("lane_max"), _derive_winning_lane)
+def _lane_winners(inputs, output, **attributes):
+    return lane_argmax.kernel(inputs[0], **attributes)
+
+
+@primitive(
+    "lane_max",
+    2,
+    _winning_lane_rule("lane_max"),
+    _derive_winning_lane,
+    kink=Kink(_lane_winners, "a pooling lanes' tie"),
+)
 def lane_max(operand, winners, out=None, axes=(0,)):
     """The largest lane of `operand`: `maximum` folded over the lanes in order (`winners`,
     which must be `lane_argmax(operand)`, is for the derivative)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.kink import Kink
 from topos.ops.memory_order import follows_dense_operand
 from topos.ops.primitive import primitive
 from topos.ops.reduction import reduce_to
@@ -23,11 +24,16 @@ def _derive_maximum(algebra, inputs, output, gradient, needs):
     )
 
 
+def _right_wins(inputs, output, **attributes):
+    return np.greater(inputs[1], inputs[0])
+
+
 @primitive(
     "maximum",
     2,
     elementwise("maximum"),
     _derive_maximum,
+    kink=Kink(_right_wins, "a maximum's tie"),
     layout=follows_dense_operand,
     value_method=True,
 )

@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from topos.ops.kink import Kink
 from topos.ops.memory_order import follows_first
 from topos.ops.primitive import primitive
 from topos.ops.shape_rules import fail
@@ -183,6 +184,12 @@ def _max_pool_workspace(operand: Shape, size: int, stride: int) -> int:
     return operand.volume if size > 1 and _tiles(tuple(operand), size, stride) else 0
 
 
+def _window_winners(inputs, output, **attributes):
+    # The derivative's own routing, fed ones: 1 on each window's winning lane.
+    ones = np.ones(output.shape, dtype=output.dtype)
+    return max_pool_route.kernel(inputs[0], ones, **attributes) != 0
+
+
 @primitive(
     "max_pool",
     1,
@@ -190,6 +197,7 @@ def _max_pool_workspace(operand: Shape, size: int, stride: int) -> int:
     _derive_max_pool,
     workspace=_max_pool_workspace,
     layout=follows_first,
+    kink=Kink(_window_winners, "a max_pool window's tie"),
 )
 def max_pool(operand, out=None, workspace=None, size=1, stride=1):
     """The largest lane of each window: `maximum` folded over the lanes left to right."""

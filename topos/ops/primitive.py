@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from topos.ops.kink import Kink
 from topos.ops.memory_order import Layout, LayoutRule, contiguous, identity, strided_view
 from topos.tensor import Shape
 
@@ -48,10 +49,13 @@ class Primitive:
     A primitive with `value_method` is recorded by the `Value` method of its name
     (`x.exp()`, `x.maximum(y)`): its first operand is the Value, the others follow,
     Python numbers among them recorded as rank-0 leaves.
+
+    A primitive whose derivative is not defined everywhere says where (`kink`), so a
+    finite-difference check can tell a perturbation that crosses one.
     """
 
     __slots__ = ("arity", "derive", "infer", "kernel", "layout", "name", "output_in_workspace")
-    __slots__ += ("value_method", "view", "workspace")
+    __slots__ += ("kink", "value_method", "view", "workspace")
 
     def __init__(
         self,
@@ -65,6 +69,7 @@ class Primitive:
         output_in_workspace: bool = False,
         layout: LayoutRule | None = None,
         value_method: bool = False,
+        kink: Kink | None = None,
     ) -> None:
         self.name = name
         self.arity = arity
@@ -78,6 +83,7 @@ class Primitive:
             layout = strided_view if view == VIEW_ALWAYS else contiguous
         self.layout = layout
         self.value_method = value_method
+        self.kink = kink
 
     def returns_view(self, operand_layouts: Sequence[Layout]) -> bool:
         """Whether the kernel, called without `out`, returns a view of its first operand
@@ -113,6 +119,7 @@ def primitive(
     output_in_workspace: bool = False,
     layout: LayoutRule | None = None,
     value_method: bool = False,
+    kink: Kink | None = None,
 ):
     """Registers the decorated kernel as primitive `name`, beside its shape and derivative
     rules (and what the memory plan needs to know: see `Primitive`)."""
@@ -131,6 +138,7 @@ def primitive(
             output_in_workspace,
             layout,
             value_method,
+            kink,
         )
         REGISTRY[name] = registered
         return registered

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.kink import Kink, positive_side
 from topos.ops.memory_order import follows_dense_operand
 from topos.ops.primitive import primitive
 from topos.ops.shape_rules import same
@@ -57,7 +58,15 @@ def _derive_relu(algebra, inputs, output, gradient, needs):
     return (algebra.mul(gradient, algebra.heaviside(output)),)
 
 
-@primitive("relu", 1, same, _derive_relu, layout=follows_dense_operand, value_method=True)
+@primitive(
+    "relu",
+    1,
+    same,
+    _derive_relu,
+    layout=follows_dense_operand,
+    value_method=True,
+    kink=Kink(positive_side, "relu at 0"),
+)
 def relu(operand, out=None):
     """max(x, 0) of each element."""
     return np.maximum(operand, operand.dtype.type(0), out=out)
@@ -68,7 +77,15 @@ def _derive_heaviside(algebra, inputs, output, gradient, needs):
     return (None,)
 
 
-@primitive("heaviside", 1, same, _derive_heaviside, layout=follows_dense_operand, value_method=True)
+@primitive(
+    "heaviside",
+    1,
+    same,
+    _derive_heaviside,
+    layout=follows_dense_operand,
+    value_method=True,
+    kink=Kink(positive_side, "the Heaviside step at 0"),
+)
 def heaviside(operand, out=None):
     """1 where the element is positive, else 0 (NaN gives 0): the relu mask."""
     if out is None:
@@ -86,7 +103,15 @@ def _derive_abs(algebra, inputs, output, gradient, needs):
     return (algebra.mul(gradient, sign),)
 
 
-@primitive("abs", 1, same, _derive_abs, layout=follows_dense_operand, value_method=True)
+@primitive(
+    "abs",
+    1,
+    same,
+    _derive_abs,
+    layout=follows_dense_operand,
+    value_method=True,
+    kink=Kink(positive_side, "abs at 0"),
+)
 def absolute(operand, out=None):
     """The absolute value of each element."""
     return np.absolute(operand, out=out)

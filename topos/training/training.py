@@ -12,13 +12,19 @@ from topos import Parameters
 from topos.datasets import DataError, Dataset, shuffle
 from topos.engine.budget import Budget
 from topos.graph.parameter_gradients import ParameterGradients
+from topos.training.parameter_memory import ParameterMemory
 from topos.training.route_program import RouteProgram
+from topos.training.step_memory import StepMemory, step_memory
 from topos.training.workload import Workload
 
 
 class Training:
     """A workload's route, ready to train on `dataset` for `steps` steps (the remat
-    route under `budget`; see RouteProgram)."""
+    route under `budget`; see RouteProgram).
+
+    It owns its parameters (`ParameterMemory`): each step's update is written into
+    their memory, so `parameters` is the current state, changing as training goes on
+    (`snapshot()` keeps one)."""
 
     def __init__(
         self,
@@ -37,7 +43,7 @@ class Training:
         self.steps = steps
         self.recording = self.program.recording
         self.plan = self.program.plan
-        self.parameters: Parameters = self.program.network.parameters()
+        self.memory = ParameterMemory(self.program.network.parameters())
         # One optimizer per training: its state (Adam's moments) is this trajectory's.
         self.optimizer = workload.optimizer()
         train = dataset.train
@@ -51,6 +57,15 @@ class Training:
             )
         self.order = np.arange(len(train), dtype=np.int64)
         shuffle(self.order, workload.shuffle_state)
+
+    @property
+    def parameters(self) -> Parameters:
+        """The current parameters (updated in place by every step)."""
+        return self.memory.parameters
+
+    def snapshot(self) -> Parameters:
+        """The current parameters, as a Parameters later steps leave alone."""
+        return self.memory.snapshot()
 
     def batch_indices(self, step: int) -> np.ndarray:
         """The sample indices step `step` trains on (the seed's wrap-around schedule)."""
@@ -72,13 +87,17 @@ class Training:
         learning rate; returns the loss."""
         loss, gradients = self.compute(step)
         self.optimizer.learning_rate = float(self.workload.learning_rate(step, self.steps))
-        self.parameters = self.optimizer.step(self.parameters, gradients)
+        self.memory.update(self.optimizer, gradients)
         return loss
 
     def warm_up(self) -> None:
         """Runs step 0's computation once and throws it away: parameters and batch order
         stay untouched, so the trajectory is still the seed's."""
         self.compute(0)
+
+    def step_memory(self) -> StepMemory:
+        """What a step of this training adds to the process at its peak, part by part."""
+        return step_memory(self.program, self.optimizer)
 
     def summary(self) -> list[str]:
         """The plan's `plan:` and `live volume:` lines."""

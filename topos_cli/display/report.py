@@ -132,7 +132,7 @@ def verdict_rows(verdict: Verdict) -> list[list[str]]:
     return rows
 
 
-def _verdict_notes(verdict: Verdict) -> list[str]:
+def verdict_notes(verdict: Verdict) -> list[str]:
     """The lines after the table: legend, failures with their detail, and warnings."""
     lines = []
     tentative = any(
@@ -162,7 +162,7 @@ def render_verdict_plain(verdict: Verdict, ascii_only: bool = False) -> str:
     """The verdict as plain text: table, summary sentence, notes and warnings."""
     table = plain_table(VERDICT_HEADERS, verdict_rows(verdict), ascii_only)
     parts = [table, "", verdict.summary]
-    notes = _verdict_notes(verdict)
+    notes = verdict_notes(verdict)
     if notes:
         parts.extend(["", *notes])
     return "\n".join(parts) + "\n"
@@ -171,7 +171,7 @@ def render_verdict_plain(verdict: Verdict, ascii_only: bool = False) -> str:
 def render_verdict_markdown(verdict: Verdict) -> str:
     """The verdict as Markdown: table, summary in bold, notes and warnings as a list."""
     parts = [markdown_table(VERDICT_HEADERS, verdict_rows(verdict)), "", f"**{verdict.summary}**"]
-    notes = _verdict_notes(verdict)
+    notes = verdict_notes(verdict)
     if notes:
         parts.append("")
         # Indented lines (a failure's detail, a warning's remedy) nest under the line above.
@@ -208,7 +208,7 @@ def print_verdict(
         console.print(verdict_table(verdict))
         style = "bold green" if verdict.exit_status == 0 else "bold red"
         console.print(Text(verdict.summary, style=style))
-        for line in _verdict_notes(verdict):
+        for line in verdict_notes(verdict):
             console.print(Text(line, style=_note_style(line)))
 
     print_in_form(

@@ -1,0 +1,129 @@
+"""The history of a workload in the terminal: per group, one row per grade and route, each
+figure with its change against the grade before, significant changes marked."""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from rich.console import Console
+from rich.text import Text
+
+from topos_cli.display.tables import markdown_table, plain_table, print_in_form, rich_table
+from topos_cli.display.units import DASH, MEBIBYTE, format_milliseconds
+from topos_cli.history import History, HistoryGroup, HistoryPoint
+
+HISTORY_HEADERS = ("created", "commit", "route", "ms/step", "peak RSS MiB", "training Δ MiB")
+
+#: How a significant change is marked in a cell, as `compare` judges it.
+MARKS = {"regression": "▲", "improvement": "▼"}
+
+LEGEND = (
+    "▲ significant regression, ▼ significant improvement against the grade before "
+    "(as topos compare judges them); percentages are changes against the grade before"
+)
+
+
+def figure_cell(point: HistoryPoint, route: str, figure: str) -> str:
+    """A figure's value, its change against the previous grade, and a mark if significant."""
+    value = point.values.get((route, figure))
+    if value is None:
+        return DASH
+    text = format_milliseconds(value) if figure == "ms/step" else f"{value / MEBIBYTE:.1f}"
+    change = point.changes.get((route, figure))
+    if change is not None and change.change is not None:
+        text += f" ({change.change:+.1%})"
+    mark = MARKS.get(point.significant(route, figure) or "")
+    return f"{text} {mark}" if mark else text
+
+
+def history_rows(group: HistoryGroup) -> list[list[str]]:
+    """A group's rows, in `HISTORY_HEADERS` order: one per grade and route, oldest first."""
+    rows = []
+    for point in group.points:
+        for route in group.routes:
+            if not any(key[0] == route for key in point.values):
+                continue
+            rows.append(
+                [
+                    point.created,
+                    point.commit,
+                    route,
+                    *(
+                        figure_cell(point, route, figure)
+                        for figure in ("ms/step", "peak RSS", "training delta")
+                    ),
+                ]
+            )
+    return rows
+
+
+def history_notes(history: History) -> list[str]:
+    """The lines after the tables: the legend, the grouping and what was skipped."""
+    notes = [LEGEND]
+    if history.grouping_note:
+        notes.append(history.grouping_note)
+    notes += [f"skipped: {reason}" for reason in history.skipped]
+    return notes
+
+
+def render_history_plain(history: History, ascii_only: bool = False) -> str:
+    """The history as plain text: per group a heading, the host line and a table."""
+    parts = []
+    for group in history.groups:
+        parts += [f"{group.title} ({grade_count(len(group.points))})", group.host]
+        parts += [plain_table(HISTORY_HEADERS, history_rows(group), ascii_only), ""]
+    parts += history_notes(history)
+    text = "\n".join(parts) + "\n"
+    if ascii_only:
+        from topos_cli.output_stream import ascii_spelling
+
+        text = ascii_spelling(text)
+    return text
+
+
+def render_history_markdown(history: History) -> str:
+    """The history as Markdown: per group a heading and a table, then the notes as a list."""
+    parts = []
+    for group in history.groups:
+        parts += [f"**{group.title}** ({grade_count(len(group.points))})", "", group.host, ""]
+        parts += [markdown_table(HISTORY_HEADERS, history_rows(group)), ""]
+    parts += [f"- {note}" for note in history_notes(history)]
+    return "\n".join(parts) + "\n"
+
+
+def print_history(history: History, *, file: TextIO | None = None, markdown: bool = False) -> None:
+    """Prints the history: Markdown if asked, else plain text or rich, as the verdict is."""
+
+    def as_rich(console: Console) -> None:
+        for group in history.groups:
+            table = rich_table(
+                f"{group.title} ({grade_count(len(group.points))})",
+                HISTORY_HEADERS,
+                right_aligned={3, 4, 5},
+            )
+            for row in history_rows(group):
+                cells: list[Text | str] = list(row)
+                for column in (3, 4, 5):
+                    style = "red" if "▲" in row[column] else "green" if "▼" in row[column] else ""
+                    cells[column] = Text(row[column], style=style)
+                table.add_row(*cells)
+            console.print(table)
+            console.print(Text(group.host, style="dim"))
+            console.print()
+        for note in history_notes(history):
+            console.print(Text(note, style="" if note == LEGEND else "yellow"))
+
+    print_in_form(
+        file if file is not None else sys.stdout,
+        markdown,
+        None,
+        lambda: render_history_markdown(history),
+        lambda ascii_only: render_history_plain(history, ascii_only),
+        as_rich,
+    )
+
+
+def grade_count(count: int) -> str:
+    """`1 grade`, `3 grades`."""
+    return f"{count} grade{'s' if count != 1 else ''}"
