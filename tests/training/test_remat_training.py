@@ -54,3 +54,19 @@ def test_remat_plans_recompute_within_their_budget(name: str):
     for position, block in enumerate(blocks):
         for other in blocks[position + 1 :]:
             assert not np.may_share_memory(block, other)
+
+
+@pytest.mark.parametrize("name", sorted(LOADERS))
+def test_the_step_memory_of_a_remat_route_counts_its_plans(name: str):
+    from topos.training import RouteProgram, step_memory
+
+    workload = resolve(name)
+    remat = RouteProgram(workload, "remat", "floor")
+    recorded = RouteProgram(workload, "recorded")
+    assert remat.plan.recomputations > 0
+    # Its program's positions are not node indices: the fresh roots are named by node.
+    assert remat.plan.fresh_roots == recorded.plan.fresh_roots
+    memory = step_memory(remat, workload.optimizer())
+    baseline = step_memory(recorded, workload.optimizer())
+    assert memory.total < baseline.total
+    assert memory.to_json()["parts"]["gradients"] == baseline.to_json()["parts"]["gradients"]

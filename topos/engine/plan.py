@@ -179,6 +179,12 @@ class Plan:
         return self.memory.arena_bytes
 
     @property
+    def fresh_roots(self) -> frozenset[int]:
+        """The nodes (network indices) whose buffers each run allocates afresh: the
+        computed roots."""
+        return self.memory.fresh
+
+    @property
     def root_bytes(self) -> int:
         """Bytes of the fresh buffers each run makes for its computed roots."""
         return self.memory.root_bytes

@@ -162,6 +162,11 @@ class RematPlan(Plan):
         return by_node
 
     @property
+    def fresh_roots(self) -> frozenset[int]:
+        """The computed roots (network indices; the memory plan's are positions)."""
+        return frozenset(self._node_of(position) for position in self.memory.fresh)
+
+    @property
     def peak(self) -> int:
         """Elements live at the worst moment of the remat program."""
         return self.live.peak
