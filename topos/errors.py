@@ -10,3 +10,14 @@ class ShapeError(ValueError):
 
 class GraphError(ValueError):
     """A symbol, feed or request that does not fit the network or plan it was given to."""
+
+
+class BudgetError(GraphError):
+    """A memory budget a remat lowering cannot meet: below its floor, the least memory
+    any schedule it makes can plan for. The message names the floor in bytes, as do
+    `budget_bytes` and `floor_bytes`."""
+
+    def __init__(self, message: str, budget_bytes: int = 0, floor_bytes: int = 0) -> None:
+        super().__init__(message)
+        self.budget_bytes = budget_bytes
+        self.floor_bytes = floor_bytes

@@ -10,8 +10,13 @@ from __future__ import annotations
 import re
 from importlib.metadata import entry_points
 
-#: Every gradient route, the reference first.
-ROUTES = ("engine", "recorded")
+#: Every gradient route, the reference first: `remat` is `recorded` lowered under a
+#: memory budget, recomputing what it cannot keep.
+ROUTES = ("engine", "recorded", "remat")
+
+#: What `topos grade` grades unless `--routes` says otherwise: remat runs on request, as
+#: its budget is a choice.
+DEFAULT_ROUTES = ("engine", "recorded")
 
 #: The workloads topos ships (`topos.workloads.<name>`).
 BUILT_IN_WORKLOADS = ("cifar10", "mnist", "gpt")

@@ -18,7 +18,14 @@ from topos_cli.check_command import check_command
 from topos_cli.data_commands import data_application
 from topos_cli.errors import ExitStatus, ToposError
 from topos_cli.interruption import start_raising
-from topos_cli.options import DataOption, RouteOption, WorkloadOption, chosen_routes
+from topos_cli.options import (
+    BudgetOption,
+    DataOption,
+    RouteOption,
+    WorkloadOption,
+    chosen_budget,
+    chosen_routes,
+)
 from topos_cli.output_stream import guard_standard_streams
 
 try:  # typer 0.29 vendors click; older releases use click itself
@@ -93,15 +100,15 @@ def root(
         start_raising()
 
 
-def _program(workload_name: str, route: str):
-    from topos.errors import GraphError, ShapeError
+def _program(workload_name: str, route: str, budget: str | None = None):
+    from topos.errors import BudgetError, GraphError, ShapeError
     from topos.training import RouteProgram
     from topos.workloads import WorkloadNotFoundError, resolve
 
     try:
         workload = resolve(workload_name)
-        return RouteProgram(workload, route)
-    except WorkloadNotFoundError as error:
+        return RouteProgram(workload, route, budget if route == "remat" else None)
+    except (WorkloadNotFoundError, BudgetError) as error:
         fail(str(error))
     except (ShapeError, GraphError) as error:
         fail(f"workload {workload_name!r} failed to record: {error}")
@@ -114,16 +121,21 @@ def describe(
     route: RouteOption = "recorded",
     workload: WorkloadOption = "cifar10",
     summary: Annotated[
-        bool, typer.Option("--summary", help="Print only the plan: and live volume: lines.")
+        bool,
+        typer.Option(
+            "--summary", help="Print only the summary lines (plan:, live volume:, budget:)."
+        ),
     ] = False,
+    budget: BudgetOption = None,
 ) -> None:
-    """Print a route's plan: one line per node with its liveness, then the summary, and
-    what a training step adds to memory, part by part.
+    """Print a route's plan: one line per node (per evaluation for remat), then the summary.
 
-    Example: topos describe --route recorded --summary
+    Then what a training step adds to memory, part by part.
+
+    Example: topos describe --route remat --budget 50%
     """
-    program = _program(workload, route)
-    if route == "recorded":
+    program = _program(workload, route, chosen_budget(budget))
+    if route in ("recorded", "remat"):
         typer.echo(
             f"recorded the chain rule: {program.forward_nodes} forward nodes + "
             f"{program.gradient_nodes} gradient nodes"
@@ -144,6 +156,7 @@ def run(
     workload: WorkloadOption = "cifar10",
     steps: Annotated[int, typer.Option("--steps", "-n", min=1, help="Training steps.")] = 300,
     data: DataOption = "synthetic",
+    budget: BudgetOption = None,
 ) -> None:
     """Train one route in this process, printing exactly the seed program's lines.
 
@@ -158,17 +171,18 @@ def run(
     from topos_cli.data_option import data_directory
 
     directory = data_directory(data)
-    program = _program(workload, route)
+    budget = chosen_budget(budget) if route == "remat" else None
+    program = _program(workload, route, budget)
     try:
         dataset = program.workload.dataset(directory)
-        training = Training(program.workload, route, dataset, steps)
+        training = Training(program.workload, route, dataset, steps, budget)
     except DataError as error:
         fail(str(error))
     unit = getattr(dataset.train, "unit", "images")
     typer.echo(f"route {route}: {steps} steps over {len(dataset.train)} {unit}")
     # Standard output carries exactly the seed's lines; which data was used goes beside it.
     typer.echo(f"data: {dataset.name} from {dataset.source} ({dataset.format})", err=True)
-    if route == "recorded":
+    if route in ("recorded", "remat"):
         typer.echo(
             f"recorded the chain rule: {training.program.forward_nodes} forward nodes + "
             f"{training.program.gradient_nodes} gradient nodes"
@@ -261,6 +275,7 @@ def grade(
             "wrong gradients end the grade with exit 3 before any route is timed.",
         ),
     ] = False,
+    budget: BudgetOption = None,
 ) -> None:
     """Grade the routes: speed, memory, and bit-for-bit parity of their losses.
 
@@ -272,6 +287,8 @@ def grade(
     2, 3, 4 or 130, as the exit-status table of the README says.
 
     Example: topos grade --steps 50 --repeat 2 --json results/today.json
+
+    Example: topos grade --routes engine,recorded,remat --budget 60%
     """
     from topos_cli.grade import GradeOptions, run_grade
 
@@ -289,8 +306,71 @@ def grade(
         markdown=markdown,
         github_benchmark=github_benchmark,
         check=check,
+        budget=chosen_budget(budget),
     )
     raise typer.Exit(run_grade(options))
+
+
+@application.command()
+def frontier(
+    workload: WorkloadOption = "cifar10",
+    budgets: Annotated[
+        str,
+        typer.Option(
+            "--budgets",
+            help="Comma-separated remat budgets: percentages of recorded's planned bytes, "
+            "bytes with a unit, or floor.",
+        ),
+    ] = "100%,75%,50%,35%,floor",
+    steps: Annotated[
+        int, typer.Option("--steps", "-n", help="Training steps per point (at least 1).")
+    ] = 300,
+    data: DataOption = "synthetic",
+    threads: Annotated[
+        int | None, typer.Option("--threads", help="BLAS/OpenMP threads in each worker.")
+    ] = None,
+    json_path: Annotated[
+        str | None,
+        typer.Option(
+            "--json",
+            help="Where to write the result JSON ('-' for standard output); the picture "
+            "goes beside it as SVG. Default: results/frontier-<workload>-<UTC timestamp>.json.",
+        ),
+    ] = None,
+    timeout: Annotated[
+        float, typer.Option("--timeout", help="Seconds one point may take before it is killed.")
+    ] = 3600.0,
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="Print the table as Markdown.")
+    ] = False,
+) -> None:
+    """Grade engine, recorded and remat at each budget: the frontier of speed and memory.
+
+    Each point is graded in a worker of its own, as grade does.
+
+    Prints ms/step against training Δ and peak RSS per point, checks the losses bit for
+    bit across every point, and writes the result JSON with an SVG picture beside it. A
+    budget below the floor is listed, not graded. Exit statuses as for grade.
+
+    Example: topos frontier --workload mnist --budgets 100%,70%,floor --steps 100
+    """
+    from topos_cli.frontier import FrontierOptions, run_frontier
+
+    names = [name.strip() for name in budgets.split(",")]
+    if not all(names):
+        fail(f"--budgets {budgets!r} has an empty budget between commas")
+    chosen = tuple(dict.fromkeys(chosen_budget(name) for name in names))
+    options = FrontierOptions(
+        workload=workload,
+        budgets=chosen,
+        steps=steps,
+        data=data,
+        threads=threads,
+        json_path=json_path,
+        timeout=timeout,
+        markdown=markdown,
+    )
+    raise typer.Exit(run_frontier(options))
 
 
 @application.command()

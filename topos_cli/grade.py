@@ -25,6 +25,7 @@ from topos_cli.grade_result import (
     compose_grade_result,
     describe_data,
     describe_predictions,
+    describe_remat,
 )
 from topos_cli.host import host_facts
 from topos_cli.interruption import interruptions_raised, start_raising, stop_raising
@@ -52,7 +53,7 @@ def usage_error_of(result: RunRecord, workload: str) -> str | None:
     return message
 
 
-def _choose_display(plan: GradePlan) -> PlainProgress | LiveProgress:
+def choose_display(plan: GradePlan) -> PlainProgress | LiveProgress:
     """A live display on a terminal (and without NO_COLOR), plain lines on stderr otherwise."""
     repeats = plan.options.repeat
     live = not use_plain_output(sys.stdout) and not use_plain_output(sys.stderr)
@@ -64,7 +65,7 @@ def _choose_display(plan: GradePlan) -> PlainProgress | LiveProgress:
 def run_routes(plan: GradePlan, display: WorkerObserver | None = None) -> GradeRecord:
     """Runs every planned request, one at a time; stops at an interrupt or a usage error."""
     record = GradeRecord()
-    display = display if display is not None else _choose_display(plan)
+    display = display if display is not None else choose_display(plan)
     current: WorkerMonitor | None = None
     try:
         try:
@@ -154,6 +155,7 @@ def finish_grade(
         print_verdict(verdict, file=table, markdown=options.markdown)
         notes = [describe_data(result["workload"]["data"])]
         notes += describe_predictions(result["memory_prediction"])
+        notes += describe_remat(result["routes"])
         table.write("\n" + "\n".join(notes) + "\n")
         if comparison is not None:
             table.write("\n")

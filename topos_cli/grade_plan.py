@@ -12,7 +12,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from topos.names import ROUTES, UnknownNameError, check_route, check_workload_name
+from topos.budget_text import BudgetTextError, parse_budget
+from topos.names import (
+    DEFAULT_ROUTES,
+    ROUTES,
+    UnknownNameError,
+    check_route,
+    check_workload_name,
+)
 from topos_cli.compare import CompareSettings
 from topos_cli.data_option import data_directory
 from topos_cli.errors import IncomparableResultsError, ToposUsageError
@@ -31,7 +38,7 @@ class GradeOptions:
 
     workload: str = "cifar10"
     steps: int = 300
-    routes: tuple[str, ...] = ROUTES
+    routes: tuple[str, ...] = DEFAULT_ROUTES
     repeat: int = 1
     #: A directory of real data files, or `None` (or `"synthetic"`) for the stand-in.
     data: str | None = None
@@ -46,6 +53,12 @@ class GradeOptions:
     github_benchmark: str | None = None
     #: Check the gradients against finite differences first (`topos check`, in a child).
     check: bool = False
+    #: The remat route's budget as typed (`50%`, `64MiB`, `floor`); `None` for the
+    #: default (half of recorded's planned bytes, or the floor where that is more).
+    budget: str | None = None
+    #: Each remat run's budget, when a grade runs remat at several (`topos frontier`):
+    #: one run of remat per budget, in order, after the other routes.
+    budgets: tuple[str, ...] = ()
 
 
 @dataclass
@@ -93,6 +106,12 @@ def prepare(options: GradeOptions, moment: datetime | None = None) -> GradePlan:
             check_route(route)
     except UnknownNameError as error:
         raise ToposUsageError(str(error)) from None
+    for budget in (options.budget, *options.budgets):
+        if budget is not None:
+            try:
+                parse_budget(budget)
+            except BudgetTextError as error:
+                raise ToposUsageError(str(error)) from None
     _require_at_least_one("--steps", options.steps)
     _require_at_least_one("--repeat", options.repeat)
     if options.threads is not None:
@@ -130,8 +149,21 @@ def prepare(options: GradeOptions, moment: datetime | None = None) -> GradePlan:
             data=data,
             repeat=repeat,
             timeout=options.timeout,
+            budget=options.budget if route == "remat" else None,
         )
         for route, repeat in interleaved_order(options.routes, options.repeat)
+    ]
+    requests += [
+        WorkerRequest(
+            workload=options.workload,
+            route="remat",
+            steps=options.steps,
+            data=data,
+            repeat=position,
+            timeout=options.timeout,
+            budget=budget,
+        )
+        for position, budget in enumerate(options.budgets)
     ]
     return GradePlan(
         options=options,

@@ -49,7 +49,7 @@ def _first_ready(results: Sequence[RunRecord], route: str | None = None) -> dict
     return None
 
 
-def _route_facts(results: Sequence[RunRecord], routes: Sequence[str]) -> dict[str, Any]:
+def route_facts(results: Sequence[RunRecord], routes: Sequence[str]) -> dict[str, Any]:
     """Per route, what its worker said at ready: plan summary, live volume, node counts."""
     facts = {}
     for route in routes:
@@ -63,6 +63,7 @@ def _route_facts(results: Sequence[RunRecord], routes: Sequence[str]) -> dict[st
                 "shards",
                 "plan",
                 "live_volume",
+                "remat",
                 "forward_nodes",
                 "gradient_nodes",
                 "lower_seconds",
@@ -139,6 +140,24 @@ def describe_predictions(predictions: Sequence[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
+def describe_remat(route_facts: Mapping[str, Any]) -> list[str]:
+    """One line per remat route: its budget, planned bytes, floor and recomputations."""
+    lines = []
+    for route, facts in route_facts.items():
+        remat = (facts or {}).get("remat")
+        if not remat:
+            continue
+        lines.append(
+            f"{route}: budget {format_bytes(remat['budget_bytes'])} "
+            f"({100 * remat['budget_fraction']:.0f}% of recorded's planned "
+            f"{format_bytes(remat['unconstrained_bytes'])}), planned "
+            f"{format_bytes(remat['planned_bytes'])}, floor {format_bytes(remat['floor_bytes'])}; "
+            f"{remat['recomputations']} recomputed (+{100 * remat['extra_flops_fraction']:.1f}% "
+            f"FLOPs)"
+        )
+    return lines
+
+
 def _data_facts(plan: GradePlan, results: Sequence[RunRecord]) -> dict[str, Any]:
     """Which data the grade used: what was asked for, and what the worker loaded."""
     ready = _first_ready(results)
@@ -188,6 +207,7 @@ def compose_grade_result(
         "memory_method": MEMORY_METHOD,
         "tolerance": plan.compare_settings.to_json(),
         "baseline": options.baseline,
+        "budget": options.budget,
     }
     result = compose_result(
         workload=workload,
@@ -204,7 +224,7 @@ def compose_grade_result(
         status = "error"
     else:
         status = "complete"
-    route_facts = _route_facts(record.results, options.routes)
+    facts_by_route = route_facts(record.results, options.routes)
     ran = {(result.route, result.repeat) for result in record.results}
     result.update(
         {
@@ -221,8 +241,8 @@ def compose_grade_result(
                     if (request.route, request.repeat) not in ran
                 ],
             },
-            "routes": route_facts,
-            "memory_prediction": memory_predictions(route_facts, verdict),
+            "routes": facts_by_route,
+            "memory_prediction": memory_predictions(facts_by_route, verdict),
             "baseline": None
             if comparison is None
             else {"path": options.baseline, "comparison": comparison.to_json()},

@@ -1,7 +1,7 @@
 """The worker's protocol: its command line, and the typed events it sends the grader.
 
-`python -m topos_cli.worker --workload W --route R --steps N [--data DIR]` trains
-one route and writes one JSON object per line to the pipe it was given as
+`python -m topos_cli.worker --workload W --route R --steps N [--data DIR] [--budget B]`
+trains one route and writes one JSON object per line to the pipe it was given as
 standard output: `ready` (what the worker loaded and lowered, the time of its
 thrown-away warm-up step, its RSS at ready), one `step` per step (loss, float32
 bits, seconds), then `done` (the peak), or `nonfinite` then `done` when a loss
@@ -39,6 +39,9 @@ class WorkerCommand:
     steps: int
     #: A directory of real data files, or `None` for the synthetic stand-in.
     data: str | None = None
+    #: The remat route's budget as `--budget` takes it (`50%`, `64MiB`, `floor`), or
+    #: `None` for the library's default.
+    budget: str | None = None
 
     def arguments(self) -> list[str]:
         """The arguments after the interpreter: `-m topos_cli.worker --workload ...`."""
@@ -46,6 +49,8 @@ class WorkerCommand:
         arguments += ["--steps", str(self.steps)]
         if self.data is not None:
             arguments += ["--data", self.data]
+        if self.budget is not None:
+            arguments += ["--budget", self.budget]
         return arguments
 
     @classmethod
@@ -56,8 +61,9 @@ class WorkerCommand:
         parser.add_argument("--route", required=True)
         parser.add_argument("--steps", type=int, required=True)
         parser.add_argument("--data", default=None)
+        parser.add_argument("--budget", default=None)
         parsed = parser.parse_args(list(argv))
-        return cls(parsed.workload, parsed.route, parsed.steps, parsed.data)
+        return cls(parsed.workload, parsed.route, parsed.steps, parsed.data, parsed.budget)
 
 
 class _Event:

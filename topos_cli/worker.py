@@ -92,7 +92,8 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
         )
     data = None if arguments.data in (None, "synthetic") else arguments.data
     dataset = workload.dataset(data)
-    training = Training(workload, arguments.route, dataset, arguments.steps)
+    budget = arguments.budget if arguments.route == "remat" else None
+    training = Training(workload, arguments.route, dataset, arguments.steps, budget)
     warm_up_started = time.perf_counter()
     training.warm_up()
     warm_up_seconds = time.perf_counter() - warm_up_started
@@ -146,6 +147,7 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
             # optimizer's state (`step_memory` names the parts).
             "predicted_training_bytes": step_memory.total,
         },
+        remat=remat_facts(plan, shards),
         step_memory=step_memory.to_json(),
         forward_nodes=training.program.forward_nodes,
         gradient_nodes=training.program.gradient_nodes,
@@ -172,6 +174,25 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
             return EXIT_NONFINITE
     events.emit(_done("ok", started, step_peak))
     return 0
+
+
+def remat_facts(plan: Any, shards: int) -> dict[str, Any] | None:
+    """A remat plan's budget, planned bytes, floor and recomputations (bytes for every
+    shard's plan together, as the live volume's); None for the other routes."""
+    budget = getattr(plan, "budget_bytes", None)
+    if budget is None:
+        return None
+    return {
+        "budget_bytes": budget * shards,
+        "planned_bytes": plan.planned_bytes * shards,
+        "floor_bytes": plan.floor_bytes * shards,
+        "unconstrained_bytes": plan.unconstrained_bytes * shards,
+        "budget_fraction": budget / plan.unconstrained_bytes,
+        "recomputations": plan.recomputations,
+        "flops": plan.flops,
+        "extra_flops": plan.extra_flops,
+        "extra_flops_fraction": plan.extra_flops_fraction,
+    }
 
 
 def _done(status: str, started: float, step_peak: StepPeak) -> Done:

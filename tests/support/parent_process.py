@@ -1,5 +1,6 @@
-"""What the grading parent may load: the library's NumPy-free names, never NumPy, matplotlib
-or the rest of the library. Tests run a statement in a fresh interpreter and ask what it loaded."""
+"""What the grading parent may load: the library's NumPy-free modules (`topos.names`, and
+`topos.budget_text`, which reads `--budget`), never NumPy, matplotlib or the rest of the
+library. Tests run a statement in a fresh interpreter and ask what it loaded."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from pathlib import Path
 REPORT_LOADED = (
     "\nimport sys as _sys\n"
     "print('loaded', sorted(name for name in _sys.modules if name in ('numpy', 'matplotlib') or "
-    "name.startswith('topos.') and name != 'topos.names'), file=_sys.stderr)\n"
+    "name.startswith('topos.') and name not in ('topos.names', 'topos.budget_text')), "
+    "file=_sys.stderr)\n"
 )
 
 
@@ -19,8 +21,8 @@ def heavy_modules_loaded(
     script: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120
 ) -> tuple[str, subprocess.CompletedProcess[str]]:
     """Runs `script` in a fresh interpreter; returns the line naming the NumPy, matplotlib
-    and library modules it loaded beyond `topos.names` (`loaded []` when none), and the
-    process."""
+    and library modules it loaded beyond the NumPy-free ones (`loaded []` when none), and
+    the process."""
     completed = subprocess.run(
         [sys.executable, "-c", script + REPORT_LOADED],
         capture_output=True,

@@ -144,7 +144,8 @@ class GradientCheck:
     def verdict(self) -> str:
         """The one-line verdict."""
         count = len(self.parameters)
-        routes = " and ".join(self.routes)
+        names = list(self.routes)
+        routes = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 2 else names)
         if not self.gradients_right:
             wrong = [check.label for check in self.parameters if not check.passed]
             what = (

@@ -37,7 +37,7 @@ from topos.graph.symbol import Symbol
 from topos.graph.tape import Tape
 from topos.tensor import Tensor
 
-ROUTES = ("engine", "recorded")
+ROUTES = ("engine", "recorded", "remat")
 TOLERANCE = 1e-5
 DIRECTIONS = 3
 #: Slopes below this many units of roundoff in the loss, over the step, are noise.
@@ -65,8 +65,9 @@ def check_gradients(
 ) -> GradientCheck:
     """Checks each route's gradient of `loss` for `parameters` on one batch of `feeds`.
 
-    `tape` must be open and record in float64; it is differentiated (for `recorded`)
-    and sealed here. On a wrong gradient the rules are checked node by node.
+    `tape` must be open and record in float64; it is differentiated (for `recorded`
+    and `remat`, which is checked at its floor, where it recomputes the most) and
+    sealed here. On a wrong gradient the rules are checked node by node.
     """
     started = time.perf_counter()
     if tape.dtype != np.float64:
@@ -76,11 +77,13 @@ def check_gradients(
         raise ValueError(f"unknown route {unknown[0]!r}; routes are {', '.join(ROUTES)}")
     route_errors: dict[str, str] = {}
     adjoints = None
-    if "recorded" in routes:
+    recording = [route for route in ("recorded", "remat") if route in routes]
+    if recording:
         try:
             adjoints = tape.differentiate(loss, parameters)
         except Exception as error:  # a broken rule may raise while it is recorded
-            route_errors["recorded"] = _describe(error)
+            for route in recording:
+                route_errors[route] = _describe(error)
     network = tape.into_network()
     nodes = network.nodes
     wrt = [network.index(symbol) for symbol in parameters]
@@ -99,12 +102,14 @@ def check_gradients(
         except Exception as error:
             route_errors["engine"] = _describe(error)
     if adjoints is not None:
-        try:
-            recorded = network.entry(adjoints.roots()).lower().forward(start, feeds)
-            found = recorded.recorded_gradients(adjoints)
-            gradients["recorded"] = {i: np.array(found.of(network.symbol(i)).numpy()) for i in wrt}
-        except Exception as error:
-            route_errors["recorded"] = _describe(error)
+        for route in recording:
+            try:
+                budget = "floor" if route == "remat" else None
+                lowered = network.entry(adjoints.roots()).lower(budget)
+                found = lowered.forward(start, feeds).recorded_gradients(adjoints)
+                gradients[route] = {i: np.array(found.of(network.symbol(i)).numpy()) for i in wrt}
+            except Exception as error:
+                route_errors[route] = _describe(error)
 
     for route, found in list(gradients.items()):
         for i, gradient in found.items():

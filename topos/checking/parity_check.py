@@ -18,27 +18,30 @@ def check_parity(
     parameters: Sequence[Symbol],
     feeds: Mapping[Symbol, np.ndarray | Tensor],
 ) -> ParityCheck:
-    """Runs the engine and the recorded route on an open tape's model (float32, as it
-    trains) and compares the loss and each parameter's gradient bit for bit."""
-    routes = ("engine", "recorded")
+    """Runs the engine, the recorded and the remat route (at its floor) on an open tape's
+    model (float32, as it trains) and compares the loss and each parameter's gradient
+    bit for bit."""
+    routes = ("engine", "recorded", "remat")
     try:
         adjoints = tape.differentiate(loss, parameters)
         network = tape.into_network()
         start = network.parameters()
         engine_run = network.entry([loss]).backward().lower().forward(start, feeds)
-        engine = engine_run.backward(loss).parameters(start)
-        recorded_run = network.entry(adjoints.roots()).lower().forward(start, feeds)
-        recorded = recorded_run.recorded_gradients(adjoints)
+        found = {"engine": engine_run.backward(loss).parameters(start)}
+        losses = {"engine": engine_run.of(loss).numpy()}
+        for route, budget in (("recorded", None), ("remat", "floor")):
+            run = network.entry(adjoints.roots()).lower(budget).forward(start, feeds)
+            found[route] = run.recorded_gradients(adjoints)
+            losses[route] = run.of(loss).numpy()
     except Exception as error:  # a broken rule may raise; the gradient check says which
         return ParityCheck(routes, {}, False, error=f"{type(error).__name__}: {error}")
-    losses = {"engine": engine_run.of(loss).numpy(), "recorded": recorded_run.of(loss).numpy()}
     bits = {route: _bits(value) for route, value in losses.items()}
     differing = [
         f"%{symbol.index}"
         for symbol in parameters
-        if _bits(engine.of(symbol).numpy()) != _bits(recorded.of(symbol).numpy())
+        if len({_bits(gradients.of(symbol).numpy()) for gradients in found.values()}) > 1
     ]
-    identical = bits["engine"] == bits["recorded"] and not differing
+    identical = len(set(bits.values())) == 1 and not differing
     return ParityCheck(routes, {r: b[:16] for r, b in bits.items()}, identical, differing)
 
 

@@ -34,14 +34,33 @@ def aligned(size: int, alignment: int = ALIGNMENT) -> int:
 def place(intervals: Sequence[Interval], alignment: int = ALIGNMENT) -> tuple[dict, int]:
     """Offsets for every interval (by key) and the arena's size in bytes.
 
-    Largest buffers first (then earliest, then by position, so the layout is a pure
-    function of the intervals), each at the lowest aligned offset where it overlaps
-    no placed buffer that is live at a common step: first fit over the gaps.
+    Each buffer goes at the lowest aligned offset where it overlaps no placed buffer
+    that is live at a common step (first fit over the gaps), in each of a few orders:
+    largest first, then earliest; longest-lived bytes (size times lifetime) first; and
+    earliest first, then largest. The smallest arena wins (the first order on a tie), so
+    the layout is a pure function of the intervals.
     """
-    order = sorted(
-        range(len(intervals)),
-        key=lambda position: (-intervals[position].size, intervals[position].start, position),
+    orders = (
+        lambda position: (-intervals[position].size, intervals[position].start, position),
+        lambda position: (
+            -intervals[position].size * (intervals[position].end - intervals[position].start + 1),
+            intervals[position].start,
+            position,
+        ),
+        lambda position: (intervals[position].start, -intervals[position].size, position),
     )
+    best: tuple[dict, int] | None = None
+    for key in orders:
+        placed = _first_fit(intervals, sorted(range(len(intervals)), key=key), alignment)
+        if best is None or placed[1] < best[1]:
+            best = placed
+    return best
+
+
+def _first_fit(
+    intervals: Sequence[Interval], order: Sequence[int], alignment: int
+) -> tuple[dict, int]:
+    """Places the intervals in `order`, each at the lowest aligned offset that fits."""
     placed: list[tuple[int, int, Interval]] = []  # (offset, aligned end, interval)
     offsets: dict = {}
     size = 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from topos.engine.budget import Budget
     from topos.engine.plan import Plan
     from topos.graph.network import Network
 
@@ -21,8 +22,25 @@ class Entry:
         """The same request in the retain posture: every buffer a backward sweep reads is kept."""
         return Entry(self.network, self.roots, "retain")
 
-    def lower(self) -> Plan:
-        """Schedules the ancestors of the roots and decides when each buffer dies."""
+    def lower(self, budget: Budget | int | float | str | None = None) -> Plan:
+        """Schedules the ancestors of the roots and decides when each buffer dies.
+
+        With a `budget` (bytes as an int, a fraction of the unconstrained peak as a
+        float, `"floor"`, or a Budget) a forward request is lowered in the remat posture:
+        a RematPlan whose live volume stays within it, recomputing what it cannot keep.
+        A budget below the floor raises BudgetError naming the floor in bytes.
+        """
         from topos.engine.plan import Plan
 
-        return Plan(self.network, self.roots, self.posture)
+        if budget is None:
+            return Plan(self.network, self.roots, self.posture)
+        from topos.engine.budget import Budget
+        from topos.engine.remat_plan import RematPlan
+        from topos.errors import GraphError
+
+        if self.posture != "forward":
+            raise GraphError(
+                "lower: a budget applies to forward plans (the recorded route's); the "
+                "retain posture keeps every buffer by design"
+            )
+        return RematPlan(self.network, self.roots, Budget.of(budget))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +21,7 @@ from topos.tensor import Tensor
 if TYPE_CHECKING:
     from topos.engine.run import Run
     from topos.graph.network import Network
+    from topos.graph.node import Node
     from topos.graph.parameters import Parameters
 
 Feeds = Mapping[Symbol, Tensor | Indices] | Iterable[tuple[Symbol, Tensor | Indices]]
@@ -62,6 +63,14 @@ class Plan:
         # The forward posture's profile is also the retain plan's release floor.
         self.live = self.memory.live
         self.releases = self.memory.releases
+        self._start(network.nodes, self.evaluated)
+
+    def _start(self, program: Sequence[Node], positions: Sequence[int]) -> None:
+        """Compiles the steps of `program` (the nodes a run evaluates, indexed by their
+        position in it) at `positions`: for a plain plan the network's own nodes at their
+        indices, for a remat plan its evaluations in order (see RematPlan)."""
+        self._program = program
+        self._positions = positions
         self._arena: Arena | None = None
         # Counts forwards: a run is stale once a later forward has reused the arena.
         self.generation = 0
@@ -69,24 +78,28 @@ class Plan:
         self._schedules: dict[int, Schedule] = {}
         self._backward_plans: dict[int, BackwardPlan] = {}
 
+    def _node_of(self, position: int) -> int:
+        """The network node a position of the program evaluates (itself, in a plain plan)."""
+        return position
+
     def _compile(self) -> None:
-        nodes = self.network.nodes
+        program = self._program
         dying: dict[int, list[int]] = {}
-        for index, point in self.releases.items():
-            dying.setdefault(point, []).append(index)
+        for position, point in self.releases.items():
+            dying.setdefault(point, []).append(position)
+        # Each source: (position, node, kind); each step: (position, node, released). The
+        # kernel calls with their slots are bound when the arena is first allocated.
         self._sources = []
-        # Each step: (index, primitive, attributes, inputs, released); the kernel calls
-        # with their slots are bound when the arena is first allocated.
         self._pending = []
-        for index in self.evaluated:
-            node = nodes[index]
+        for position in self._positions:
+            node = program[position]
             if node.is_source:
-                self._sources.append((index, node.operation))
-                if index in dying:
+                self._sources.append((position, self._node_of(position), node.operation))
+                if position in dying:
                     # An unconsumed source needs no buffer at all.
-                    dying.pop(index)
+                    dying.pop(position)
                 continue
-            self._pending.append((index, node, tuple(dying.pop(index, ()))))
+            self._pending.append((position, node, tuple(dying.pop(position, ()))))
         self._steps: list | None = None
 
     def _bind(self) -> None:
@@ -165,6 +178,12 @@ class Plan:
     def arena_bytes(self) -> int:
         """Bytes of the arena every run of this plan writes into (allocated once)."""
         return self.memory.arena_bytes
+
+    @property
+    def fresh_roots(self) -> frozenset[int]:
+        """The nodes (network indices) whose buffers each run allocates afresh: the
+        computed roots."""
+        return self.memory.fresh
 
     @property
     def root_bytes(self) -> int:
@@ -256,14 +275,14 @@ class Plan:
         fed = self._feed_arrays(feeds)
         payloads = self.network.payloads
         parameter_arrays = parameters.arrays()
-        buffers: list[Any] = [None] * len(self.network.nodes)
-        for index, kind in self._sources:
+        buffers: list[Any] = [None] * len(self._program)
+        for position, index, kind in self._sources:
             if kind == "parameter":
-                buffers[index] = parameter_arrays[index]
+                buffers[position] = parameter_arrays[index]
             elif kind == "input" and index in fed:
-                buffers[index] = fed[index]
+                buffers[position] = fed[index]
             else:
-                buffers[index] = payloads[index].numpy()
+                buffers[position] = payloads[index].numpy()
         if self._steps is None:
             self._bind()
         # From here on the arena is overwritten: runs of earlier forwards are stale.
@@ -279,9 +298,18 @@ class Plan:
             if observer is not None:
                 views = self.memory.views
                 observer(
-                    index, [i for i, b in enumerate(buffers) if b is not None and i not in views]
+                    self._node_of(index),
+                    [
+                        self._node_of(i)
+                        for i, b in enumerate(buffers)
+                        if b is not None and i not in views
+                    ],
                 )
-        return Run(self, buffers, parameters, self.generation)
+        return Run(self, self._node_buffers(buffers), parameters, self.generation)
+
+    def _node_buffers(self, buffers: list[Any]) -> list[Any]:
+        """A run's buffers by network node, from its buffers by program position."""
+        return buffers
 
     def backward_schedule(self, target: int) -> Schedule:
         """The engine's sweep schedule for `target` over every parameter (cached)."""

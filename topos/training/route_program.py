@@ -10,14 +10,21 @@ import functools
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 import numpy as np
 
 from topos import Adjoints, Network, Plan, Run, ShapeError, Symbol, Tape, Tensor
+from topos.engine.budget import Budget
+from topos.errors import BudgetError
 from topos.graph.parameter_gradients import ParameterGradients
 from topos.graph.parameters import Parameters
 from topos.indices import Indices
 from topos.training.workload import Recording, Workload
+
+#: The remat route's budget when none is given: half the recorded route's planned
+#: bytes, or the floor where that is more.
+DEFAULT_BUDGET = Budget(fraction=0.5, at_least_floor=True)
 
 
 class RouteProgram:
@@ -25,12 +32,16 @@ class RouteProgram:
 
     `engine` lowers `[loss]` in the retain posture and sweeps backward each step;
     `recorded` differentiates on the tape first and lowers one forward-only plan
-    over `[loss, gradients...]`. With `shards > 1` the model is recorded for one
-    shard's rows and lowered once per shard (each plan its own arena), and
-    `compute` runs the shards on as many threads.
+    over `[loss, gradients...]`; `remat` lowers that plan under `budget` (bytes, a
+    fraction of recorded's planned bytes, text such as `"50%"`, or a Budget; by default
+    `DEFAULT_BUDGET`), recomputing what it cannot keep. With `shards > 1` the model is
+    recorded for one shard's rows and lowered once per shard (each plan its own
+    arena), and `compute` runs the shards on as many threads.
     """
 
-    def __init__(self, workload: Workload, route: str) -> None:
+    def __init__(
+        self, workload: Workload, route: str, budget: Budget | int | float | str | None = None
+    ) -> None:
         if route not in workload.routes:
             raise ValueError(
                 f"unknown route {route!r} for workload {workload.name!r}; "
@@ -45,11 +56,30 @@ class RouteProgram:
         self.recording: Recording = workload.record(tape, self.rows)
         self.forward_nodes = len(tape)
         self.adjoints: Adjoints | None = None
-        if route == "recorded":
+        self.budget: Budget | None = None
+        if route == "remat":
+            self.budget = DEFAULT_BUDGET if budget is None else Budget.of(budget)
+            if self.budget.bytes is not None:
+                # A budget in bytes is the whole route's: each shard's plan gets its share.
+                self.budget = replace(self.budget, bytes=max(1, self.budget.bytes // self.shards))
+        if route in ("recorded", "remat"):
             self.adjoints = tape.differentiate(self.recording.loss, self.recording.parameters)
         self.gradient_nodes = len(tape) - self.forward_nodes
         self.network: Network = tape.into_network()
-        self.plans: list[Plan] = [self._lower() for _ in range(self.shards)]
+        try:
+            self.plans: list[Plan] = [self._lower() for _ in range(self.shards)]
+        except BudgetError as error:
+            if self.shards == 1:
+                raise
+            # Say it in the whole route's bytes, as every other figure of a route is.
+            raise BudgetError(
+                f"budget {error.budget_bytes * self.shards} bytes is below this route's "
+                f"floor of {error.floor_bytes * self.shards} bytes ({self.shards} shards, "
+                f"each a plan with a floor of {error.floor_bytes} bytes: some kernel's "
+                f"operands, output and workspace must be live together, beside the roots)",
+                error.budget_bytes * self.shards,
+                error.floor_bytes * self.shards,
+            ) from None
         self.plan = self.plans[0]
         self.lower_seconds = time.perf_counter() - started
         self._threads: ThreadPoolExecutor | None = None
@@ -64,7 +94,7 @@ class RouteProgram:
 
     def _lower(self) -> Plan:
         if self.adjoints is not None:
-            return self.network.entry(self.adjoints.roots()).lower()
+            return self.network.entry(self.adjoints.roots()).lower(self.budget)
         return self.network.entry([self.recording.loss]).backward().lower()
 
     def gradients(self, run: Run, parameters: Parameters) -> ParameterGradients:

@@ -126,7 +126,7 @@ def step_memory(
         ]
         trained = [parameter for parameter, _ in pairs]
         returned = {gradient for _, gradient in pairs}
-        fresh = plan.memory.fresh
+        fresh = plan.fresh_roots
         gradients = renewed(size(index) for index in fresh if index in returned)
         roots = renewed(size(index) for index in fresh if index not in returned)
     else:
@@ -136,7 +136,7 @@ def step_memory(
         backward_arena = renewed([backward.arena_bytes])
         calls = backward.simulation.calls
         gradients = renewed(calls[position].size for position in backward.fresh)
-        roots = renewed(size(index) for index in plan.memory.fresh)
+        roots = renewed(size(index) for index in plan.fresh_roots)
     trained_sizes = [size(index) for index in trained]
     largest = max((nodes[index].shape.volume for index in trained), default=0)
     inputs = program.recording.inputs.values()

@@ -10,6 +10,7 @@ import numpy as np
 
 from topos import Parameters
 from topos.datasets import DataError, Dataset
+from topos.engine.budget import Budget
 from topos.graph.parameter_gradients import ParameterGradients
 from topos.training.parameter_memory import ParameterMemory
 from topos.training.route_program import RouteProgram
@@ -20,17 +21,25 @@ from topos.training.workload import Workload
 
 class Training:
     """A workload's route, ready to train on `dataset` for `steps` steps (the workload
-    fitted to the dataset first: see `Workload.fitted`).
+    fitted to the dataset first: see `Workload.fitted`; the remat route under `budget`:
+    see RouteProgram).
 
     It owns its parameters (`ParameterMemory`): each step's update is written into
     their memory, so `parameters` is the current state, changing as training goes on
     (`snapshot()` keeps one)."""
 
-    def __init__(self, workload: Workload, route: str, dataset: Dataset, steps: int) -> None:
+    def __init__(
+        self,
+        workload: Workload,
+        route: str,
+        dataset: Dataset,
+        steps: int,
+        budget: Budget | int | float | str | None = None,
+    ) -> None:
         if steps < 1:
             raise ValueError(f"steps must be at least 1, not {steps}")
         workload = workload.fitted(dataset)
-        self.program = RouteProgram(workload, route)
+        self.program = RouteProgram(workload, route, budget)
         self.workload = workload
         self.route = route
         self.dataset = dataset

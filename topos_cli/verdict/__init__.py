@@ -1,7 +1,8 @@
 """The verdict of a grade: one module per concept, assembled by `decision`.
 
 `run_record` (one run of a route), `parity`, `speed`, `memory`, `noise`
-(warnings), `summary` (the sentence and the exit status), `settings`; the
+(warnings), `pairing` (remat against recorded), `summary` (the sentence and the
+exit status), `settings`; the
 README's "Reading a verdict" and "How the measurement works" say what the
 figures mean.
 """
@@ -9,6 +10,7 @@ figures mean.
 from topos_cli.verdict.decision import Verdict, decide_verdict
 from topos_cli.verdict.memory import Memory
 from topos_cli.verdict.noise import NoiseWarning
+from topos_cli.verdict.pairing import Pairing
 from topos_cli.verdict.parity import Divergence, Parity, RouteParity, check_parity, first_divergence
 from topos_cli.verdict.route_verdict import Failure, RouteVerdict
 from topos_cli.verdict.run_record import STATUSES, RunRecord
@@ -22,6 +24,7 @@ __all__ = [
     "Failure",
     "Memory",
     "NoiseWarning",
+    "Pairing",
     "Parity",
     "RouteParity",
     "RouteVerdict",

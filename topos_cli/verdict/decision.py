@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from topos_cli.verdict.noise import NoiseWarning, noise_warnings
+from topos_cli.verdict.pairing import Pairing, pair_routes
 from topos_cli.verdict.parity import Parity, check_parity
 from topos_cli.verdict.route_verdict import RouteVerdict, judge_route, with_ratios
 from topos_cli.verdict.run_record import RunRecord
@@ -29,6 +30,8 @@ class Verdict:
     warnings: tuple[NoiseWarning, ...]
     summary: str
     exit_status: int
+    #: Routes judged against a partner besides the reference (remat against recorded).
+    pairings: tuple[Pairing, ...] = ()
 
     def route(self, name: str) -> RouteVerdict:
         """The verdict on the route called `name`; raises `KeyError` if none."""
@@ -45,6 +48,7 @@ class Verdict:
             "exit_status": int(self.exit_status),
             "parity": self.parity.to_json(),
             "routes": [route.to_json() for route in self.routes],
+            "pairings": [pairing.to_json() for pairing in self.pairings],
             "warnings": [warning.to_json() for warning in self.warnings],
             "settings": self.settings.to_json(),
         }
@@ -79,6 +83,7 @@ def decide_verdict(
     routes = tuple(with_ratios(route, reference, settings) for route in judged)
     parity = check_parity(runs, settings.reference)
     warnings = noise_warnings(routes, settings, load_average, cores)
+    pairings = pair_routes(judged, settings)
 
     return Verdict(
         reference=settings.reference,
@@ -86,6 +91,7 @@ def decide_verdict(
         routes=routes,
         parity=parity,
         warnings=tuple(warnings),
-        summary=summary_sentence(routes, reference, parity, settings.reference),
+        summary=summary_sentence(routes, reference, parity, settings.reference, pairings),
         exit_status=exit_status_of(runs, parity),
+        pairings=pairings,
     )

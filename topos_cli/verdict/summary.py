@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from topos_cli.display.units import MEBIBYTE, format_milliseconds
 from topos_cli.exit_status import ExitStatus, most_severe
+from topos_cli.verdict.pairing import Pairing
 from topos_cli.verdict.parity import Parity, run_label
 from topos_cli.verdict.route_verdict import RouteVerdict
 from topos_cli.verdict.run_record import RunRecord
@@ -107,11 +108,19 @@ def summary_sentence(
     reference: RouteVerdict | None,
     parity: Parity,
     reference_name: str,
+    pairings: Sequence[Pairing] = (),
 ) -> str:
-    """The verdict in one sentence: each route against the reference, then parity."""
+    """The verdict in one sentence: each route against the reference (and against its
+    partner, as remat against recorded), then parity."""
     name_repeats = any(route.repeats > 1 for route in routes)
     others = [route for route in routes if reference is None or route.route != reference.route]
-    clauses = [_route_clause(route, reference, reference_name) for route in others]
+    paired = {pairing.route: pairing for pairing in pairings}
+    clauses = []
+    for route in others:
+        clause = _route_clause(route, reference, reference_name)
+        if route.route in paired:
+            clause += f" ({paired[route.route].phrase})"
+        clauses.append(clause)
     if reference is not None and (reference.completed == 0 or not others):
         clauses.insert(0, _route_clause(reference, None, reference_name))
     elif reference is not None and reference.failures:

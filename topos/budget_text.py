@@ -1,0 +1,58 @@
+"""Budget text: a remat budget as people write it, read without NumPy.
+
+`64MiB`, `7000000B`, `6.5MB` (bytes with a unit), `50%` (a share of the recorded
+route's planned bytes) or `floor`. NumPy-free on purpose, like `topos.names`: the
+grading parent refuses a bad `--budget` before any worker starts.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Bytes per unit; binary and decimal units both mean what they say.
+UNITS = {
+    "B": 1,
+    "KB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+    "KIB": 2**10,
+    "MIB": 2**20,
+    "GIB": 2**30,
+}
+
+_SIZE = re.compile(r"(?P<number>\d+(\.\d*)?|\.\d+)\s*(?P<unit>[A-Za-z]+)")
+_SHARE = re.compile(r"(?P<number>\d+(\.\d*)?|\.\d+)\s*%")
+
+
+class BudgetTextError(ValueError):
+    """Budget text that names no budget; the message says why in one line."""
+
+
+def parse_budget(text: str) -> int | float | str:
+    """What `text` names: bytes (an int), a fraction (a float: `50%` is 0.5) or
+    `"floor"`; BudgetTextError (one line) for anything else."""
+    cleaned = text.strip()
+    if cleaned.lower() == "floor":
+        return "floor"
+    share = _SHARE.fullmatch(cleaned)
+    if share:
+        fraction = float(share["number"]) / 100
+        if fraction <= 0:
+            raise BudgetTextError(f"--budget {text!r}: a share must be above 0%")
+        return fraction
+    size = _SIZE.fullmatch(cleaned)
+    if size:
+        unit = UNITS.get(size["unit"].upper())
+        if unit is None:
+            raise BudgetTextError(
+                f"--budget {text!r}: unknown unit {size['unit']!r}; "
+                f"use B, KB, MB, GB, KiB, MiB or GiB"
+            )
+        count = int(float(size["number"]) * unit)
+        if count <= 0:
+            raise BudgetTextError(f"--budget {text!r}: a budget must be above 0 bytes")
+        return count
+    raise BudgetTextError(
+        f"--budget {text!r}: give bytes with a unit (64MiB), a percentage of the recorded "
+        f"route's planned bytes (50%) or floor"
+    )

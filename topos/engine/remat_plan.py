@@ -1,0 +1,302 @@
+"""RematPlan: a forward plan lowered under a memory budget, recomputing what it cannot keep.
+
+The remat posture of the recorded route. Lowering makes the unconstrained forward
+plan, then a schedule (RematSchedule) that may evaluate a node more than once:
+release its buffer after an early reader and recompute it, from buffers still live,
+right before a late one. Each evaluation becomes a step of its own *program* (a node
+list in evaluation order whose operands name evaluations), and the program gets the
+very memory plan every other plan gets: each evaluation its own slot interval in one
+arena, views free, roots fresh per run. That memory plan's arena and roots (the
+planned bytes, what a run writes into) are what must fit the budget. A recomputation
+runs the same kernel on the same operand values as the first evaluation, so its bits
+are the first evaluation's bits, and so a remat plan computes exactly what the
+recorded plan computes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from topos.engine.arena import ALIGNMENT, aligned
+from topos.engine.budget import Budget
+from topos.engine.compute_cost import flops
+from topos.engine.memory_plan import MemoryPlan, plan_memory
+from topos.engine.plan import Plan
+from topos.engine.remat_schedule import (
+    RematSchedule,
+    in_recording_order,
+    schedule_recomputation,
+)
+from topos.errors import BudgetError
+from topos.graph.node import Node
+
+if TYPE_CHECKING:
+    from topos.graph.network import Network
+
+#: How often a schedule is simulated again under a smaller budget when the arena's
+#: placement overshoots the budget it was simulated for.
+_PLACEMENT_TRIES = 6
+
+
+class RematPlan(Plan):
+    """A forward plan whose planned bytes (arena and roots) stay within `budget` (see
+    the module).
+
+    Beyond a Plan: `unconstrained` (the recorded route's plan of the same roots) and
+    `unconstrained_bytes` (its planned bytes), `schedule` and `program` (the
+    evaluations, in order), `budget_bytes`, `planned_bytes` and `floor_bytes`,
+    `recomputations`, `flops` and `extra_flops`. `describe()` prints one line per
+    evaluation.
+    """
+
+    def __init__(self, network: Network, roots: tuple[int, ...], budget: Budget) -> None:
+        base = Plan(network, roots, "forward")
+        self.unconstrained = base
+        self.network = network
+        self.posture = "forward"
+        self.roots = base.roots
+        self.evaluated = base.evaluated
+        self._evaluated_set = base._evaluated_set
+        self.last_consumer = base.last_consumer
+        nodes = network.nodes
+        storage, views = base.memory.storage, base.memory.views
+        sizes, workspaces = _buffer_bytes(nodes, self.evaluated, base.memory, network.dtype)
+        self.unconstrained_bytes = _planned_bytes(base.memory)
+
+        def lay_out(schedule: RematSchedule) -> tuple[list[Node], MemoryPlan]:
+            program = _program(nodes, schedule)
+            positions = [
+                position
+                for position, evaluation in enumerate(schedule.evaluations)
+                if evaluation.node in base.roots
+            ]
+            memory = plan_memory(program, range(len(program)), positions, "forward", network.dtype)
+            return program, memory
+
+        def fitting(budget: int) -> tuple[RematSchedule, list[Node], MemoryPlan] | None:
+            # The arena's placement may leave gaps the simulation does not see: when
+            # the placed plan overshoots, simulate again under a budget smaller by as
+            # much, a few times.
+            simulated = budget
+            for _ in range(_PLACEMENT_TRIES):
+                schedule = schedule_recomputation(
+                    nodes,
+                    self.evaluated,
+                    self.roots,
+                    storage,
+                    views,
+                    sizes,
+                    workspaces,
+                    simulated,
+                )
+                program, memory = lay_out(schedule)
+                planned = _planned_bytes(memory)
+                if planned <= budget:
+                    return schedule, program, memory
+                simulated -= planned - budget
+                if simulated <= 0:
+                    break
+            return None
+
+        # The floor: the least budget the greedy meets, by bisection. The greedy is not
+        # monotone in the budget, so a budget above the floor that it misses falls back
+        # to the floor's schedule, which fits every budget above the floor.
+        low, high = 0, self.unconstrained_bytes
+        floor_fit = None
+        while high - low > max(ALIGNMENT, high // 1000):
+            middle = (low + high) // 2
+            found = fitting(middle)
+            if found is None:
+                low = middle
+            else:
+                high, floor_fit = _planned_bytes(found[2]), found
+        self.floor_bytes = high
+        wanted = budget.bytes_of(self.unconstrained_bytes, self.floor_bytes)
+        if wanted < self.floor_bytes:
+            raise BudgetError(
+                f"budget {wanted} bytes is below this plan's floor of {self.floor_bytes} "
+                f"bytes (the least memory its schedules plan for: some kernel's operands, "
+                f"output and workspace must be live together, beside the roots)",
+                wanted,
+                self.floor_bytes,
+            )
+        self.budget_bytes = wanted
+        if wanted >= self.unconstrained_bytes or floor_fit is None:
+            schedule = in_recording_order(nodes, self.evaluated)
+            program, memory = list(nodes), base.memory
+            positions: Sequence[int] = self.evaluated
+            self._identity = True
+        else:
+            self._identity = False
+            schedule, program, memory = fitting(wanted) or floor_fit
+            positions = range(len(program))
+        self.schedule = schedule
+        self.program = program
+        self.memory = memory
+        self.live = memory.live
+        self.releases = memory.releases
+        self.flops = sum(flops(nodes[i], nodes, i in views) for i in self.evaluated)
+        self.extra_flops = sum(
+            flops(nodes[evaluation.node], nodes, evaluation.node in views)
+            for evaluation in schedule.evaluations
+            if evaluation.recomputation
+        )
+        self.recomputations = schedule.recomputations
+        self._start(program, positions)
+
+    def _node_of(self, position: int) -> int:
+        if self._identity:
+            return position
+        return self.schedule.evaluations[position].node
+
+    def _node_buffers(self, buffers: list[Any]) -> list[Any]:
+        if self._identity:
+            return buffers
+        by_node: list[Any] = [None] * len(self.network.nodes)
+        for position, buffer in enumerate(buffers):
+            if buffer is not None:
+                by_node[self._node_of(position)] = buffer
+        return by_node
+
+    @property
+    def fresh_roots(self) -> frozenset[int]:
+        """The computed roots (network indices; the memory plan's are positions)."""
+        return frozenset(self._node_of(position) for position in self.memory.fresh)
+
+    @property
+    def peak(self) -> int:
+        """Elements live at the worst moment of the remat program."""
+        return self.live.peak
+
+    @property
+    def peak_node(self) -> int:
+        """The node whose evaluation meets the peak."""
+        return self._node_of(self.live.peak_node)
+
+    @property
+    def planned_bytes(self) -> int:
+        """What a run writes into: the arena and the roots' fresh buffers (within the
+        budget)."""
+        return _planned_bytes(self.memory)
+
+    @property
+    def unconstrained_peak(self) -> int:
+        """The recorded route's forward peak (elements), which the budget is a share of."""
+        return self.unconstrained.peak
+
+    @property
+    def extra_flops_fraction(self) -> float:
+        """The recomputations' FLOPs as a fraction of the unconstrained plan's."""
+        return self.extra_flops / self.flops if self.flops else 0.0
+
+    def _positions_of(self, index: int) -> list[int]:
+        return [p for p in self._positions if self._node_of(p) == index]
+
+    def _liveness_at(self, position: int) -> str:
+        if position in self.releases:
+            text = f"freed after {self._node_of(self.releases[position])}"
+        else:
+            text = "kept"
+        if not self._identity and self.schedule.evaluations[position].recomputation:
+            return f"recomputes {self._node_of(position)}, {text}"
+        return text
+
+    def liveness_of(self, index: int) -> str:
+        """How long node `index`'s buffer lives, at its last evaluation."""
+        positions = self._positions_of(index)
+        return self._liveness_at(positions[-1]) if positions else "not evaluated"
+
+    def summary(self) -> list[str]:
+        """The `plan:` and `live volume:` lines, with the recomputations and the budget."""
+        head = (
+            f"plan: forward; {len(self.evaluated)} of {len(self.network.nodes)} nodes "
+            f"evaluated, {self.recomputations} recomputed "
+            f"(+{_percent(self.extra_flops_fraction)} FLOPs), {len(self.roots)} readable"
+        )
+        volume = (
+            f"live volume: peak {self.peak} elements at node {self.peak_node}, "
+            f"unconstrained {self.unconstrained.peak}"
+        )
+        budget = (
+            f"budget: {self.budget_bytes} bytes, planned {self.planned_bytes} (arena and "
+            f"roots), floor {self.floor_bytes}, unconstrained {self.unconstrained_bytes}"
+        )
+        return [head, volume, budget]
+
+    def describe(self) -> str:
+        """One line per evaluation (index, operation, shape, liveness; a recomputation
+        says `recomputes N`), then the summary, then the arena line."""
+        nodes = self.network.nodes
+        evaluated = list(self._positions)
+        labels = {p: nodes[self._node_of(p)].label() for p in evaluated}
+        shapes = {p: str(nodes[self._node_of(p)].shape) for p in evaluated}
+        label_width = min(max(map(len, labels.values()), default=0), 48)
+        shape_width = max(map(len, shapes.values()), default=0)
+        lines = [
+            f"{self._node_of(p):>6}  {labels[p]:<{label_width}}  {shapes[p]:<{shape_width}}  "
+            f"{self._liveness_at(p)}"
+            for p in evaluated
+        ]
+        return "\n".join([*lines, *self.summary(), self.arena_line()])
+
+
+def _planned_bytes(memory: MemoryPlan) -> int:
+    """The bytes a run of a memory plan writes into: its arena and its roots."""
+    return memory.arena_bytes + memory.root_bytes
+
+
+def _buffer_bytes(
+    nodes: Sequence[Node], evaluated: Sequence[int], memory: MemoryPlan, dtype
+) -> tuple[dict[int, int], dict[int, int]]:
+    """What the schedule's simulation counts, as the memory plan places it: the aligned
+    bytes of each computed buffer (a root's fresh one too; an output living in its
+    workspace as large as that), and the aligned bytes of each kernel's workspace that
+    lives only during its step."""
+    itemsize = np.dtype(dtype).itemsize
+    sizes: dict[int, int] = {}
+    workspaces: dict[int, int] = {}
+    for index in evaluated:
+        node = nodes[index]
+        if node.is_source or index in memory.views:
+            continue
+        rule = node.primitive.workspace
+        scratch = 0
+        if rule is not None:
+            scratch = int(rule(*(nodes[i].shape for i in node.inputs), **node.attributes))
+            scratch *= itemsize
+        output = node.shape.volume * itemsize
+        if node.primitive.output_in_workspace and index not in memory.fresh:
+            sizes[index] = aligned(max(output, scratch))
+        else:
+            sizes[index] = aligned(output)
+            if scratch:
+                workspaces[index] = aligned(scratch)
+    return sizes, workspaces
+
+
+def _program(nodes: Sequence[Node], schedule: RematSchedule) -> list[Node]:
+    """The schedule as a node list in evaluation order, each operand naming the position
+    of the evaluation it reads."""
+    program = []
+    for evaluation in schedule.evaluations:
+        node = nodes[evaluation.node]
+        program.append(
+            Node(
+                node.operation,
+                node.primitive,
+                evaluation.inputs,
+                node.shape,
+                node.attributes,
+                node.source,
+            )
+        )
+    return program
+
+
+def _percent(fraction: float) -> str:
+    """A share as describe() prints it: whole percent, or tenths below ten."""
+    percent = 100 * fraction
+    return f"{percent:.0f}%" if percent >= 10 or percent == 0 else f"{percent:.1f}%"

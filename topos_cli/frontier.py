@@ -1,0 +1,277 @@
+"""`topos frontier` without its command line: engine, recorded, and remat at each budget,
+each in a worker of its own as `grade` runs them; a table of ms/step against training Δ
+and peak RSS, a picture of it beside the result JSON, parity checked across every point.
+
+A point is named by its route, and remat's by its budget too (`remat@50%`). A budget
+below the floor of the workload's remat plan is not graded: the table says so, with the
+floor, and it does not fail the frontier (the sweep asked for it). Otherwise the exit
+statuses are those of `topos grade`.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, TextIO
+
+from topos_cli.display.frontier_picture import FrontierPoint, frontier_svg
+from topos_cli.display.tables import markdown_table, plain_table
+from topos_cli.display.units import MEBIBYTE, format_bytes, format_milliseconds
+from topos_cli.grade import choose_display, grade_exit_status, usage_error_of
+from topos_cli.grade_plan import DEFAULT_TIMEOUT_SECONDS, GradeOptions, GradePlan, prepare
+from topos_cli.grade_result import (
+    GradeRecord,
+    compose_grade_result,
+    describe_data,
+    describe_predictions,
+    memory_predictions,
+    route_facts,
+)
+from topos_cli.host import host_facts
+from topos_cli.interruption import interruptions_raised, start_raising, stop_raising
+from topos_cli.monitor import WorkerMonitor, WorkerObserver
+from topos_cli.process_tree import adopt_orphans
+from topos_cli.result_destination import save_result
+from topos_cli.result_file import default_result_path
+from topos_cli.verdict import Verdict, decide_verdict
+
+#: The budgets a frontier grades remat at unless told otherwise.
+DEFAULT_BUDGETS = ("100%", "75%", "50%", "35%", "floor")
+
+HEADERS = (
+    "point",
+    "budget",
+    "planned MiB",
+    "recomputed",
+    "ms/step",
+    "training Δ MiB",
+    "peak RSS MiB",
+    "against recorded",
+)
+
+
+@dataclass(frozen=True)
+class FrontierOptions:
+    """What `topos frontier` was asked to do."""
+
+    workload: str = "cifar10"
+    budgets: tuple[str, ...] = DEFAULT_BUDGETS
+    steps: int = 300
+    data: str | None = None
+    threads: int | None = None
+    json_path: str | None = None
+    timeout: float | None = DEFAULT_TIMEOUT_SECONDS
+    markdown: bool = False
+
+
+def point_label(route: str, budget: str | None) -> str:
+    """`engine`, `recorded`, or `remat@50%`."""
+    return route if budget is None else f"{route}@{budget}"
+
+
+def picture_path(result_path: str, workload: str) -> Path:
+    """Where the picture goes: beside the result JSON, or in results/ when the JSON goes
+    to standard output."""
+    if result_path == "-":
+        return _frontier_name(default_result_path(workload)).with_suffix(".svg")
+    return Path(result_path).with_suffix(".svg")
+
+
+def _frontier_name(path: Path) -> Path:
+    return path.with_name(path.name.replace("grade-", "frontier-", 1))
+
+
+def _is_refused_budget(result, request) -> bool:
+    error = result.facts.get("error") or {}
+    return request.route == "remat" and error.get("type") == "BudgetError"
+
+
+def run_points(
+    plan: GradePlan, display: WorkerObserver | None = None
+) -> tuple[GradeRecord, list[dict[str, Any]]]:
+    """Runs every point, one at a time; a budget below the floor is set aside, not run.
+    Stops at an interrupt or any other usage error, as a grade does."""
+    record = GradeRecord()
+    refused: list[dict[str, Any]] = []
+    display = display if display is not None else choose_display(plan)
+    current: WorkerMonitor | None = None
+    try:
+        try:
+            start_raising()
+            with display:  # type: ignore[attr-defined]
+                for request in plan.requests:
+                    current = WorkerMonitor(request, plan.environment, display)
+                    result = current.run()
+                    label = point_label(request.route, request.budget)
+                    if _is_refused_budget(result, request):
+                        message = (result.facts.get("error") or {}).get("message")
+                        refused.append({"point": label, "budget": request.budget, "why": message})
+                        continue
+                    if request.route == "remat":
+                        result = replace(result, route=label, repeat=0)
+                    record.results.append(result)
+                    record.usage_error = usage_error_of(result, plan.options.workload)
+                    if record.usage_error is not None:
+                        break
+        finally:
+            stop_raising()
+    except KeyboardInterrupt as error:
+        record.interrupted_by = getattr(error, "signal_name", "SIGINT")
+    return record, refused
+
+
+def frontier_rows(result: dict[str, Any], verdict: Verdict | None) -> list[list[str]]:
+    """The table's rows: one per graded point, in the order they ran."""
+    rows = []
+    if verdict is None:
+        return rows
+    pairings = {pairing.route: pairing for pairing in verdict.pairings}
+    for route in verdict.routes:
+        facts = (result["routes"].get(route.route) or {}).get("remat") or {}
+        volume = (result["routes"].get(route.route) or {}).get("live_volume") or {}
+        speed, memory = route.speed, route.memory
+        planned = facts.get("planned_bytes", volume.get("plan_training_bytes"))
+        budget = "—"
+        if facts:
+            budget = (
+                f"{format_bytes(facts['budget_bytes'])} ({100 * facts['budget_fraction']:.0f}%)"
+            )
+        recomputed = "—"
+        if facts:
+            recomputed = f"{facts['recomputations']} (+{100 * facts['extra_flops_fraction']:.1f}%)"
+        pairing = pairings.get(route.route)
+        rows.append(
+            [
+                route.route if route.completed else f"{route.route} ({route.status})",
+                budget,
+                "?" if planned is None else f"{planned / MEBIBYTE:.1f}",
+                recomputed,
+                "?" if speed is None else format_milliseconds(speed.milliseconds_per_step.median),
+                "?"
+                if memory is None or memory.training_delta_bytes is None
+                else f"{memory.training_delta_bytes / MEBIBYTE:.1f}",
+                "?"
+                if memory is None or memory.peak_rss_bytes is None
+                else f"{memory.peak_rss_bytes / MEBIBYTE:.1f}",
+                "—" if pairing is None else pairing.phrase.removeprefix("against recorded: "),
+            ]
+        )
+    return rows
+
+
+def frontier_points(verdict: Verdict | None) -> list[FrontierPoint]:
+    """The picture's points: every graded point with both figures."""
+    points = []
+    for route in verdict.routes if verdict is not None else ():
+        speed, memory = route.speed, route.memory
+        if speed is None or memory is None or memory.training_delta_bytes is None:
+            continue
+        points.append(
+            FrontierPoint(
+                route.route,
+                route.route.split("@", 1)[0],
+                speed.milliseconds_per_step.median,
+                memory.training_delta_bytes / MEBIBYTE,
+            )
+        )
+    return points
+
+
+def run_frontier(
+    options: FrontierOptions,
+    *,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+    display: WorkerObserver | None = None,
+) -> int:
+    """Validates, runs, judges, records, draws and prints a frontier; returns its exit
+    status (a usage error raises ToposUsageError, as `run_grade` does)."""
+    stdout = stdout if stdout is not None else sys.stdout
+    stderr = stderr if stderr is not None else sys.stderr
+    if not options.budgets:
+        from topos_cli.errors import ToposUsageError
+
+        raise ToposUsageError("--budgets names no budget")
+    grade_options = GradeOptions(
+        workload=options.workload,
+        steps=options.steps,
+        routes=("engine", "recorded"),
+        data=options.data,
+        threads=options.threads,
+        json_path=options.json_path,
+        timeout=options.timeout,
+        markdown=options.markdown,
+        budgets=options.budgets,
+    )
+    plan = prepare(grade_options)
+    if options.json_path is None:
+        plan.result_path = str(_frontier_name(Path(plan.result_path)))
+    adopt_orphans()
+    host = host_facts()
+    with interruptions_raised():
+        record, refused = run_points(plan, display)
+        return _finish(plan, record, refused, host, stdout=stdout, stderr=stderr)
+
+
+def _finish(plan, record, refused, host, *, stdout: TextIO, stderr: TextIO) -> int:
+    options = plan.options
+    verdict = None
+    if record.results:
+        load = host.get("load_average")
+        verdict = decide_verdict(
+            record.results,
+            load_average=load[0] if load else None,
+            cores=host.get("available_cores"),
+        )
+    exit_status = grade_exit_status(record, verdict, None)
+    result = compose_grade_result(plan, record, host, verdict, None, exit_status)
+    labels = list(dict.fromkeys(run.route for run in record.results))
+    result["routes"] = route_facts(record.results, labels)
+    result["memory_prediction"] = memory_predictions(result["routes"], verdict)
+    picture = picture_path(plan.result_path, options.workload)
+    result["frontier"] = {
+        "budgets": list(options.budgets),
+        "points": labels,
+        "refused": refused,
+        "picture": str(picture),
+    }
+    saved = save_result(plan.result_path, result, default=plan.default_path)
+    if saved.path not in (None, "-"):
+        picture = Path(saved.path).with_suffix(".svg")
+    table_stream = stderr if plan.result_path == "-" else stdout
+    drawn = None
+    try:
+        picture.parent.mkdir(parents=True, exist_ok=True)
+        title = f"{options.workload}: ms/step against training Δ ({options.steps} steps)"
+        picture.write_text(frontier_svg(frontier_points(verdict), title), encoding="utf-8")
+        drawn = picture
+    except OSError as error:
+        stderr.write(f"topos: error: cannot write the picture {picture}: {error}\n")
+    rows = frontier_rows(result, verdict)
+    rows += [[entry["point"], "below the floor", "", "", "", "", "", ""] for entry in refused]
+    table = markdown_table(HEADERS, rows) if options.markdown else plain_table(HEADERS, rows)
+    lines = [table, ""]
+    if verdict is not None:
+        lines.append(verdict.summary)
+    for entry in refused:
+        lines.append(f"{entry['point']}: not graded: {entry['why']}")
+    lines.append("")
+    lines.append(describe_data(result["workload"]["data"]))
+    lines += describe_predictions(result["memory_prediction"])
+    table_stream.write("\n".join(lines) + "\n")
+    table_stream.flush()
+    if saved.path not in (None, "-"):
+        stderr.write(f"results: {saved.path}\n")
+    if drawn is not None:
+        stderr.write(f"picture: {drawn}\n")
+    if saved.error is not None:
+        stderr.write(f"topos: error: {saved.error}\n")
+    if record.interrupted_by is not None:
+        stderr.write(f"topos: interrupted by {record.interrupted_by}; partial results written\n")
+    stderr.flush()
+    if record.usage_error is not None:
+        from topos_cli.errors import ToposUsageError
+
+        raise ToposUsageError(record.usage_error)
+    return exit_status
