@@ -16,6 +16,7 @@ import numpy as np
 from topos import Adjoints, Network, Plan, Run, ShapeError, Symbol, Tape, Tensor
 from topos.graph.parameter_gradients import ParameterGradients
 from topos.graph.parameters import Parameters
+from topos.training.blas_buffers import touch_blas_buffers
 from topos.training.workload import Recording, Workload
 
 
@@ -109,6 +110,17 @@ class RouteProgram:
         mean = _mean(results, self.shards, self.network.origin)
         self._peak()
         return mean
+
+    def touch_blas_buffers(self, parameters: Parameters, feeds: Mapping[Symbol, Tensor]) -> None:
+        """Packs every product of a shard into each BLAS buffer the shards can take at once
+        (see `blas_buffers`), so the measured steps touch none of them further."""
+        if self.shards == 1:
+            return
+        piece = {
+            symbol: Tensor.adopt(_rows(tensor, 0, self.rows)) for symbol, tensor in feeds.items()
+        }
+        with self._blas.limit(limits=1, user_api="blas"):
+            touch_blas_buffers(self.shards, lambda: self._compute_shard(0, parameters, piece))
 
     def _peak(self) -> None:
         if self.at_peak is not None:
