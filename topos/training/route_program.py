@@ -20,6 +20,7 @@ from topos.errors import BudgetError
 from topos.graph.parameter_gradients import ParameterGradients
 from topos.graph.parameters import Parameters
 from topos.indices import Indices
+from topos.training.blas_buffers import touch_blas_buffers
 from topos.training.workload import Recording, Workload
 
 #: The remat route's budget when none is given: half the recorded route's planned
@@ -137,6 +138,15 @@ class RouteProgram:
         mean = _mean(results, self.shards, self.network.origin)
         self._peak()
         return mean
+
+    def touch_blas_buffers(self, parameters: Parameters, feeds: Mapping[Symbol, Tensor]) -> None:
+        """Packs every product of a shard into each BLAS buffer the shards can take at once
+        (see `blas_buffers`), so the measured steps touch none of them further."""
+        if self.shards == 1:
+            return
+        piece = {symbol: _rows(tensor, 0, self.rows) for symbol, tensor in feeds.items()}
+        with self._blas.limit(limits=1, user_api="blas"):
+            touch_blas_buffers(self.shards, lambda: self._compute_shard(0, parameters, piece))
 
     def _peak(self) -> None:
         if self.at_peak is not None:

@@ -93,8 +93,11 @@ class Training:
 
     def warm_up(self) -> None:
         """Runs step 0's computation once and throws it away: parameters and batch order
-        stay untouched, so the trajectory is still the seed's."""
+        stay untouched, so the trajectory is still the seed's. With shards, every BLAS
+        buffer the shards can take is then touched by a shard's products (which buffer a
+        product takes depends on scheduling; see `blas_buffers`)."""
         self.compute(0)
+        self.program.touch_blas_buffers(self.parameters, self.feeds(0))
 
     def step_memory(self) -> StepMemory:
         """What a step of this training adds to the process at its peak, part by part."""
