@@ -18,7 +18,7 @@ from typing import Any, TextIO
 from topos_cli.display.frontier_picture import FrontierPoint, frontier_svg
 from topos_cli.display.tables import markdown_table, plain_table
 from topos_cli.display.units import MEBIBYTE, format_bytes, format_milliseconds
-from topos_cli.grade import choose_display, grade_exit_status, usage_error_of
+from topos_cli.grade import grade_exit_status, run_routes
 from topos_cli.grade_plan import DEFAULT_TIMEOUT_SECONDS, GradeOptions, GradePlan, prepare
 from topos_cli.grade_result import (
     GradeRecord,
@@ -29,8 +29,8 @@ from topos_cli.grade_result import (
     route_facts,
 )
 from topos_cli.host import host_facts
-from topos_cli.interruption import interruptions_raised, start_raising, stop_raising
-from topos_cli.monitor import WorkerMonitor, WorkerObserver
+from topos_cli.interruption import interruptions_raised
+from topos_cli.monitor import WorkerObserver
 from topos_cli.process_tree import adopt_orphans
 from topos_cli.result_destination import save_result
 from topos_cli.result_file import default_result_path
@@ -90,35 +90,19 @@ def _is_refused_budget(result, request) -> bool:
 def run_points(
     plan: GradePlan, display: WorkerObserver | None = None
 ) -> tuple[GradeRecord, list[dict[str, Any]]]:
-    """Runs every point, one at a time; a budget below the floor is set aside, not run.
-    Stops at an interrupt or any other usage error, as a grade does."""
-    record = GradeRecord()
+    """Runs every point, one at a time, as a grade runs its routes; a budget below the floor
+    is set aside, not graded, and each remat point is labelled with its budget."""
     refused: list[dict[str, Any]] = []
-    display = display if display is not None else choose_display(plan)
-    current: WorkerMonitor | None = None
-    try:
-        try:
-            start_raising()
-            with display:  # type: ignore[attr-defined]
-                for request in plan.requests:
-                    current = WorkerMonitor(request, plan.environment, display)
-                    result = current.run()
-                    label = point_label(request.route, request.budget)
-                    if _is_refused_budget(result, request):
-                        message = (result.facts.get("error") or {}).get("message")
-                        refused.append({"point": label, "budget": request.budget, "why": message})
-                        continue
-                    if request.route == "remat":
-                        result = replace(result, route=label, repeat=0)
-                    record.results.append(result)
-                    record.usage_error = usage_error_of(result, plan.options.workload)
-                    if record.usage_error is not None:
-                        break
-        finally:
-            stop_raising()
-    except KeyboardInterrupt as error:
-        record.interrupted_by = getattr(error, "signal_name", "SIGINT")
-    return record, refused
+
+    def admit(result, request):
+        label = point_label(request.route, request.budget)
+        if _is_refused_budget(result, request):
+            message = (result.facts.get("error") or {}).get("message")
+            refused.append({"point": label, "budget": request.budget, "why": message})
+            return None
+        return replace(result, route=label, repeat=0) if request.route == "remat" else result
+
+    return run_routes(plan, display, admit), refused
 
 
 def frontier_rows(result: dict[str, Any], verdict: Verdict | None) -> list[list[str]]:

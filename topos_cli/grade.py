@@ -10,7 +10,7 @@ promises (the exit-status table, where the result goes).
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
 from topos_cli.compare import Comparison, compare_results
@@ -62,8 +62,16 @@ def choose_display(plan: GradePlan) -> PlainProgress | LiveProgress:
     return PlainProgress(sys.stderr, plan.requests, repeats)
 
 
-def run_routes(plan: GradePlan, display: WorkerObserver | None = None) -> GradeRecord:
-    """Runs every planned request, one at a time; stops at an interrupt or a usage error."""
+#: What a caller may make of each run before it is kept: the run (perhaps relabelled),
+#: or None to set it aside.
+Admission = Callable[[RunRecord, Any], "RunRecord | None"]
+
+
+def run_routes(
+    plan: GradePlan, display: WorkerObserver | None = None, admit: Admission | None = None
+) -> GradeRecord:
+    """Runs every planned request, one at a time; stops at an interrupt or a usage error.
+    `admit(run, request)` may relabel a run or set it aside (the frontier does both)."""
     record = GradeRecord()
     display = display if display is not None else choose_display(plan)
     current: WorkerMonitor | None = None
@@ -74,8 +82,13 @@ def run_routes(plan: GradePlan, display: WorkerObserver | None = None) -> GradeR
             with display:  # type: ignore[attr-defined]
                 for request in plan.requests:
                     current = WorkerMonitor(request, plan.environment, display)
-                    record.results.append(current.run())
-                    record.usage_error = usage_error_of(record.results[-1], plan.options.workload)
+                    result = current.run()
+                    if admit is not None:
+                        result = admit(result, request)
+                        if result is None:
+                            continue
+                    record.results.append(result)
+                    record.usage_error = usage_error_of(result, plan.options.workload)
                     if record.usage_error is not None:
                         break
         finally:
@@ -85,7 +98,9 @@ def run_routes(plan: GradePlan, display: WorkerObserver | None = None) -> GradeR
         record.interrupted_by = getattr(error, "signal_name", "SIGINT")
         kept = current is not None and current.result is not None
         if kept and not any(result is current.result for result in record.results):
-            record.results.append(current.result)
+            result = current.result if admit is None else admit(current.result, current.request)
+            if result is not None and not any(run is result for run in record.results):
+                record.results.append(result)
     return record
 
 
