@@ -93,8 +93,7 @@ class ShapeAlgebra(Algebra):
         view = primitive.returns_view(layouts)
         size = workspace = 0
         if not view:
-            if primitive.workspace is not None:
-                workspace = int(primitive.workspace(*shapes, **attributes)) * self.itemsize
+            workspace = primitive.workspace_elements(shapes, layouts, attributes) * self.itemsize
             size = shape.volume * self.itemsize
             if primitive.output_in_workspace:
                 size, workspace = max(size, workspace), 0

@@ -74,11 +74,12 @@ class MemoryPlan:
         return [*self.slots.values(), *self.workspaces.values()]
 
 
-def _workspace_elements(node, nodes) -> int:
-    rule = node.primitive.workspace
-    if rule is None:
-        return 0
-    return int(rule(*(nodes[i].shape for i in node.inputs), **node.attributes))
+def _workspace_elements(node, nodes, layouts) -> int:
+    return node.primitive.workspace_elements(
+        [nodes[i].shape for i in node.inputs],
+        [layouts[i] for i in node.inputs],
+        node.attributes,
+    )
 
 
 def plan_memory(
@@ -148,7 +149,7 @@ def plan_memory(
         node = nodes[index]
         if node.is_source:
             continue
-        workspace = _workspace_elements(node, nodes) * itemsize
+        workspace = _workspace_elements(node, nodes, layouts) * itemsize
         arena_output = index not in views and index not in fresh
         if arena_output and node.primitive.output_in_workspace:
             size = max(workspace, node.shape.volume * itemsize)

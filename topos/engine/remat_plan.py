@@ -262,11 +262,11 @@ def _buffer_bytes(
         node = nodes[index]
         if node.is_source or index in memory.views:
             continue
-        rule = node.primitive.workspace
-        scratch = 0
-        if rule is not None:
-            scratch = int(rule(*(nodes[i].shape for i in node.inputs), **node.attributes))
-            scratch *= itemsize
+        scratch = itemsize * node.primitive.workspace_elements(
+            [nodes[i].shape for i in node.inputs],
+            [memory.layouts[i] for i in node.inputs],
+            node.attributes,
+        )
         output = node.shape.volume * itemsize
         if node.primitive.output_in_workspace and index not in memory.fresh:
             sizes[index] = aligned(max(output, scratch))

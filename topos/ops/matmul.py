@@ -5,16 +5,59 @@ The transposed forms exist so that the derivative of a product never copies a
 transposed operand: BLAS reads a contiguous operand as transposed for free. Every
 kernel makes its operands contiguous first and then calls BLAS the same way, so
 memory layout can never change which BLAS path, and so which summation order,
-computes a product.
+computes a product. An operand the memory plan lays out other than C-contiguously
+(attention's heads, a permuted view) is copied into the kernel's workspace, which the
+rules below size from the operands' layouts, so the plan counts the copy.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.memory_order import Layout, identity
 from topos.ops.primitive import primitive
 from topos.ops.shape_rules import fail
 from topos.tensor import Shape
+
+
+def _copies(left: Shape, right: Shape, layouts) -> int:
+    """Elements of the contiguous copies of the operands not laid out C-contiguously
+    (none when no layouts are given)."""
+    if layouts is None:
+        return 0
+    return sum(
+        shape.volume
+        for shape, layout in zip((left, right), layouts)
+        if not _dense(layout, shape.rank)
+    )
+
+
+def _dense(layout: Layout, rank: int) -> bool:
+    return layout is not None and tuple(layout) == identity(rank)
+
+
+def _copies_workspace(left: Shape, right: Shape, layouts=None) -> int:
+    """The operands' contiguous copies (see `_copies`)."""
+    return _copies(left, right, layouts)
+
+
+def _contiguous(operand: np.ndarray, workspace, start: int) -> tuple[np.ndarray, int]:
+    """`operand` C-contiguous, copied (when it is not) into `workspace` from element
+    `start` if it has room, else into a new array; and where the workspace's free part
+    now starts. The copy's values are `np.ascontiguousarray`'s."""
+    if operand.flags.c_contiguous:
+        return operand, start
+    if workspace is None or workspace.size - start < operand.size:
+        return np.ascontiguousarray(operand), start
+    copy = workspace[start : start + operand.size].reshape(operand.shape)
+    np.copyto(copy, operand)
+    return copy, start + operand.size
+
+
+def _operands(left, right, workspace) -> tuple[np.ndarray, np.ndarray, int]:
+    left, start = _contiguous(np.asarray(left), workspace, 0)
+    right, start = _contiguous(np.asarray(right), workspace, start)
+    return left, right, start
 
 
 def _product_shape(
@@ -68,10 +111,17 @@ def _blocks(left: Shape | tuple[int, ...], right: Shape | tuple[int, ...]) -> in
     return rows // _REDUCTION_BLOCK
 
 
-@primitive("matmul", 2, _infer_matmul, _derive_matmul)
-def matmul(left, right, out=None):
+@primitive(
+    "matmul",
+    2,
+    _infer_matmul,
+    _derive_matmul,
+    workspace=_copies_workspace,
+    workspace_reads_layouts=True,
+)
+def matmul(left, right, out=None, workspace=None):
     """The matrix product `left @ right`; a tall, narrow one in blocks of rows."""
-    left, right = np.ascontiguousarray(left), np.ascontiguousarray(right)
+    left, right, _ = _operands(left, right, workspace)
     blocks = _blocks(left.shape, right.shape)
     if blocks == 1:
         return np.matmul(left, right, out=out)
@@ -102,11 +152,18 @@ def _derive_matmul_nt(algebra, inputs, output, gradient, needs):
     )
 
 
-@primitive("matmul_nt", 2, _infer_matmul_nt, _derive_matmul_nt)
-def matmul_nt(left, right, out=None):
+@primitive(
+    "matmul_nt",
+    2,
+    _infer_matmul_nt,
+    _derive_matmul_nt,
+    workspace=_copies_workspace,
+    workspace_reads_layouts=True,
+)
+def matmul_nt(left, right, out=None, workspace=None):
     """`left @ right^T` (over the last two axes), BLAS reading `right` transposed."""
-    right = np.ascontiguousarray(right)
-    return np.matmul(np.ascontiguousarray(left), np.swapaxes(right, -1, -2), out=out)
+    left, right, _ = _operands(left, right, workspace)
+    return np.matmul(left, np.swapaxes(right, -1, -2), out=out)
 
 
 def _infer_matmul_tn(left: Shape, right: Shape) -> Shape:
@@ -122,25 +179,33 @@ def _derive_matmul_tn(algebra, inputs, output, gradient, needs):
     )
 
 
-def _matmul_tn_workspace(left: Shape, right: Shape) -> int:
-    """The blocks' products, when the reduction is blocked."""
+def _matmul_tn_workspace(left: Shape, right: Shape, layouts=None) -> int:
+    """The operands' contiguous copies (see `_copies`), then the blocks' products when
+    the reduction is blocked."""
     blocks = _blocks(tuple(left), tuple(right))
-    return 0 if blocks == 1 else blocks * left[1] * right[1]
+    products = 0 if blocks == 1 else blocks * left[1] * right[1]
+    return _copies(left, right, layouts) + products
 
 
-@primitive("matmul_tn", 2, _infer_matmul_tn, _derive_matmul_tn, workspace=_matmul_tn_workspace)
+@primitive(
+    "matmul_tn",
+    2,
+    _infer_matmul_tn,
+    _derive_matmul_tn,
+    workspace=_matmul_tn_workspace,
+    workspace_reads_layouts=True,
+)
 def matmul_tn(left, right, out=None, workspace=None):
     """`left^T @ right` (over the last two axes), BLAS reading `left` transposed; a long,
     narrow reduction summed block by block, the blocks' products added in order."""
-    left = np.ascontiguousarray(left)
-    right = np.ascontiguousarray(right)
+    left, right, start = _operands(left, right, workspace)
     blocks = _blocks(left.shape, right.shape)
     if blocks == 1:
         return np.matmul(np.swapaxes(left, -1, -2), right, out=out)
     columns, width = left.shape[1], right.shape[1]
     shape = (blocks, columns, width)
-    if workspace is not None and workspace.size >= blocks * columns * width:
-        products = workspace[: blocks * columns * width].reshape(shape)
+    if workspace is not None and workspace.size - start >= blocks * columns * width:
+        products = workspace[start : start + blocks * columns * width].reshape(shape)
     else:
         products = np.empty(shape, left.dtype)
     np.matmul(

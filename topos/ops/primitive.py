@@ -42,7 +42,8 @@ class Primitive:
     writes its output (`layout`, a rule of `memory_order`; by default C-contiguous,
     or for a kernel that always returns a view, a strided view), and optionally how many
     elements of scratch it can use (`workspace(input shapes..., **attributes)`,
-    passed to the kernel as a flat `workspace=` array). When `output_in_workspace`,
+    passed to the kernel as a flat `workspace=` array; with `workspace_reads_layouts`
+    the rule is also given the operands' layouts, as `layouts=`). When `output_in_workspace`,
     the kernel called without `out` returns a view into that workspace, which then
     lives as long as the output.
 
@@ -60,6 +61,7 @@ class Primitive:
 
     __slots__ = ("arity", "derive", "infer", "kernel", "layout", "name", "output_in_workspace")
     __slots__ += ("index_operands", "kink", "value_method", "view", "workspace")
+    __slots__ += ("workspace_reads_layouts",)
 
     def __init__(
         self,
@@ -75,6 +77,7 @@ class Primitive:
         value_method: bool = False,
         index_operands: tuple[int, ...] = (),
         kink: Kink | None = None,
+        workspace_reads_layouts: bool = False,
     ) -> None:
         self.name = name
         self.arity = arity
@@ -90,6 +93,22 @@ class Primitive:
         self.value_method = value_method
         self.index_operands = tuple(index_operands)
         self.kink = kink
+        self.workspace_reads_layouts = workspace_reads_layouts
+
+    def workspace_elements(
+        self,
+        operand_shapes: Sequence[Shape],
+        operand_layouts: Sequence[Layout],
+        attributes: dict[str, Any],
+    ) -> int:
+        """Elements of scratch the kernel can use over operands of these shapes and
+        layouts (0 without a workspace rule); a rule registered with
+        `workspace_reads_layouts` is also given the layouts, as `layouts=`."""
+        if self.workspace is None:
+            return 0
+        if self.workspace_reads_layouts:
+            return int(self.workspace(*operand_shapes, layouts=operand_layouts, **attributes))
+        return int(self.workspace(*operand_shapes, **attributes))
 
     def returns_view(self, operand_layouts: Sequence[Layout]) -> bool:
         """Whether the kernel, called without `out`, returns a view of its first operand
@@ -127,6 +146,7 @@ def primitive(
     value_method: bool = False,
     index_operands: tuple[int, ...] = (),
     kink: Kink | None = None,
+    workspace_reads_layouts: bool = False,
 ):
     """Registers the decorated kernel as primitive `name`, beside its shape and derivative
     rules (and what the memory plan needs to know: see `Primitive`)."""
@@ -147,6 +167,7 @@ def primitive(
             value_method,
             index_operands,
             kink,
+            workspace_reads_layouts,
         )
         REGISTRY[name] = registered
         return registered
