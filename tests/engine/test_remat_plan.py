@@ -135,7 +135,11 @@ def test_the_observed_live_buffers_never_exceed_the_simulation(program: Program,
 
     plan.forward(network.parameters(), observer=observe)
     assert max(held_bytes, default=0) <= plan.budget_bytes
-    assert memory.live.peak * itemsize <= plan.unconstrained.peak_bytes
+    # The budget bounds the planned bytes (arena and roots, each buffer 64-byte aligned);
+    # the live volume counts bare elements, so on graphs of tiny buffers a schedule within
+    # the budget may hold more elements than the unconstrained one, never more bytes.
+    assert memory.arena_bytes + memory.root_bytes <= plan.budget_bytes
+    assert plan.planned_bytes <= plan.budget_bytes
 
 
 def test_a_budget_below_the_floor_names_the_floor_in_bytes():
