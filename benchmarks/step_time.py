@@ -75,11 +75,8 @@ def _torch_worker(channels_last: bool = False):
 
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, str(ROOT))
-    from cifar10_model import batches, build
+    from cifar10_model import batches, copy_weights_into
 
-    # The same initial weights as the topos model (topos keeps the head as [in, out]).
-    reference = build("engine", BATCH)
-    arrays = [tensor.numpy() for _, tensor in reference.parameters.items()]
     torch.manual_seed(0)
     model = torch.nn.Sequential(
         torch.nn.Conv2d(3, 16, 3, padding=1),
@@ -94,14 +91,8 @@ def _torch_worker(channels_last: bool = False):
         torch.nn.Flatten(),
         torch.nn.Linear(1024, 10),
     )
-    layers = [model[0], model[3], model[6], model[10]]
-    with torch.no_grad():
-        for position, layer in enumerate(layers):
-            weights, bias = arrays[2 * position], arrays[2 * position + 1]
-            if position == 3:
-                weights = weights.T
-            layer.weight.copy_(torch.from_numpy(np.array(weights)))
-            layer.bias.copy_(torch.from_numpy(np.array(bias)))
+    # The same initial weights as the topos model.
+    copy_weights_into([model[0], model[3], model[6], model[10]], torch)
     layout = torch.channels_last if channels_last else torch.contiguous_format
     model = model.to(memory_format=layout)
     optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE)
