@@ -85,3 +85,16 @@ def batches(steps: int, batch: int = 64, seed: int = 0) -> list[tuple[np.ndarray
         (images[i * batch : (i + 1) * batch], labels[i * batch : (i + 1) * batch])
         for i in range(steps)
     ]
+
+
+def copy_weights_into(layers, torch) -> None:
+    """Gives a PyTorch twin the model's initial weights: `layers` are its three convs and
+    its head, in order (topos keeps the head as [in, out], torch as [out, in])."""
+    arrays = [tensor.numpy() for _, tensor in build("engine").parameters.items()]
+    with torch.no_grad():
+        for position, layer in enumerate(layers):
+            weights, bias = arrays[2 * position], arrays[2 * position + 1]
+            if position == 3:
+                weights = weights.T
+            layer.weight.copy_(torch.from_numpy(np.array(weights)))
+            layer.bias.copy_(torch.from_numpy(np.array(bias)))

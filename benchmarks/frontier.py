@@ -38,6 +38,9 @@ LEARNING_RATE = 0.05
 WARM_UP = 3
 TORCH_VARIANTS = ("plain", "checkpoint stages", "checkpoint_sequential 2")
 
+sys.path.insert(0, str(HERE))
+from interleaved_rounds import torch_available  # noqa: E402
+
 
 def _status_bytes(field: str) -> int:
     """A `VmRSS`/`VmHWM` figure of /proc/self/status, in bytes."""
@@ -55,11 +58,8 @@ def torch_worker(variant: str, steps: int) -> dict:
 
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, str(ROOT))
-    from cifar10_model import batches, build
+    from cifar10_model import batches, copy_weights_into
 
-    reference = build("engine", BATCH)
-    arrays = [tensor.numpy() for _, tensor in reference.parameters.items()]
-    del reference
     stages = [
         torch.nn.Sequential(
             torch.nn.Conv2d(channels, filters, 3, padding=1),
@@ -70,14 +70,7 @@ def torch_worker(variant: str, steps: int) -> dict:
     ]
     head = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(1024, 10))
     model = torch.nn.Sequential(*stages, head)
-    layers = [stages[0][0], stages[1][0], stages[2][0], head[1]]
-    with torch.no_grad():
-        for position, layer in enumerate(layers):
-            weights, bias = arrays[2 * position], arrays[2 * position + 1]
-            if position == 3:
-                weights = weights.T
-            layer.weight.copy_(torch.from_numpy(np.array(weights)))
-            layer.bias.copy_(torch.from_numpy(np.array(bias)))
+    copy_weights_into([stages[0][0], stages[1][0], stages[2][0], head[1]], torch)
 
     def forward(images):
         if variant == "plain":
@@ -122,14 +115,6 @@ def torch_worker(variant: str, steps: int) -> dict:
         "peak_rss_bytes": peak,
         "training_delta_bytes": peak - ready,
     }
-
-
-def torch_available() -> bool:
-    """Whether a worker could import torch (asked in a subprocess, keeping this one lean)."""
-    probe = subprocess.run(
-        [sys.executable, "-c", "import torch"], capture_output=True, text=True, check=False
-    )
-    return probe.returncode == 0
 
 
 def run_torch(variant: str, steps: int) -> dict:

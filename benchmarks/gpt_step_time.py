@@ -21,20 +21,28 @@ worker, when installed.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
-import resource
-import statistics
-import subprocess
 import sys
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 TOPOS_ROUTES = ("engine", "recorded")
+
+sys.path.insert(0, str(HERE))
+from interleaved_rounds import (  # noqa: E402
+    Worker,
+    add_ratios,
+    environment,
+    print_table,
+    pytorch_skipped,
+    run_rounds,
+    serve,
+    summarize,
+    torch_info,
+    write_report,
+)
 
 
 def _training(route: str):
@@ -94,76 +102,18 @@ def _torch_worker():
 
 
 def worker(route: str) -> int:
-    """Serves one route: each input line `{"steps": n}` trains n steps and answers with
-    their times (ms), loss bits and rusage."""
+    """Serves one route (interleaved_rounds.serve): each input line `{"steps": n}` trains
+    n steps and answers with their times (ms), loss bits and rusage."""
     step = _torch_worker() if route == "pytorch" else _topos_worker(route)
     info = {"ready": route, "pid": os.getpid()}
     if route == "pytorch":
-        import torch
-
-        info["torch"] = torch.__version__
-        info["threads"] = torch.get_num_threads()
-    print(json.dumps(info), flush=True)
-    for line in sys.stdin:
-        request = json.loads(line)
-        times, losses = [], []
-        before = resource.getrusage(resource.RUSAGE_SELF)
-        for _ in range(int(request["steps"])):
-            start = time.perf_counter()
-            losses.append(step())
-            times.append((time.perf_counter() - start) * 1000)
-        after = resource.getrusage(resource.RUSAGE_SELF)
-        usage = {
-            "cpu_ms": ((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
-            * 1000,
-            "minor_faults": after.ru_minflt - before.ru_minflt,
-        }
-        print(json.dumps({"times": times, "losses": losses, "usage": usage}), flush=True)
-    return 0
+        info = torch_info(info)
+    return serve(step, info)
 
 
-class Worker:
-    """A route's worker process."""
-
-    def __init__(self, route: str, environment: dict[str, str] | None = None) -> None:
-        self.route = route
-        self.process = subprocess.Popen(
-            [sys.executable, __file__, "--worker", route.split("@")[0]],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            bufsize=1,
-            env={**os.environ, **(environment or {})},
-        )
-        self.info = self._read()
-        self.times: list[float] = []
-        self.losses: list[int] = []
-        self.usage = {"cpu_ms": 0.0, "minor_faults": 0}
-
-    def _read(self) -> dict:
-        line = self.process.stdout.readline()
-        if not line:
-            raise RuntimeError(f"worker {self.route} exited with {self.process.wait()}")
-        return json.loads(line)
-
-    def train(self, steps: int) -> None:
-        self.process.stdin.write(json.dumps({"steps": steps}) + "\n")
-        self.process.stdin.flush()
-        answer = self._read()
-        self.times += answer["times"]
-        self.losses += answer["losses"]
-        for key, value in answer["usage"].items():
-            self.usage[key] += value
-
-    def close(self) -> None:
-        self.process.stdin.close()
-        self.process.wait()
-
-
-def torch_available() -> bool:
-    """Whether a worker could import torch (checked in a subprocess)."""
-    probe = subprocess.run([sys.executable, "-c", "import torch"], capture_output=True, check=False)
-    return probe.returncode == 0
+def start_worker(label: str, variables: dict[str, str] | None = None) -> Worker:
+    """The worker of a route labelled `route` or `route@variant`."""
+    return Worker(__file__, label.split("@")[0], label, variables)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -186,50 +136,18 @@ def main(argv: list[str] | None = None) -> int:
         return worker(arguments.worker)
 
     routes = list(TOPOS_ROUTES)
-    skipped = None
-    if arguments.no_torch:
-        skipped = "not asked for (--no-torch)"
-    elif torch_available():
+    skipped = pytorch_skipped(arguments.no_torch)
+    if skipped is None:
         routes.append("pytorch")
-    else:
-        skipped = "torch cannot be imported here"
-    workers = [Worker(route) for route in routes]
+    workers = [start_worker(route) for route in routes]
     if "pytorch" in routes:
         for threads in arguments.torch_threads:
-            workers.append(Worker(f"pytorch@{threads}", {"GPT_TORCH_THREADS": str(threads)}))
-    try:
-        for process in workers:
-            process.train(arguments.warmup)
-            process.times.clear()
-            process.usage = dict.fromkeys(process.usage, 0)
-        for round_number in range(arguments.rounds):
-            for process in workers if round_number % 2 == 0 else reversed(workers):
-                process.train(arguments.steps)
-    finally:
-        for process in workers:
-            process.close()
-
-    results = {}
-    for process in workers:
-        times = process.times
-        quartiles = statistics.quantiles(times, n=4)
-        results[process.route] = {
-            "median_ms": statistics.median(times),
-            "q1_ms": quartiles[0],
-            "q3_ms": quartiles[2],
-            "min_ms": min(times),
-            "steps_timed": len(times),
-            "cpu_ms_per_step": process.usage["cpu_ms"] / len(times),
-            "minor_faults_per_step": process.usage["minor_faults"] / len(times),
-            "info": process.info,
-        }
+            workers.append(start_worker(f"pytorch@{threads}", {"GPT_TORCH_THREADS": str(threads)}))
+    run_rounds(workers, arguments.warmup, arguments.rounds, arguments.steps)
+    results = summarize(workers, ("cpu_ms", "minor_faults"))
     by_route = {process.route: process for process in workers}
     parity = by_route["engine"].losses == by_route["recorded"].losses
-    reference = results.get("pytorch", {}).get("median_ms")
-    for figures in results.values():
-        figures["vs_pytorch"] = figures["median_ms"] / reference if reference else None
-    import numpy as np
-
+    add_ratios(results, {"vs_pytorch": "pytorch"})
     report = {
         "benchmark": "gpt_step_time",
         "workload": "gpt (synthetic text), 32 windows of 64, 2 shards, AdamW",
@@ -241,25 +159,9 @@ def main(argv: list[str] | None = None) -> int:
         "pytorch_skipped": skipped,
         "loss_bits_identical": parity,
         "steps_compared": len(by_route["engine"].losses),
-        "environment": {
-            "python": platform.python_version(),
-            "numpy": np.__version__,
-            "cpus": os.cpu_count(),
-            "load_average": os.getloadavg(),
-            "machine": platform.machine(),
-        },
+        "environment": environment(),
     }
-    print(
-        f"{'route':<12} {'ms/step':>9} {'q1':>8} {'q3':>8} {'min':>8} {'x pytorch':>10} "
-        f"{'cpu ms':>8} {'faults':>8}"
-    )
-    for route, figures in results.items():
-        ratio = f"{figures['vs_pytorch']:.2f}x" if figures["vs_pytorch"] else "-"
-        print(
-            f"{route:<12} {figures['median_ms']:9.2f} {figures['q1_ms']:8.2f} "
-            f"{figures['q3_ms']:8.2f} {figures['min_ms']:8.2f} {ratio:>10} "
-            f"{figures['cpu_ms_per_step']:8.1f} {figures['minor_faults_per_step']:8.0f}"
-        )
+    print_table(results, 12, {"vs_pytorch": "x pytorch"})
     if skipped:
         print(f"pytorch: skipped the comparison ({skipped})")
     print(
@@ -267,9 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         f"steps; load average {report['environment']['load_average'][0]:.2f}"
     )
     out = arguments.out or ROOT / "results" / "gpt_step_time.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"wrote {out}")
+    write_report(report, out)
     return 0 if parity else 1
 
 

@@ -18,7 +18,7 @@ from typing import Any, TextIO
 from topos_cli.display.frontier_picture import FrontierPoint, frontier_svg
 from topos_cli.display.tables import markdown_table, plain_table
 from topos_cli.display.units import MEBIBYTE, format_bytes, format_milliseconds
-from topos_cli.grade import grade_exit_status, run_routes
+from topos_cli.grade import end_grade, grade_exit_status, judge_record, run_routes
 from topos_cli.grade_plan import DEFAULT_TIMEOUT_SECONDS, GradeOptions, GradePlan, prepare
 from topos_cli.grade_result import (
     GradeRecord,
@@ -34,7 +34,7 @@ from topos_cli.monitor import WorkerObserver
 from topos_cli.process_tree import adopt_orphans
 from topos_cli.result_destination import save_result
 from topos_cli.result_file import default_result_path
-from topos_cli.verdict import Verdict, decide_verdict
+from topos_cli.verdict import Verdict
 
 #: The budgets a frontier grades remat at unless told otherwise.
 DEFAULT_BUDGETS = ("100%", "75%", "50%", "35%", "floor")
@@ -200,14 +200,7 @@ def run_frontier(
 
 def _finish(plan, record, refused, host, *, stdout: TextIO, stderr: TextIO) -> int:
     options = plan.options
-    verdict = None
-    if record.results:
-        load = host.get("load_average")
-        verdict = decide_verdict(
-            record.results,
-            load_average=load[0] if load else None,
-            cores=host.get("available_cores"),
-        )
+    verdict = judge_record(record, host)
     exit_status = grade_exit_status(record, verdict, None)
     result = compose_grade_result(plan, record, host, verdict, None, exit_status)
     labels = list(dict.fromkeys(run.route for run in record.results))
@@ -251,11 +244,5 @@ def _finish(plan, record, refused, host, *, stdout: TextIO, stderr: TextIO) -> i
         stderr.write(f"picture: {drawn}\n")
     if saved.error is not None:
         stderr.write(f"topos: error: {saved.error}\n")
-    if record.interrupted_by is not None:
-        stderr.write(f"topos: interrupted by {record.interrupted_by}; partial results written\n")
-    stderr.flush()
-    if record.usage_error is not None:
-        from topos_cli.errors import ToposUsageError
-
-        raise ToposUsageError(record.usage_error)
+    end_grade(record, stderr)
     return exit_status

@@ -118,6 +118,29 @@ def grade_exit_status(
     )
 
 
+def judge_record(record: GradeRecord, host: Mapping[str, Any]) -> Verdict | None:
+    """The verdict on what `run_routes` gathered, on this host's load and cores (None
+    when no route ran)."""
+    if not record.results:
+        return None
+    load = host.get("load_average")
+    return decide_verdict(
+        record.results,
+        load_average=load[0] if load else None,
+        cores=host.get("available_cores"),
+    )
+
+
+def end_grade(record: GradeRecord, stderr: TextIO) -> None:
+    """A grade's last words: says it was interrupted, if so, and raises a usage error a
+    worker reported (the result already written)."""
+    if record.interrupted_by is not None:
+        stderr.write(f"topos: interrupted by {record.interrupted_by}; partial results written\n")
+    stderr.flush()
+    if record.usage_error is not None:
+        raise ToposUsageError(record.usage_error)
+
+
 def finish_grade(
     plan: GradePlan,
     record: GradeRecord,
@@ -128,14 +151,7 @@ def finish_grade(
 ) -> int:
     """Judges, writes and prints what `run_routes` gathered; returns the exit status."""
     options = plan.options
-    verdict = None
-    if record.results:
-        load = host.get("load_average")
-        verdict = decide_verdict(
-            record.results,
-            load_average=load[0] if load else None,
-            cores=host.get("available_cores"),
-        )
+    verdict = judge_record(record, host)
     complete = record.interrupted_by is None and record.usage_error is None
     exit_status = grade_exit_status(record, verdict, None)
     result = compose_grade_result(plan, record, host, verdict, None, exit_status)
@@ -179,11 +195,7 @@ def finish_grade(
     exit_status = _report_saved(saved, result, exit_status, stderr)
     if record.results and record.usage_error is None and record.interrupted_by is None:
         _draw_report(saved, stderr)
-    if record.interrupted_by is not None:
-        stderr.write(f"topos: interrupted by {record.interrupted_by}; partial results written\n")
-    stderr.flush()
-    if record.usage_error is not None:
-        raise ToposUsageError(record.usage_error)
+    end_grade(record, stderr)
     return exit_status
 
 

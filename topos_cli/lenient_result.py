@@ -20,8 +20,8 @@ from topos_cli.errors import ResultFileError
 from topos_cli.result_file import (
     LARGEST_RESULT_BYTES,
     SCHEMA,
-    SCHEMA_FAMILY,
     read_regular_file,
+    result_schema,
 )
 
 #: How many cut points `salvage_truncated_json` tries before it gives up on a file.
@@ -123,13 +123,7 @@ def interpret_result(data: Any, source: str, missing: list[str] | None = None) -
     """A decoded JSON value as a `LenientResult`; raises `ResultFileError` if it is no topos
     result at all (not an object, or without a `topos.grade/` schema)."""
     missing = list(missing or [])
-    if not isinstance(data, dict):
-        kind = "an array" if isinstance(data, list) else f"a {type(data).__name__}"
-        raise ResultFileError(f"{source} is not a topos result (it holds {kind}, not an object)")
-    schema = data.get("schema")
-    if not isinstance(schema, str) or not schema.startswith(SCHEMA_FAMILY):
-        found = "no schema" if schema is None else f"schema {schema!r}"
-        raise ResultFileError(f"{source} is not a topos result ({found})")
+    schema = result_schema(data, source)
     if schema != SCHEMA:
         missing.append(
             f"the result has schema {schema}; this topos reads {SCHEMA}, so some "

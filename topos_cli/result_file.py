@@ -202,11 +202,9 @@ def write_atomically(path: str | os.PathLike[str], data: Any) -> None:
     _fsync_directory(directory)
 
 
-def validate_result(data: Any, source: str = "the result") -> dict[str, Any]:
-    """Returns `data` if it is a topos result of this schema; else raises `ResultFileError`.
-
-    Every message is one line naming `source` and what is wrong with it.
-    """
+def result_schema(data: Any, source: str = "the result") -> str:
+    """The schema of `data`, a topos result of some version; raises `ResultFileError` if
+    it is no topos result at all (not an object, or without a `topos.grade/` schema)."""
     if not isinstance(data, dict):
         kind = "an array" if isinstance(data, list) else f"a {type(data).__name__}"
         raise ResultFileError(f"{source} is not a topos result (it holds {kind}, not an object)")
@@ -214,6 +212,15 @@ def validate_result(data: Any, source: str = "the result") -> dict[str, Any]:
     if not isinstance(schema, str) or not schema.startswith(SCHEMA_FAMILY):
         found = "no schema" if schema is None else f"schema {schema!r}"
         raise ResultFileError(f"{source} is not a topos result ({found})")
+    return schema
+
+
+def validate_result(data: Any, source: str = "the result") -> dict[str, Any]:
+    """Returns `data` if it is a topos result of this schema; else raises `ResultFileError`.
+
+    Every message is one line naming `source` and what is wrong with it.
+    """
+    schema = result_schema(data, source)
     if schema != SCHEMA:
         raise ResultFileError(f"{source} has schema {schema}; this topos reads {SCHEMA}")
     workload = data.get("workload")

@@ -1,0 +1,204 @@
+"""The interleaved-rounds harness of the step-time benchmarks (step_time.py, gpt_step_time.py).
+
+Each route trains in a worker process of its own (the benchmark's script run with
+`--worker ROUTE`, which calls `serve`), speaking JSON lines over its pipes. The parent
+(`Worker`, `run_rounds`) warms every worker up, then interleaves the rounds: every worker
+times its steps in round 1, then every worker in round 2, the order reversed every other
+round, so a busy spell on the machine falls on all routes alike. `summarize` turns each
+worker's times and rusage into its figures, `add_ratios` divides them by a reference
+route's median, and `print_table` prints them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+
+USAGE = ("cpu_ms", "system_ms", "minor_faults")
+"""What a worker measures of its steps by rusage, summed over a round."""
+
+
+def serve(step: Callable[[], int], info: dict) -> int:
+    """A worker's loop: announces `info`, then answers each input line `{"steps": n}` by
+    training n steps with `step` (which returns the loss bits) and reporting their times
+    (ms), loss bits and rusage."""
+    print(json.dumps(info), flush=True)
+    for line in sys.stdin:
+        request = json.loads(line)
+        times, losses = [], []
+        before = resource.getrusage(resource.RUSAGE_SELF)
+        for _ in range(int(request["steps"])):
+            start = time.perf_counter()
+            losses.append(step())
+            times.append((time.perf_counter() - start) * 1000)
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        usage = {
+            "cpu_ms": ((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
+            * 1000,
+            "system_ms": (after.ru_stime - before.ru_stime) * 1000,
+            "minor_faults": after.ru_minflt - before.ru_minflt,
+        }
+        print(json.dumps({"times": times, "losses": losses, "usage": usage}), flush=True)
+    return 0
+
+
+def torch_info(info: dict) -> dict:
+    """`info` with the torch version and thread count (for a PyTorch worker)."""
+    import torch
+
+    return {**info, "torch": torch.__version__, "threads": torch.get_num_threads()}
+
+
+def torch_available() -> bool:
+    """Whether a worker could import torch (checked in a subprocess, to keep this one lean)."""
+    probe = subprocess.run(
+        [sys.executable, "-c", "import torch"], capture_output=True, text=True, check=False
+    )
+    return probe.returncode == 0
+
+
+def pytorch_skipped(no_torch: bool) -> str | None:
+    """Why the PyTorch twin does not run (None when it does)."""
+    if no_torch:
+        return "not asked for (--no-torch)"
+    if not torch_available():
+        return "torch cannot be imported here"
+    return None
+
+
+class Worker:
+    """A route's worker process: `script --worker route`, its figures under `label`."""
+
+    def __init__(
+        self,
+        script: Path | str,
+        route: str,
+        label: str | None = None,
+        environment: dict[str, str] | None = None,
+    ) -> None:
+        self.route = label or route
+        self.process = subprocess.Popen(
+            [sys.executable, str(script), "--worker", route],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+            env={**os.environ, **(environment or {})},
+        )
+        self.info = self._read()
+        self.times: list[float] = []
+        self.losses: list[int] = []
+        self.usage = dict.fromkeys(USAGE, 0)
+
+    def _read(self) -> dict:
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"worker {self.route} exited with {self.process.wait()}")
+        return json.loads(line)
+
+    def train(self, steps: int) -> dict:
+        self.process.stdin.write(json.dumps({"steps": steps}) + "\n")
+        self.process.stdin.flush()
+        answer = self._read()
+        self.times += answer["times"]
+        self.losses += answer["losses"]
+        for key, value in answer["usage"].items():
+            self.usage[key] += value
+        return answer
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait()
+
+
+def run_rounds(workers: Sequence[Worker], warmup: int, rounds: int, steps: int) -> None:
+    """Warms every worker up (its times and usage then forgotten), times `rounds`
+    interleaved rounds of `steps` steps each, and closes the workers, come what may."""
+    try:
+        for worker in workers:
+            worker.train(warmup)
+            worker.times.clear()
+            worker.usage = dict.fromkeys(worker.usage, 0)
+        for round_number in range(rounds):
+            for worker in workers if round_number % 2 == 0 else reversed(workers):
+                worker.train(steps)
+    finally:
+        for worker in workers:
+            worker.close()
+
+
+def summarize(workers: Iterable[Worker], per_step: Sequence[str]) -> dict[str, dict]:
+    """Each worker's figures by its route: median, quartiles and minimum of its step
+    times, and the rusage figures named in `per_step` (of USAGE) per step."""
+    results = {}
+    for worker in workers:
+        times = worker.times
+        quartiles = statistics.quantiles(times, n=4) if len(times) > 1 else [times[0]] * 3
+        results[worker.route] = {
+            "median_ms": statistics.median(times),
+            "q1_ms": quartiles[0],
+            "q3_ms": quartiles[2],
+            "min_ms": min(times),
+            "steps_timed": len(times),
+            **{f"{key}_per_step": worker.usage[key] / len(times) for key in per_step},
+            "info": worker.info,
+        }
+    return results
+
+
+def add_ratios(results: dict[str, dict], references: Mapping[str, str]) -> None:
+    """Adds to each route's figures, for each `key: route` of `references`, its median
+    divided by that route's (None where that route did not run)."""
+    medians = {key: results.get(route, {}).get("median_ms") for key, route in references.items()}
+    for figures in results.values():
+        for key, reference in medians.items():
+            figures[key] = figures["median_ms"] / reference if reference else None
+
+
+def print_table(results: dict[str, dict], width: int, ratios: Mapping[str, str]) -> None:
+    """A row a route: ms/step, quartiles, minimum, the ratios (`key: heading`), CPU ms
+    and minor faults per step."""
+    print(
+        f"{'route':<{width}} {'ms/step':>9} {'q1':>8} {'q3':>8} {'min':>8} "
+        + "".join(f"{heading:>10} " for heading in ratios.values())
+        + f"{'cpu ms':>8} {'faults':>8}"
+    )
+    for route, figures in results.items():
+        shown = "".join(f"{f'{figures[key]:.2f}x' if figures[key] else '-':>10} " for key in ratios)
+        print(
+            f"{route:<{width}} {figures['median_ms']:9.2f} {figures['q1_ms']:8.2f} "
+            f"{figures['q3_ms']:8.2f} {figures['min_ms']:8.2f} {shown}"
+            f"{figures['cpu_ms_per_step']:8.1f} {figures['minor_faults_per_step']:8.0f}"
+        )
+
+
+def write_report(report: dict, out: Path) -> None:
+    """Writes the benchmark's JSON to `out`, and says so."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {out}")
+
+
+def environment(variables: Sequence[str] = ()) -> dict:
+    """What the figures depend on: versions, CPUs, load, and the environment `variables`
+    (threads, BLAS core type) when named."""
+    import numpy as np
+
+    figures = {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "cpus": os.cpu_count(),
+        "load_average": os.getloadavg(),
+    }
+    if variables:
+        figures["environment"] = {key: os.environ.get(key) for key in variables}
+    figures["machine"] = platform.machine()
+    return figures
