@@ -217,9 +217,12 @@ def test_the_measured_arena_is_the_prediction():
         measured[name] = (first - lowered.predicted_training_bytes, second)
     # The first run allocates the arena and its roots, as predicted; what comes on top
     # (NumPy's small transients, the run's bookkeeping) is the recorded plan's too, and
-    # recomputing adds none. Later runs allocate their roots and those transients.
-    assert 0 <= measured["remat"][0] <= measured["recorded"][0] + 4096
-    assert measured["remat"][1] <= measured["recorded"][1] + 4096
+    # recomputing adds no array: the buffer this plan recomputes is 442368 bytes, while
+    # the run's Python bookkeeping varies by a few hundred bytes from run to run (16 KiB
+    # of slack tells the two apart). Later runs allocate their roots and those transients.
+    slack = 16 * 1024
+    assert 0 <= measured["remat"][0] <= measured["recorded"][0] + slack
+    assert measured["remat"][1] <= measured["recorded"][1] + slack
 
 
 def test_a_full_budget_is_the_recorded_plan():
