@@ -62,7 +62,73 @@ class SGD:
         return Workspace(1).bytes(dtype, largest)
 
 
-class Adam:
+class MomentOptimizer:
+    """What Adam and AdamW share: two moment estimates per parameter and a count of its
+    own updates, a functional `step` and an in-place one running the same arithmetic
+    (`_update`, each subclass's own), and what they keep and use, in bytes."""
+
+    def __init__(self, learning_rate: float) -> None:
+        self.learning_rate = float(learning_rate)
+        self.steps = 0
+        # Per parameter: the first and second moment estimates and how many updates
+        # they have seen; bias correction counts a parameter's own updates, so one that
+        # gets no gradient on some call is corrected as if that call had not happened.
+        self._moments: dict[int, tuple[np.ndarray, np.ndarray, int]] = {}
+        self._workspace = Workspace(2)
+
+    def step(self, parameters: Parameters, gradients: ParameterGradients) -> Parameters:
+        """The parameters after one step; the moments of each parameter with a gradient
+        advance once per call. Each new payload is a copy of the old one updated by
+        `step_in_place`'s arithmetic."""
+        self.steps += 1
+
+        # Parameters.step visits parameters in recording order, so the symbols with a
+        # gradient, taken in that order, say which moments each call updates.
+        pending = iter([symbol for symbol in parameters.symbols() if symbol in gradients])
+
+        def update(parameter: Tensor, gradient: Tensor) -> Tensor:
+            updated = np.array(parameter.numpy(), order="C")
+            self._update(next(pending).index, updated, flat(gradient.numpy()))
+            return Tensor.adopt(updated)
+
+        return parameters.step(gradients, update)
+
+    def step_in_place(
+        self, arrays: Mapping[int, np.ndarray], gradients: ParameterGradients
+    ) -> None:
+        """One step written into each parameter's own array (keyed by node index, in
+        recording order), the moments advancing as `step` advances them."""
+        self.steps += 1
+        for index, array in arrays.items():
+            gradient = gradients.by_index(index)
+            if gradient is not None:
+                self._update(index, array, flat(gradient.numpy()))
+
+    def _advance(self, key: int, gradient: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+        """Parameter `key`'s moments (zeros at first) and its update count, now one more."""
+        moments = self._moments.get(key)
+        if moments is None:
+            moments = (np.zeros_like(gradient), np.zeros_like(gradient), 0)
+        first, second, count = moments
+        count += 1
+        self._moments[key] = (first, second, count)
+        return first, second, count
+
+    def _update(self, key: int, array: np.ndarray, gradient: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def state_sizes(self, sizes: Sequence[int]) -> list[int]:
+        """The arrays it keeps between steps, in bytes, for parameters of `sizes` bytes:
+        two moment estimates of each."""
+        return [*sizes, *sizes]
+
+    def workspace_bytes(self, dtype: np.dtype, largest: int) -> int:
+        """The two chunks the update's temporaries live in, for parameters of at most
+        `largest` elements."""
+        return Workspace(2).bytes(dtype, largest)
+
+
+class Adam(MomentOptimizer):
     """Adam (Kingma and Ba), holding its moment estimates per parameter between steps."""
 
     def __init__(
@@ -72,58 +138,20 @@ class Adam:
         beta2: float = 0.999,
         epsilon: float = 1e-8,
     ) -> None:
-        self.learning_rate = float(learning_rate)
+        super().__init__(learning_rate)
         self.beta1 = float(beta1)
         self.beta2 = float(beta2)
         self.epsilon = float(epsilon)
-        self.steps = 0
-        # Per parameter: the first and second moment estimates and how many updates
-        # they have seen; bias correction counts a parameter's own updates, so one that
-        # gets no gradient on some call is corrected as if that call had not happened.
-        self._moments: dict[int, tuple[np.ndarray, np.ndarray, int]] = {}
-        self._workspace = Workspace(2)
 
-    def step(self, parameters: Parameters, gradients: ParameterGradients) -> Parameters:
-        """The parameters after one Adam step; the moments of each parameter with a
-        gradient advance once per call. Each new payload is a copy of the old one updated
-        by `step_in_place`'s arithmetic."""
-        self.steps += 1
-
-        # Parameters.step visits parameters in recording order, so the symbols with a
-        # gradient, taken in that order, say which moments each call updates.
-        pending = iter([symbol for symbol in parameters.symbols() if symbol in gradients])
-
-        def update(parameter: Tensor, gradient: Tensor) -> Tensor:
-            updated = np.array(parameter.numpy(), order="C")
-            self._update(next(pending).index, updated.reshape(-1), flat(gradient.numpy()))
-            return Tensor.adopt(updated)
-
-        return parameters.step(gradients, update)
-
-    def step_in_place(
-        self, arrays: Mapping[int, np.ndarray], gradients: ParameterGradients
-    ) -> None:
-        """One Adam step written into each parameter's own array (keyed by node index, in
-        recording order), the moments advancing as `step` advances them."""
-        self.steps += 1
-        for index, array in arrays.items():
-            gradient = gradients.by_index(index)
-            if gradient is not None:
-                self._update(index, array.reshape(-1), flat(gradient.numpy()))
-
-    def _update(self, key: int, parameter: np.ndarray, gradient: np.ndarray) -> None:
-        """Advances parameter `key`'s moments and writes its update into `parameter`
-        (both flat), chunk by chunk, in the order of the whole-array formulas:
+    def _update(self, key: int, array: np.ndarray, gradient: np.ndarray) -> None:
+        """Advances parameter `key`'s moments and writes its update into `array` (the
+        gradient flat), chunk by chunk, in the order of the whole-array formulas:
         first = beta1 * first + (1 - beta1) * grad,
         second = beta2 * second + (1 - beta2) * grad * grad,
         parameter - learning_rate * (first / correction1) / (sqrt(second / correction2) + epsilon).
         """
-        moments = self._moments.get(key)
-        if moments is None:
-            moments = (np.zeros_like(gradient), np.zeros_like(gradient), 0)
-        first, second, count = moments
-        count += 1
-        self._moments[key] = (first, second, count)
+        parameter = array.reshape(-1)
+        first, second, count = self._advance(key, gradient)
         correction1 = 1.0 - self.beta1**count
         correction2 = 1.0 - self.beta2**count
         scratch, denominator = self._workspace.buffers(parameter.dtype)
@@ -146,18 +174,8 @@ class Adam:
             np.divide(term, root, out=term)
             np.subtract(parameter[part], term, out=parameter[part])
 
-    def state_sizes(self, sizes: Sequence[int]) -> list[int]:
-        """The arrays it keeps between steps, in bytes, for parameters of `sizes` bytes:
-        two moment estimates of each."""
-        return [*sizes, *sizes]
 
-    def workspace_bytes(self, dtype: np.dtype, largest: int) -> int:
-        """The two chunks the update's temporaries live in, for parameters of at most
-        `largest` elements."""
-        return Workspace(2).bytes(dtype, largest)
-
-
-class AdamW:
+class AdamW(MomentOptimizer):
     """AdamW (Loshchilov and Hutter): Adam with weight decay decoupled from the gradient,
     in the order PyTorch's `torch.optim.AdamW` computes it, per parameter:
 
@@ -180,50 +198,17 @@ class AdamW:
         weight_decay: float = 0.01,
         decays: Callable[[Shape], bool] | None = None,
     ) -> None:
-        self.learning_rate = float(learning_rate)
+        super().__init__(learning_rate)
         self.beta1, self.beta2 = (float(beta) for beta in betas)
         self.epsilon = float(epsilon)
         self.weight_decay = float(weight_decay)
         self.decays = decays
-        self.steps = 0
-        # Per parameter: the first and second moments and how many updates they have seen.
-        self._moments: dict[int, tuple[np.ndarray, np.ndarray, int]] = {}
-        self._workspace = Workspace(2)
-
-    def step(self, parameters: Parameters, gradients: ParameterGradients) -> Parameters:
-        """The parameters after one AdamW step: each new payload a copy of the old one
-        updated by `step_in_place`'s arithmetic."""
-        self.steps += 1
-        pending = iter([symbol for symbol in parameters.symbols() if symbol in gradients])
-
-        def update(parameter: Tensor, gradient: Tensor) -> Tensor:
-            updated = np.array(parameter.numpy(), order="C")
-            self._update(next(pending).index, updated, flat(gradient.numpy()))
-            return Tensor.adopt(updated)
-
-        return parameters.step(gradients, update)
-
-    def step_in_place(
-        self, arrays: Mapping[int, np.ndarray], gradients: ParameterGradients
-    ) -> None:
-        """One AdamW step written into each parameter's own array (keyed by node index, in
-        recording order)."""
-        self.steps += 1
-        for index, array in arrays.items():
-            gradient = gradients.by_index(index)
-            if gradient is not None:
-                self._update(index, array, flat(gradient.numpy()))
 
     def _update(self, key: int, array: np.ndarray, gradient: np.ndarray) -> None:
         """Decays (when chosen) and steps parameter `key` in `array`, chunk by chunk."""
         decayed = self.weight_decay and (self.decays is None or self.decays(Shape(array.shape)))
         parameter = array.reshape(-1)
-        moments = self._moments.get(key)
-        if moments is None:
-            moments = (np.zeros_like(gradient), np.zeros_like(gradient), 0)
-        first, second, count = moments
-        count += 1
-        self._moments[key] = (first, second, count)
+        first, second, count = self._advance(key, gradient)
         step_size = self.learning_rate / (1.0 - self.beta1**count)
         root_correction = (1.0 - self.beta2**count) ** 0.5
         keep = 1.0 - self.learning_rate * self.weight_decay
@@ -247,13 +232,3 @@ class AdamW:
             np.divide(first[part], root, out=scratch)
             np.multiply(scratch, -step_size, out=scratch)
             np.add(parameter[part], scratch, out=parameter[part])
-
-    def state_sizes(self, sizes: Sequence[int]) -> list[int]:
-        """The arrays it keeps between steps, in bytes, for parameters of `sizes` bytes:
-        two moment estimates of each."""
-        return [*sizes, *sizes]
-
-    def workspace_bytes(self, dtype: np.dtype, largest: int) -> int:
-        """The two chunks the update's temporaries live in, for parameters of at most
-        `largest` elements."""
-        return Workspace(2).bytes(dtype, largest)
