@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.nn.test_optimizers import RNG, engine_gradients, feeder
+from tests.nn.test_optimizers import engine_gradients, feeder, follow_references
 from topos import AdamW
 
 
@@ -35,32 +35,18 @@ class ReferenceAdamW:
 
 @pytest.mark.parametrize("weight_decay", [0.0, 0.1, 5.0])
 def test_adamw_against_a_float64_reference(weight_decay):
-    network, symbols, loss, _ = feeder()
-    parameters = network.parameters()
+    fed = network, symbols, _, _ = feeder()
+    initial = network.parameters()
     # Only w1 (rank 2) decays, as the gpt workload decays only weights and embeddings.
     decays = {"w1": weight_decay, "w2": 0.0}
     references = {
         name: ReferenceAdamW(
-            parameters.of(symbols[name]).numpy(), 0.01, (0.9, 0.99), 1e-8, decays[name]
+            initial.of(symbols[name]).numpy(), 0.01, (0.9, 0.99), 1e-8, decays[name]
         )
         for name in ("w1", "w2")
     }
     adamw = AdamW(0.01, (0.9, 0.99), 1e-8, weight_decay, decays=lambda shape: shape.rank >= 2)
-    for step in range(6):
-        scale = 10.0 ** (step % 3 - 1)
-        grads = [
-            (RNG.standard_normal((3, 4)) * scale).astype(np.float32),
-            (RNG.standard_normal(5) * scale).astype(np.float32),
-        ]
-        parameters = adamw.step(
-            parameters, engine_gradients(network, symbols, loss, parameters, grads)
-        )
-        for name, grad in zip(("w1", "w2"), grads):
-            references[name].step(grad)
-            value = parameters.of(symbols[name])
-            assert value.dtype == np.float32
-            np.testing.assert_allclose(value.numpy(), references[name].value, rtol=1e-5, atol=1e-6)
-    assert adamw.steps == 6
+    follow_references(adamw, fed, references, 6)
 
 
 def test_adamw_without_a_mask_decays_every_parameter():

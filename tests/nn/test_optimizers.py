@@ -54,6 +54,30 @@ def engine_gradients(network, symbols, loss, parameters, grads):
     return plan.forward(parameters, feeds).backward(loss).parameters(parameters)
 
 
+def follow_references(optimizer, fed, references, steps: int):
+    """Steps `optimizer` on the feeder's (`fed`) `w1` and `w2` with gradients of changing
+    magnitude for `steps` steps, stepping each float64 reference beside it, and holds
+    every float32 parameter to its reference; returns the final parameters."""
+    network, symbols, loss, _ = fed
+    parameters = network.parameters()
+    for step in range(steps):
+        scale = 10.0 ** (step % 3 - 1)  # gradients of changing magnitude
+        grads = [
+            (RNG.standard_normal((3, 4)) * scale).astype(np.float32),
+            (RNG.standard_normal(5) * scale).astype(np.float32),
+        ]
+        parameters = optimizer.step(
+            parameters, engine_gradients(network, symbols, loss, parameters, grads)
+        )
+        for name, grad in zip(("w1", "w2"), grads):
+            references[name].step(grad)
+            value = parameters.of(symbols[name])
+            assert value.dtype == np.float32
+            np.testing.assert_allclose(value.numpy(), references[name].value, rtol=1e-5, atol=1e-6)
+    assert optimizer.steps == steps
+    return parameters
+
+
 def test_sgd_step_makes_new_parameters():
     network, symbols, loss, _ = feeder()
     parameters = network.parameters()
@@ -110,28 +134,12 @@ class ReferenceAdam:
     "settings", [(1e-3, 0.9, 0.999, 1e-8), (0.05, 0.8, 0.99, 1e-6)], ids=["defaults", "custom"]
 )
 def test_adam_against_a_float64_reference(settings):
-    network, symbols, loss, _ = feeder()
-    parameters = network.parameters()
+    fed = network, symbols, _, _ = feeder()
+    initial = network.parameters()
     references = {
-        name: ReferenceAdam(parameters.of(symbols[name]).numpy(), *settings)
-        for name in ("w1", "w2")
+        name: ReferenceAdam(initial.of(symbols[name]).numpy(), *settings) for name in ("w1", "w2")
     }
-    adam = Adam(*settings)
-    for step in range(8):
-        scale = 10.0 ** (step % 3 - 1)  # gradients of changing magnitude
-        grads = [
-            (RNG.standard_normal((3, 4)) * scale).astype(np.float32),
-            (RNG.standard_normal(5) * scale).astype(np.float32),
-        ]
-        parameters = adam.step(
-            parameters, engine_gradients(network, symbols, loss, parameters, grads)
-        )
-        for name, grad in zip(("w1", "w2"), grads):
-            references[name].step(grad)
-            value = parameters.of(symbols[name])
-            assert value.dtype == np.float32
-            np.testing.assert_allclose(value.numpy(), references[name].value, rtol=1e-5, atol=1e-6)
-    assert adam.steps == 8
+    parameters = follow_references(Adam(*settings), fed, references, 8)
     # The reference check is discriminating: the parameters really moved.
     initial = network.parameters().of(symbols["w1"]).numpy()
     assert np.max(np.abs(parameters.of(symbols["w1"]).numpy() - initial)) > 100 * 1e-6
