@@ -85,6 +85,9 @@ def test_cifar10_engine_gradients_are_the_recorded_bits_and_survive_the_next_run
     assert backward.misses == 0
     assert_no_collisions(backward)
     assert backward.outputs and backward.workspaces  # the sweep really is planned
+    # The images' gradient's products: scratch live during its own call only.
+    assert backward.scratches
+    assert all(slot.start == slot.end for slot in backward.scratches.values())
     images, labels = batches(1, batch=4, seed=3)[0]
     engine.step(images, labels)
     feeds = {engine.images: recorded_feed(images), engine.targets: label_feed(labels)}

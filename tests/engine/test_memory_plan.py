@@ -38,6 +38,9 @@ def arena_intervals(plan) -> list[tuple[int, int, int, int]]:
         # A workspace holding the output lives as long as the output.
         end = memory.storage_end[index] if node.primitive.output_in_workspace else index
         spans.append((index, end, slot.offset, slot.offset + slot.size))
+    for index, slot in memory.scratches.items():
+        # A scratch beside an output-holding workspace lives during its step only.
+        spans.append((index, index, slot.offset, slot.offset + slot.size))
     return spans
 
 
@@ -187,3 +190,43 @@ def test_release_frees_the_arena_and_the_next_forward_computes_the_same_bits():
     assert gradient_bits(second) == expected
     with pytest.raises(GraphError, match="overwritten"):
         first.backward(loss)
+
+
+def test_the_images_gradients_scratch_is_freed_after_its_step(monkeypatch):
+    # convolution_images' output lives in its accumulator (its workspace) as long as the
+    # output does; its products are scratch, live during its own step only, so later
+    # buffers take their bytes and the arena is smaller than were they held as long.
+    from tests.engine.test_remat_plan import convnet
+    from topos.ops import REGISTRY
+
+    network, adjoints, feeds = convnet()
+    entry = network.entry(adjoints.roots())
+    plan = entry.lower()
+    memory = plan.memory
+    images = [i for i in plan.evaluated if network.nodes[i].operation == "convolution_images"]
+    assert images and set(images) <= set(memory.scratches)
+    assert_no_collisions(plan)
+    spans = arena_intervals(plan)
+    for index in images:
+        assert memory.storage_end[index] > index
+        scratch = memory.scratches[index]
+        low, high = scratch.offset, scratch.offset + scratch.size
+        assert any(
+            start > index and low < other_high and other_low < high
+            for start, _, other_low, other_high in spans
+        )
+    primitive = REGISTRY["convolution_images"]
+    held, scratch_rule = primitive.workspace, primitive.scratch
+    with monkeypatch.context() as patched:
+        # The whole workspace held as long as the output, as before the split.
+        patched.setattr(primitive, "scratch", None)
+        patched.setattr(
+            primitive, "workspace", lambda *a, **k: held(*a, **k) + scratch_rule(*a, **k)
+        )
+        whole = entry.lower()
+        assert not whole.memory.scratches
+        assert whole.arena_bytes > plan.arena_bytes
+        run = whole.forward(network.parameters(), feeds)
+        before = [run.of(network.symbol(root)).numpy().tobytes() for root in whole.roots]
+    run = plan.forward(network.parameters(), feeds)
+    assert [run.of(network.symbol(root)).numpy().tobytes() for root in plan.roots] == before

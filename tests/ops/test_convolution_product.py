@@ -56,19 +56,43 @@ def test_the_images_gradients_bits_ignore_every_layout(shape, filters, attribute
     reference = kernel["convolution_images"](gradient, weights, shape=shape, **attributes)
     expected = np.ascontiguousarray(reference).tobytes()
     out = np.empty(shape, np.float32, order="F")
-    size = REGISTRY["convolution_images"].workspace(
-        Shape(gradient.shape), Shape(weights.shape), shape, **attributes
-    )
+    shapes = (Shape(gradient.shape), Shape(weights.shape), shape)
+    size = REGISTRY["convolution_images"].workspace(*shapes, **attributes)
+    scratch = REGISTRY["convolution_images"].scratch(*shapes, **attributes)
     result = kernel["convolution_images"](
         np.asfortranarray(gradient),
         np.asfortranarray(weights),
         out=out,
         workspace=np.full(size, np.nan, np.float32),
+        scratch=np.full(scratch, np.nan, np.float32),
         shape=shape,
         **attributes,
     )
     assert result is out
     assert np.ascontiguousarray(out).tobytes() == expected
+
+
+@pytest.mark.parametrize(("shape", "filters", "attributes"), SHAPES, ids=str)
+def test_the_output_lives_in_the_workspace_and_the_scratch_only_during_the_call(
+    shape, filters, attributes
+):
+    # The memory plan holds the workspace as long as the output and frees the scratch
+    # after the call: the output is a view of the workspace alone, and scribbling over
+    # the scratch afterwards changes none of its bits (the same kernel, so the same bits).
+    gradient, weights = operands(shape, filters, attributes)
+    expected = np.ascontiguousarray(
+        kernel["convolution_images"](gradient, weights, shape=shape, **attributes)
+    ).tobytes()
+    shapes = (Shape(gradient.shape), Shape(weights.shape), shape)
+    primitive = REGISTRY["convolution_images"]
+    workspace = np.full(primitive.workspace(*shapes, **attributes), np.nan, np.float32)
+    scratch = np.full(primitive.scratch(*shapes, **attributes), np.nan, np.float32)
+    result = kernel["convolution_images"](
+        gradient, weights, workspace=workspace, scratch=scratch, shape=shape, **attributes
+    )
+    assert np.shares_memory(result, workspace) and not np.shares_memory(result, scratch)
+    scratch.fill(np.inf)
+    assert np.ascontiguousarray(result).tobytes() == expected
 
 
 def test_the_product_is_the_patches_times_the_kernel():

@@ -46,7 +46,8 @@ class SimulatedCall:
     """One `apply` call of the sweep, as shapes: what the kernel gets and makes.
 
     `size` is the output's bytes (when `output_in_workspace`, the workspace that
-    holds it); `workspace` the bytes of scratch the kernel uses during the call;
+    holds it); `workspace` the bytes of scratch the kernel uses during the call
+    (then its `scratch`, passed as `scratch=`);
     a `view` call makes no storage. `reads` are the numbers of the storages its
     operands are (or are views of).
     """
@@ -96,7 +97,11 @@ class ShapeAlgebra(Algebra):
             workspace = primitive.workspace_elements(shapes, layouts, attributes) * self.itemsize
             size = shape.volume * self.itemsize
             if primitive.output_in_workspace:
-                size, workspace = max(size, workspace), 0
+                # The workspace holds the output; only the scratch is the call's own.
+                scratch = primitive.scratch
+                size = max(size, workspace)
+                workspace = 0 if scratch is None else int(scratch(*shapes, **attributes))
+                workspace *= self.itemsize
             elif layout is None:
                 layout = identity(shape.rank)
         self.calls.append(

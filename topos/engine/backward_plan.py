@@ -40,6 +40,7 @@ from topos.ops.primitive import REGISTRY
 #: The keys of a call's output and workspace among the backward arena's intervals.
 OUTPUT = "output"
 WORKSPACE = "workspace"
+SCRATCH = "scratch"
 
 #: One call as the eager algebra checks and runs it: the operation, the operand
 #: shapes and attributes it was simulated with, and the kernel with its slots bound.
@@ -79,13 +80,14 @@ class BackwardPlan:
                 fresh.append(position)
             else:
                 intervals.append(Interval((OUTPUT, position), position, end, call.size))
-            if call.workspace and not call.output_in_workspace:
-                intervals.append(
-                    Interval((WORKSPACE, position), position, position, call.workspace)
-                )
+            if call.workspace:
+                # Scratch beside a workspace that holds the output, or the workspace.
+                kind = SCRATCH if call.output_in_workspace else WORKSPACE
+                intervals.append(Interval((kind, position), position, position, call.workspace))
         offsets, self.arena_bytes = place(intervals)
         self.outputs: dict[int, BackwardSlot] = {}
         self.workspaces: dict[int, BackwardSlot] = {}
+        self.scratches: dict[int, BackwardSlot] = {}
         for interval in intervals:
             kind, position = interval.key
             call = calls[position]
@@ -96,12 +98,12 @@ class BackwardPlan:
                 )
                 self.outputs[position] = slot
             else:
-                # A workspace, or the workspace that holds the call's output: flat.
+                # A workspace (one that holds the call's output too), or a scratch: flat.
                 elements = (interval.size // itemsize,)
                 slot = BackwardSlot(
                     offset, interval.start, interval.end, elements, (0,), interval.size
                 )
-                self.workspaces[position] = slot
+                (self.scratches if kind == SCRATCH else self.workspaces)[position] = slot
         self.fresh = tuple(fresh)
         self.fresh_bytes = sum(aligned(calls[position].size) for position in fresh)
         self._arena: Arena | None = None
@@ -116,8 +118,8 @@ class BackwardPlan:
         return self.arena_bytes + self.fresh_bytes
 
     def slots(self) -> list[BackwardSlot]:
-        """Every slot of the backward arena: outputs, then workspaces."""
-        return [*self.outputs.values(), *self.workspaces.values()]
+        """Every slot of the backward arena: outputs, workspaces, scratches."""
+        return [*self.outputs.values(), *self.workspaces.values(), *self.scratches.values()]
 
     def calls(self) -> list[PlannedCall]:
         """One entry per call of the sweep, slots bound (allocating the arena once)."""
@@ -141,6 +143,11 @@ class BackwardPlan:
         if workspace is not None:
             attributes["workspace"] = slot_view(
                 block, workspace.offset, workspace.shape, self.dtype, workspace.order
+            )
+        scratch = self.scratches.get(position)
+        if scratch is not None:
+            attributes["scratch"] = slot_view(
+                block, scratch.offset, scratch.shape, self.dtype, scratch.order
             )
         kernel = REGISTRY[call.operation].kernel
         if attributes:

@@ -11,7 +11,9 @@ Every evaluated node is one of:
   itself or of any view of it (in the retain posture: to the end of the run).
 
 Kernels with a workspace get a slot live only during their own step (or, when the
-output lives in the workspace, for the output's whole lifetime).
+output lives in the workspace, for the output's whole lifetime: then the kernel's
+`scratch`, which never holds the output, gets a slot of its own live only during
+its step).
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from topos.ops.memory_order import Layout, identity
 
 #: The key of a node's workspace among the arena's intervals (a node's own key is its index).
 WORKSPACE = "workspace"
+#: The key of a node's scratch (beside a workspace that holds its output).
+SCRATCH = "scratch"
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,7 @@ class MemoryPlan:
     fresh: frozenset[int]
     slots: dict[int, Slot]
     workspaces: dict[int, Slot]
+    scratches: dict[int, Slot]
     storage_end: dict[int, int]
     releases: dict[int, int]
     arena_bytes: int
@@ -70,8 +75,8 @@ class MemoryPlan:
         return shared
 
     def all_slots(self) -> list[Slot]:
-        """Every slot of the arena: node outputs, then workspaces."""
-        return [*self.slots.values(), *self.workspaces.values()]
+        """Every slot of the arena: node outputs, then workspaces, then scratches."""
+        return [*self.slots.values(), *self.workspaces.values(), *self.scratches.values()]
 
 
 def _workspace_elements(node, nodes, layouts) -> int:
@@ -79,6 +84,14 @@ def _workspace_elements(node, nodes, layouts) -> int:
         [nodes[i].shape for i in node.inputs],
         [layouts[i] for i in node.inputs],
         node.attributes,
+    )
+
+
+def scratch_elements(node, nodes) -> int:
+    """The elements of a node's scratch (see `Primitive`): 0 when it has none."""
+    rule = node.primitive.scratch
+    return (
+        0 if rule is None else int(rule(*(nodes[i].shape for i in node.inputs), **node.attributes))
     )
 
 
@@ -150,6 +163,9 @@ def plan_memory(
         if node.is_source:
             continue
         workspace = _workspace_elements(node, nodes, layouts) * itemsize
+        scratch = scratch_elements(node, nodes) * itemsize
+        if scratch and index not in views:
+            intervals.append(Interval((SCRATCH, index), index, index, scratch))
         arena_output = index not in views and index not in fresh
         if arena_output and node.primitive.output_in_workspace:
             size = max(workspace, node.shape.volume * itemsize)
@@ -164,11 +180,13 @@ def plan_memory(
     offsets, arena_bytes = place(intervals)
     slots: dict[int, Slot] = {}
     workspaces: dict[int, Slot] = {}
+    scratches: dict[int, Slot] = {}
     for interval in intervals:
         offset = offsets[interval.key]
         if isinstance(interval.key, tuple):
-            index = interval.key[1]
-            workspaces[index] = Slot(offset, (interval.size // itemsize,), (0,), interval.size)
+            kind, index = interval.key
+            flat = Slot(offset, (interval.size // itemsize,), (0,), interval.size)
+            (scratches if kind == SCRATCH else workspaces)[index] = flat
         elif interval.key in shapes_of:
             shape, order = shapes_of[interval.key]
             slots[interval.key] = Slot(offset, shape, order, interval.size)
@@ -184,6 +202,7 @@ def plan_memory(
         frozenset(fresh),
         slots,
         workspaces,
+        scratches,
         storage_end,
         releases,
         arena_bytes,

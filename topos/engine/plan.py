@@ -115,6 +115,11 @@ class Plan:
                 attributes["workspace"] = slot_view(
                     arena.block, workspace.offset, workspace.shape, dtype, workspace.order
                 )
+            scratch = memory.scratches.get(index)
+            if scratch is not None:
+                attributes["scratch"] = slot_view(
+                    arena.block, scratch.offset, scratch.shape, dtype, scratch.order
+                )
             fresh = None
             slot = memory.slots.get(index)
             if index in memory.fresh:
@@ -352,7 +357,7 @@ class Plan:
     def arena_line(self) -> str:
         """The arena's size and how it is used, as `describe()` prints it last."""
         memory = self.memory
-        slots = len(memory.slots) + len(memory.workspaces)
+        slots = len(memory.all_slots())
         return (
             f"arena: {memory.arena_bytes} bytes in {slots} slots ({memory.sharing} buffers "
             f"share), {len(memory.views)} views, roots {memory.root_bytes} bytes fresh per run"

@@ -23,7 +23,7 @@ import numpy as np
 from topos.engine.arena import ALIGNMENT, aligned
 from topos.engine.budget import Budget
 from topos.engine.compute_cost import flops
-from topos.engine.memory_plan import MemoryPlan, plan_memory
+from topos.engine.memory_plan import MemoryPlan, plan_memory, scratch_elements
 from topos.engine.plan import Plan
 from topos.engine.remat_schedule import (
     RematSchedule,
@@ -254,7 +254,7 @@ def _buffer_bytes(
     """What the schedule's simulation counts, as the memory plan places it: the aligned
     bytes of each computed buffer (a root's fresh one too; an output living in its
     workspace as large as that), and the aligned bytes of each kernel's workspace that
-    lives only during its step."""
+    lives only during its step (a scratch beside it included)."""
     itemsize = np.dtype(dtype).itemsize
     sizes: dict[int, int] = {}
     workspaces: dict[int, int] = {}
@@ -268,12 +268,15 @@ def _buffer_bytes(
             node.attributes,
         )
         output = node.shape.volume * itemsize
+        # Scratch beside a workspace that holds the output: live during the step only.
+        during = aligned(scratch_elements(node, nodes) * itemsize)
         if node.primitive.output_in_workspace and index not in memory.fresh:
             sizes[index] = aligned(max(output, scratch))
         else:
             sizes[index] = aligned(output)
-            if scratch:
-                workspaces[index] = aligned(scratch)
+            during += aligned(scratch)
+        if during:
+            workspaces[index] = during
     return sizes, workspaces
 
 

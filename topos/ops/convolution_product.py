@@ -95,10 +95,16 @@ def _tap_by_tap(window: PatchWindow) -> bool:
 def _convolution_images_workspace(
     gradient: Shape, kernel: Shape, shape: tuple[int, ...], window: PatchWindow
 ) -> int:
-    """The taps' slabs (or the product's rows: as many values), then the padded
-    channels-last accumulator, whose interior is the output."""
-    accumulator = col2im.workspace(Shape((gradient[0], kernel[0])), shape, window)
-    return gradient[0] * kernel[0] + accumulator
+    """The padded channels-last accumulator, whose interior is the output."""
+    return col2im.workspace(Shape((gradient[0], kernel[0])), shape, window)
+
+
+def _convolution_images_scratch(
+    gradient: Shape, kernel: Shape, shape: tuple[int, ...], window: PatchWindow
+) -> int:
+    """The taps' slabs (or the product's rows: as many values), needed only during the
+    call: the memory plan frees them right after it, while the output lives on."""
+    return gradient[0] * kernel[0]
 
 
 @primitive(
@@ -108,22 +114,29 @@ def _convolution_images_workspace(
     _derive_convolution_images,
     workspace=_convolution_images_workspace,
     output_in_workspace=True,
+    scratch=_convolution_images_scratch,
     layout=channels_last_interior,
 )
 def convolution_images(
-    gradient, kernel, out=None, workspace=None, *, shape: tuple[int, ...], window: PatchWindow
+    gradient,
+    kernel,
+    out=None,
+    workspace=None,
+    scratch=None,
+    *,
+    shape: tuple[int, ...],
+    window: PatchWindow,
 ):
     """`col2im(gradient @ kernel^T)`, `[N, C, H, W]` channels-last in memory; tap by tap
-    for stride 1 and rows in pixel order (see the module)."""
+    for stride 1 and rows in pixel order (see the module). The products go to `scratch`,
+    the padded accumulator (the output's storage) to `workspace`."""
     rows, depth = gradient.shape[0], kernel.shape[0]
+    shapes = (Shape(gradient.shape), Shape(kernel.shape), shape, window)
     if workspace is None:
-        workspace = np.empty(
-            _convolution_images_workspace(
-                Shape(gradient.shape), Shape(kernel.shape), shape, window
-            ),
-            dtype=gradient.dtype,
-        )
-    products, accumulator = workspace[: rows * depth], workspace[rows * depth :]
+        workspace = np.empty(_convolution_images_workspace(*shapes), dtype=gradient.dtype)
+    if scratch is None:
+        scratch = np.empty(_convolution_images_scratch(*shapes), dtype=gradient.dtype)
+    products, accumulator = scratch[: rows * depth], workspace
     if not _tap_by_tap(window):
         patches = matmul_nt.kernel(gradient, kernel, out=products.reshape(rows, depth))
         return col2im.kernel(patches, out=out, workspace=accumulator, shape=shape, window=window)

@@ -45,7 +45,9 @@ class Primitive:
     passed to the kernel as a flat `workspace=` array; with `workspace_reads_layouts`
     the rule is also given the operands' layouts, as `layouts=`). When `output_in_workspace`,
     the kernel called without `out` returns a view into that workspace, which then
-    lives as long as the output.
+    lives as long as the output; such a kernel's temporaries that never hold the
+    output are its `scratch(input shapes..., **attributes)` elements, passed as a
+    second flat `scratch=` array that lives only during the kernel's step.
 
     `index_operands` are the positions of operands that are index inputs (integer
     arrays: an embedding's token ids); every other operand is a float value, and the
@@ -60,7 +62,7 @@ class Primitive:
     """
 
     __slots__ = ("arity", "derive", "infer", "kernel", "layout", "name", "output_in_workspace")
-    __slots__ += ("index_operands", "kink", "value_method", "view", "workspace")
+    __slots__ += ("index_operands", "kink", "scratch", "value_method", "view", "workspace")
     __slots__ += ("workspace_reads_layouts",)
 
     def __init__(
@@ -78,7 +80,10 @@ class Primitive:
         index_operands: tuple[int, ...] = (),
         kink: Kink | None = None,
         workspace_reads_layouts: bool = False,
+        scratch: WorkspaceRule | None = None,
     ) -> None:
+        if scratch is not None and not output_in_workspace:
+            raise ValueError(f"{name}: scratch is for a kernel whose output is in its workspace")
         self.name = name
         self.arity = arity
         self.infer = infer
@@ -93,6 +98,7 @@ class Primitive:
         self.value_method = value_method
         self.index_operands = tuple(index_operands)
         self.kink = kink
+        self.scratch = scratch
         self.workspace_reads_layouts = workspace_reads_layouts
 
     def workspace_elements(
@@ -147,6 +153,7 @@ def primitive(
     index_operands: tuple[int, ...] = (),
     kink: Kink | None = None,
     workspace_reads_layouts: bool = False,
+    scratch: WorkspaceRule | None = None,
 ):
     """Registers the decorated kernel as primitive `name`, beside its shape and derivative
     rules (and what the memory plan needs to know: see `Primitive`)."""
@@ -168,6 +175,7 @@ def primitive(
             index_operands,
             kink,
             workspace_reads_layouts,
+            scratch,
         )
         REGISTRY[name] = registered
         return registered
