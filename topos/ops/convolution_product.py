@@ -102,8 +102,10 @@ def _convolution_images_workspace(
 def _convolution_images_scratch(
     gradient: Shape, kernel: Shape, shape: tuple[int, ...], window: PatchWindow
 ) -> int:
-    """The taps' slabs (or the product's rows: as many values), needed only during the
-    call: the memory plan frees them right after it, while the output lives on."""
+    """One tap's slab (or, off the tap-by-tap path, the product's rows), needed only
+    during the call: the memory plan frees it right after, while the output lives on."""
+    if _tap_by_tap(window):
+        return gradient[0] * (kernel[0] // window.taps)
     return gradient[0] * kernel[0]
 
 
@@ -136,31 +138,32 @@ def convolution_images(
         workspace = np.empty(_convolution_images_workspace(*shapes), dtype=gradient.dtype)
     if scratch is None:
         scratch = np.empty(_convolution_images_scratch(*shapes), dtype=gradient.dtype)
-    products, accumulator = scratch[: rows * depth], workspace
+    accumulator = workspace
     if not _tap_by_tap(window):
-        patches = matmul_nt.kernel(gradient, kernel, out=products.reshape(rows, depth))
+        products = scratch[: rows * depth].reshape(rows, depth)
+        patches = matmul_nt.kernel(gradient, kernel, out=products)
         return col2im.kernel(patches, out=out, workspace=accumulator, shape=shape, window=window)
     kernel_width, padding = window.kernel_width, window.padding
     batch, channels, height, width = shape
     out_height, out_width = window.output_extents(height, width)
     taps = window.taps
     padded_height, padded_width = height + 2 * padding, width + 2 * padding
-    # slabs[t] = gradient @ kernel_t^T, kernel_t the tap's [C, F] rows of the kernel.
-    slabs = products.reshape(taps, rows, channels)
+    # slab = gradient @ kernel_t^T, kernel_t the tap's [C, F] rows of the kernel: one
+    # product per tap (one GEMM each, as a batched matmul makes them), added at once,
+    # so the scratch holds one slab rather than all nine.
+    slab = scratch[: rows * channels].reshape(rows, channels)
     filters = kernel.shape[1]
-    np.matmul(
-        np.ascontiguousarray(gradient),
-        np.ascontiguousarray(kernel).reshape(taps, channels, filters).transpose(0, 2, 1),
-        out=slabs,
-    )
+    operand = np.ascontiguousarray(gradient)
+    weights = np.ascontiguousarray(kernel).reshape(taps, channels, filters).transpose(0, 2, 1)
     summed = accumulator[: batch * padded_height * padded_width * channels]
     summed = summed.reshape(batch, padded_height, padded_width * channels)
     summed.fill(0)
     run = out_width * channels
     for tap in range(taps):
+        np.matmul(operand, weights[tap], out=slab)
         ky, kx = divmod(tap, kernel_width)
         target = summed[:, ky : ky + out_height, kx * channels : kx * channels + run]
-        np.add(target, slabs[tap].reshape(batch, out_height, run), out=target)
+        np.add(target, slab.reshape(batch, out_height, run), out=target)
     interior = summed.reshape(batch, padded_height, padded_width, channels)
     interior = interior[:, padding : padding + height, padding : padding + width, :]
     if out is None:
