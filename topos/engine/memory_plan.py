@@ -96,9 +96,16 @@ def scratch_elements(node, nodes) -> int:
 
 
 def plan_memory(
-    nodes: Sequence, evaluated: Sequence[int], roots: Sequence[int], posture: str, dtype
+    nodes: Sequence,
+    evaluated: Sequence[int],
+    roots: Sequence[int],
+    posture: str,
+    dtype,
+    budget: int | None = None,
 ) -> MemoryPlan:
-    """Decides views, lifetimes and arena offsets for one lowering."""
+    """Decides views, lifetimes and arena offsets for one lowering. With a `budget`
+    (bytes of arena and roots), the arena's placement searches no further once the
+    plan fits it."""
     itemsize = np.dtype(dtype).itemsize
     root_set = set(roots)
     last = last_consumers(nodes, evaluated)
@@ -177,7 +184,9 @@ def plan_memory(
             shapes_of[index] = (tuple(node.shape), layouts[index])
         if workspace and index not in views:
             intervals.append(Interval((WORKSPACE, index), index, index, workspace))
-    offsets, arena_bytes = place(intervals)
+    root_bytes = sum(aligned(nodes[i].shape.volume * itemsize) for i in fresh)
+    target = None if budget is None else budget - root_bytes
+    offsets, arena_bytes = place(intervals, target=target)
     slots: dict[int, Slot] = {}
     workspaces: dict[int, Slot] = {}
     scratches: dict[int, Slot] = {}
@@ -194,7 +203,6 @@ def plan_memory(
             # The output lives in the node's workspace: the slot is that workspace.
             index = interval.key
             workspaces[index] = Slot(offset, (interval.size // itemsize,), (0,), interval.size)
-    root_bytes = sum(aligned(nodes[i].shape.volume * itemsize) for i in fresh)
     return MemoryPlan(
         frozenset(views),
         storage,

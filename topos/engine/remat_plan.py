@@ -66,14 +66,18 @@ class RematPlan(Plan):
         sizes, workspaces = _buffer_bytes(nodes, self.evaluated, base.memory, network.dtype)
         self.unconstrained_bytes = _planned_bytes(base.memory)
 
-        def lay_out(schedule: RematSchedule) -> tuple[list[Node], MemoryPlan]:
+        def lay_out(
+            schedule: RematSchedule, budget: int | None = None
+        ) -> tuple[list[Node], MemoryPlan]:
             program = _program(nodes, schedule)
             positions = [
                 position
                 for position, evaluation in enumerate(schedule.evaluations)
                 if evaluation.node in base.roots
             ]
-            memory = plan_memory(program, range(len(program)), positions, "forward", network.dtype)
+            memory = plan_memory(
+                program, range(len(program)), positions, "forward", network.dtype, budget
+            )
             return program, memory
 
         def fitting(budget: int) -> tuple[RematSchedule, list[Node], MemoryPlan] | None:
@@ -92,7 +96,7 @@ class RematPlan(Plan):
                     workspaces,
                     simulated,
                 )
-                program, memory = lay_out(schedule)
+                program, memory = lay_out(schedule, budget)
                 planned = _planned_bytes(memory)
                 if planned <= budget:
                     return schedule, program, memory
