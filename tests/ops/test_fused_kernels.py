@@ -19,6 +19,7 @@ from tests.support.cases import FUSED_CASES
 from tests.support.cases import window as _window
 from topos import ShapeError, Tape, Tensor, conv2d, max_pool
 from topos.ops import REGISTRY
+from topos.tensor import Shape
 
 FUSED = ("im2col", "col2im", "max_pool", "max_pool_route", "max_pool_pick")
 FUSED += ("matmul_nt", "matmul_tn")
@@ -370,3 +371,34 @@ def test_col2im_copies_no_operand_into_a_temporary():
     assert peak < 128 * 1024, peak  # a pass's operand is 576 KiB
     result = col2im(patches, workspace=workspace, shape=shape, **window)
     assert np.ascontiguousarray(result).tobytes() == reference.tobytes()
+
+
+@pytest.mark.parametrize(
+    ("shape", "window"),
+    [
+        ((23, 16, 8, 8), _window()),
+        ((23, 3, 16, 16), _window(phases=2)),
+        ((80, 2, 7, 6), _window(2, 3, 2, 2)),
+    ],
+    ids=str,
+)
+def test_im2col_pads_a_group_of_images_at_a_time_in_a_dirty_workspace(shape, window):
+    # The workspace holds fewer images than the batch, so the kernel pads them a group
+    # at a time; whatever the workspace held before must not reach the patches.
+    primitive = REGISTRY["im2col"]
+    elements = primitive.workspace_elements([Shape(shape)], [None], window)
+    batch, channels, height, width = shape
+    padding = window["window"].padding
+    assert elements < batch * (height + 2 * padding) * (width + 2 * padding) * channels
+    x = _channels_last(np.random.default_rng(17).standard_normal(shape).astype(np.float32))
+    workspace = np.full(elements, np.nan, np.float32)
+    patches = kernel("im2col")(x, workspace=workspace, **window)
+    composed = _composed(lambda v: _composed_im2col(v, window["window"]), [np.ascontiguousarray(x)])
+    # The composed form's rows are in pixel order; take them phase-major.
+    phases = window["window"].phases
+    out_height, out_width = window["window"].output_extents(height, width)
+    composed = composed.reshape(
+        batch, out_height // phases, phases, out_width // phases, phases, -1
+    ).transpose(2, 4, 0, 1, 3, 5)
+    assert patches.tobytes() == np.ascontiguousarray(composed).tobytes()
+    assert patches.tobytes() == kernel("im2col")(x, **window).tobytes()

@@ -74,69 +74,96 @@ def _padded_elements(images: Shape, padding: int) -> int:
     return batch * (height + 2 * padding) * (width + 2 * padding) * channels
 
 
+#: At most how many elements im2col's padded copy holds (at least one image's): the
+#: images are padded a group at a time, so the copy stays small beside the patch
+#: matrix (it is the memory a rematerialized im2col adds to its floor) and in cache.
+PADDED_GROUP_ELEMENTS = 16384
+
+
+def _images_per_group(images: Shape, padding: int) -> int:
+    """How many images im2col pads at once."""
+    batch, channels, height, width = images
+    one = _padded_elements(Shape((1, channels, height, width)), padding)
+    return max(1, min(batch, PADDED_GROUP_ELEMENTS // one))
+
+
 def _im2col_workspace(images: Shape, window: PatchWindow) -> int:
-    """The padded channels-last copy of the images (none without padding)."""
-    return _padded_elements(images, window.padding) if window.padding else 0
+    """One group of padded channels-last images (none without padding)."""
+    if not window.padding:
+        return 0
+    _, channels, height, width = images
+    group = _images_per_group(images, window.padding)
+    return _padded_elements(Shape((group, channels, height, width)), window.padding)
 
 
 @primitive("im2col", 1, _infer_im2col, _derive_im2col, workspace=_im2col_workspace)
 def im2col(images, out=None, workspace=None, *, window: PatchWindow):
     """The patch matrix `[N*OH*OW, KH*KW*C]`, tap-major, of zero-padded images, its
-    rows phase-major when `window.phases > 1` (the padded copy made in `workspace`
-    when one is given)."""
-    kernel_height, kernel_width = window.kernel_height, window.kernel_width
-    stride, padding, phases = window.stride, window.padding, window.phases
+    rows phase-major when `window.phases > 1`; padded a group of images at a time in
+    `workspace` when one is given."""
+    padding = window.padding
     batch, channels, height, width = images.shape
     out_height, out_width = window.output_extents(height, width)
     channels_last = images.transpose(0, 2, 3, 1)
-    if padding:
-        padded_shape = (batch, height + 2 * padding, width + 2 * padding, channels)
+    shape = (batch * out_height * out_width, window.taps * channels)
+    target = out if out is not None and out.flags.c_contiguous else np.empty(shape, images.dtype)
+    if not target.size:
+        pass
+    elif padding:
+        group = _images_per_group(images.shape, padding)
+        padded_shape = (group, height + 2 * padding, width + 2 * padding, channels)
         if workspace is None:
             padded = np.zeros(padded_shape, dtype=images.dtype)
         else:
-            padded = workspace[: _padded_elements(images.shape, padding)].reshape(padded_shape)
+            padded = workspace[: int(np.prod(padded_shape))].reshape(padded_shape)
+            # The border stays zero: each group overwrites the interior only.
             padded.fill(0)
-        padded[:, padding : padding + height, padding : padding + width, :] = channels_last
+        interior = padded[:, padding : padding + height, padding : padding + width, :]
+        windows, rows = _windows(padded, target, batch, window, out_height, out_width)
+        for first in range(0, batch, group):
+            count = min(group, batch - first)
+            interior[:count] = channels_last[first : first + count]
+            np.copyto(rows[first : first + count], windows[:count])
     else:
-        padded = channels_last
-    shape = (batch * out_height * out_width, kernel_height * kernel_width * channels)
-    target = out if out is not None and out.flags.c_contiguous else np.empty(shape, images.dtype)
-    if padded.flags.c_contiguous and target.size:
-        # Each window row's (kx, c) values are one contiguous run of the channels-last
-        # image, and of the patch row: copied as one opaque element of that many bytes,
-        # a third of the work of copying them value by value (the same bytes land).
-        run = np.dtype(f"V{kernel_width * channels * images.itemsize}")
-        batch_step, row_step, column_step, _ = padded.strides
-        runs = np.ndarray(
-            (batch, out_height, out_width, kernel_height),
-            dtype=run,
-            buffer=padded,
-            strides=(batch_step, row_step * stride, column_step * stride, row_step),
-        )
-        np.copyto(
-            _phase_blocks(target.view(run), batch, out_height, out_width, (kernel_height,), phases),
-            _split_pixels(runs, phases),
-        )
-    else:
-        # windows[n, y, x, c, ky, kx] = padded[n, y + ky, x + kx, c]
-        windows = sliding_window_view(padded, (kernel_height, kernel_width), axis=(1, 2))
-        windows = windows[:, : (out_height - 1) * stride + 1 : stride]
-        windows = windows[:, :, : (out_width - 1) * stride + 1 : stride]
-        np.copyto(
-            _phase_blocks(
-                target,
-                batch,
-                out_height,
-                out_width,
-                (kernel_height, kernel_width, channels),
-                phases,
-            ),
-            _split_pixels(windows.transpose(0, 1, 2, 4, 5, 3), phases),
-        )
+        windows, rows = _windows(channels_last, target, batch, window, out_height, out_width)
+        np.copyto(rows, windows)
     if out is None or out is target:
         return target
     np.copyto(out, target)
     return out
+
+
+def _windows(padded, target, batch: int, window: PatchWindow, out_height: int, out_width: int):
+    """The windows of `padded` (channels-last zero-padded images) and the patch matrix
+    `target`'s rows, as two views of the same shape `[N, OH/P, P, OW/P, P, ...]` to
+    copy the first into the second (along the batch, image by image)."""
+    kernel_height, kernel_width = window.kernel_height, window.kernel_width
+    stride, phases = window.stride, window.phases
+    count, _, _, channels = padded.shape
+    if padded.flags.c_contiguous:
+        # Each window row's (kx, c) values are one contiguous run of the channels-last
+        # image, and of the patch row: copied as one opaque element of that many bytes,
+        # a third of the work of copying them value by value (the same bytes land).
+        run = np.dtype(f"V{kernel_width * channels * padded.itemsize}")
+        batch_step, row_step, column_step, _ = padded.strides
+        runs = np.ndarray(
+            (count, out_height, out_width, kernel_height),
+            dtype=run,
+            buffer=padded,
+            strides=(batch_step, row_step * stride, column_step * stride, row_step),
+        )
+        rows = _phase_blocks(
+            target.view(run), batch, out_height, out_width, (kernel_height,), phases
+        )
+        return _split_pixels(runs, phases), rows
+    # windows[n, y, x, c, ky, kx] = padded[n, y + ky, x + kx, c]
+    windows = sliding_window_view(padded, (kernel_height, kernel_width), axis=(1, 2))
+    windows = windows[:, : (out_height - 1) * stride + 1 : stride]
+    windows = windows[:, :, : (out_width - 1) * stride + 1 : stride]
+    rows = _phase_blocks(
+        target, batch, out_height, out_width, (kernel_height, kernel_width, channels), phases
+    )
+    return _split_pixels(windows.transpose(0, 1, 2, 4, 5, 3), phases), rows
 
 
 def _split_axis(array, axis: int, phases: int):
