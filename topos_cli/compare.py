@@ -22,12 +22,13 @@ verdicts, so both sides are measured the same way.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from topos_cli.display.units import MEBIBYTE
 from topos_cli.errors import IncomparableResultsError
 from topos_cli.exit_status import ExitStatus, most_severe
+from topos_cli.json_record import JsonRecord
 from topos_cli.result_file import read_repeats, validate_result
 from topos_cli.statistics import mann_whitney, median
 from topos_cli.verdict import RunRecord
@@ -37,7 +38,7 @@ FIGURES = ("ms/step", "peak RSS", "training delta")
 
 
 @dataclass(frozen=True)
-class CompareSettings:
+class CompareSettings(JsonRecord):
     """The tolerances and significance level a comparison applies."""
 
     #: A relative increase in median ms/step beyond which time regresses.
@@ -48,13 +49,9 @@ class CompareSettings:
     #: Memory changes smaller than this many bytes are within tolerance whatever their ratio.
     memory_floor_bytes: int = MEBIBYTE
 
-    def to_json(self) -> dict[str, Any]:
-        """The settings as a JSON-ready dict."""
-        return asdict(self)
-
 
 @dataclass(frozen=True)
-class FigureChange:
+class FigureChange(JsonRecord):
     """How one figure of one route changed between the old result and the new.
 
     `status` is `regression`, `improvement`, `within tolerance`, `not
@@ -73,10 +70,6 @@ class FigureChange:
     p_value: float | None
     significant: bool | None
     status: str
-
-    def to_json(self) -> dict[str, Any]:
-        """The change as a JSON-ready dict."""
-        return asdict(self)
 
 
 @dataclass(frozen=True)
