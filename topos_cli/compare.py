@@ -160,6 +160,37 @@ def _classify(change: float | None, tolerance: float, significant: bool | None) 
     return "regression" if change > 0 else "improvement"
 
 
+def _judged_change(
+    route: str,
+    figure: str,
+    unit: str,
+    old: float | None,
+    new: float | None,
+    tolerance: float,
+    significant: bool | None,
+    p_value: float | None = None,
+    floor: float = 0.0,
+) -> FigureChange:
+    """One figure's change, classified against `tolerance`; a change of less than `floor`
+    (in the figure's unit) is within tolerance whatever its ratio."""
+    change = _relative_change(old, new)
+    status = _classify(change, tolerance, significant)
+    if status in ("regression", "improvement", "not significant") and abs(new - old) < floor:
+        status = "within tolerance"  # a classified change has both figures
+    return FigureChange(
+        route=route,
+        figure=figure,
+        unit=unit,
+        old=old,
+        new=new,
+        change=change,
+        tolerance=tolerance,
+        p_value=p_value,
+        significant=significant,
+        status=status,
+    )
+
+
 def _compare_time(
     route: str,
     old_runs: Sequence[RunRecord],
@@ -179,18 +210,8 @@ def _compare_time(
     if timed_old >= 2 and timed_new >= 2:
         p_value = mann_whitney(new_steps, old_steps).p_value
     significant = None if p_value is None else p_value < settings.significance_level
-    change = _relative_change(old, new)
-    return FigureChange(
-        route=route,
-        figure="ms/step",
-        unit="ms",
-        old=old,
-        new=new,
-        change=change,
-        tolerance=settings.time_tolerance,
-        p_value=p_value,
-        significant=significant,
-        status=_classify(change, settings.time_tolerance, significant),
+    return _judged_change(
+        route, "ms/step", "ms", old, new, settings.time_tolerance, significant, p_value
     )
 
 
@@ -211,25 +232,15 @@ def _compare_memory(
             significant = min(new_values) > max(old_values)
         else:
             significant = max(new_values) < min(old_values)
-    status = _classify(change, settings.memory_tolerance, significant)
-    if (
-        status in ("regression", "improvement", "not significant")
-        and old is not None
-        and new is not None
-        and abs(new - old) < settings.memory_floor_bytes
-    ):
-        status = "within tolerance"
-    return FigureChange(
-        route=route,
-        figure=figure,
-        unit="bytes",
-        old=old,
-        new=new,
-        change=change,
-        tolerance=settings.memory_tolerance,
-        p_value=None,
-        significant=significant,
-        status=status,
+    return _judged_change(
+        route,
+        figure,
+        "bytes",
+        old,
+        new,
+        settings.memory_tolerance,
+        significant,
+        floor=settings.memory_floor_bytes,
     )
 
 
