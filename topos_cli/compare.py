@@ -36,6 +36,9 @@ from topos_cli.verdict import RunRecord
 #: The figures compared per route, in the order they are shown.
 FIGURES = ("ms/step", "peak RSS", "training delta")
 
+#: The statuses of a significant change: past the tolerance, and not noise.
+SIGNIFICANT = ("regression", "improvement")
+
 
 @dataclass(frozen=True)
 class CompareSettings(JsonRecord):
@@ -175,7 +178,7 @@ def _judged_change(
     (in the figure's unit) is within tolerance whatever its ratio."""
     change = _relative_change(old, new)
     status = _classify(change, tolerance, significant)
-    if status in ("regression", "improvement", "not significant") and abs(new - old) < floor:
+    if status in (*SIGNIFICANT, "not significant") and abs(new - old) < floor:
         status = "within tolerance"  # a classified change has both figures
     return FigureChange(
         route=route,

@@ -24,10 +24,6 @@ class Failure(JsonRecord):
     nonfinite_step: int | None
 
 
-# Which status a route shows when its runs ended differently: its own faults first.
-_STATUS_SEVERITY = ("failed", "timed out", "nonfinite", "interrupted", "ok")
-
-
 @dataclass(frozen=True)
 class RouteVerdict:
     """Everything the verdict says about one route."""
@@ -43,6 +39,10 @@ class RouteVerdict:
     def to_json(self) -> dict[str, Any]:
         """The route's verdict as a JSON-ready dict."""
         return record_json(self)
+
+
+# Which status a route shows when its runs ended differently: its own faults first.
+_STATUS_SEVERITY = ("failed", "timed out", "nonfinite", "interrupted", "ok")
 
 
 def _route_status(runs: Sequence[RunRecord]) -> str:
