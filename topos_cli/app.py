@@ -354,23 +354,24 @@ def frontier(
 
     Example: topos frontier --workload mnist --budgets 100%,70%,floor --steps 100
     """
-    from topos_cli.frontier import FrontierOptions, run_frontier
+    from topos_cli.grade import GradeOptions, run_grade
 
     names = [name.strip() for name in budgets.split(",")]
     if not all(names):
         fail(f"--budgets {budgets!r} has an empty budget between commas")
     chosen = tuple(dict.fromkeys(chosen_budget(name) for name in names))
-    options = FrontierOptions(
+    options = GradeOptions(
         workload=workload,
-        budgets=chosen,
         steps=steps,
+        routes=("engine", "recorded"),
         data=data,
         threads=threads,
         json_path=json_path,
         timeout=timeout,
         markdown=markdown,
+        budgets=chosen,
     )
-    raise typer.Exit(run_frontier(options))
+    raise typer.Exit(run_grade(options))
 
 
 @application.command()
