@@ -25,6 +25,7 @@ from topos_cli.options import (
     WorkloadOption,
     chosen_budget,
     chosen_routes,
+    options_of,
 )
 from topos_cli.output_stream import guard_standard_streams
 
@@ -210,6 +211,7 @@ def run(
 
 @application.command()
 def grade(
+    context: typer.Context,
     workload: WorkloadOption = "cifar10",
     steps: Annotated[
         int, typer.Option("--steps", "-n", help="Training steps per run (at least 1).")
@@ -292,27 +294,13 @@ def grade(
     """
     from topos_cli.grade import GradeOptions, run_grade
 
-    options = GradeOptions(
-        workload=workload,
-        steps=steps,
-        routes=chosen_routes(routes),
-        repeat=repeat,
-        data=data,
-        threads=threads,
-        json_path=json_path,
-        baseline=baseline,
-        tolerance=tolerance,
-        timeout=timeout,
-        markdown=markdown,
-        github_benchmark=github_benchmark,
-        check=check,
-        budget=chosen_budget(budget),
-    )
-    raise typer.Exit(run_grade(options))
+    routes, budget = chosen_routes(routes), chosen_budget(budget)
+    raise typer.Exit(run_grade(options_of(context, GradeOptions, routes=routes, budget=budget)))
 
 
 @application.command()
 def frontier(
+    context: typer.Context,
     workload: WorkloadOption = "cifar10",
     budgets: Annotated[
         str,
@@ -360,17 +348,7 @@ def frontier(
     if not all(names):
         fail(f"--budgets {budgets!r} has an empty budget between commas")
     chosen = tuple(dict.fromkeys(chosen_budget(name) for name in names))
-    options = GradeOptions(
-        workload=workload,
-        steps=steps,
-        routes=("engine", "recorded"),
-        data=data,
-        threads=threads,
-        json_path=json_path,
-        timeout=timeout,
-        markdown=markdown,
-        budgets=chosen,
-    )
+    options = options_of(context, GradeOptions, routes=("engine", "recorded"), budgets=chosen)
     raise typer.Exit(run_grade(options))
 
 

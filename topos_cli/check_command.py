@@ -6,12 +6,13 @@ from typing import Annotated
 
 import typer
 
-from topos_cli.options import DataOption, WorkloadOption, chosen_routes
+from topos_cli.options import DataOption, WorkloadOption, chosen_routes, options_of
 
 
 def check_command(
+    context: typer.Context,
     workload: WorkloadOption = "cifar10",
-    route: Annotated[
+    routes: Annotated[
         str, typer.Option("--route", "-r", help="Comma-separated routes to check.")
     ] = "engine,recorded",
     directions: Annotated[
@@ -42,13 +43,5 @@ def check_command(
     """
     from topos_cli.check import CheckOptions, run_check
 
-    options = CheckOptions(
-        workload=workload,
-        routes=chosen_routes(route),
-        directions=directions,
-        seed=seed,
-        data=data,
-        json_path=json_path,
-        rows=rows,
-    )
+    options = options_of(context, CheckOptions, routes=chosen_routes(routes))
     raise typer.Exit(run_check(options))
