@@ -22,6 +22,7 @@ from topos_cli.options import (
     BudgetOption,
     DataOption,
     RouteOption,
+    ToleranceOption,
     WorkloadOption,
     chosen_budget,
     chosen_routes,
@@ -247,14 +248,7 @@ def grade(
         str | None,
         typer.Option("--baseline", help="An earlier result of this workload to compare with."),
     ] = None,
-    tolerance: Annotated[
-        str | None,
-        typer.Option(
-            "--tolerance",
-            help="Regression tolerance against --baseline, e.g. time=10%,memory=5% (the "
-            "default); one bare value sets both.",
-        ),
-    ] = None,
+    tolerance: ToleranceOption = None,
     timeout: Annotated[
         float,
         typer.Option("--timeout", help="Seconds one run of a route may take before it is killed."),
@@ -356,13 +350,7 @@ def frontier(
 def compare(
     old: Annotated[str, typer.Argument(help="The earlier result JSON.", show_default=False)],
     new: Annotated[str, typer.Argument(help="The later result JSON.", show_default=False)],
-    tolerance: Annotated[
-        str | None,
-        typer.Option(
-            "--tolerance",
-            help="e.g. time=10%,memory=5% (the default); one bare value sets both.",
-        ),
-    ] = None,
+    tolerance: ToleranceOption = None,
     markdown: Annotated[
         bool, typer.Option("--markdown", help="Print the comparison as a Markdown table.")
     ] = False,
@@ -436,10 +424,7 @@ def history(
             help="Write the HTML page here (default: history.html in the first folder read).",
         ),
     ] = None,
-    tolerance: Annotated[
-        str | None,
-        typer.Option("--tolerance", help="As for compare: e.g. time=10%,memory=5% (the default)."),
-    ] = None,
+    tolerance: ToleranceOption = None,
     markdown: Annotated[
         bool, typer.Option("--markdown", help="Print the tables as Markdown.")
     ] = False,

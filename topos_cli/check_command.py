@@ -1,4 +1,8 @@
-"""`topos check`: the command line of the gradient check (the check itself: check.py)."""
+"""`topos check`: the command line of the gradient check (the check itself: check.py).
+
+Its options go from what is checked (workload, routes, data, rows) to how (directions,
+seed) to where the result goes (JSON).
+"""
 
 from __future__ import annotations
 
@@ -15,19 +19,19 @@ def check_command(
     routes: Annotated[
         str, typer.Option("--route", "-r", help="Comma-separated routes to check.")
     ] = "engine,recorded",
-    directions: Annotated[
-        int, typer.Option("--directions", "-k", help="Random directions per parameter.")
-    ] = 3,
-    seed: Annotated[int, typer.Option("--seed", help="Seeds the directions.")] = 0,
     data: DataOption = "synthetic",
-    json_path: Annotated[
-        str | None,
-        typer.Option("--json", help="Also write the result as JSON here; '-' for standard output."),
-    ] = None,
     rows: Annotated[
         int,
         typer.Option("--rows", help="Rows of the first batch to differentiate (at most a shard)."),
     ] = 16,
+    directions: Annotated[
+        int, typer.Option("--directions", "-k", help="Random directions per parameter.")
+    ] = 3,
+    seed: Annotated[int, typer.Option("--seed", help="Seeds the directions.")] = 0,
+    json_path: Annotated[
+        str | None,
+        typer.Option("--json", help="Also write the result as JSON here; '-' for standard output."),
+    ] = None,
 ) -> None:
     """Check each route's gradient against finite differences, in float64.
 

@@ -31,6 +31,14 @@ DataOption = Annotated[
     str,
     typer.Option("--data", help="A directory holding the real data files, or 'synthetic'."),
 ]
+ToleranceOption = Annotated[
+    str | None,
+    typer.Option(
+        "--tolerance",
+        help="Regression tolerance, as compare judges it: e.g. time=10%,memory=5% (the "
+        "default); one bare value sets both.",
+    ),
+]
 
 #: What a command's options are gathered into: `GradeOptions`, `CheckOptions`.
 Options = TypeVar("Options")
