@@ -20,10 +20,8 @@ worker, when installed.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -31,18 +29,7 @@ ROOT = HERE.parent
 TOPOS_ROUTES = ("engine", "recorded")
 
 sys.path.insert(0, str(HERE))
-from interleaved_rounds import (  # noqa: E402
-    Worker,
-    add_ratios,
-    environment,
-    print_table,
-    pytorch_skipped,
-    run_rounds,
-    serve,
-    summarize,
-    torch_info,
-    write_report,
-)
+import interleaved_rounds as harness  # noqa: E402
 
 
 def _training(route: str):
@@ -55,7 +42,6 @@ def _training(route: str):
 
 
 def _topos_worker(route: str):
-    import numpy as np
 
     training = _training(route)
     state = {"step": 0}
@@ -63,7 +49,7 @@ def _topos_worker(route: str):
     def step() -> int:
         loss = training.step(state["step"])
         state["step"] += 1
-        return int(np.float32(loss).view(np.uint32))
+        return harness.loss_bits(loss)
 
     return step
 
@@ -92,11 +78,7 @@ def _torch_worker():
         state["step"] += 1
         tokens = torch.from_numpy(feeds[inputs["tokens"]].numpy().astype(np.int64))
         targets = torch.from_numpy(feeds[inputs["targets"]].numpy().astype(np.int64))
-        adamw.zero_grad(set_to_none=True)
-        value = loss(model, tokens, targets)
-        value.backward()
-        adamw.step()
-        return int(np.float32(value.item()).view(np.uint32))
+        return harness.torch_step(adamw, lambda: loss(model, tokens, targets))
 
     return step
 
@@ -104,25 +86,18 @@ def _torch_worker():
 def worker(route: str) -> int:
     """Serves one route (interleaved_rounds.serve): each input line `{"steps": n}` trains
     n steps and answers with their times (ms), loss bits and rusage."""
-    step = _torch_worker() if route == "pytorch" else _topos_worker(route)
-    info = {"ready": route, "pid": os.getpid()}
-    if route == "pytorch":
-        info = torch_info(info)
-    return serve(step, info)
+    return harness.serve_route(
+        route, _torch_worker() if route == "pytorch" else _topos_worker(route)
+    )
 
 
-def start_worker(label: str, variables: dict[str, str] | None = None) -> Worker:
+def start_worker(label: str, variables: dict[str, str] | None = None) -> harness.Worker:
     """The worker of a route labelled `route` or `route@variant`."""
-    return Worker(__file__, label.split("@")[0], label, variables)
+    return harness.Worker(__file__, label.split("@")[0], label, variables)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--worker", help=argparse.SUPPRESS)
-    parser.add_argument("--rounds", type=int, default=10, help="interleaved rounds")
-    parser.add_argument("--steps", type=int, default=10, help="timed steps per round")
-    parser.add_argument("--warmup", type=int, default=5, help="untimed steps first")
-    parser.add_argument("--no-torch", action="store_true", help="skip the PyTorch twin")
+    parser = harness.round_parser(__doc__.split("\n\n")[0], rounds=10, steps=10)
     parser.add_argument(
         "--torch-threads",
         type=int,
@@ -130,47 +105,27 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         help="also time the twin at these thread counts (beside its default), e.g. 1",
     )
-    parser.add_argument("--out", type=Path, help="where to write the JSON")
     arguments = parser.parse_args(argv)
     if arguments.worker:
         return worker(arguments.worker)
 
-    routes = list(TOPOS_ROUTES)
-    skipped = pytorch_skipped(arguments.no_torch)
-    if skipped is None:
-        routes.append("pytorch")
+    routes, skipped = harness.timed_routes(TOPOS_ROUTES, ["pytorch"], arguments.no_torch)
     workers = [start_worker(route) for route in routes]
     if "pytorch" in routes:
         for threads in arguments.torch_threads:
             workers.append(start_worker(f"pytorch@{threads}", {"GPT_TORCH_THREADS": str(threads)}))
-    run_rounds(workers, arguments.warmup, arguments.rounds, arguments.steps)
-    results = summarize(workers, ("cpu_ms", "minor_faults"))
-    by_route = {process.route: process for process in workers}
-    parity = by_route["engine"].losses == by_route["recorded"].losses
-    add_ratios(results, {"vs_pytorch": "pytorch"})
+    results = harness.time_rounds(
+        workers, arguments, ("cpu_ms", "minor_faults"), {"vs_pytorch": "pytorch"}
+    )
+    parity = harness.losses_agree(workers, ("engine", "recorded"))
     report = {
         "benchmark": "gpt_step_time",
         "workload": "gpt (synthetic text), 32 windows of 64, 2 shards, AdamW",
-        "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "rounds": arguments.rounds,
-        "steps_per_round": arguments.steps,
-        "warmup": arguments.warmup,
-        "routes": results,
-        "pytorch_skipped": skipped,
-        "loss_bits_identical": parity,
-        "steps_compared": len(by_route["engine"].losses),
-        "environment": environment(),
+        **harness.round_facts(arguments, workers, results, skipped, parity),
+        "environment": harness.environment(),
     }
-    print_table(results, 12, {"vs_pytorch": "x pytorch"})
-    if skipped:
-        print(f"pytorch: skipped the comparison ({skipped})")
-    print(
-        f"loss bits {'identical' if parity else 'DIFFER'} over {report['steps_compared']} "
-        f"steps; load average {report['environment']['load_average'][0]:.2f}"
-    )
-    out = arguments.out or ROOT / "results" / "gpt_step_time.json"
-    write_report(report, out)
-    return 0 if parity else 1
+    harness.print_table(results, 12, {"vs_pytorch": "x pytorch"})
+    return harness.conclude(report, arguments.out or ROOT / "results" / "gpt_step_time.json")
 
 
 if __name__ == "__main__":

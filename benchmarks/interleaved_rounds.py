@@ -7,10 +7,16 @@ times its steps in round 1, then every worker in round 2, the order reversed eve
 round, so a busy spell on the machine falls on all routes alike. `summarize` turns each
 worker's times and rusage into its figures, `add_ratios` divides them by a reference
 route's median, and `print_table` prints them.
+
+What the two benchmarks share beyond that is here too: their command line
+(`round_parser`), a worker's announcement (`serve_route`), which routes run
+(`timed_routes`), the timing itself (`time_rounds`), parity (`losses_agree`), the JSON's
+common part (`round_facts`) and its last words (`conclude`).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -20,7 +26,9 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 USAGE = ("cpu_ms", "system_ms", "minor_faults")
 """What a worker measures of its steps by rusage, summed over a round."""
@@ -48,6 +56,32 @@ def serve(step: Callable[[], int], info: dict) -> int:
         }
         print(json.dumps({"times": times, "losses": losses, "usage": usage}), flush=True)
     return 0
+
+
+def serve_route(route: str, step: Callable[[], int]) -> int:
+    """Serves `step` as the worker of `route`: announces the route and its pid (and, for a
+    PyTorch route, torch's version and threads), then trains as asked (`serve`)."""
+    info = {"ready": route, "pid": os.getpid()}
+    if route.startswith("pytorch"):
+        info = torch_info(info)
+    return serve(step, info)
+
+
+def loss_bits(loss: Any) -> int:
+    """A loss's float32 bit pattern, as a worker reports it."""
+    import numpy as np
+
+    return int(np.float32(loss).view(np.uint32))
+
+
+def torch_step(optimizer: Any, loss: Callable[[], Any]) -> int:
+    """One training step of a PyTorch twin: the gradients zeroed, `loss()` computed and
+    sent back, the optimizer stepped; returns the loss's bits."""
+    optimizer.zero_grad(set_to_none=True)
+    value = loss()
+    value.backward()
+    optimizer.step()
+    return loss_bits(value.item())
 
 
 def torch_info(info: dict) -> dict:
@@ -135,6 +169,35 @@ def run_rounds(workers: Sequence[Worker], warmup: int, rounds: int, steps: int) 
             worker.close()
 
 
+def timed_routes(
+    topos_routes: Sequence[str], twins: Sequence[str], no_torch: bool
+) -> tuple[list[str], str | None]:
+    """The routes to time: topos's, then the PyTorch `twins` unless they are skipped; and
+    why they are (None when they run)."""
+    skipped = pytorch_skipped(no_torch)
+    return [*topos_routes, *(twins if skipped is None else ())], skipped
+
+
+def time_rounds(
+    workers: Sequence[Worker],
+    arguments: argparse.Namespace,
+    per_step: Sequence[str],
+    ratios: Mapping[str, str],
+) -> dict[str, dict]:
+    """Times the workers over the rounds `arguments` asks for (`run_rounds`); returns each
+    route's figures (`summarize`, with `per_step` rusage) and its `ratios` (`add_ratios`)."""
+    run_rounds(workers, arguments.warmup, arguments.rounds, arguments.steps)
+    results = summarize(workers, per_step)
+    add_ratios(results, ratios)
+    return results
+
+
+def losses_agree(workers: Iterable[Worker], *pairs: tuple[str, str]) -> bool:
+    """Whether the two routes of each pair reported the same loss bits at every step."""
+    losses = {worker.route: worker.losses for worker in workers}
+    return all(losses[first] == losses[second] for first, second in pairs)
+
+
 def summarize(workers: Iterable[Worker], per_step: Sequence[str]) -> dict[str, dict]:
     """Each worker's figures by its route: median, quartiles and minimum of its step
     times, and the rusage figures named in `per_step` (of USAGE) per step."""
@@ -202,3 +265,56 @@ def environment(variables: Sequence[str] = ()) -> dict:
         figures["environment"] = {key: os.environ.get(key) for key in variables}
     figures["machine"] = platform.machine()
     return figures
+
+
+def round_parser(description: str, rounds: int, steps: int) -> argparse.ArgumentParser:
+    """A step-time benchmark's command line: the hidden `--worker ROUTE`, `--rounds` of
+    `--steps` timed steps after `--warmup`, `--no-torch` and `--out`; a benchmark adds
+    its own options."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--rounds", type=int, default=rounds, help="interleaved rounds")
+    parser.add_argument("--steps", type=int, default=steps, help="timed steps per round")
+    parser.add_argument("--warmup", type=int, default=5, help="untimed steps first")
+    parser.add_argument("--no-torch", action="store_true", help="skip the PyTorch twin")
+    parser.add_argument("--out", type=Path, help="where to write the JSON")
+    return parser
+
+
+def round_facts(
+    arguments: argparse.Namespace,
+    workers: Sequence[Worker],
+    results: dict[str, dict],
+    skipped: str | None,
+    parity: bool,
+) -> dict:
+    """What every step-time benchmark's JSON says after its name and workload: when, the
+    rounds, each route's figures, why the twin was skipped, and whether the loss bits
+    agreed over how many (engine's) steps."""
+    engine = next(worker for worker in workers if worker.route == "engine")
+    return {
+        "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "rounds": arguments.rounds,
+        "steps_per_round": arguments.steps,
+        "warmup": arguments.warmup,
+        "routes": results,
+        "pytorch_skipped": skipped,
+        "loss_bits_identical": parity,
+        "steps_compared": len(engine.losses),
+    }
+
+
+def conclude(report: dict, out: Path, lead: str = "") -> int:
+    """A benchmark's last words: why the twin was skipped (if it was), `lead` then whether
+    the loss bits agreed and the load average; writes the JSON to `out`. 0 when the bits
+    agreed, else 1."""
+    if report["pytorch_skipped"]:
+        print(f"pytorch: skipped the comparison ({report['pytorch_skipped']})")
+    parity = report["loss_bits_identical"]
+    print(
+        f"{lead}loss bits {'identical' if parity else 'DIFFER'} over "
+        f"{report['steps_compared']} steps; "
+        f"load average {report['environment']['load_average'][0]:.2f}"
+    )
+    write_report(report, out)
+    return 0 if parity else 1

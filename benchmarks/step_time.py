@@ -20,32 +20,21 @@ own worker, when installed.
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 TOPOS_ROUTES = ("engine", "recorded")
+#: The PyTorch twins, and the ratios of every route's median to theirs.
+TWINS = ("pytorch", "pytorch-channels-last")
+RATIOS = {"vs_pytorch": "pytorch", "vs_pytorch_channels_last": "pytorch-channels-last"}
 LEARNING_RATE = 0.05
 BATCH = 64
 POOL = 8  # distinct batches, cycled
 
 sys.path.insert(0, str(HERE))
-from interleaved_rounds import (  # noqa: E402
-    Worker,
-    add_ratios,
-    environment,
-    print_table,
-    pytorch_skipped,
-    run_rounds,
-    serve,
-    summarize,
-    torch_info,
-    write_report,
-)
+import interleaved_rounds as harness  # noqa: E402
 
 # Workers ---------------------------------------------------------------------------------
 
@@ -53,7 +42,6 @@ from interleaved_rounds import (  # noqa: E402
 def _topos_worker(route: str):
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, str(ROOT))
-    import numpy as np
     from cifar10_model import batches, build
 
     trainer = build(route, BATCH)
@@ -63,8 +51,7 @@ def _topos_worker(route: str):
     def step() -> int:
         images, labels = pool[state["step"] % POOL]
         state["step"] += 1
-        loss = trainer.step(images, labels, LEARNING_RATE)
-        return int(np.float32(loss).view(np.uint32))
+        return harness.loss_bits(trainer.step(images, labels, LEARNING_RATE))
 
     return step
 
@@ -108,11 +95,9 @@ def _torch_worker(channels_last: bool = False):
     def step() -> int:
         images, labels = pool[state["step"] % POOL]
         state["step"] += 1
-        optimizer.zero_grad(set_to_none=True)
-        loss = torch.nn.functional.cross_entropy(model(images), labels)
-        loss.backward()
-        optimizer.step()
-        return int(np.float32(loss.item()).view(np.uint32))
+        return harness.torch_step(
+            optimizer, lambda: torch.nn.functional.cross_entropy(model(images), labels)
+        )
 
     return step
 
@@ -121,13 +106,10 @@ def worker(route: str) -> int:
     """Serves one route (interleaved_rounds.serve): each input line `{"steps": n}` trains
     n steps and answers with their times (ms), loss bits and rusage."""
     if route.startswith("pytorch"):
-        step = _torch_worker(channels_last=route == "pytorch-channels-last")
-    else:
-        step = _topos_worker(route)
-    info = {"ready": route, "pid": os.getpid()}
-    if route.startswith("pytorch"):
-        info = torch_info(info)
-    return serve(step, info)
+        return harness.serve_route(
+            route, _torch_worker(channels_last=route == "pytorch-channels-last")
+        )
+    return harness.serve_route(route, _topos_worker(route))
 
 
 # Parent ----------------------------------------------------------------------------------
@@ -140,19 +122,14 @@ def start_worker(
     variables: dict[str, str] | None = None,
     checkout: Path | None = None,
     label: str | None = None,
-) -> Worker:
+) -> harness.Worker:
     """A route's worker process: this script's, or that of another `checkout` of topos."""
     script = Path(__file__) if checkout is None else checkout / "benchmarks" / "step_time.py"
-    return Worker(script, route, label, variables)
+    return harness.Worker(script, route, label, variables)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--worker", help=argparse.SUPPRESS)
-    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds")
-    parser.add_argument("--steps", type=int, default=20, help="timed steps per round")
-    parser.add_argument("--warmup", type=int, default=5, help="untimed steps first")
-    parser.add_argument("--no-torch", action="store_true", help="skip the PyTorch twin")
+    parser = harness.round_parser(__doc__.split("\n\n")[0], rounds=5, steps=20)
     parser.add_argument(
         "--keep-freed-memory",
         action="store_true",
@@ -166,15 +143,11 @@ def main(argv: list[str] | None = None) -> int:
         help="another checkout of topos (for example `git worktree add /tmp/base main`): its "
         "routes run too, as engine@base and recorded@base, interleaved with these",
     )
-    parser.add_argument("--out", type=Path, help="where to write the JSON")
     arguments = parser.parse_args(argv)
     if arguments.worker:
         return worker(arguments.worker)
 
-    routes = list(TOPOS_ROUTES)
-    skipped = pytorch_skipped(arguments.no_torch)
-    if skipped is None:
-        routes += ["pytorch", "pytorch-channels-last"]
+    routes, skipped = harness.timed_routes(TOPOS_ROUTES, TWINS, arguments.no_torch)
     allocator = {}
     if arguments.keep_freed_memory:
         allocator = {"MALLOC_MMAP_THRESHOLD_": str(2**30), "MALLOC_TRIM_THRESHOLD_": str(2**31)}
@@ -186,45 +159,30 @@ def main(argv: list[str] | None = None) -> int:
             start_worker(route, allocator, arguments.baseline.resolve(), f"{route}@base")
             for route in TOPOS_ROUTES
         ]
-    run_rounds(workers, arguments.warmup, arguments.rounds, arguments.steps)
-    results = summarize(workers, ("cpu_ms", "system_ms", "minor_faults"))
-    by_route = {worker_process.route: worker_process for worker_process in workers}
-    parity = by_route["engine"].losses == by_route["recorded"].losses
-    if arguments.baseline:
-        parity = parity and by_route["engine@base"].losses == by_route["recorded@base"].losses
-    add_ratios(
-        results,
-        {"vs_pytorch": "pytorch", "vs_pytorch_channels_last": "pytorch-channels-last"},
+    results = harness.time_rounds(
+        workers, arguments, ("cpu_ms", "system_ms", "minor_faults"), RATIOS
     )
+    pairs = [("engine", "recorded")]
+    if arguments.baseline:
+        pairs.append(("engine@base", "recorded@base"))
+    parity = harness.losses_agree(workers, *pairs)
+    recorded_vs_engine = results["recorded"]["median_ms"] / results["engine"]["median_ms"]
     report = {
         "benchmark": "step_time",
         "workload": "cifar10 seed model, batch 64, SGD 0.05, synthetic normal batches",
-        "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "rounds": arguments.rounds,
-        "steps_per_round": arguments.steps,
-        "warmup": arguments.warmup,
-        "routes": results,
-        "pytorch_skipped": skipped,
-        "loss_bits_identical": parity,
-        "steps_compared": len(by_route["engine"].losses),
+        **harness.round_facts(arguments, workers, results, skipped, parity),
         "topos_allocator": "keeps freed memory (estimate)" if allocator else "default",
-        "recorded_vs_engine": results["recorded"]["median_ms"] / results["engine"]["median_ms"],
+        "recorded_vs_engine": recorded_vs_engine,
         "baseline": str(arguments.baseline) if arguments.baseline else None,
-        "environment": environment(BLAS_VARIABLES),
+        "environment": harness.environment(BLAS_VARIABLES),
     }
-    print_table(results, 22, {"vs_pytorch": "x pytorch", "vs_pytorch_channels_last": "x ch-last"})
+    harness.print_table(
+        results, 22, {"vs_pytorch": "x pytorch", "vs_pytorch_channels_last": "x ch-last"}
+    )
     if allocator:
         print("topos workers ran with glibc keeping freed memory (an arena's estimate)")
-    if skipped:
-        print(f"pytorch: skipped the comparison ({skipped})")
-    print(
-        f"recorded/engine {report['recorded_vs_engine']:.2f}x; loss bits "
-        f"{'identical' if parity else 'DIFFER'} over {report['steps_compared']} steps; "
-        f"load average {report['environment']['load_average'][0]:.2f}"
-    )
     out = arguments.out or ROOT / "results" / "step_time.json"
-    write_report(report, out)
-    return 0 if parity else 1
+    return harness.conclude(report, out, lead=f"recorded/engine {recorded_vs_engine:.2f}x; ")
 
 
 if __name__ == "__main__":

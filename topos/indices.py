@@ -7,31 +7,27 @@ from typing import Any
 
 import numpy as np
 
-from topos.errors import ShapeError
-from topos.tensor import Shape, ShapeLike
+from topos.tensor import Payload, Shape, ShapeLike, require_volume
 
 #: The dtype indices are held in: NumPy's own index type, so kernels index with no copy.
 INDEX_DTYPE = np.dtype(np.intp)
 
 
-class Indices:
+class Indices(Payload):
     """Integers in `0..classes-1` with a Shape: what an index input of a tape holds.
 
     `Indices(shape, data, classes)` copies `data` and refuses a value outside the
     range, so a kernel that picks rows by these never reads outside its table.
     """
 
-    __slots__ = ("_array", "_shape", "classes")
+    __slots__ = ("classes",)
 
     def __init__(self, shape: ShapeLike, data: Any, classes: int) -> None:
         shape = Shape.of(shape)
         source = np.asarray(data)
         if source.size and not np.issubdtype(source.dtype, np.integer):
             raise TypeError(f"Indices: values must be integers, not {source.dtype}")
-        if source.size != shape.volume:
-            raise ShapeError(
-                f"Indices: {source.size} values do not fill shape {shape} (volume {shape.volume})"
-            )
+        require_volume("Indices", source.size, shape)
         classes = int(classes)
         if classes < 1:
             raise ValueError(f"Indices: {classes} classes; at least one is needed")
@@ -55,20 +51,6 @@ class Indices:
         array = np.asarray(values if isinstance(values, np.ndarray) else list(values))
         return cls(array.shape, array, classes)
 
-    @property
-    def shape(self) -> Shape:
-        """The extents."""
-        return self._shape
-
-    @property
-    def dtype(self) -> np.dtype:
-        """The integer dtype the indices are held in."""
-        return self._array.dtype
-
-    def numpy(self) -> np.ndarray:
-        """The indices as a read-only NumPy array (no copy)."""
-        return self._array
-
     def rows(self, start: int, stop: int) -> Indices:
         """Rows `start:stop` along the first axis (a shard of a batch), without a copy."""
         part = Indices.__new__(Indices)
@@ -80,13 +62,7 @@ class Indices:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Indices):
             return NotImplemented
-        return (
-            self._shape == other._shape
-            and self.classes == other.classes
-            and np.array_equal(self._array, other._array)
-        )
-
-    __hash__ = None  # type: ignore[assignment]
+        return self.classes == other.classes and self._same_values(other)
 
     def __repr__(self) -> str:
         return f"Indices(shape={self._shape}, classes={self.classes})"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from math import prod
 from typing import Any
 
@@ -91,22 +91,76 @@ def _float_dtype(requested: Any, data: Any) -> np.dtype:
     return dtype
 
 
-class Tensor:
+def require_volume(kind: str, size: int, shape: Shape) -> None:
+    """Refuses (ShapeError) `size` values that do not fill `shape`, naming the payload `kind`."""
+    if size != shape.volume:
+        raise ShapeError(f"{kind}: {size} values do not fill shape {shape} (volume {shape.volume})")
+
+
+class Payload:
+    """What every immutable payload is: a read-only NumPy array with a Shape (a Tensor's
+    floats, an Indices' integers)."""
+
+    __slots__ = ("_array", "_shape")
+
+    _array: np.ndarray
+    _shape: Shape
+
+    @property
+    def shape(self) -> Shape:
+        """The extents."""
+        return self._shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The dtype the values are held in: float32 or float64 for a Tensor."""
+        return self._array.dtype
+
+    def numpy(self) -> np.ndarray:
+        """The values as a read-only NumPy array (no copy)."""
+        return self._array
+
+    def _same_values(self, other: Payload) -> bool:
+        """Whether `other` has this shape, this dtype and every bit of these values."""
+        return (
+            self._shape == other._shape
+            and self.dtype == other.dtype
+            and self._array.tobytes() == other._array.tobytes()
+        )
+
+    # Equal payloads may be told apart by what they are (see `__eq__`); none is hashable.
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _arithmetic(
+    ufunc: np.ufunc, name: str, swap: bool = False
+) -> Callable[[Tensor, Tensor | float], Tensor]:
+    """A Tensor's operator method: `ufunc` of its payload and the other operand (a Tensor
+    of its shape and dtype, a rank-0 one, or a Python number); `swap` for the reflected one."""
+
+    def operator(self: Tensor, other: Tensor | float) -> Tensor:
+        operand = self._operand(other, name)
+        if operand is NotImplemented:
+            return NotImplemented
+        left, right = (operand, self._array) if swap else (self._array, operand)
+        return Tensor._own(np.asarray(ufunc(left, right), dtype=self.dtype))
+
+    return operator
+
+
+class Tensor(Payload):
     """An immutable payload: a float32 (or float64) array with a Shape.
 
     `Tensor(shape, data)` copies `data` (a NumPy array or any sequence) so that
     nobody else can change it afterwards; `numpy()` hands out a read-only view.
     """
 
-    __slots__ = ("_array", "_shape")
+    __slots__ = ()
 
     def __init__(self, shape: ShapeLike, data: Any, dtype: Any = None) -> None:
         shape = Shape.of(shape)
         array = np.array(data, dtype=_float_dtype(dtype, data), copy=True)
-        if array.size != shape.volume:
-            raise ShapeError(
-                f"Tensor: {array.size} values do not fill shape {shape} (volume {shape.volume})"
-            )
+        require_volume("Tensor", array.size, shape)
         # Locking the copy itself, not only a view of it, keeps anyone from turning
         # the read-only view writeable again.
         array.flags.writeable = False
@@ -155,20 +209,6 @@ class Tensor:
         rows[np.arange(labels.size), labels.astype(np.int64)] = value
         return cls._own(rows)
 
-    @property
-    def shape(self) -> Shape:
-        """The tensor's extents."""
-        return self._shape
-
-    @property
-    def dtype(self) -> np.dtype:
-        """float32 or float64."""
-        return self._array.dtype
-
-    def numpy(self) -> np.ndarray:
-        """The payload as a read-only NumPy array (no copy)."""
-        return self._array
-
     def scalar(self) -> float:
         """The single value of a volume-1 tensor, as a NumPy scalar of its dtype (np.float32)."""
         if self._shape.volume != 1:
@@ -208,51 +248,21 @@ class Tensor:
             return float(other)
         return NotImplemented
 
-    def _binary(self, other: Tensor | float, ufunc: np.ufunc, name: str, swap: bool = False):
-        operand = self._operand(other, name)
-        if operand is NotImplemented:
-            return NotImplemented
-        left, right = (operand, self._array) if swap else (self._array, operand)
-        return Tensor._own(np.asarray(ufunc(left, right), dtype=self.dtype))
-
-    def __add__(self, other):
-        return self._binary(other, np.add, "add")
-
-    def __radd__(self, other):
-        return self._binary(other, np.add, "add", swap=True)
-
-    def __sub__(self, other):
-        return self._binary(other, np.subtract, "sub")
-
-    def __rsub__(self, other):
-        return self._binary(other, np.subtract, "sub", swap=True)
-
-    def __mul__(self, other):
-        return self._binary(other, np.multiply, "mul")
-
-    def __rmul__(self, other):
-        return self._binary(other, np.multiply, "mul", swap=True)
-
-    def __truediv__(self, other):
-        return self._binary(other, np.divide, "div")
-
-    def __rtruediv__(self, other):
-        return self._binary(other, np.divide, "div", swap=True)
+    __add__ = _arithmetic(np.add, "add")
+    __radd__ = _arithmetic(np.add, "add", swap=True)
+    __sub__ = _arithmetic(np.subtract, "sub")
+    __rsub__ = _arithmetic(np.subtract, "sub", swap=True)
+    __mul__ = _arithmetic(np.multiply, "mul")
+    __rmul__ = _arithmetic(np.multiply, "mul", swap=True)
+    __truediv__ = _arithmetic(np.divide, "div")
+    __rtruediv__ = _arithmetic(np.divide, "div", swap=True)
 
     def __neg__(self) -> Tensor:
         return Tensor._own(np.negative(self._array))
 
     def __eq__(self, other: object) -> bool:
         """Exact equality of shape, dtype and every bit of the payload."""
-        if not isinstance(other, Tensor):
-            return NotImplemented
-        return (
-            self._shape == other._shape
-            and self.dtype == other.dtype
-            and self._array.tobytes() == other._array.tobytes()
-        )
-
-    __hash__ = None  # type: ignore[assignment]
+        return self._same_values(other) if isinstance(other, Tensor) else NotImplemented
 
     def __repr__(self) -> str:
         return f"Tensor(shape={self._shape}, dtype={self.dtype.name})"

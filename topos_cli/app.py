@@ -17,14 +17,15 @@ from typer.core import TyperGroup
 from topos_cli.check_command import check_command
 from topos_cli.data_commands import data_application
 from topos_cli.errors import ExitStatus, ToposError
+from topos_cli.grade_commands import frontier_command, grade_command
 from topos_cli.interruption import start_raising
 from topos_cli.options import (
     BudgetOption,
     DataOption,
     RouteOption,
+    ToleranceOption,
     WorkloadOption,
     chosen_budget,
-    chosen_routes,
 )
 from topos_cli.output_stream import guard_standard_streams
 
@@ -208,182 +209,17 @@ def run(
     )
 
 
-@application.command()
-def grade(
-    workload: WorkloadOption = "cifar10",
-    steps: Annotated[
-        int, typer.Option("--steps", "-n", help="Training steps per run (at least 1).")
-    ] = 300,
-    routes: Annotated[
-        str, typer.Option("--routes", help="Comma-separated routes to grade, in order.")
-    ] = "engine,recorded",
-    repeat: Annotated[
-        int,
-        typer.Option(
-            "--repeat",
-            help="Runs per route, interleaved engine, recorded, recorded, engine, ...",
-        ),
-    ] = 1,
-    data: DataOption = "synthetic",
-    threads: Annotated[
-        int | None,
-        typer.Option(
-            "--threads",
-            help="BLAS/OpenMP threads in each worker (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, "
-            "MKL_NUM_THREADS); default: the libraries' own choice.",
-        ),
-    ] = None,
-    json_path: Annotated[
-        str | None,
-        typer.Option(
-            "--json",
-            help="Where to write the result JSON; '-' for standard output. "
-            "Default: results/grade-<workload>-<UTC timestamp>.json.",
-        ),
-    ] = None,
-    baseline: Annotated[
-        str | None,
-        typer.Option("--baseline", help="An earlier result of this workload to compare with."),
-    ] = None,
-    tolerance: Annotated[
-        str | None,
-        typer.Option(
-            "--tolerance",
-            help="Regression tolerance against --baseline, e.g. time=10%,memory=5% (the "
-            "default); one bare value sets both.",
-        ),
-    ] = None,
-    timeout: Annotated[
-        float,
-        typer.Option("--timeout", help="Seconds one run of a route may take before it is killed."),
-    ] = 3600.0,
-    markdown: Annotated[
-        bool, typer.Option("--markdown", help="Print the verdict as a Markdown table.")
-    ] = False,
-    github_benchmark: Annotated[
-        str | None,
-        typer.Option(
-            "--github-benchmark",
-            help="Also write github-action-benchmark's customSmallerIsBetter JSON here.",
-        ),
-    ] = None,
-    check: Annotated[
-        bool,
-        typer.Option(
-            "--check",
-            help="First check the gradients against finite differences (topos check); "
-            "wrong gradients end the grade with exit 3 before any route is timed.",
-        ),
-    ] = False,
-    budget: BudgetOption = None,
-) -> None:
-    """Grade the routes: speed, memory, and bit-for-bit parity of their losses.
-
-    Each route trains in a fresh worker process of its own, one at a time; the
-    parent measures time per step and peak memory, checks that the losses agree
-    at every step, prints the verdict and writes the result as JSON.
-
-    Exit status: 0 when every route finished and the losses agree; otherwise 1,
-    2, 3, 4 or 130, as the exit-status table of the README says.
-
-    Example: topos grade --steps 50 --repeat 2 --json results/today.json
-
-    Example: topos grade --routes engine,recorded,remat --budget 60%
-    """
-    from topos_cli.grade import GradeOptions, run_grade
-
-    options = GradeOptions(
-        workload=workload,
-        steps=steps,
-        routes=chosen_routes(routes),
-        repeat=repeat,
-        data=data,
-        threads=threads,
-        json_path=json_path,
-        baseline=baseline,
-        tolerance=tolerance,
-        timeout=timeout,
-        markdown=markdown,
-        github_benchmark=github_benchmark,
-        check=check,
-        budget=chosen_budget(budget),
-    )
-    raise typer.Exit(run_grade(options))
-
-
-@application.command()
-def frontier(
-    workload: WorkloadOption = "cifar10",
-    budgets: Annotated[
-        str,
-        typer.Option(
-            "--budgets",
-            help="Comma-separated remat budgets: percentages of recorded's planned bytes, "
-            "bytes with a unit, or floor.",
-        ),
-    ] = "100%,75%,50%,35%,floor",
-    steps: Annotated[
-        int, typer.Option("--steps", "-n", help="Training steps per point (at least 1).")
-    ] = 300,
-    data: DataOption = "synthetic",
-    threads: Annotated[
-        int | None, typer.Option("--threads", help="BLAS/OpenMP threads in each worker.")
-    ] = None,
-    json_path: Annotated[
-        str | None,
-        typer.Option(
-            "--json",
-            help="Where to write the result JSON ('-' for standard output); the picture "
-            "goes beside it as SVG. Default: results/frontier-<workload>-<UTC timestamp>.json.",
-        ),
-    ] = None,
-    timeout: Annotated[
-        float, typer.Option("--timeout", help="Seconds one point may take before it is killed.")
-    ] = 3600.0,
-    markdown: Annotated[
-        bool, typer.Option("--markdown", help="Print the table as Markdown.")
-    ] = False,
-) -> None:
-    """Grade engine, recorded and remat at each budget: the frontier of speed and memory.
-
-    Each point is graded in a worker of its own, as grade does.
-
-    Prints ms/step against training Δ and peak RSS per point, checks the losses bit for
-    bit across every point, and writes the result JSON with an SVG picture beside it. A
-    budget below the floor is listed, not graded. Exit statuses as for grade.
-
-    Example: topos frontier --workload mnist --budgets 100%,70%,floor --steps 100
-    """
-    from topos_cli.frontier import FrontierOptions, run_frontier
-
-    names = [name.strip() for name in budgets.split(",")]
-    if not all(names):
-        fail(f"--budgets {budgets!r} has an empty budget between commas")
-    chosen = tuple(dict.fromkeys(chosen_budget(name) for name in names))
-    options = FrontierOptions(
-        workload=workload,
-        budgets=chosen,
-        steps=steps,
-        data=data,
-        threads=threads,
-        json_path=json_path,
-        timeout=timeout,
-        markdown=markdown,
-    )
-    raise typer.Exit(run_frontier(options))
+# grade and frontier, whose command lines are kept together in grade_commands.py, come
+# here in the list of commands: after run, before compare.
+application.command("grade")(grade_command)
+application.command("frontier")(frontier_command)
 
 
 @application.command()
 def compare(
     old: Annotated[str, typer.Argument(help="The earlier result JSON.", show_default=False)],
     new: Annotated[str, typer.Argument(help="The later result JSON.", show_default=False)],
-    tolerance: Annotated[
-        str | None,
-        typer.Option(
-            "--tolerance",
-            help="e.g. time=10%,memory=5% (the default); one bare value sets both.",
-        ),
-    ] = None,
+    tolerance: ToleranceOption = None,
     markdown: Annotated[
         bool, typer.Option("--markdown", help="Print the comparison as a Markdown table.")
     ] = False,
@@ -457,10 +293,7 @@ def history(
             help="Write the HTML page here (default: history.html in the first folder read).",
         ),
     ] = None,
-    tolerance: Annotated[
-        str | None,
-        typer.Option("--tolerance", help="As for compare: e.g. time=10%,memory=5% (the default)."),
-    ] = None,
+    tolerance: ToleranceOption = None,
     markdown: Annotated[
         bool, typer.Option("--markdown", help="Print the tables as Markdown.")
     ] = False,

@@ -1,4 +1,8 @@
-"""`topos check`: the command line of the gradient check (the check itself: check.py)."""
+"""`topos check`: the command line of the gradient check (the check itself: check.py).
+
+Its options go from what is checked (workload, routes, data, rows) to how (directions,
+seed) to where the result goes (JSON).
+"""
 
 from __future__ import annotations
 
@@ -6,27 +10,28 @@ from typing import Annotated
 
 import typer
 
-from topos_cli.options import DataOption, WorkloadOption, chosen_routes
+from topos_cli.options import DataOption, WorkloadOption, chosen_routes, options_of
 
 
 def check_command(
+    context: typer.Context,
     workload: WorkloadOption = "cifar10",
-    route: Annotated[
+    routes: Annotated[
         str, typer.Option("--route", "-r", help="Comma-separated routes to check.")
     ] = "engine,recorded",
-    directions: Annotated[
-        int, typer.Option("--directions", "-k", help="Random directions per parameter.")
-    ] = 3,
-    seed: Annotated[int, typer.Option("--seed", help="Seeds the directions.")] = 0,
     data: DataOption = "synthetic",
-    json_path: Annotated[
-        str | None,
-        typer.Option("--json", help="Also write the result as JSON here; '-' for standard output."),
-    ] = None,
     rows: Annotated[
         int,
         typer.Option("--rows", help="Rows of the first batch to differentiate (at most a shard)."),
     ] = 16,
+    directions: Annotated[
+        int, typer.Option("--directions", "-k", help="Random directions per parameter.")
+    ] = 3,
+    seed: Annotated[int, typer.Option("--seed", help="Seeds the directions.")] = 0,
+    json_path: Annotated[
+        str | None,
+        typer.Option("--json", help="Also write the result as JSON here; '-' for standard output."),
+    ] = None,
 ) -> None:
     """Check each route's gradient against finite differences, in float64.
 
@@ -42,13 +47,5 @@ def check_command(
     """
     from topos_cli.check import CheckOptions, run_check
 
-    options = CheckOptions(
-        workload=workload,
-        routes=chosen_routes(route),
-        directions=directions,
-        seed=seed,
-        data=data,
-        json_path=json_path,
-        rows=rows,
-    )
+    options = options_of(context, CheckOptions, routes=chosen_routes(routes))
     raise typer.Exit(run_check(options))

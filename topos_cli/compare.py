@@ -22,12 +22,13 @@ verdicts, so both sides are measured the same way.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from topos_cli.display.units import MEBIBYTE
 from topos_cli.errors import IncomparableResultsError
 from topos_cli.exit_status import ExitStatus, most_severe
+from topos_cli.json_record import JsonRecord
 from topos_cli.result_file import read_repeats, validate_result
 from topos_cli.statistics import mann_whitney, median
 from topos_cli.verdict import RunRecord
@@ -35,9 +36,12 @@ from topos_cli.verdict import RunRecord
 #: The figures compared per route, in the order they are shown.
 FIGURES = ("ms/step", "peak RSS", "training delta")
 
+#: The statuses of a significant change: past the tolerance, and not noise.
+SIGNIFICANT = ("regression", "improvement")
+
 
 @dataclass(frozen=True)
-class CompareSettings:
+class CompareSettings(JsonRecord):
     """The tolerances and significance level a comparison applies."""
 
     #: A relative increase in median ms/step beyond which time regresses.
@@ -48,13 +52,9 @@ class CompareSettings:
     #: Memory changes smaller than this many bytes are within tolerance whatever their ratio.
     memory_floor_bytes: int = MEBIBYTE
 
-    def to_json(self) -> dict[str, Any]:
-        """The settings as a JSON-ready dict."""
-        return asdict(self)
-
 
 @dataclass(frozen=True)
-class FigureChange:
+class FigureChange(JsonRecord):
     """How one figure of one route changed between the old result and the new.
 
     `status` is `regression`, `improvement`, `within tolerance`, `not
@@ -73,10 +73,6 @@ class FigureChange:
     p_value: float | None
     significant: bool | None
     status: str
-
-    def to_json(self) -> dict[str, Any]:
-        """The change as a JSON-ready dict."""
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -167,6 +163,37 @@ def _classify(change: float | None, tolerance: float, significant: bool | None) 
     return "regression" if change > 0 else "improvement"
 
 
+def _judged_change(
+    route: str,
+    figure: str,
+    unit: str,
+    old: float | None,
+    new: float | None,
+    tolerance: float,
+    significant: bool | None,
+    p_value: float | None = None,
+    floor: float = 0.0,
+) -> FigureChange:
+    """One figure's change, classified against `tolerance`; a change of less than `floor`
+    (in the figure's unit) is within tolerance whatever its ratio."""
+    change = _relative_change(old, new)
+    status = _classify(change, tolerance, significant)
+    if status in (*SIGNIFICANT, "not significant") and abs(new - old) < floor:
+        status = "within tolerance"  # a classified change has both figures
+    return FigureChange(
+        route=route,
+        figure=figure,
+        unit=unit,
+        old=old,
+        new=new,
+        change=change,
+        tolerance=tolerance,
+        p_value=p_value,
+        significant=significant,
+        status=status,
+    )
+
+
 def _compare_time(
     route: str,
     old_runs: Sequence[RunRecord],
@@ -186,18 +213,8 @@ def _compare_time(
     if timed_old >= 2 and timed_new >= 2:
         p_value = mann_whitney(new_steps, old_steps).p_value
     significant = None if p_value is None else p_value < settings.significance_level
-    change = _relative_change(old, new)
-    return FigureChange(
-        route=route,
-        figure="ms/step",
-        unit="ms",
-        old=old,
-        new=new,
-        change=change,
-        tolerance=settings.time_tolerance,
-        p_value=p_value,
-        significant=significant,
-        status=_classify(change, settings.time_tolerance, significant),
+    return _judged_change(
+        route, "ms/step", "ms", old, new, settings.time_tolerance, significant, p_value
     )
 
 
@@ -218,25 +235,15 @@ def _compare_memory(
             significant = min(new_values) > max(old_values)
         else:
             significant = max(new_values) < min(old_values)
-    status = _classify(change, settings.memory_tolerance, significant)
-    if (
-        status in ("regression", "improvement", "not significant")
-        and old is not None
-        and new is not None
-        and abs(new - old) < settings.memory_floor_bytes
-    ):
-        status = "within tolerance"
-    return FigureChange(
-        route=route,
-        figure=figure,
-        unit="bytes",
-        old=old,
-        new=new,
-        change=change,
-        tolerance=settings.memory_tolerance,
-        p_value=None,
-        significant=significant,
-        status=status,
+    return _judged_change(
+        route,
+        figure,
+        "bytes",
+        old,
+        new,
+        settings.memory_tolerance,
+        significant,
+        floor=settings.memory_floor_bytes,
     )
 
 

@@ -1,6 +1,7 @@
-"""`topos frontier` without its command line: engine, recorded, and remat at each budget,
-each in a worker of its own as `grade` runs them; a table of ms/step against training Δ
-and peak RSS, a picture of it beside the result JSON, parity checked across every point.
+"""`topos frontier`: a grade whose options name remat budgets (`GradeOptions.budgets`) runs
+engine, recorded, and remat at each budget, each in a worker of its own as `run_grade`
+runs every grade; what this module adds is a table of ms/step against training Δ and peak
+RSS, a picture of it beside the result JSON, parity checked across every point.
 
 A point is named by its route, and remat's by its budget too (`remat@50%`). A budget
 below the floor of the workload's remat plan is not graded: the table says so, with the
@@ -10,8 +11,8 @@ statuses are those of `topos grade`.
 
 from __future__ import annotations
 
-import sys
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -19,7 +20,7 @@ from topos_cli.display.frontier_picture import FrontierPoint, frontier_svg
 from topos_cli.display.tables import markdown_table, plain_table
 from topos_cli.display.units import MEBIBYTE, format_bytes, format_milliseconds
 from topos_cli.grade import end_grade, grade_exit_status, judge_record, run_routes
-from topos_cli.grade_plan import DEFAULT_TIMEOUT_SECONDS, GradeOptions, GradePlan, prepare
+from topos_cli.grade_plan import GradePlan
 from topos_cli.grade_result import (
     GradeRecord,
     compose_grade_result,
@@ -28,16 +29,10 @@ from topos_cli.grade_result import (
     memory_predictions,
     route_facts,
 )
-from topos_cli.host import host_facts
-from topos_cli.interruption import interruptions_raised
 from topos_cli.monitor import WorkerObserver
-from topos_cli.process_tree import adopt_orphans
 from topos_cli.result_destination import save_result
 from topos_cli.result_file import default_result_path
 from topos_cli.verdict import Verdict
-
-#: The budgets a frontier grades remat at unless told otherwise.
-DEFAULT_BUDGETS = ("100%", "75%", "50%", "35%", "floor")
 
 HEADERS = (
     "point",
@@ -51,20 +46,6 @@ HEADERS = (
 )
 
 
-@dataclass(frozen=True)
-class FrontierOptions:
-    """What `topos frontier` was asked to do."""
-
-    workload: str = "cifar10"
-    budgets: tuple[str, ...] = DEFAULT_BUDGETS
-    steps: int = 300
-    data: str | None = None
-    threads: int | None = None
-    json_path: str | None = None
-    timeout: float | None = DEFAULT_TIMEOUT_SECONDS
-    markdown: bool = False
-
-
 def point_label(route: str, budget: str | None) -> str:
     """`engine`, `recorded`, or `remat@50%`."""
     return route if budget is None else f"{route}@{budget}"
@@ -74,12 +55,8 @@ def picture_path(result_path: str, workload: str) -> Path:
     """Where the picture goes: beside the result JSON, or in results/ when the JSON goes
     to standard output."""
     if result_path == "-":
-        return _frontier_name(default_result_path(workload)).with_suffix(".svg")
+        return default_result_path(workload, command="frontier").with_suffix(".svg")
     return Path(result_path).with_suffix(".svg")
-
-
-def _frontier_name(path: Path) -> Path:
-    return path.with_name(path.name.replace("grade-", "frontier-", 1))
 
 
 def _is_refused_budget(result, request) -> bool:
@@ -162,40 +139,17 @@ def frontier_points(verdict: Verdict | None) -> list[FrontierPoint]:
     return points
 
 
-def run_frontier(
-    options: FrontierOptions,
-    *,
-    stdout: TextIO | None = None,
-    stderr: TextIO | None = None,
-    display: WorkerObserver | None = None,
+def grade_points(
+    plan: GradePlan,
+    host: Mapping[str, Any],
+    display: WorkerObserver | None,
+    stdout: TextIO,
+    stderr: TextIO,
 ) -> int:
-    """Validates, runs, judges, records, draws and prints a frontier; returns its exit
-    status (a usage error raises ToposUsageError, as `run_grade` does)."""
-    stdout = stdout if stdout is not None else sys.stdout
-    stderr = stderr if stderr is not None else sys.stderr
-    if not options.budgets:
-        from topos_cli.errors import ToposUsageError
-
-        raise ToposUsageError("--budgets names no budget")
-    grade_options = GradeOptions(
-        workload=options.workload,
-        steps=options.steps,
-        routes=("engine", "recorded"),
-        data=options.data,
-        threads=options.threads,
-        json_path=options.json_path,
-        timeout=options.timeout,
-        markdown=options.markdown,
-        budgets=options.budgets,
-    )
-    plan = prepare(grade_options)
-    if options.json_path is None:
-        plan.result_path = str(_frontier_name(Path(plan.result_path)))
-    adopt_orphans()
-    host = host_facts()
-    with interruptions_raised():
-        record, refused = run_points(plan, display)
-        return _finish(plan, record, refused, host, stdout=stdout, stderr=stderr)
+    """A frontier's part of `run_grade`: runs every point (`run_points`), then judges,
+    writes, draws and prints them; returns the exit status."""
+    record, refused = run_points(plan, display)
+    return _finish(plan, record, refused, host, stdout=stdout, stderr=stderr)
 
 
 def _finish(plan, record, refused, host, *, stdout: TextIO, stderr: TextIO) -> int:

@@ -242,7 +242,8 @@ def run_grade(
 
     Raises `ToposUsageError` for bad options (before any worker starts) and
     for a data or workload error a worker reported (after the result is
-    written).
+    written). A grade with remat budgets (`options.budgets`) is a frontier: its points
+    are run and its result finished by `topos_cli.frontier`.
     """
     stdout = stdout if stdout is not None else sys.stdout
     stderr = stderr if stderr is not None else sys.stderr
@@ -259,5 +260,9 @@ def run_grade(
     host = host_facts()
     with interruptions_raised():
         # run_routes returns with signals ignored, so judging and writing cannot be cut short.
+        if options.budgets:
+            from topos_cli.frontier import grade_points  # it builds on this module
+
+            return grade_points(plan, host, display, stdout, stderr)
         record = run_routes(plan, display)
         return finish_grade(plan, record, host, stdout=stdout, stderr=stderr)

@@ -122,7 +122,10 @@ def prepare(options: GradeOptions, moment: datetime | None = None) -> GradePlan:
         )
     compare_settings = parse_tolerance(options.tolerance)
     data = data_directory(options.data)
-    result_path = options.json_path or str(default_result_path(options.workload, started))
+    # A grade of remat at several budgets is a frontier, and its result is named so.
+    command = "frontier" if options.budgets else "grade"
+    default_path = default_result_path(options.workload, started, command=command)
+    result_path = options.json_path or str(default_path)
     # Nothing is created yet: a usage error must leave no folder behind.
     check_destination(result_path, "--json")
     if options.github_benchmark is not None:

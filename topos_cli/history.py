@@ -17,13 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from topos_cli.compare import FIGURES, CompareSettings, FigureChange, compare_results
+from topos_cli.compare import (
+    FIGURES,
+    SIGNIFICANT,
+    CompareSettings,
+    FigureChange,
+    compare_results,
+)
 from topos_cli.display.result_description import describe_commit
 from topos_cli.errors import ToposError, ToposUsageError
 from topos_cli.result_file import load_result
-
-#: What `compare` calls a significant change: past the tolerance, and not noise.
-SIGNIFICANT = ("regression", "improvement")
 
 
 @dataclass(frozen=True)

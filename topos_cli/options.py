@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
 
 import typer
 
@@ -30,6 +31,26 @@ DataOption = Annotated[
     str,
     typer.Option("--data", help="A directory holding the real data files, or 'synthetic'."),
 ]
+ToleranceOption = Annotated[
+    str | None,
+    typer.Option(
+        "--tolerance",
+        help="Regression tolerance, as compare judges it: e.g. time=10%,memory=5% (the "
+        "default); one bare value sets both.",
+    ),
+]
+
+#: What a command's options are gathered into: `GradeOptions`, `CheckOptions`.
+Options = TypeVar("Options")
+
+
+def options_of(
+    context: typer.Context, options_type: Callable[..., Options], **parsed: Any
+) -> Options:
+    """A command's options as `options_type`, whose fields its parameters are named after:
+    every parameter as given, the `parsed` ones (read from their text, or fixed by the
+    command) in their place. A parameter with no field of its name is a TypeError."""
+    return options_type(**{**context.params, **parsed})
 
 
 def chosen_routes(text: str) -> tuple[str, ...]:

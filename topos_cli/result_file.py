@@ -56,16 +56,20 @@ def utc_timestamp(moment: datetime | None = None) -> str:
 
 
 def default_result_path(
-    workload: str, moment: datetime | None = None, directory: Path = DEFAULT_DIRECTORY
+    workload: str,
+    moment: datetime | None = None,
+    directory: Path = DEFAULT_DIRECTORY,
+    command: str = "grade",
 ) -> Path:
-    """`results/grade-<workload>-<UTC timestamp>.json`, e.g. `grade-cifar10-20260814T101500Z.json`.
+    """`results/<command>-<workload>-<UTC timestamp>.json`, e.g.
+    `grade-cifar10-20260814T101500Z.json` (`frontier-...` for a frontier).
 
     The workload's name is reduced to characters safe in a file name, since
     a user's own workload may be named after a module path.
     """
     moment = (moment or datetime.now(timezone.utc)).astimezone(timezone.utc)
     safe_name = re.sub(r"[^A-Za-z0-9._-]+", "-", workload).strip("-.") or "workload"
-    return directory / f"grade-{safe_name}-{moment.strftime('%Y%m%dT%H%M%SZ')}.json"
+    return directory / f"{command}-{safe_name}-{moment.strftime('%Y%m%dT%H%M%SZ')}.json"
 
 
 def _tool_version() -> str:

@@ -12,8 +12,9 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
+
+from topos_cli.json_record import JsonRecord
 
 #: The seed of the bootstrap's generator: fixed, so a verdict is reproducible
 #: from its raw data, bit for bit.
@@ -112,7 +113,7 @@ def outlier_indices(values: Sequence[float], fence: float = 1.5) -> list[int]:
 
 
 @dataclass(frozen=True)
-class Summary:
+class Summary(JsonRecord):
     """The order statistics and spread of one sample."""
 
     count: int
@@ -124,10 +125,6 @@ class Summary:
     maximum: float
     mean: float
     coefficient_of_variation: float
-
-    def to_json(self) -> dict[str, Any]:
-        """The summary as a JSON-ready dict."""
-        return asdict(self)
 
 
 def summarize(values: Sequence[float]) -> Summary:
@@ -149,7 +146,7 @@ def summarize(values: Sequence[float]) -> Summary:
 
 
 @dataclass(frozen=True)
-class RatioEstimate:
+class RatioEstimate(JsonRecord):
     """A ratio of medians with a bootstrap interval around it.
 
     `uncertainty` is the larger distance from `ratio` to either end of the
@@ -163,10 +160,6 @@ class RatioEstimate:
     uncertainty: float
     confidence: float
     resamples: int
-
-    def to_json(self) -> dict[str, Any]:
-        """The estimate as a JSON-ready dict."""
-        return asdict(self)
 
 
 def ratio_of_medians(
@@ -226,7 +219,7 @@ def ratio_of_medians(
 
 
 @dataclass(frozen=True)
-class MannWhitneyResult:
+class MannWhitneyResult(JsonRecord):
     """The outcome of a two-sided Mann-Whitney U test of two samples.
 
     `statistic` is U of the first sample: the number of (first, second)
@@ -239,10 +232,6 @@ class MannWhitneyResult:
     p_value: float
     first_count: int
     second_count: int
-
-    def to_json(self) -> dict[str, Any]:
-        """The result as a JSON-ready dict."""
-        return asdict(self)
 
 
 def _average_ranks(values: Sequence[float]) -> tuple[list[float], float]:

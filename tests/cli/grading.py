@@ -46,6 +46,21 @@ def topos(
     )
 
 
+def start_topos(
+    *arguments: str, cwd: Path, stdout: int | None = subprocess.PIPE, **extra: str
+) -> subprocess.Popen[str]:
+    """Starts `topos ARGUMENTS` in `cwd`, its standard error piped (and its standard output,
+    unless told otherwise), for a test that signals it or reads it while it runs."""
+    return subprocess.Popen(
+        [*TOPOS, *arguments],
+        cwd=cwd,
+        env=environment(**extra),
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def grade_tiny(
     workload: str, cwd: Path, *arguments: str, steps: int = 6, **extra: str
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any] | None]:

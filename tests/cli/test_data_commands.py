@@ -8,7 +8,6 @@ import io
 import json
 import os
 import signal
-import subprocess
 import sys
 import tarfile
 import time
@@ -16,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.grading import TOPOS, environment, one_line_error, topos
+from tests.cli.grading import one_line_error, start_topos, topos
 from tests.datasets.writers import (
     BATCHES,
     cifar_batches,
@@ -267,9 +266,9 @@ def test_fetch_interrupted_by_a_signal_removes_its_staging_folder(
     tmp_path, monkeypatch, signal_number
 ):
     with raw_serving(trickle, monkeypatch) as base:
-        process = subprocess.Popen(
-            [*TOPOS, "data", "fetch", "mnist", "--to", str(tmp_path / "mnist"), "--url", base],
-            cwd=tmp_path, env=environment(), stderr=subprocess.PIPE, text=True,
+        process = start_topos(
+            "data", "fetch", "mnist", "--to", str(tmp_path / "mnist"), "--url", base,
+            cwd=tmp_path, stdout=None,
         )  # fmt: skip
         try:
             # The staging folder exists once the download has begun.

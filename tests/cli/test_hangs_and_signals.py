@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
 import time
 
 import psutil
 import pytest
 
-from tests.cli.grading import TINY, TOPOS, environment, grade_tiny, one_line_error, topos
+from tests.cli.grading import TINY, grade_tiny, one_line_error, start_topos, topos
 
 
 def _gone(pid: int) -> bool:
@@ -54,13 +53,8 @@ def test_a_detached_process_does_not_stop_the_timeout(tmp_path):
 
 
 def _start(tmp_path, workload, *arguments, **extra):
-    return subprocess.Popen(
-        [*TOPOS, "grade", "--workload", TINY + workload, "--steps", "6", *arguments],
-        cwd=tmp_path,
-        env=environment(**extra),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    return start_topos(
+        "grade", "--workload", TINY + workload, "--steps", "6", *arguments, cwd=tmp_path, **extra
     )
 
 

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from tests.cli.grading import TINY, TOPOS, environment, grade_tiny, topos
+from tests.cli.grading import TINY, TOPOS, environment, grade_tiny, start_topos, topos
 
 
 def _handles_sigterm(pid: int) -> bool:
@@ -28,14 +28,7 @@ def _handles_sigterm(pid: int) -> bool:
 def _interrupt_early(tmp_path, *arguments):
     """Runs `topos ARGUMENTS`, and sends SIGINT as soon as topos's own code runs (while
     it still imports the command-line framework); returns the process's outcome."""
-    process = subprocess.Popen(
-        [*TOPOS, *arguments],
-        cwd=tmp_path,
-        env=environment(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = start_topos(*arguments, cwd=tmp_path)
     deadline = time.monotonic() + 20
     while not _handles_sigterm(process.pid):
         assert time.monotonic() < deadline and process.poll() is None, "topos never started"
@@ -78,14 +71,7 @@ def test_an_early_interrupt_of_a_grade_still_writes_its_result(tmp_path):
 
 
 def test_an_interrupt_while_topos_run_trains_is_one_line_exit_130(tmp_path):
-    process = subprocess.Popen(
-        [*TOPOS, "run", "--workload", TINY + "tiny", "--steps", "10000000"],
-        cwd=tmp_path,
-        env=environment(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = start_topos("run", "--workload", TINY + "tiny", "--steps", "10000000", cwd=tmp_path)
     try:
         assert process.stdout.readline().startswith("route engine:")
         process.send_signal(signal.SIGINT)
@@ -119,14 +105,8 @@ def test_an_ascii_terminal_gets_ascii_spellings_from_grade_and_compare(tmp_path,
 
 def test_a_reader_that_goes_away_costs_neither_the_result_nor_the_exit_status(tmp_path):
     result_path = tmp_path / "result.json"
-    process = subprocess.Popen(
-        [*TOPOS, "grade", "--workload", TINY + "diverges", "-n", "6", "--json", str(result_path)],
-        cwd=tmp_path,
-        env=environment(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    command = ["grade", "--workload", TINY + "diverges", "-n", "6", "--json", str(result_path)]
+    process = start_topos(*command, cwd=tmp_path)
     process.stdout.close()  # `| head -0`: nobody will read the table
     try:
         stderr = process.stderr.read()

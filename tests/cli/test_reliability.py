@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
 import time
 
 import psutil
 import pytest
 
-from tests.cli.grading import TINY, TOPOS, environment, grade_tiny, one_line_error, topos
+from tests.cli.grading import TINY, grade_tiny, one_line_error, start_topos, topos
 from tests.datasets.writers import mnist_splits, write_mnist
 
 
@@ -212,14 +211,8 @@ def test_a_baseline_of_another_workload_is_exit_2(tmp_path):
 
 def _start_hanging_grade(tmp_path, result_path):
     """Starts a grade whose recorded route hangs; returns it and its worker once that hangs."""
-    process = subprocess.Popen(
-        [*TOPOS, "grade", "--workload", TINY + "hangs", "--steps", "6", "--json", str(result_path)],
-        cwd=tmp_path,
-        env=environment(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    command = ["grade", "--workload", TINY + "hangs", "--steps", "6", "--json", str(result_path)]
+    process = start_topos(*command, cwd=tmp_path)
     grader = psutil.Process(process.pid)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

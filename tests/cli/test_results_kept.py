@@ -10,7 +10,15 @@ import time
 
 import pytest
 
-from tests.cli.grading import TINY, TOPOS, environment, grade_tiny, one_line_error, topos
+from tests.cli.grading import (
+    TINY,
+    TOPOS,
+    environment,
+    grade_tiny,
+    one_line_error,
+    start_topos,
+    topos,
+)
 
 
 @pytest.fixture(scope="module")
@@ -166,17 +174,8 @@ def test_a_lesser_grade_never_replaces_a_complete_result(
 
 
 def test_grades_started_together_never_share_a_default_name(tmp_path):
-    processes = [
-        subprocess.Popen(
-            [*TOPOS, "grade", "--workload", TINY + "tiny", "--steps", "1", "--routes", "engine"],
-            cwd=tmp_path,
-            env=environment(),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(3)
-    ]
+    command = ["grade", "--workload", TINY + "tiny", "--steps", "1", "--routes", "engine"]
+    processes = [start_topos(*command, cwd=tmp_path, stdout=subprocess.DEVNULL) for _ in range(3)]
     lines = []
     for process in processes:
         _, stderr = process.communicate(timeout=60)

@@ -217,6 +217,11 @@ def _record(name: str, *operands, **attributes):
     return operands[0].tape.record(name, operands, **attributes)
 
 
+def _gradient_of(name: str):
+    """Records primitive `name` over its operands (the gradient kernels have no method)."""
+    return lambda *operands, **attributes: _record(name, *operands, **attributes)
+
+
 def window(kernel_height=3, kernel_width=3, stride=1, padding=1, phases=1) -> dict:
     """The window attribute of im2col, col2im, convolution and convolution_images."""
     return {"window": PatchWindow(kernel_height, kernel_width, stride, padding, phases)}
@@ -244,6 +249,21 @@ def _col2im_case(name, shape, **attributes) -> Case:
     )
 
 
+def _max_pool_case(name: str, shape, size: int, stride: int) -> Case:
+    """max_pool over distinct values (no ties, so every window has one winner)."""
+    return Case(
+        name,
+        "max_pool",
+        distinct(shape),
+        on_parameters(lambda x: _record("max_pool", x, size=size, stride=stride)),
+    )
+
+
+def _recorded_case(name: str, subject: str, draw: Draw) -> Case:
+    """Primitive `subject` recorded over the operands `draw` gives (and its attributes none)."""
+    return Case(name, subject, draw, on_parameters(_gradient_of(subject)))
+
+
 def _pool_with_fixed_input(name: str, subject: str, shape, size: int, stride: int) -> Case:
     """route and pick are flat in the pooled input (winners are piecewise constant), so
     the input is a fixed leaf of distinct values and only the gradient operand varies."""
@@ -267,46 +287,16 @@ FUSED_CASES: list[Case] = [
     _col2im_case("col2im_3x3_same", (2, 2, 4, 5), **window()),
     _col2im_case("col2im_stride2", (1, 3, 5, 6), **window(stride=2, padding=1)),
     _col2im_case("col2im_2x3_valid", (2, 2, 4, 5), **window(2, 3, 1, 0)),
-    Case(
-        "max_pool_fused_2x2",
-        "max_pool",
-        distinct((2, 3, 4, 6)),
-        on_parameters(lambda x: _record("max_pool", x, size=2, stride=2)),
-    ),
-    Case(
-        "max_pool_fused_3x3_stride2",
-        "max_pool",
-        distinct((1, 2, 5, 5)),
-        on_parameters(lambda x: _record("max_pool", x, size=3, stride=2)),
-    ),
+    _max_pool_case("max_pool_fused_2x2", (2, 3, 4, 6), size=2, stride=2),
+    _max_pool_case("max_pool_fused_3x3_stride2", (1, 2, 5, 5), size=3, stride=2),
     _pool_with_fixed_input("max_pool_route_2x2", "max_pool_route", (2, 3, 4, 6), 2, 2),
     _pool_with_fixed_input("max_pool_route_2x2_stride1", "max_pool_route", (1, 2, 4, 5), 2, 1),
     _pool_with_fixed_input("max_pool_pick_2x2", "max_pool_pick", (2, 3, 4, 6), 2, 2),
     _pool_with_fixed_input("max_pool_pick_3x3_stride2", "max_pool_pick", (1, 2, 5, 5), 3, 2),
-    Case(
-        "matmul_nt",
-        "matmul_nt",
-        normal((3, 4), (2, 4)),
-        on_parameters(lambda a, b: _record("matmul_nt", a, b)),
-    ),
-    Case(
-        "matmul_nt_batched",
-        "matmul_nt",
-        normal((2, 3, 4), (2, 5, 4)),
-        on_parameters(lambda a, b: _record("matmul_nt", a, b)),
-    ),
-    Case(
-        "matmul_tn",
-        "matmul_tn",
-        normal((4, 3), (4, 2)),
-        on_parameters(lambda a, b: _record("matmul_tn", a, b)),
-    ),
-    Case(
-        "matmul_tn_batched",
-        "matmul_tn",
-        normal((2, 4, 3), (2, 4, 5)),
-        on_parameters(lambda a, b: _record("matmul_tn", a, b)),
-    ),
+    _recorded_case("matmul_nt", "matmul_nt", normal((3, 4), (2, 4))),
+    _recorded_case("matmul_nt_batched", "matmul_nt", normal((2, 3, 4), (2, 5, 4))),
+    _recorded_case("matmul_tn", "matmul_tn", normal((4, 3), (4, 2))),
+    _recorded_case("matmul_tn_batched", "matmul_tn", normal((2, 4, 3), (2, 4, 5))),
 ]
 
 PRIMITIVE_CASES += FUSED_CASES
@@ -616,11 +606,6 @@ def on_indices(express: Callable[..., Value], indices=TOKENS, classes: int = 5) 
     return build
 
 
-def _gradient_of(name: str):
-    """Records primitive `name` over its operands (the gradient kernels have no method)."""
-    return lambda *operands, **attributes: _record(name, *operands, **attributes)
-
-
 def probabilities(shape, causal: bool = False) -> Draw:
     """Softmax rows of normal scores (causal: zero above the diagonal), then normal values."""
 
@@ -735,17 +720,9 @@ TRANSFORMER_CASES: list[Case] = [
         normal((2, 4, 4)),
         on_parameters(lambda a: _record("softmax", a, causal=True)),
     ),
-    Case(
-        "softmax_gradient",
-        "softmax_gradient",
-        probabilities((2, 3, 4)),
-        on_parameters(_gradient_of("softmax_gradient")),
-    ),
-    Case(
-        "softmax_gradient_causal",
-        "softmax_gradient",
-        probabilities((2, 4, 4), causal=True),
-        on_parameters(_gradient_of("softmax_gradient")),
+    _recorded_case("softmax_gradient", "softmax_gradient", probabilities((2, 3, 4))),
+    _recorded_case(
+        "softmax_gradient_causal", "softmax_gradient", probabilities((2, 4, 4), causal=True)
     ),
     Case(
         "row_scale",
@@ -778,30 +755,12 @@ TRANSFORMER_CASES: list[Case] = [
         on_parameters(lambda x, g, s: _record("standardize_gradient", x, g, s)),
     ),
     Case("gelu", "gelu", normal((3, 4)), on_parameters(lambda a: a.gelu())),
-    Case(
-        "gelu_product",
-        "gelu_product",
-        normal((3, 4), (4, 2)),
-        on_parameters(_gradient_of("gelu_product")),
+    _recorded_case("gelu_product", "gelu_product", normal((3, 4), (4, 2))),
+    _recorded_case(
+        "gelu_product_gradient", "gelu_product_gradient", normal((3, 4), (3, 2), (4, 2))
     ),
-    Case(
-        "gelu_product_gradient",
-        "gelu_product_gradient",
-        normal((3, 4), (3, 2), (4, 2)),
-        on_parameters(_gradient_of("gelu_product_gradient")),
-    ),
-    Case(
-        "gelu_product_weights",
-        "gelu_product_weights",
-        normal((3, 4), (3, 2)),
-        on_parameters(_gradient_of("gelu_product_weights")),
-    ),
-    Case(
-        "gelu_gradient",
-        "gelu_gradient",
-        normal((3, 4), (3, 4)),
-        on_parameters(_gradient_of("gelu_gradient")),
-    ),
+    _recorded_case("gelu_product_weights", "gelu_product_weights", normal((3, 4), (3, 2))),
+    _recorded_case("gelu_gradient", "gelu_gradient", normal((3, 4), (3, 4))),
 ]
 
 PRIMITIVE_CASES += TRANSFORMER_CASES

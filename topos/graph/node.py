@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import is_dataclass
+from dataclasses import dataclass, is_dataclass
 from typing import Any
 
 from topos.graph.source_location import SourceLocation
@@ -12,27 +12,17 @@ from topos.tensor import Shape
 SOURCE_KINDS = ("parameter", "input", "leaf")
 
 
+@dataclass(eq=False, slots=True)
 class Node:
     """A tape entry: a source (`parameter`, `input`, `leaf`) or a primitive applied to inputs."""
 
-    __slots__ = ("attributes", "inputs", "operation", "primitive", "shape", "source")
-
-    def __init__(
-        self,
-        operation: str,
-        primitive: Primitive | None,
-        inputs: tuple[int, ...],
-        shape: Shape,
-        attributes: dict[str, Any],
-        source: SourceLocation | None = None,
-    ) -> None:
-        self.operation = operation
-        self.primitive = primitive
-        self.inputs = inputs
-        self.shape = shape
-        self.attributes = attributes
-        # Where the user recorded it (see SourceLocation), so a report can point there.
-        self.source = source
+    operation: str
+    primitive: Primitive | None
+    inputs: tuple[int, ...]
+    shape: Shape
+    attributes: dict[str, Any]
+    #: Where the user recorded it (see SourceLocation), so a report can point there.
+    source: SourceLocation | None = None
 
     @property
     def holds_indices(self) -> bool:

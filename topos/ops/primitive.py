@@ -9,6 +9,7 @@ kernel is the same kernel). That is what makes the two routes bit-identical.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,7 @@ VIEW_WHEN_CONTIGUOUS = "when contiguous"
 REGISTRY: dict[str, Primitive] = {}
 
 
+@dataclass(eq=False, repr=False, slots=True)
 class Primitive:
     """An operation of the graph: how its output shape follows from its inputs'
     (`infer`), how to compute it (`kernel`, pure in its inputs' values and shapes,
@@ -61,45 +63,29 @@ class Primitive:
     finite-difference check can tell a perturbation that crosses one.
     """
 
-    __slots__ = ("arity", "derive", "infer", "kernel", "layout", "name", "output_in_workspace")
-    __slots__ += ("index_operands", "kink", "scratch", "value_method", "view", "workspace")
-    __slots__ += ("workspace_reads_layouts",)
+    name: str
+    arity: int
+    infer: ShapeRule
+    kernel: Kernel
+    derive: DerivativeRule | None
+    view: str | None = None
+    workspace: WorkspaceRule | None = None
+    output_in_workspace: bool = False
+    layout: LayoutRule | None = None  # None: the default for `view`, set on creation
+    value_method: bool = False
+    index_operands: tuple[int, ...] = ()
+    kink: Kink | None = None
+    workspace_reads_layouts: bool = False
+    scratch: WorkspaceRule | None = None
 
-    def __init__(
-        self,
-        name: str,
-        arity: int,
-        infer: ShapeRule,
-        kernel: Kernel,
-        derive: DerivativeRule | None,
-        view: str | None = None,
-        workspace: WorkspaceRule | None = None,
-        output_in_workspace: bool = False,
-        layout: LayoutRule | None = None,
-        value_method: bool = False,
-        index_operands: tuple[int, ...] = (),
-        kink: Kink | None = None,
-        workspace_reads_layouts: bool = False,
-        scratch: WorkspaceRule | None = None,
-    ) -> None:
-        if scratch is not None and not output_in_workspace:
-            raise ValueError(f"{name}: scratch is for a kernel whose output is in its workspace")
-        self.name = name
-        self.arity = arity
-        self.infer = infer
-        self.kernel = kernel
-        self.derive = derive
-        self.view = view
-        self.workspace = workspace
-        self.output_in_workspace = output_in_workspace
-        if layout is None:
-            layout = strided_view if view == VIEW_ALWAYS else contiguous
-        self.layout = layout
-        self.value_method = value_method
-        self.index_operands = tuple(index_operands)
-        self.kink = kink
-        self.scratch = scratch
-        self.workspace_reads_layouts = workspace_reads_layouts
+    def __post_init__(self) -> None:
+        if self.scratch is not None and not self.output_in_workspace:
+            raise ValueError(
+                f"{self.name}: scratch is for a kernel whose output is in its workspace"
+            )
+        if self.layout is None:
+            self.layout = strided_view if self.view == VIEW_ALWAYS else contiguous
+        self.index_operands = tuple(self.index_operands)
 
     def workspace_elements(
         self,
@@ -141,42 +127,16 @@ class Primitive:
 
 
 def primitive(
-    name: str,
-    arity: int,
-    infer: ShapeRule,
-    derive: DerivativeRule | None,
-    view: str | None = None,
-    workspace: WorkspaceRule | None = None,
-    output_in_workspace: bool = False,
-    layout: LayoutRule | None = None,
-    value_method: bool = False,
-    index_operands: tuple[int, ...] = (),
-    kink: Kink | None = None,
-    workspace_reads_layouts: bool = False,
-    scratch: WorkspaceRule | None = None,
-):
+    name: str, arity: int, infer: ShapeRule, derive: DerivativeRule | None, **options: Any
+) -> Callable[[Kernel], Primitive]:
     """Registers the decorated kernel as primitive `name`, beside its shape and derivative
-    rules (and what the memory plan needs to know: see `Primitive`)."""
+    rules; `options` are the rest of `Primitive`'s fields, by name (what the memory plan
+    needs to know: `view`, `workspace`, `layout`, ...)."""
 
     def register(kernel: Kernel) -> Primitive:
         if name in REGISTRY:
             raise ValueError(f"primitive {name!r} is registered twice")
-        registered = Primitive(
-            name,
-            arity,
-            infer,
-            kernel,
-            derive,
-            view,
-            workspace,
-            output_in_workspace,
-            layout,
-            value_method,
-            index_operands,
-            kink,
-            workspace_reads_layouts,
-            scratch,
-        )
+        registered = Primitive(name, arity, infer, kernel, derive, **options)
         REGISTRY[name] = registered
         return registered
 

@@ -44,6 +44,24 @@ def _ticks(low: float, high: float, count: int = 5) -> list[float]:
     return ticks
 
 
+@dataclass(frozen=True)
+class _Scale:
+    """An axis: figures from `low` to `high` placed linearly from pixel `start` to `end`."""
+
+    low: float
+    high: float
+    start: float
+    end: float
+
+    def __call__(self, value: float) -> float:
+        """The pixel of `value`."""
+        return self.start + (value - self.low) / (self.high - self.low) * (self.end - self.start)
+
+    def ticks(self) -> list[tuple[float, float]]:
+        """Round figures along the axis (`_ticks`), each with its pixel."""
+        return [(self(tick), tick) for tick in _ticks(self.low, self.high)]
+
+
 def frontier_svg(points: Sequence[FrontierPoint], title: str) -> str:
     """The SVG text of the frontier: x training Δ (MiB), y ms/step; remat's points joined
     in order of memory, so the curve shows what each megabyte costs in time."""
@@ -55,12 +73,8 @@ def frontier_svg(points: Sequence[FrontierPoint], title: str) -> str:
     y_low, y_high = 0.0, max(ys) * 1.15 or 1.0
     plot_width, plot_height = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
 
-    def x_of(value: float) -> float:
-        return LEFT + (value - x_low) / (x_high - x_low) * plot_width
-
-    def y_of(value: float) -> float:
-        return TOP + plot_height - (value - y_low) / (y_high - y_low) * plot_height
-
+    x_of = _Scale(x_low, x_high, LEFT, LEFT + plot_width)
+    y_of = _Scale(y_low, y_high, TOP + plot_height, TOP)  # y grows downward in SVG
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
         f'viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">',
@@ -70,15 +84,13 @@ def frontier_svg(points: Sequence[FrontierPoint], title: str) -> str:
         f'y2="{TOP + plot_height}" stroke="black"/>',
         f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{TOP + plot_height}" stroke="black"/>',
     ]
-    for tick in _ticks(x_low, x_high):
-        x = x_of(tick)
+    for x, tick in x_of.ticks():
         parts.append(
             f'<line x1="{x:.1f}" y1="{TOP + plot_height}" x2="{x:.1f}" '
             f'y2="{TOP + plot_height + 5}" stroke="black"/>'
             f'<text x="{x:.1f}" y="{TOP + plot_height + 18}" text-anchor="middle">{tick:g}</text>'
         )
-    for tick in _ticks(y_low, y_high):
-        y = y_of(tick)
+    for y, tick in y_of.ticks():
         parts.append(
             f'<line x1="{LEFT - 5}" y1="{y:.1f}" x2="{LEFT}" y2="{y:.1f}" stroke="black"/>'
             f'<line x1="{LEFT}" y1="{y:.1f}" x2="{LEFT + plot_width}" y2="{y:.1f}" '

@@ -8,6 +8,7 @@ them. matplotlib is loaded by the first call, never on import.
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from topos_cli.display.loss_figure import draw_loss_curves
@@ -16,35 +17,46 @@ from topos_cli.display.plotting import figure_png, figure_svg, pyplot
 from topos_cli.display.report_contents import ReportContents
 from topos_cli.display.step_time_figure import draw_step_time_distribution, draw_time_per_step
 
+#: A panel: draws one part of the report on the axes it is given.
+Panel = Callable[[Any, ReportContents], None]
+
+#: The memory panels (RSS over time, the training Δ) and the step-time panels (the
+#: distribution, every step's time), each a row of its own figure and of the overview.
+MEMORY_PANELS = (draw_memory_timeline, draw_training_delta_bars)
+STEP_TIME_PANELS = (draw_step_time_distribution, draw_time_per_step)
+
+
+def _draw_row(
+    holder: Any, contents: ReportContents, panels: Sequence[Panel], widths: Sequence[float]
+) -> None:
+    """Draws `panels` left to right, one row of `holder` (a figure or a subfigure)."""
+    row = holder.subplots(1, len(panels), squeeze=False, gridspec_kw={"width_ratios": widths})
+    for axes, draw in zip(row[0], panels, strict=True):
+        draw(axes, contents)
+
+
+def _row_figure(
+    contents: ReportContents, height: float, panels: Sequence[Panel], widths: Sequence[float]
+) -> Any:
+    """A figure of one row of panels, as wide as the report."""
+    figure = pyplot().figure(figsize=(12, height), layout="constrained")
+    _draw_row(figure, contents, panels, widths)
+    return figure
+
 
 def memory_figure(contents: ReportContents) -> Any:
     """RSS over time beside the training Δ, measured and predicted."""
-    plt = pyplot()
-    figure, (timeline, bars) = plt.subplots(
-        1, 2, figsize=(12, 4.6), gridspec_kw={"width_ratios": [3, 1]}, layout="constrained"
-    )
-    draw_memory_timeline(timeline, contents)
-    draw_training_delta_bars(bars, contents)
-    return figure
+    return _row_figure(contents, 4.6, MEMORY_PANELS, [3, 1])
 
 
 def step_time_figure(contents: ReportContents) -> Any:
     """The step-time distribution per route beside every step's time across the run."""
-    plt = pyplot()
-    figure, (distribution, across) = plt.subplots(
-        1, 2, figsize=(12, 4.2), gridspec_kw={"width_ratios": [1, 2]}, layout="constrained"
-    )
-    draw_step_time_distribution(distribution, contents)
-    draw_time_per_step(across, contents)
-    return figure
+    return _row_figure(contents, 4.2, STEP_TIME_PANELS, [1, 2])
 
 
 def loss_figure(contents: ReportContents) -> Any:
     """Every run's loss curve, the first divergence marked."""
-    plt = pyplot()
-    figure, axes = plt.subplots(figsize=(12, 4.0), layout="constrained")
-    draw_loss_curves(axes, contents)
-    return figure
+    return _row_figure(contents, 4.0, [draw_loss_curves], [1])
 
 
 def report_svgs(contents: ReportContents) -> dict[str, str]:
@@ -63,13 +75,8 @@ def overview_figure(contents: ReportContents) -> Any:
     # Two rows as subfigures: each lays out its own panels, so one row's wide labels
     # cannot squeeze the other's.
     top, bottom = figure.subfigures(2, 1, height_ratios=[1, 1])
-    timeline, bars = top.subplots(1, 2, gridspec_kw={"width_ratios": [3, 1]})
-    draw_memory_timeline(timeline, contents)
-    draw_training_delta_bars(bars, contents)
-    distribution, across, loss = bottom.subplots(1, 3, gridspec_kw={"width_ratios": [2, 3, 3]})
-    draw_step_time_distribution(distribution, contents)
-    draw_time_per_step(across, contents)
-    draw_loss_curves(loss, contents)
+    _draw_row(top, contents, MEMORY_PANELS, [3, 1])
+    _draw_row(bottom, contents, [*STEP_TIME_PANELS, draw_loss_curves], [2, 3, 3])
     title = contents.summary or f"{contents.workload}: no verdict"
     facts = " · ".join(line for line in contents.circumstances[:2])
     figure.suptitle(

@@ -3,13 +3,12 @@ figure with its change against the grade before, significant changes marked."""
 
 from __future__ import annotations
 
-import sys
-from typing import TextIO
+from collections.abc import Iterator
 
-from rich.console import Console
+from rich.console import RenderableType
 from rich.text import Text
 
-from topos_cli.display.tables import markdown_table, plain_table, print_in_form, rich_table
+from topos_cli.display.tables import Forms, markdown_table, plain_table, rich_table
 from topos_cli.display.units import DASH, MEBIBYTE, format_milliseconds
 from topos_cli.history import History, HistoryGroup, HistoryPoint
 
@@ -92,36 +91,31 @@ def render_history_markdown(history: History) -> str:
     return "\n".join(parts) + "\n"
 
 
-def print_history(history: History, *, file: TextIO | None = None, markdown: bool = False) -> None:
-    """Prints the history: Markdown if asked, else plain text or rich, as the verdict is."""
+def history_renderables(history: History) -> Iterator[RenderableType]:
+    """The history on a terminal: a table per group (marks coloured) over its host, then
+    the notes."""
+    for group in history.groups:
+        table = rich_table(
+            f"{group.title} ({grade_count(len(group.points))})",
+            HISTORY_HEADERS,
+            right_aligned={3, 4, 5},
+        )
+        for row in history_rows(group):
+            cells: list[Text | str] = list(row)
+            for column in (3, 4, 5):
+                style = "red" if "▲" in row[column] else "green" if "▼" in row[column] else ""
+                cells[column] = Text(row[column], style=style)
+            table.add_row(*cells)
+        yield table
+        yield Text(group.host, style="dim")
+        yield ""  # a blank line between groups
+    for note in history_notes(history):
+        yield Text(note, style="" if note == LEGEND else "yellow")
 
-    def as_rich(console: Console) -> None:
-        for group in history.groups:
-            table = rich_table(
-                f"{group.title} ({grade_count(len(group.points))})",
-                HISTORY_HEADERS,
-                right_aligned={3, 4, 5},
-            )
-            for row in history_rows(group):
-                cells: list[Text | str] = list(row)
-                for column in (3, 4, 5):
-                    style = "red" if "▲" in row[column] else "green" if "▼" in row[column] else ""
-                    cells[column] = Text(row[column], style=style)
-                table.add_row(*cells)
-            console.print(table)
-            console.print(Text(group.host, style="dim"))
-            console.print()
-        for note in history_notes(history):
-            console.print(Text(note, style="" if note == LEGEND else "yellow"))
 
-    print_in_form(
-        file if file is not None else sys.stdout,
-        markdown,
-        None,
-        lambda: render_history_markdown(history),
-        lambda ascii_only: render_history_plain(history, ascii_only),
-        as_rich,
-    )
+#: The history in its three forms, printed as the verdict is.
+HISTORY_FORMS = Forms(render_history_markdown, render_history_plain, history_renderables)
+print_history = HISTORY_FORMS.print
 
 
 def grade_count(count: int) -> str:

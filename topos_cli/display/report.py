@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import sys
-from typing import TextIO
-
-from rich.console import Console
+from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
 from topos_cli.compare import Comparison, FigureChange
 from topos_cli.display.tables import (
+    Forms,
     markdown_table,
     plain_table,
-    print_in_form,
     rich_table,
     status_style,
 )
@@ -195,30 +192,16 @@ def verdict_table(verdict: Verdict) -> Table:
     return table
 
 
-def print_verdict(
-    verdict: Verdict,
-    *,
-    file: TextIO | None = None,
-    markdown: bool = False,
-    plain: bool | None = None,
-) -> None:
-    """Prints the verdict: Markdown if asked, else plain text or rich (`use_plain_output`)."""
+def verdict_renderables(verdict: Verdict) -> list[RenderableType]:
+    """The verdict on a terminal: its table, the summary green or red, the notes coloured."""
+    summary = Text(verdict.summary, style="bold green" if verdict.exit_status == 0 else "bold red")
+    notes = [Text(line, style=_note_style(line)) for line in verdict_notes(verdict)]
+    return [verdict_table(verdict), summary, *notes]
 
-    def as_rich(console: Console) -> None:
-        console.print(verdict_table(verdict))
-        style = "bold green" if verdict.exit_status == 0 else "bold red"
-        console.print(Text(verdict.summary, style=style))
-        for line in verdict_notes(verdict):
-            console.print(Text(line, style=_note_style(line)))
 
-    print_in_form(
-        file if file is not None else sys.stdout,
-        markdown,
-        plain,
-        lambda: render_verdict_markdown(verdict),
-        lambda ascii_only: render_verdict_plain(verdict, ascii_only),
-        as_rich,
-    )
+#: The verdict in its three forms; `print_verdict(verdict, file=..., markdown=..., plain=...)`.
+VERDICT_FORMS = Forms(render_verdict_markdown, render_verdict_plain, verdict_renderables)
+print_verdict = VERDICT_FORMS.print
 
 
 def _note_style(line: str) -> str:
@@ -295,27 +278,15 @@ def comparison_table(comparison: Comparison) -> Table:
     return table
 
 
-def print_comparison(
-    comparison: Comparison,
-    *,
-    file: TextIO | None = None,
-    markdown: bool = False,
-    plain: bool | None = None,
-) -> None:
-    """Prints the comparison, choosing Markdown, plain text or rich as `print_verdict` does."""
+def comparison_renderables(comparison: Comparison) -> list[RenderableType]:
+    """The comparison on a terminal: its table, the summary red on a regression, the notes."""
+    style = "bold red" if comparison.regressions else "bold green"
+    notes = [Text(f"note: {note}", style="yellow") for note in comparison.notes]
+    return [comparison_table(comparison), Text(comparison.summary, style=style), *notes]
 
-    def as_rich(console: Console) -> None:
-        console.print(comparison_table(comparison))
-        style = "bold red" if comparison.regressions else "bold green"
-        console.print(Text(comparison.summary, style=style))
-        for note in comparison.notes:
-            console.print(Text(f"note: {note}", style="yellow"))
 
-    print_in_form(
-        file if file is not None else sys.stdout,
-        markdown,
-        plain,
-        lambda: render_comparison_markdown(comparison),
-        lambda ascii_only: render_comparison_plain(comparison, ascii_only),
-        as_rich,
-    )
+#: The comparison in its three forms, printed as the verdict is.
+COMPARISON_FORMS = Forms(
+    render_comparison_markdown, render_comparison_plain, comparison_renderables
+)
+print_comparison = COMPARISON_FORMS.print

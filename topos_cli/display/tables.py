@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
-from typing import TextIO
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Generic, TextIO, TypeVar
 
 from rich import box
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.table import Table
 
 from topos_cli.output_stream import ASCII_SPELLINGS, ascii_spelling, can_encode
+
+#: What a `Forms` prints: a verdict, a comparison, a history.
+Subject = TypeVar("Subject")
 
 
 def use_plain_output(stream: TextIO | None = None) -> bool:
@@ -96,20 +100,33 @@ def rich_table(title: str, headers: Sequence[str], right_aligned: set[int]) -> T
     return table
 
 
-def print_in_form(
-    stream: TextIO,
-    markdown: bool,
-    plain: bool | None,
-    as_markdown: Callable[[], str],
-    as_plain: Callable[[bool], str],
-    as_rich: Callable[[Console], None],
-) -> None:
-    """Writes one of three forms: Markdown if asked, else plain text or rich as
-    `use_plain_output` decides for `stream` (unless `plain` says)."""
-    if markdown:
-        stream.write(as_markdown())
-    elif plain if plain is not None else use_plain_output(stream):
-        # An ASCII stream gets ASCII spellings, measured before the columns are aligned.
-        stream.write(as_plain(not can_encode("".join(ASCII_SPELLINGS), stream)))
-    else:
-        as_rich(Console(file=stream, highlight=False))
+@dataclass(frozen=True)
+class Forms(Generic[Subject]):
+    """The three forms a printed result takes, each drawn from the result: Markdown (for
+    `--markdown`), plain text (with `ascii_only` for an ASCII stream), and the rich
+    renderables a terminal shows, in order."""
+
+    markdown: Callable[[Subject], str]
+    plain: Callable[[Subject, bool], str]
+    rich: Callable[[Subject], Iterable[RenderableType]]
+
+    def print(
+        self,
+        subject: Subject,
+        *,
+        file: TextIO | None = None,
+        markdown: bool = False,
+        plain: bool | None = None,
+    ) -> None:
+        """Prints `subject` to `file` (standard output by default) in one form: Markdown if
+        asked, else plain text or rich as `use_plain_output` decides (unless `plain` says)."""
+        stream = file if file is not None else sys.stdout
+        if markdown:
+            stream.write(self.markdown(subject))
+        elif plain if plain is not None else use_plain_output(stream):
+            # An ASCII stream gets ASCII spellings, measured before the columns are aligned.
+            stream.write(self.plain(subject, not can_encode("".join(ASCII_SPELLINGS), stream)))
+        else:
+            console = Console(file=stream, highlight=False)
+            for renderable in self.rich(subject):
+                console.print(renderable)

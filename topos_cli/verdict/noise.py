@@ -3,26 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
+from topos_cli.json_record import JsonRecord
 from topos_cli.statistics import median
 from topos_cli.verdict.route_verdict import RouteVerdict
 from topos_cli.verdict.settings import VerdictSettings
 
 
 @dataclass(frozen=True)
-class NoiseWarning:
+class NoiseWarning(JsonRecord):
     """Why the machine may have been too noisy to tell, and what to do about it."""
 
     kind: str
     route: str | None
     message: str
     remedy: str
-
-    def to_json(self) -> dict[str, Any]:
-        """The warning as a JSON-ready dict."""
-        return asdict(self)
 
 
 def noise_warnings(

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
+from topos_cli.json_record import JsonRecord
 from topos_cli.verdict.json_values import record_json
 from topos_cli.verdict.memory import Memory, measure_memory, memory_ratio
 from topos_cli.verdict.run_record import RunRecord
@@ -14,21 +15,13 @@ from topos_cli.verdict.speed import Speed, measure_speed, speed_ratio
 
 
 @dataclass(frozen=True)
-class Failure:
+class Failure(JsonRecord):
     """A run that did not finish cleanly."""
 
     repeat: int
     status: str
     detail: str | None
     nonfinite_step: int | None
-
-    def to_json(self) -> dict[str, Any]:
-        """The failure as a JSON-ready dict."""
-        return asdict(self)
-
-
-# Which status a route shows when its runs ended differently: its own faults first.
-_STATUS_SEVERITY = ("failed", "timed out", "nonfinite", "interrupted", "ok")
 
 
 @dataclass(frozen=True)
@@ -46,6 +39,10 @@ class RouteVerdict:
     def to_json(self) -> dict[str, Any]:
         """The route's verdict as a JSON-ready dict."""
         return record_json(self)
+
+
+# Which status a route shows when its runs ended differently: its own faults first.
+_STATUS_SEVERITY = ("failed", "timed out", "nonfinite", "interrupted", "ok")
 
 
 def _route_status(runs: Sequence[RunRecord]) -> str:

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
+
+from topos_cli.json_record import JsonRecord
 
 #: The route every other route is measured against.
 REFERENCE_ROUTE = "engine"
 
 
 @dataclass(frozen=True)
-class VerdictSettings:
+class VerdictSettings(JsonRecord):
     """The thresholds the verdict applies; the defaults are the documented ones."""
 
     reference: str = REFERENCE_ROUTE
@@ -32,7 +33,3 @@ class VerdictSettings:
     load_per_core_limit: float = 0.5
     bootstrap_resamples: int = 1000
     confidence: float = 0.95
-
-    def to_json(self) -> dict[str, Any]:
-        """The settings as a JSON-ready dict."""
-        return asdict(self)
