@@ -134,7 +134,9 @@ def run_torch(variant: str, steps: int) -> dict:
 
 def run_topos(budgets: str, steps: int, json_path: Path) -> dict:
     """`topos frontier` on cifar10; returns its result."""
-    command = [sys.executable, "-m", "topos_cli.console_script", "frontier"]
+    # The `topos` command installed beside this interpreter (a venv's), else on PATH.
+    beside = Path(sys.executable).with_name("topos")
+    command = [str(beside) if beside.exists() else "topos", "frontier"]
     command += ["--workload", "cifar10", "--budgets", budgets, "--steps", str(steps)]
     command += ["--json", str(json_path)]
     completed = subprocess.run(command, cwd=ROOT, text=True, check=False)

@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 from typer.core import TyperGroup
 
+from topos_cli import count_own_frames_as_machinery
 from topos_cli.check_command import check_command
 from topos_cli.data_commands import data_application
 from topos_cli.errors import ExitStatus, ToposError
@@ -105,6 +106,8 @@ def _program(workload_name: str, route: str, budget: str | None = None):
     from topos.errors import BudgetError, GraphError, ShapeError
     from topos.training import RouteProgram
     from topos.workloads import WorkloadNotFoundError, resolve
+
+    count_own_frames_as_machinery()
 
     try:
         workload = resolve(workload_name)

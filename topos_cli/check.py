@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from topos.names import ROUTES, UnknownNameError, check_workload_name
+from topos_cli import count_own_frames_as_machinery
 from topos_cli.errors import ExitStatus, ToposUsageError
 
 #: The JSON schema `topos check --json` writes.
@@ -98,6 +99,8 @@ def run_check(
     from topos.training import TooFewSamplesError
     from topos.training.recording_dtype import DtypeNotSupportedError, record_in_dtype
     from topos.workloads import WorkloadNotFoundError, resolve
+
+    count_own_frames_as_machinery()
 
     started = datetime.now(timezone.utc)
     try:

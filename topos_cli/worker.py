@@ -16,7 +16,7 @@ import time
 import traceback
 from typing import Any, TextIO
 
-from topos_cli import process_memory
+from topos_cli import count_own_frames_as_machinery, process_memory
 from topos_cli.protocol import (
     EXIT_ERROR,
     EXIT_NONFINITE,
@@ -83,6 +83,8 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
     """Loads, lowers, warms up, trains and reports; returns the exit status."""
     from topos.training import Training
     from topos.workloads import resolve
+
+    count_own_frames_as_machinery()
 
     workload = resolve(arguments.workload)
     if arguments.route not in workload.routes:

@@ -43,3 +43,31 @@ def test_a_built_in_model_is_located_in_its_own_lines_not_the_graders():
     first_parameter = next(node for node in nodes if node.operation == "parameter")
     assert first_parameter.source.filename.endswith(str(Path("topos", "models", "convnet.py")))
     assert "Conv2d(" in first_parameter.source.text() or "init." in first_parameter.source.text()
+
+
+def test_a_tools_frames_are_machinery_once_it_names_its_folder(tmp_path, monkeypatch):
+    # A tool that records on the user's behalf (the grader does) names its folder, and
+    # a node then points at the user's line that called the tool, not into the tool.
+    import importlib
+    import sys
+
+    from topos.graph import source_location
+
+    folder = tmp_path / "some_tool"
+    folder.mkdir()
+    (folder / "recorder.py").write_text(
+        "def record(tape):\n    return tape.parameter(tape_payload()).exp()\n\n"
+        "def tape_payload():\n    from topos import Tensor\n    return Tensor.filled([2], 1.0)\n"
+    )
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.setattr(source_location, "_TOOLS", [])
+    recorder = importlib.import_module("recorder")
+    try:
+        tape = Tape()
+        inside = recorder.record(tape)
+        assert "exp()" in tape.nodes[inside.index].source.text()
+        source_location.count_as_machinery(str(folder))
+        outside = recorder.record(tape)  # the line the tool's node must name
+        assert "the line the tool's node must name" in tape.nodes[outside.index].source.text()
+    finally:
+        sys.modules.pop("recorder", None)

@@ -39,13 +39,23 @@ def _library_folder() -> str:
 
 _LIBRARY = _library_folder()
 #: Inside the library, the models and the built-in workloads are where expressions are
-#: written, so they count as the user's code; the grader's own folder does not.
+#: written, so they count as the user's code.
 _MODEL_CODE = tuple(os.path.join(_LIBRARY, folder, "") for folder in ("models", "workloads"))
-_GRADER = os.path.join(os.path.dirname(os.path.dirname(_LIBRARY)), "topos_cli", "")
+#: Folders of tools that drive the library (a grader's), whose frames are not the user's.
+_TOOLS: list[str] = []
+
+
+def count_as_machinery(folder: str) -> None:
+    """Frames of files under `folder` are a tool's machinery, not the user's code: a
+    tool that records or runs workloads (the `topos` command) names its own folder, so
+    a source location points past it to where the expression was written."""
+    entry = os.path.join(folder, "")
+    if entry not in _TOOLS:
+        _TOOLS.append(entry)
 
 
 def _is_machinery(filename: str) -> bool:
-    if filename.startswith(_GRADER):
+    if filename.startswith(tuple(_TOOLS)):
         return True
     return filename.startswith(_LIBRARY) and not filename.startswith(_MODEL_CODE)
 

@@ -87,7 +87,7 @@ class RouteProgram:
         self._blas = None
         # Called once per `compute` at the moment StepMemory says a step peaks: the
         # feeds, every shard's results and their mean all held (the grader's worker
-        # reads the resident set there, see `topos_cli.step_peak`).
+        # reads the resident set there, see the grader's step peak).
         self.at_peak: Callable[[], None] | None = None
         if self.shards > 1:
             self._threads = _shard_threads(self.shards - 1)
