@@ -138,6 +138,13 @@ class _Simulation:
                 readers = self.readers.setdefault(operand, [])
                 if not readers or readers[-1] != index:
                     readers.append(index)
+        # The nodes whose last reader each node is: they die after its step.
+        self.dying: dict[int, list[int]] = {}
+        for index, readers in self.readers.items():
+            self.dying.setdefault(readers[-1], []).append(index)
+        # Nodes made resident during the current step (a recomputed ancestor may already
+        # be past its last reader).
+        self.arrived: list[int] = []
         self.costs = {index: cost(nodes[index], nodes, index in self.views) for index in evaluated}
         # Resident nodes (their latest evaluation's position), and which resident nodes
         # hold each storage: a storage costs memory while any of them is resident.
@@ -219,6 +226,7 @@ class _Simulation:
             self.live += self.size(storage)
         holders.add(index)
         self.resident[index] = len(self.evaluations) - 1
+        self.arrived.append(index)
 
     def drop(self, index: int) -> None:
         del self.resident[index]
@@ -241,8 +249,13 @@ class _Simulation:
 
     def release_dead(self) -> None:
         """Drops every resident buffer that no later kernel of the plan reads (a later
-        recomputation that needs one recomputes it)."""
-        for index in list(self.resident):
+        recomputation that needs one recomputes it). Only two kinds can have died in
+        this step: those whose last reader it ran, and those it made resident."""
+        candidates = [*self.dying.get(self.now, ()), *self.arrived]
+        self.arrived = []
+        for index in candidates:
+            if index not in self.resident:
+                continue
             node = self.nodes[index]
             if node.is_source or index in self.roots or self.pins[index]:
                 continue
