@@ -64,6 +64,22 @@ def test_tiny_forward_plan_by_hand():
     ]
 
 
+@pytest.mark.parametrize("posture", ["forward", "retain"])
+def test_a_replica_computes_the_same_in_an_arena_of_its_own(posture: str):
+    network, s = tiny()
+    entry = network.entry([s.d])
+    plan = entry.lower() if posture == "forward" else entry.backward().lower()
+    first = plan.forward(network.parameters()).of(s.d).numpy().tobytes()
+    twin = plan.replica()
+    assert twin.describe() == plan.describe()
+    assert twin.arena_blocks() == []  # allocated on its own first run, not shared
+    assert twin.forward(network.parameters()).of(s.d).numpy().tobytes() == first
+    assert len(plan.arena_blocks()) == len(twin.arena_blocks()) == 1
+    assert not np.may_share_memory(plan.arena_blocks()[0], twin.arena_blocks()[0])
+    # The original's runs are not made stale by the replica's.
+    assert plan.generation == twin.generation == 1
+
+
 def test_tiny_retain_plan_by_hand():
     network, s = tiny()
     plan = network.entry([s.d]).backward().lower()

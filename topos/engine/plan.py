@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -134,6 +135,18 @@ class Plan:
             steps.append((index, kernel, node.inputs, fresh, release))
         self._arena = arena
         self._steps = steps
+
+    def replica(self) -> Plan:
+        """This plan with an arena of its own, allocated on its first run: what each shard
+        of a workload runs, lowered once (lowering is a pure function of the network and
+        the budget, so every shard's plan would be this one)."""
+        twin = copy.copy(self)
+        twin._arena = None
+        twin._steps = None
+        twin.generation = 0
+        twin._schedules = {}
+        twin._backward_plans = {}
+        return twin
 
     def release(self) -> None:
         """Frees the arena and every backward arena (once no run still holds a view of

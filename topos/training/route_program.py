@@ -36,8 +36,8 @@ class RouteProgram:
     over `[loss, gradients...]`; `remat` lowers that plan under `budget` (bytes, a
     fraction of recorded's planned bytes, text such as `"50%"`, or a Budget; by default
     `DEFAULT_BUDGET`), recomputing what it cannot keep. With `shards > 1` the model is
-    recorded for one shard's rows and lowered once per shard (each plan its own
-    arena), and `compute` runs the shards on as many threads.
+    recorded for one shard's rows and lowered once, each shard running a replica of
+    the plan with an arena of its own, and `compute` runs the shards on as many threads.
     """
 
     def __init__(
@@ -68,7 +68,8 @@ class RouteProgram:
         self.gradient_nodes = len(tape) - self.forward_nodes
         self.network: Network = tape.into_network()
         try:
-            self.plans: list[Plan] = [self._lower() for _ in range(self.shards)]
+            first = self._lower()
+            self.plans: list[Plan] = [first, *(first.replica() for _ in range(1, self.shards))]
         except BudgetError as error:
             if self.shards == 1:
                 raise
