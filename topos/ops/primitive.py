@@ -57,11 +57,17 @@ class Primitive:
 
     A primitive whose derivative is not defined everywhere says where (`kink`), so a
     finite-difference check can tell a perturbation that crosses one.
+
+    `overwrites` names the operands whose bytes the kernel may be handed as its `out`
+    (an elementwise kernel: each output element reads only the same element of its
+    operands). When such an operand has the output's shape and memory order, owns its
+    buffer, and nothing reads it after this step, the forward memory plan lets the
+    output take over its bytes (a bias added in place into the product's buffer).
     """
 
     __slots__ = ("arity", "derive", "infer", "kernel", "layout", "name", "output_in_workspace")
     __slots__ += ("index_operands", "kink", "value_method", "view", "workspace")
-    __slots__ += ("workspace_reads_layouts",)
+    __slots__ += ("overwrites", "workspace_reads_layouts")
 
     def __init__(
         self,
@@ -78,6 +84,7 @@ class Primitive:
         index_operands: tuple[int, ...] = (),
         kink: Kink | None = None,
         workspace_reads_layouts: bool = False,
+        overwrites: tuple[int, ...] = (),
     ) -> None:
         self.name = name
         self.arity = arity
@@ -94,6 +101,7 @@ class Primitive:
         self.index_operands = tuple(index_operands)
         self.kink = kink
         self.workspace_reads_layouts = workspace_reads_layouts
+        self.overwrites = tuple(overwrites)
 
     def workspace_elements(
         self,
@@ -147,6 +155,7 @@ def primitive(
     index_operands: tuple[int, ...] = (),
     kink: Kink | None = None,
     workspace_reads_layouts: bool = False,
+    overwrites: tuple[int, ...] = (),
 ):
     """Registers the decorated kernel as primitive `name`, beside its shape and derivative
     rules (and what the memory plan needs to know: see `Primitive`)."""
@@ -168,6 +177,7 @@ def primitive(
             index_operands,
             kink,
             workspace_reads_layouts,
+            overwrites,
         )
         REGISTRY[name] = registered
         return registered
