@@ -1,5 +1,6 @@
 """The static memory plan: arena slots never collide, views keep their bases alive,
-roots are fresh per run, stale reads are refused, and the bits do not change."""
+roots are fresh per run, stale reads are refused, an output takes over only the slot
+of an operand nothing reads after it, and the bits do not change."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from tests.engine.test_plan import model
 from tests.support.random_graphs import Program, programs
 from tests.support.routes import record
-from topos import GraphError, Tensor
+from topos import GraphError, Tape, Tensor
 from topos.engine.arena import ALIGNMENT, Interval, place
+from topos.training import RouteProgram
+from topos.workloads import resolve
 
 
 def lowered(program: Program, dtype=np.float32):
@@ -28,11 +31,21 @@ def lowered(program: Program, dtype=np.float32):
 
 
 def arena_intervals(plan) -> list[tuple[int, int, int, int]]:
-    """(first step, last step, first byte, end byte) of every slot of the plan's arena."""
+    """(first step, last step, first byte, end byte) of every slot of the plan's arena: an
+    output that took over its operand's slot extends that slot's span, in the same bytes."""
     memory = plan.memory
+    first: dict[int, int] = {}
+    for index, operand in memory.taken_over.items():
+        first[index] = first.get(operand, operand)
+    ends = {index: memory.storage_end[index] for index in memory.slots if index not in first}
+    for index, owner in first.items():
+        assert memory.slots[index].offset == memory.slots[owner].offset
+        assert memory.slots[index].size == memory.slots[owner].size
+        ends[owner] = max(ends[owner], memory.storage_end[index])
     spans = []
     for index, slot in memory.slots.items():
-        spans.append((index, memory.storage_end[index], slot.offset, slot.offset + slot.size))
+        if index not in first:
+            spans.append((index, ends[index], slot.offset, slot.offset + slot.size))
     for index, slot in memory.workspaces.items():
         node = plan.network.nodes[index]
         # A workspace holding the output lives as long as the output.
@@ -85,6 +98,28 @@ def test_random_graphs_slots_never_collide_and_the_bits_match_the_kernels(progra
         for index in readable:
             payload = run.of(network.symbol(index)).numpy()
             assert np.array_equal(payload, np.asarray(reference[index]), equal_nan=True), index
+        assert_takeovers_are_safe(network, plan)
+
+
+def assert_takeovers_are_safe(network, plan) -> None:
+    """Every output that took over an operand's slot: its primitive may overwrite that
+    operand, which owns its slot, has the output's shape and memory order, and is read by
+    nothing after this step (nor is any view of it); only the forward posture does it."""
+    memory = plan.memory
+    if plan.posture != "forward":
+        assert memory.taken_over == {}
+    last = {}
+    for index in plan.evaluated:
+        for input_index in network.nodes[index].inputs:
+            last[input_index] = index
+    for index, operand in memory.taken_over.items():
+        node, taken = network.nodes[index], network.nodes[operand]
+        assert operand in [node.inputs[p] for p in node.primitive.overwrites]
+        assert memory.storage[operand] == operand and operand in memory.slots
+        assert taken.shape == node.shape and memory.layouts[operand] == memory.layouts[index]
+        readers = [v for v in plan.evaluated if memory.storage.get(v) == operand]
+        assert all(last.get(reader, reader) <= index for reader in readers)
+        assert index not in memory.fresh and index not in memory.views
 
 
 def test_place_aligns_and_shares_only_disjoint_lifetimes():
@@ -94,6 +129,43 @@ def test_place_aligns_and_shares_only_disjoint_lifetimes():
     assert offsets["a"] == offsets["b"]  # never live together: the same bytes
     assert offsets["c"] >= 128  # live beside both: past them
     assert size == 192
+
+
+def test_a_sum_takes_over_the_slot_of_an_operand_it_reads_last():
+    tape = Tape()
+    x = tape.input(Tensor([4], [0.1, 0.2, 0.3, 0.4]))
+    w = tape.parameter(Tensor([4], [1.0, -1.0, 2.0, 0.5]))
+    a = x * w  # both operands are sources: a gets a slot of its own
+    b = a.exp()
+    c = b + a  # the last read of both: c is written over b, the first
+    t = c.tanh()  # no arithmetic that may overwrite
+    d = c * t  # c is read again by e: d is written over t
+    e = c + d  # the last read of c: e is written over c, and so over b
+    loss = e.sum()
+    network = tape.into_network()
+    plan = network.entry([loss.symbol]).lower()
+    memory = plan.memory
+    assert memory.taken_over == {c.index: b.index, d.index: t.index, e.index: c.index}
+    assert memory.slots[e.index].offset == memory.slots[b.index].offset
+    assert memory.slots[d.index].offset == memory.slots[t.index].offset
+    assert_takeovers_are_safe(network, plan)
+    reference = reference_payloads(network, plan)
+    run = plan.forward(network.parameters())
+    assert run.of(loss.symbol).numpy().tobytes() == np.asarray(reference[loss.index]).tobytes()
+    # The retain posture keeps every buffer, so nothing is taken over.
+    assert network.entry([loss.symbol]).backward().lower().memory.taken_over == {}
+
+
+def test_the_cifar10_bias_sums_take_over_their_products():
+    program = RouteProgram(resolve("cifar10"), "recorded")
+    nodes, memory = program.network.nodes, program.plan.memory
+    sums = {
+        index: operand
+        for index, operand in memory.taken_over.items()
+        if nodes[operand].operation == "convolution"
+    }
+    assert len(sums) == 3 and all(nodes[index].operation == "add" for index in sums)
+    assert_takeovers_are_safe(program.network, program.plan)
 
 
 def test_views_cost_nothing_and_keep_their_bases_alive():

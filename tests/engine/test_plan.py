@@ -52,8 +52,9 @@ def test_tiny_forward_plan_by_hand():
     *_, head, volume, _arena = plan.describe().splitlines()
     assert head == "plan: forward; 6 of 7 nodes evaluated, 1 readable"
     # counted: x 4, a 4, b 4, c 4, d 1 (the parameter is the caller's). Live: 4 at x;
-    # 8 at a, then x goes; 8 at b; 12 at c, then a and b go; 5 at d, then c goes.
-    assert volume == "live volume: peak 12 elements at node 4, retain-all 17"
+    # 8 at a, then x goes; 8 at b; 8 at c, which takes over b's slot (c = b + a is b's
+    # last read), then a goes; 5 at d, then c goes.
+    assert volume == "live volume: peak 8 elements at node 2, retain-all 17"
     assert liveness_column(plan) == [
         "freed after 2",
         "freed after 2",
@@ -101,8 +102,8 @@ def test_tiny_plan_with_an_inner_root():
     plan = network.entry([s.d, s.a, s.d]).lower()
     *_, head, volume, _arena = plan.describe().splitlines()
     assert head == "plan: forward; 6 of 7 nodes evaluated, 2 readable"
-    # a stays: 4, 8 (x goes), 8, 12 (b goes), 9 (c goes).
-    assert volume == "live volume: peak 12 elements at node 4, retain-all 17"
+    # a stays: 4, 8 (x goes), 8, 8 (c takes over b's slot), 9 (c goes).
+    assert volume == "live volume: peak 9 elements at node 5, retain-all 17"
     assert liveness_column(plan)[2] == "kept"
     run = plan.forward(network.parameters())
     np.testing.assert_allclose(run.of(s.a).numpy(), [0.1, -0.2, 0.6, 0.2], rtol=1e-6)

@@ -14,6 +14,11 @@ Kernels with a workspace get a slot live only during their own step (or, when th
 output lives in the workspace, for the output's whole lifetime: then the kernel's
 `scratch`, which never holds the output, gets a slot of its own live only during
 its step).
+
+In the forward posture an output may *take over* the slot of an operand its primitive
+`overwrites`, when that operand owns its slot, has the output's shape and memory order,
+and is last read at this very step: the kernel then writes over the operand it reads,
+element for element, and the two buffers cost one slot.
 """
 
 from __future__ import annotations
@@ -59,6 +64,7 @@ class MemoryPlan:
     arena_bytes: int
     root_bytes: int
     live: LiveProfile
+    taken_over: dict[int, int]
 
     @property
     def sharing(self) -> int:
@@ -147,9 +153,21 @@ def plan_memory(
     for root in root_set:
         if root in storage:
             storage_end[storage[root]] = finish
+    taken_over = (
+        _takeovers(nodes, evaluated, storage, storage_end, layouts, views, fresh)
+        if posture == "forward"
+        else {}
+    )
+    # A chain of takeovers is one slot, from its first buffer to its last one's end.
+    first: dict[int, int] = {}
+    for index, operand in taken_over.items():
+        first[index] = first.get(operand, operand)
+    slot_end = {index: end for index, end in storage_end.items() if index not in first}
+    for index, owner in first.items():
+        slot_end[owner] = max(slot_end[owner], storage_end[index])
     # The forward posture's lifetimes give the live profile (the retain posture's
     # release floor) whichever posture this is.
-    live = _profile(nodes, evaluated, views, storage_end)
+    live = _profile(nodes, evaluated, views, first.keys(), slot_end)
     if posture == "retain":
         storage_end = dict.fromkeys(storage_end, finish)
 
@@ -173,14 +191,15 @@ def plan_memory(
         scratch = scratch_elements(node, nodes) * itemsize
         if scratch and index not in views:
             intervals.append(Interval((SCRATCH, index), index, index, scratch))
-        arena_output = index not in views and index not in fresh
+        arena_output = index not in views and index not in fresh and index not in first
         if arena_output and node.primitive.output_in_workspace:
             size = max(workspace, node.shape.volume * itemsize)
             intervals.append(Interval(index, index, storage_end[index], size))
             continue
         if arena_output:
             size = node.shape.volume * itemsize
-            intervals.append(Interval(index, index, storage_end[index], size))
+            end = slot_end[index] if posture == "forward" else storage_end[index]
+            intervals.append(Interval(index, index, end, size))
             shapes_of[index] = (tuple(node.shape), layouts[index])
         if workspace and index not in views:
             intervals.append(Interval((WORKSPACE, index), index, index, workspace))
@@ -203,6 +222,9 @@ def plan_memory(
             # The output lives in the node's workspace: the slot is that workspace.
             index = interval.key
             workspaces[index] = Slot(offset, (interval.size // itemsize,), (0,), interval.size)
+    for index, owner in first.items():
+        size = nodes[index].shape.volume * itemsize
+        slots[index] = Slot(slots[owner].offset, tuple(nodes[index].shape), layouts[index], size)
     return MemoryPlan(
         frozenset(views),
         storage,
@@ -216,12 +238,40 @@ def plan_memory(
         arena_bytes,
         root_bytes,
         live,
+        taken_over,
     )
 
 
-def _profile(nodes, evaluated, views, storage_end) -> LiveProfile:
-    """Elements of real buffers (views are free) live at each step, in the forward posture's
-    lifetimes: the peak, where it happens, and the total were nothing released."""
+def _takeovers(nodes, evaluated, storage, storage_end, layouts, views, fresh) -> dict[int, int]:
+    """Each output that takes over an operand's slot (see the module), and that operand."""
+    taken: dict[int, int] = {}
+    for index in evaluated:
+        node = nodes[index]
+        if node.is_source or index in views or index in fresh:
+            continue
+        if node.primitive.output_in_workspace:
+            continue
+        for position in node.primitive.overwrites:
+            operand = node.inputs[position]
+            other = nodes[operand]
+            if (
+                not other.is_source
+                and storage[operand] == operand
+                and operand not in fresh
+                and not other.primitive.output_in_workspace
+                and other.shape == node.shape
+                and layouts[operand] == layouts[index]
+                and storage_end[operand] == index
+            ):
+                taken[index] = operand
+                break
+    return taken
+
+
+def _profile(nodes, evaluated, views, taking_over, storage_end) -> LiveProfile:
+    """Elements of real buffers (views are free, and so is an output in the slot it takes
+    over) live at each step, in the forward posture's lifetimes: the peak, where it
+    happens, and the total were nothing released (so nothing taken over)."""
     dying: dict[int, list[int]] = {}
     for owner, end in storage_end.items():
         dying.setdefault(end, []).append(owner)
@@ -230,8 +280,9 @@ def _profile(nodes, evaluated, views, storage_end) -> LiveProfile:
     for index in evaluated:
         node = nodes[index]
         if index not in views and counted(node):
-            live += node.shape.volume
             total += node.shape.volume
+            if index not in taking_over:
+                live += node.shape.volume
         if live > peak:
             peak, peak_node = live, index
         for released in dying.get(index, ()):

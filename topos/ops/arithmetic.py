@@ -74,7 +74,8 @@ def _widened(left, right):
 
 def _elementwise(ufunc, left, right, out):
     # Each element's result depends on its two operands alone, so regrouping the
-    # loops never changes a bit.
+    # loops never changes a bit, and `out` may be either operand's own bytes (the
+    # primitives declare `overwrites`: a bias is added in place into its product).
     widened = _widened(left, right)
     if widened is None:
         return ufunc(left, right, out=out)
@@ -97,7 +98,14 @@ def _derive_add(algebra, inputs, output, gradient, needs):
     )
 
 
-@primitive("add", 2, elementwise("add"), _derive_add, layout=follows_dense_operand)
+@primitive(
+    "add",
+    2,
+    elementwise("add"),
+    _derive_add,
+    layout=follows_dense_operand,
+    overwrites=(0, 1),
+)
 def add(left, right, out=None):
     """Elementwise sum."""
     return _elementwise(np.add, left, right, out)
@@ -111,7 +119,14 @@ def _derive_sub(algebra, inputs, output, gradient, needs):
     )
 
 
-@primitive("sub", 2, elementwise("sub"), _derive_sub, layout=follows_dense_operand)
+@primitive(
+    "sub",
+    2,
+    elementwise("sub"),
+    _derive_sub,
+    layout=follows_dense_operand,
+    overwrites=(0, 1),
+)
 def sub(left, right, out=None):
     """Elementwise difference."""
     return _elementwise(np.subtract, left, right, out)
@@ -125,7 +140,14 @@ def _derive_mul(algebra, inputs, output, gradient, needs):
     )
 
 
-@primitive("mul", 2, elementwise("mul"), _derive_mul, layout=follows_dense_operand)
+@primitive(
+    "mul",
+    2,
+    elementwise("mul"),
+    _derive_mul,
+    layout=follows_dense_operand,
+    overwrites=(0, 1),
+)
 def mul(left, right, out=None):
     """Elementwise product."""
     return _elementwise(np.multiply, left, right, out)
@@ -143,7 +165,14 @@ def _derive_div(algebra, inputs, output, gradient, needs):
     return left_part, right_part
 
 
-@primitive("div", 2, elementwise("div"), _derive_div, layout=follows_dense_operand)
+@primitive(
+    "div",
+    2,
+    elementwise("div"),
+    _derive_div,
+    layout=follows_dense_operand,
+    overwrites=(0, 1),
+)
 def div(left, right, out=None):
     """Elementwise quotient."""
     return _elementwise(np.divide, left, right, out)

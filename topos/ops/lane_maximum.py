@@ -30,6 +30,7 @@ copied, so no arithmetic is regrouped: the same bits on every route.
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 
@@ -78,9 +79,8 @@ def _check_winners(operation: str, winners: Shape, lane: Shape) -> None:
         raise fail(operation, f"winners {winners} must have the lane shape {lane}")
 
 
-def _lane_elements(shape: Shape, axes: tuple[int, ...]) -> int:
-    lanes = int(np.prod([shape[axis] for axis in axes], dtype=np.int64))
-    return shape.volume // max(1, lanes)
+def _lane_count(shape: Shape, axes: tuple[int, ...]) -> int:
+    return int(np.prod([shape[axis] for axis in axes], dtype=np.int64))
 
 
 def _mask_bytes(elements: int) -> int:
@@ -90,15 +90,44 @@ def _mask_bytes(elements: int) -> int:
 
 # lane_argmax ---------------------------------------------------------------------------
 
+# lane_argmax works through the lanes a block of entries at a time (rows of the lane
+# shape's first axis), so that a block's running maximum and lane numbers stay in cache
+# from one lane's passes to the next. Every entry is computed the same way whatever the
+# block: the blocks change where the passes start, not what they compute.
+_BLOCK_ENTRIES = 1 << 16
+
+
+def _block_rows(lane: tuple[int, ...]) -> int:
+    """How many rows of a (non-scalar) lane of shape `lane` one block takes."""
+    per_row = math.prod(lane[1:])
+    return max(1, min(lane[0], _BLOCK_ENTRIES // max(1, per_row)))
+
+
+def _blocks(lane: tuple[int, ...]) -> list:
+    """Index expressions that cover a lane of shape `lane` block by block."""
+    if not lane:
+        return [Ellipsis]
+    rows = _block_rows(lane)
+    return [slice(first, first + rows) for first in range(0, lane[0], rows)]
+
+
+def _lane_number_type(lanes: int) -> np.dtype:
+    """The narrowest unsigned integer type holding every lane number."""
+    return np.min_scalar_type(lanes - 1)
+
 
 def _infer_lane_argmax(operand: Shape, axes: tuple[int, ...] = (0,)) -> Shape:
     return _lane_shape("lane_argmax", operand, tuple(axes))
 
 
 def _lane_argmax_workspace(operand: Shape, axes: tuple[int, ...] = (0,)) -> int:
-    """The running maximum, a candidate and one mask, in 4-byte elements."""
-    elements = _lane_elements(operand, tuple(axes))
-    return elements * 4 + -(-_mask_bytes(elements) // 4) + 48
+    """One block's comparison, lane numbers, candidates and running maximum, in 4-byte
+    elements."""
+    lane = tuple(_lane_shape("lane_argmax", operand, tuple(axes)))
+    entries = _block_rows(lane) * math.prod(lane[1:]) if lane else 1
+    number = _lane_number_type(_lane_count(operand, tuple(axes))).itemsize
+    scratch = _mask_bytes(entries) + 2 * _mask_bytes(entries * number) + entries * 4
+    return -(-scratch // 4) + 16
 
 
 @primitive(
@@ -114,20 +143,33 @@ def lane_argmax(operand, out=None, workspace=None, axes=(0,)):
     lanes = _lanes(operand, tuple(axes))
     if out is None:
         out = np.empty(lanes[0].shape, dtype=operand.dtype)
-    out.fill(0)
-    scratch = Scratch(workspace if workspace is not None and workspace.itemsize >= 4 else None)
-    better = scratch.empty(lanes[0].shape, bool)
-    candidate = scratch.empty(lanes[0].shape, out.dtype)
-    running = scratch.empty(lanes[0].shape, operand.dtype) if len(lanes) > 2 else None
-    best = lanes[0]
-    for number, lane in enumerate(lanes[1:], start=1):
-        np.greater(lane, best, out=better)
-        # Lane numbers only grow, so "the latest lane that was better" is a maximum
-        # (ten times faster than a masked copy of the number).
-        np.multiply(better, out.dtype.type(number), out=candidate)
-        np.maximum(out, candidate, out=out)
-        if number < len(lanes) - 1:
-            best = np.maximum(best, lane, out=running)
+    if len(lanes) == 1:
+        out.fill(0)
+        return out
+    # Lane numbers are counted in the narrowest integers (a byte for up to 256 lanes)
+    # and converted to floats once: a quarter of the bytes per pass of float numbers.
+    number_type = _lane_number_type(len(lanes))
+    usable = workspace if workspace is not None and workspace.itemsize >= 4 else None
+    for block in _blocks(lanes[0].shape):
+        scratch = Scratch(usable)
+        parts = [lane[block] for lane in lanes]
+        shape = parts[0].shape
+        better = scratch.empty(shape, bool)
+        numbers = scratch.empty(shape, number_type)
+        np.greater(parts[1], parts[0], out=better)
+        np.copyto(numbers, better)
+        if len(parts) > 2:
+            candidate = scratch.empty(shape, number_type)
+            best = np.maximum(parts[0], parts[1], out=scratch.empty(shape, operand.dtype))
+            for number, lane in enumerate(parts[2:], start=2):
+                np.greater(lane, best, out=better)
+                # Lane numbers only grow, so "the latest lane that was better" is a
+                # maximum (many times faster than a masked copy of the number).
+                np.multiply(better, number_type.type(number), out=candidate)
+                np.maximum(numbers, candidate, out=numbers)
+                if number < len(parts) - 1:
+                    np.maximum(best, lane, out=best)
+        np.copyto(out[block], numbers)
     return out
 
 

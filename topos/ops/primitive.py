@@ -61,6 +61,12 @@ class Primitive:
 
     A primitive whose derivative is not defined everywhere says where (`kink`), so a
     finite-difference check can tell a perturbation that crosses one.
+
+    `overwrites` names the operands whose bytes the kernel may be handed as its `out`
+    (an elementwise kernel: each output element reads only the same element of its
+    operands). When such an operand has the output's shape and memory order, owns its
+    buffer, and nothing reads it after this step, the forward memory plan lets the
+    output take over its bytes (a bias added in place into the product's buffer).
     """
 
     name: str
@@ -77,6 +83,7 @@ class Primitive:
     kink: Kink | None = None
     workspace_reads_layouts: bool = False
     scratch: WorkspaceRule | None = None
+    overwrites: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if self.scratch is not None and not self.output_in_workspace:
@@ -86,6 +93,7 @@ class Primitive:
         if self.layout is None:
             self.layout = strided_view if self.view == VIEW_ALWAYS else contiguous
         self.index_operands = tuple(self.index_operands)
+        self.overwrites = tuple(self.overwrites)
 
     def workspace_elements(
         self,
