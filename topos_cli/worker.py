@@ -95,9 +95,12 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
             f"its routes are {', '.join(workload.routes)}"
         )
     data = None if arguments.data in (None, "synthetic") else arguments.data
-    dataset = workload.dataset(data)
     budget = arguments.budget if arguments.route == "remat" else None
-    training = Training(workload, arguments.route, dataset, arguments.steps, budget)
+    training = Training(workload, arguments.route, workload.dataset(data), arguments.steps, budget)
+    # The process holds the images its steps read, not the whole split; the rest is
+    # freed before ready, so the memory at ready is what the run needs.
+    training.hold_batches()
+    dataset = training.dataset
     gc.collect()
     # Start-up's free heap chunks must not serve the steps' mapped-size arrays: see
     # heap_plugs (the prediction counts those arrays' pages in the training delta).
