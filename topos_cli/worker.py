@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 from topos_cli import count_own_frames_as_machinery, process_memory
 from topos_cli.heap_plugs import plug_free_chunks
+from topos_cli.memory_settling import settle_memory
 from topos_cli.protocol import (
     EXIT_ERROR,
     EXIT_NONFINITE,
@@ -108,6 +109,7 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
     warm_up_started = time.perf_counter()
     training.warm_up()
     warm_up_seconds = time.perf_counter() - warm_up_started
+    settling_computations = settle_memory(lambda: training.compute(0))
     program = training.program
     plan = program.plan
     # The warm-up has touched BLAS's per-thread buffers, which should not count; the
@@ -166,6 +168,7 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
         warm_up_seconds=warm_up_seconds,
         ready_rss_bytes=process_memory.resident_bytes(),
         heap_plugged_bytes=plugged_bytes,
+        settling_computations=settling_computations,
         high_water_source=high_water_source,
         python=platform.python_version(),
         numerics=blas_description(),
