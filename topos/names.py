@@ -8,7 +8,6 @@ the library's own workloads and programs use the very same names.
 from __future__ import annotations
 
 import re
-from importlib.metadata import entry_points
 
 #: Every gradient route, the reference first: `remat` is `recorded` lowered under a
 #: memory budget, recomputing what it cannot keep.
@@ -73,6 +72,10 @@ def check_workload_name(name: str) -> None:
                 f"--workload {name!r}: name a workload as package.module:attribute"
             )
         return
+    # Package metadata is read only here: importing it costs every process that reads
+    # these names (a worker among them) some 3 MiB.
+    from importlib.metadata import entry_points
+
     if any(entry.name == name for entry in entry_points(group=ENTRY_POINT_GROUP)):
         return
     raise UnknownNameError(

@@ -21,7 +21,8 @@ PREDICTION_FLOOR_BYTES = 256 * 1024
 
 #: What the result file says about how memory was measured (README has the long story).
 MEMORY_METHOD = {
-    "ready": "data loaded, plan lowered, one warm-up step of the route run and thrown away, "
+    "ready": "data loaded (of an image split fed by the default feeds, only the images the "
+    "steps read), plan lowered, one warm-up step of the route run and thrown away, "
     "the plans' arenas freed and garbage collected",
     "peak": "the larger of VmHWM at the end of the measured steps, after resetting it at "
     "ready (writing 5 to /proc/self/clear_refs), and VmRSS read at each step's peak "

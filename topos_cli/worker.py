@@ -17,6 +17,8 @@ import traceback
 from typing import Any, TextIO
 
 from topos_cli import count_own_frames_as_machinery, process_memory
+from topos_cli.heap_plugs import plug_free_chunks
+from topos_cli.memory_settling import settle_memory
 from topos_cli.protocol import (
     EXIT_ERROR,
     EXIT_NONFINITE,
@@ -82,6 +84,7 @@ def blas_description() -> dict[str, Any]:
 def train(arguments: WorkerCommand, events: EventStream) -> int:
     """Loads, lowers, warms up, trains and reports; returns the exit status."""
     from topos.training import Training
+    from topos.training.resident_bytes import mmap_threshold
     from topos.workloads import resolve
 
     count_own_frames_as_machinery()
@@ -93,12 +96,20 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
             f"its routes are {', '.join(workload.routes)}"
         )
     data = None if arguments.data in (None, "synthetic") else arguments.data
-    dataset = workload.dataset(data)
     budget = arguments.budget if arguments.route == "remat" else None
-    training = Training(workload, arguments.route, dataset, arguments.steps, budget)
+    training = Training(workload, arguments.route, workload.dataset(data), arguments.steps, budget)
+    # The process holds the images its steps read, not the whole split; the rest is
+    # freed before ready, so the memory at ready is what the run needs.
+    training.hold_batches()
+    dataset = training.dataset
+    gc.collect()
+    # Start-up's free heap chunks must not serve the steps' mapped-size arrays: see
+    # heap_plugs (the prediction counts those arrays' pages in the training delta).
+    plugged_bytes = plug_free_chunks(mmap_threshold())
     warm_up_started = time.perf_counter()
     training.warm_up()
     warm_up_seconds = time.perf_counter() - warm_up_started
+    settling_computations = settle_memory(lambda: training.compute(0))
     program = training.program
     plan = program.plan
     # The warm-up has touched BLAS's per-thread buffers, which should not count; the
@@ -156,6 +167,8 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
         lower_seconds=training.program.lower_seconds,
         warm_up_seconds=warm_up_seconds,
         ready_rss_bytes=process_memory.resident_bytes(),
+        heap_plugged_bytes=plugged_bytes,
+        settling_computations=settling_computations,
         high_water_source=high_water_source,
         python=platform.python_version(),
         numerics=blas_description(),

@@ -112,3 +112,22 @@ def test_images_into_any_layout_give_the_same_values():
     fortran = np.empty((3, 3, 4, 4), np.float32, order="F")
     split.images([4, 1, 2], out=fortran)
     assert np.ascontiguousarray(fortran).tobytes() == expected.tobytes()
+
+
+def test_a_split_holding_some_samples_gives_their_images_and_refuses_the_rest(split):
+    held = split.holding([7, 3, 39, 3])
+    assert len(held) == len(split) and held.held == 3
+    assert held.fingerprint == split.fingerprint
+    assert np.array_equal(held.labels, split.labels)
+    indices = np.array([39, 3, 7, 3, -1])
+    expected = split.images(indices)
+    assert np.array_equal(held.images(indices).view(np.uint32), expected.view(np.uint32))
+    assert np.array_equal(held.one_hot(indices), split.one_hot(indices))
+    with pytest.raises(ValueError, match="sample 5 is not held"):
+        held.images([3, 5])
+    with pytest.raises(ValueError, match="holds the pixels of 3 of 40 samples"):
+        held.pixels  # noqa: B018
+    with pytest.raises(IndexError):
+        held.images([40])
+    with pytest.raises(ValueError, match=r"outside 0\.\.39"):
+        split.holding([40])

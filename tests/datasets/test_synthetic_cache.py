@@ -34,7 +34,7 @@ def test_a_damaged_file_is_regenerated_not_used(tmp_path, monkeypatch):
     cached_split("toy", (2, 1, 3, 4), generator(calls))
     (stored,) = tmp_path.glob("*.npz")
     stored.write_bytes(stored.read_bytes()[:-20] + bytes(20))
-    pixels, _ = cached_split("toy", (2, 1, 3, 4), generator(calls))
+    pixels = cached_split("toy", (2, 1, 3, 4), generator(calls)).pixels
     assert len(calls) == 2 and pixels.reshape(-1).tolist() == list(range(24))
 
 
@@ -76,7 +76,7 @@ def test_checking_a_hit_copies_no_pixels(tmp_path, monkeypatch):
     cached_split("big", shape, lambda: (pixels, labels))
     tracemalloc.start()
     try:
-        found, _ = cached_split("big", shape, lambda: (pixels, labels))
+        found = cached_split("big", shape, lambda: (pixels, labels)).pixels
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -129,7 +129,7 @@ def test_a_broken_sidecar_is_a_miss_and_is_rebuilt(tmp_path, monkeypatch, damage
     _, sidecar = entry(tmp_path, monkeypatch)
     replace_with(sidecar, damage)
     calls = []
-    pixels, _ = cached_split("toy", SHAPE, generator(calls))
+    pixels = cached_split("toy", SHAPE, generator(calls)).pixels
     assert len(calls) == 1 and pixels.reshape(-1).tolist() == list(range(24))
     if damage != "directory":  # a directory in the way stays; nothing is written past it
         assert isinstance(json.loads(sidecar.read_text()), dict)
@@ -153,7 +153,7 @@ def test_a_broken_archive_is_a_miss_and_is_rebuilt(tmp_path, monkeypatch, damage
     archive, _ = entry(tmp_path, monkeypatch)
     replace_with(archive, damage)
     calls = []
-    pixels, _ = cached_split("toy", SHAPE, generator(calls))
+    pixels = cached_split("toy", SHAPE, generator(calls)).pixels
     assert len(calls) == 1 and pixels.reshape(-1).tolist() == list(range(24))
     assert not list(tmp_path.glob("*.partial"))
 
@@ -184,7 +184,7 @@ def test_a_failed_write_leaves_no_partial_file_and_no_half_entry(tmp_path, monke
 
         monkeypatch.setattr(json, "dumps", full_disk)
     calls = []
-    pixels, _ = cached_split("toy", SHAPE, generator(calls))
+    pixels = cached_split("toy", SHAPE, generator(calls)).pixels
     assert len(calls) == 1 and pixels.reshape(-1).tolist() == list(range(24))
     assert list(tmp_path.iterdir()) == []
 
@@ -202,3 +202,12 @@ def fail_with(error):
         raise error
 
     return fail
+
+
+def test_a_hit_gives_the_fingerprint_it_checked(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOPOS_CACHE_DIR", str(tmp_path))
+    generated = load_mnist(None).test
+    cached = load_mnist(None).test
+    assert "fingerprint" in vars(cached)  # known from the check, not computed again
+    del cached.__dict__["fingerprint"]
+    assert cached.fingerprint == generated.fingerprint

@@ -10,6 +10,7 @@ import pytest
 
 from topos.ops.embedding import embedding_gradient
 from topos.ops.gelu import gelu, gelu_gradient
+from topos.ops.reduction import logsumexp
 from topos.ops.row_sums import column_sums, row_sums
 from topos.ops.softmax import softmax, softmax_gradient
 from topos.ops.standardize import row_scale, standardize, standardize_gradient
@@ -27,6 +28,10 @@ def test_embedding_gradient_is_a_running_sum_in_index_order(vocabulary):
         expected[index] += row
     found = embedding_gradient.kernel(rows, indices, rows=vocabulary)
     assert found.tobytes() == expected.tobytes()
+    workspace = np.full(rows.size, np.nan, np.float32)
+    out = np.full_like(expected, np.nan)
+    embedding_gradient.kernel(rows, indices, out=out, workspace=workspace, rows=vocabulary)
+    assert out.tobytes() == expected.tobytes()
 
 
 def test_row_and_column_sums_agree_with_numpy_to_rounding():
@@ -62,6 +67,7 @@ def test_softmax_is_stable_for_large_scores():
         (standardize_gradient, 2, {}),
         (gelu, 1, {}),
         (gelu_gradient, 2, {}),
+        (logsumexp, 1, {"axis": 2}),
     ],
     ids=lambda value: getattr(value, "name", None),
 )

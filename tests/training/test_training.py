@@ -100,8 +100,23 @@ def test_a_workload_names_its_inputs_feeds_and_optimizer():
     losses = {}
     for route in ("engine", "recorded"):
         training = Training(workload, route, workload.load_dataset(None), 60)
+        # Its own feeds may read any sample: the whole split stays.
+        training.hold_batches()
+        assert training.dataset.train.held == 512
         assert isinstance(training.optimizer, Adam)
         losses[route] = [training.step(step).tobytes() for step in range(60)]
     assert losses["engine"] == losses["recorded"]
     first, last = (np.frombuffer(losses["engine"][i], np.float32)[0] for i in (0, -1))
     assert last < first / 10
+
+
+def test_holding_the_batches_keeps_the_images_the_steps_read_and_the_trajectory(mnist_data):
+    workload = resolve("mnist")
+    whole = Training(workload, "recorded", mnist_data, steps=6)
+    held = Training(workload, "recorded", mnist_data, steps=6)
+    held.hold_batches()
+    read = np.unique(np.concatenate([held.batch_indices(step) for step in range(6)]))
+    assert held.dataset.train.held == read.size < len(mnist_data.train)
+    assert held.dataset.fingerprint == mnist_data.fingerprint
+    losses = [[int(each.step(step).view(np.uint32)) for step in range(6)] for each in (whole, held)]
+    assert losses[0] == losses[1]

@@ -41,6 +41,12 @@ class Dataset:
         """The test split, loaded (or generated) on first access."""
         return self._load_test()
 
+    def holding(self, samples) -> Dataset:
+        """This dataset with its training split keeping only the pixels of `samples` in
+        memory (`Split.holding`); the test split is still loaded on first use."""
+        train = self.train.holding(samples)
+        return Dataset(self.name, self.source, self.format, lambda: train, self._load_test)
+
     @property
     def fingerprint(self) -> str:
         """The fingerprint of the train split: what a training result depends on."""

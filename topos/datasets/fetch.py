@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import os
 import shutil
-import tarfile
 import tempfile
 import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from topos.datasets.errors import DataError
 from topos.datasets.mirror_url import check_mirror_url
-from topos.datasets.transfer import CHUNK_BYTES, Progress, transfer
+
+if TYPE_CHECKING:
+    from topos.datasets.transfer import Progress
+
+#: The most bytes copied at once while unpacking a member.
+UNPACK_BYTES = 1 << 20
 
 #: Seconds a whole fetch may take by default: the CIFAR-10 archive (170 MB) needs
 #: some 50 KB/s to arrive in time.
@@ -89,6 +93,8 @@ def _extract(archive: Path, members: tuple[str, ...], destination: Path) -> None
     Paths come from `members`, never from the archive, so nothing can land outside
     `destination`; links, devices and unexpected members are never written.
     """
+    import tarfile  # here: only a fetch unpacks, and a training process never fetches
+
     wanted = set(members)
     found: set[str] = set()
     try:
@@ -122,7 +128,7 @@ def _copy(source: BinaryIO, path: Path) -> None:
     except OSError as error:
         raise cannot_write(error) from None
     with out:
-        while chunk := source.read(CHUNK_BYTES):
+        while chunk := source.read(UNPACK_BYTES):
             try:
                 out.write(chunk)
             except OSError as error:
@@ -182,6 +188,10 @@ def fetch(
             f"timeout must be a number of seconds above 0 and at most "
             f"{MAXIMUM_TIMEOUT_SECONDS:g}, not {timeout!r}"
         )
+    # Imported here, not with the module: HTTP and TLS cost a training process (which
+    # imports `topos.datasets` and never downloads) some 8 MiB of resident memory.
+    from topos.datasets.transfer import transfer
+
     deadline = time.monotonic() + timeout
     mirror = check_mirror_url(url or mirror)
     target = Path(target)

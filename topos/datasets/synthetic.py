@@ -134,8 +134,8 @@ def synthetic_dataset(
             return split.pixels, split.labels
 
         key = f"{name}-{split_seed:016x}-{count}"
-        pixels, labels = cached_split(key, (count, *image_shape), fresh)
-        return Split(pixels, labels, classes, mean, deviation)
+        pixels, labels, sha256 = cached_split(key, (count, *image_shape), fresh)
+        return Split(pixels, labels, classes, mean, deviation, fingerprint=sha256)
 
     return Dataset(
         name,

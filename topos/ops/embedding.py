@@ -47,20 +47,27 @@ def _derive_embedding_gradient(algebra, inputs, output, gradient, needs, rows):
     return (algebra.embedding(gradient, indices), None)
 
 
+def _embedding_gradient_workspace(gradient: Shape, indices: Shape, rows: int) -> int:
+    # The gradient rows sorted by index (gpt's tokens: 256 KiB a shard).
+    return gradient.volume
+
+
 @primitive(
     "embedding_gradient",
     2,
     _infer_embedding_gradient,
     _derive_embedding_gradient,
     index_operands=(1,),
+    workspace=_embedding_gradient_workspace,
 )
-def embedding_gradient(gradient, indices, out=None, rows=1):
+def embedding_gradient(gradient, indices, out=None, workspace=None, rows=1):
     """A `[rows, features]` table of zeros onto which each gradient row is added at its
     index, in index order (row-major over the indices), so the sum's order is fixed.
 
-    The rows are sorted by index (a stable sort keeps index order within an index),
-    then each index's rows are summed in one reduction over its run, row after row;
-    with many distinct indices, `np.add.at` does the same additions one row at a time.
+    The rows are sorted by index (a stable sort keeps index order within an index), into
+    `workspace` when given, then each index's rows are summed in one reduction over its
+    run, row after row; with many distinct indices, `np.add.at` does the same additions
+    one row at a time.
     """
     features = gradient.shape[-1]
     if out is None:
@@ -77,7 +84,12 @@ def embedding_gradient(gradient, indices, out=None, rows=1):
     if starts.size > _MOST_RUNS:
         np.add.at(out, flat, values)
         return out
-    sorted_rows = np.take(values, order, axis=0)
+    if workspace is not None and workspace.size >= values.size:
+        sorted_rows = workspace[: values.size].reshape(values.shape)
+    else:
+        sorted_rows = np.empty_like(values)
+    # mode="clip" never clips (the order is a permutation); "raise" would buffer the output.
+    np.take(values, order, axis=0, out=sorted_rows, mode="clip")
     ends = np.append(starts[1:], ordered.size)
     for start, end, index in zip(starts.tolist(), ends.tolist(), ordered[starts].tolist()):
         # Over axis 0 of a C-ordered block NumPy adds whole rows in turn: a running sum.

@@ -150,9 +150,16 @@ def _derive_logsumexp(algebra, inputs, output, gradient, needs, axis):
     return (algebra.mul(algebra.broadcast_along(gradient, axis=axis, size=extent), probabilities),)
 
 
-@primitive("logsumexp", 1, _infer_logsumexp, _derive_logsumexp)
-def logsumexp(operand, out=None, axis=0):
-    """log(sum(exp(x))) along one axis, shifted by the maximum so it never overflows."""
+def _logsumexp_workspace(operand: Shape, axis: int) -> int:
+    # The shifted exponentials, as large as the operand (gpt's logits: 400 KiB a shard).
+    return operand.volume
+
+
+@primitive("logsumexp", 1, _infer_logsumexp, _derive_logsumexp, workspace=_logsumexp_workspace)
+def logsumexp(operand, out=None, workspace=None, axis=0):
+    """log(sum(exp(x))) along one axis, shifted by the maximum so it never overflows; the
+    shifted exponentials in `workspace` when given (the same C-ordered values, so the
+    sum's order and bits are those of a fresh array)."""
     operand = np.ascontiguousarray(operand)
     if operand.shape[axis] == 0:
         # The sum over nothing is 0, and its logarithm -inf.
@@ -161,7 +168,12 @@ def logsumexp(operand, out=None, axis=0):
     peak = np.max(operand, axis=axis, keepdims=True)
     # An all -inf (or infinite) lane would make the shift NaN; shift it by zero instead.
     peak = np.where(np.isfinite(peak), peak, operand.dtype.type(0))
-    shifted = np.exp(operand - peak)
+    if workspace is not None and workspace.size >= operand.size:
+        shifted = workspace[: operand.size].reshape(operand.shape)
+    else:
+        shifted = np.empty_like(operand)
+    np.subtract(operand, peak, out=shifted)
+    np.exp(shifted, out=shifted)
     total = np.sum(shifted, axis=axis)
     return np.add(np.log(total), np.squeeze(peak, axis=axis), out=out)
 

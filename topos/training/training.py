@@ -9,14 +9,14 @@ from __future__ import annotations
 import numpy as np
 
 from topos import Parameters
-from topos.datasets import DataError, Dataset
+from topos.datasets import DataError, Dataset, Split
 from topos.engine.budget import Budget
 from topos.graph.parameter_gradients import ParameterGradients
 from topos.training.parameter_memory import ParameterMemory
 from topos.training.route_program import RouteProgram
 from topos.training.shuffled_batches import TooFewSamplesError
 from topos.training.step_memory import StepMemory, step_memory
-from topos.training.workload import Workload
+from topos.training.workload import Workload, classifier_feeds
 
 
 class Training:
@@ -78,6 +78,24 @@ class Training:
         """The input payloads of step `step`'s batch, as the workload makes them."""
         indices = self.batch_indices(step)
         return dict(self.workload.feeds(self.dataset.train, indices, self.recording))
+
+    def hold_batches(self) -> None:
+        """Keeps in memory only the training images the steps read, their batches known
+        before the first step (a 300-step cifar10 run reads 19,200 of 50,000 images: 56 of
+        147 MiB); `dataset` becomes that dataset, and the whole one is freed once nobody
+        else holds it. Only where the reads are known: an image split fed by
+        `classifier_feeds`, which reads each batch's samples and no others."""
+        train = self.dataset.train
+        if not isinstance(train, Split) or self.workload.feeds is not classifier_feeds:
+            return
+        read = np.zeros(len(train), dtype=bool)
+        for step in range(self.steps):
+            read[self.batch_indices(step)] = True
+            if step % 256 == 255 and read.all():
+                return  # a long run reads every sample: nothing to free
+        samples = np.flatnonzero(read)
+        if samples.size < train.held:
+            self.dataset = self.dataset.holding(samples)
 
     def compute(self, step: int) -> tuple[np.float32, ParameterGradients]:
         """Runs step `step`'s forward and gradients without updating anything."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import importlib
 from collections.abc import Iterator
-from importlib.metadata import entry_points
 
 from topos.names import BUILT_IN_WORKLOADS, DOTTED_NAME, ENTRY_POINT_GROUP, UnknownNameError
 from topos.training.workload import Workload
@@ -42,6 +41,14 @@ def _loading(name: str, failure: str) -> Iterator[None]:
         raise WorkloadNotFoundError(f"workload {name!r}: {failure} ({cause})") from None
 
 
+def _entry_points():
+    """The registered workloads' entry points. Package metadata is read only when a name
+    is neither built in nor `module:attribute`: importing it costs a worker some 3 MiB."""
+    from importlib.metadata import entry_points
+
+    return entry_points(group=ENTRY_POINT_GROUP)
+
+
 def resolve(name: str) -> Workload:
     """The workload called `name`: `cifar10`, `mnist`, an entry point of group
     `topos.workloads`, or `package.module:attribute`."""
@@ -57,7 +64,7 @@ def resolve(name: str) -> Workload:
         if not hasattr(module, attribute):
             raise WorkloadNotFoundError(f"workload {name!r}: {module_name!r} has no {attribute!r}")
         return _check(getattr(module, attribute), name)
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
+    for entry in _entry_points():
         if entry.name == name:
             with _loading(name, f"cannot load entry point {entry.value!r}"):
                 candidate = entry.load()
@@ -70,5 +77,5 @@ def resolve(name: str) -> Workload:
 
 def available() -> list[str]:
     """The names `resolve` knows without an explicit `module:attribute`."""
-    registered = [entry.name for entry in entry_points(group=ENTRY_POINT_GROUP)]
+    registered = [entry.name for entry in _entry_points()]
     return [*BUILT_IN_WORKLOADS, *sorted(set(registered) - set(BUILT_IN_WORKLOADS))]

@@ -1,0 +1,50 @@
+"""Heap plugs: once plugged, no free heap chunk serves a request at the mmap threshold."""
+
+import ctypes
+import subprocess
+import sys
+
+import pytest
+
+from tests.cli.grading import ROOT, environment
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or not hasattr(ctypes.CDLL(None), "mallinfo2"),
+    reason="glibc's malloc only",
+)
+
+#: Run as a worker runs (its threshold fixed by the environment): free chunks of some
+#: 320 KiB are left inside the heap, plugged, and the next request at the threshold mapped.
+PROGRAM = """
+import ctypes
+from topos_cli.heap_plugs import _MallocInfo, plug_free_chunks
+
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+libc.mallinfo2.restype = _MallocInfo
+small = [libc.malloc(16 * 1024) for _ in range(20)]
+barrier = libc.malloc(1024)  # keeps the freed chunks inside the heap, off its top
+for pointer in small:
+    libc.free(pointer)
+taken = plug_free_chunks(65536)
+mapped = libc.mallinfo2().mapped_chunks
+pointer = libc.malloc(65536)
+print(taken, libc.mallinfo2().mapped_chunks - mapped)
+"""
+
+
+def test_after_plugging_a_request_at_the_threshold_is_mapped():
+    completed = subprocess.run(
+        [sys.executable, "-c", PROGRAM],
+        cwd=ROOT,
+        env=environment(MALLOC_MMAP_THRESHOLD_="65536"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    taken, newly_mapped = (int(word) for word in completed.stdout.split())
+    assert taken >= 65536 and taken % 65536 == 0
+    assert newly_mapped == 1
