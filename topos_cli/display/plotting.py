@@ -66,7 +66,7 @@ def figure_svg(figure: Any, name: str) -> str:
     plt = pyplot()
     buffer = io.StringIO()
     with plt.rc_context({"svg.hashsalt": f"topos-{name}"}):
-        figure.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")
+        figure.savefig(buffer, format="svg", metadata={"Date": None})
     plt.close(figure)
     text = buffer.getvalue()
     start = text.find("<svg")
@@ -77,7 +77,7 @@ def figure_png(figure: Any, dpi: int = 100) -> bytes:
     """The figure as PNG bytes; closes it."""
     plt = pyplot()
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight", metadata={"Software": None})
+    figure.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
     plt.close(figure)
     return buffer.getvalue()
 
