@@ -116,12 +116,55 @@ def frontier_svg(points: Sequence[FrontierPoint], title: str) -> str:
             f'<polyline points="{path}" fill="none" stroke="{COLOURS["remat"]}" '
             f'stroke-dasharray="4 3"/>'
         )
-    for point in points:
-        x, y = x_of(point.training_mebibytes), y_of(point.milliseconds)
+    centres = [(x_of(point.training_mebibytes), y_of(point.milliseconds)) for point in points]
+    labels = label_positions(centres, [point.label for point in points])
+    for point, (x, y), (label_x, label_y) in zip(points, centres, labels, strict=True):
         colour = COLOURS.get(point.route, "#333333")
         parts.append(
             f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="{colour}"/>'
-            f'<text x="{x + 8:.1f}" y="{y - 8:.1f}">{escape(point.label)}</text>'
+            f'<text x="{label_x:.1f}" y="{label_y:.1f}">{escape(point.label)}</text>'
         )
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
+
+
+#: A label's box, roughly, at the picture's 12-pixel font: its height and the width of
+#: one character.
+LABEL_HEIGHT = 14
+CHARACTER_WIDTH = 7
+
+
+def label_positions(
+    centres: Sequence[tuple[float, float]], labels: Sequence[str]
+) -> list[tuple[float, float]]:
+    """Where each point's label starts (its text baseline): up and to the right of the
+    point, else the first of below-right, up-left and below-left that covers no label
+    already placed, else moved down from up-right a line at a time until it covers
+    none, so points close together (remat at 50% and at its floor) stay readable."""
+    placed: list[tuple[float, float, float]] = []  # left, right, baseline
+
+    def covers(left: float, baseline: float, width: float) -> bool:
+        return any(
+            left < other_right
+            and other_left < left + width
+            and baseline - LABEL_HEIGHT < other_baseline
+            and other_baseline - LABEL_HEIGHT < baseline
+            for other_left, other_right, other_baseline in placed
+        )
+
+    positions = []
+    for (x, y), label in zip(centres, labels, strict=True):
+        width = CHARACTER_WIDTH * len(label)
+        candidates = [
+            (x + 8, y - 8),
+            (x + 8, y + 20),
+            (x - 8 - width, y - 8),
+            (x - 8 - width, y + 20),
+        ]
+        free = [candidate for candidate in candidates if not covers(*candidate, width)]
+        left, baseline = free[0] if free else candidates[0]
+        while covers(left, baseline, width):
+            baseline += LABEL_HEIGHT
+        placed.append((left, left + width, baseline))
+        positions.append((left, baseline))
+    return positions
