@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from topos.ops.memory_order import follows_dense_operand
-from topos.ops.primitive import primitive
+from topos.ops.primitive import Primitive, primitive
 from topos.ops.reduction import reduce_to
 from topos.ops.shape_rules import elementwise, same
 
@@ -90,6 +90,21 @@ def _elementwise(ufunc, left, right, out):
     return out
 
 
+def _binary(name: str, ufunc: np.ufunc, derive, summary: str) -> Primitive:
+    """Registers `name`, the elementwise `ufunc` of two operands broadcast against each
+    other: its output follows a dense operand's memory order, and it may be written
+    over either operand (each output element reads only the same element of each)."""
+
+    def kernel(left, right, out=None):
+        return _elementwise(ufunc, left, right, out)
+
+    kernel.__name__ = kernel.__qualname__ = name
+    kernel.__doc__ = summary
+    return primitive(
+        name, 2, elementwise(name), derive, layout=follows_dense_operand, overwrites=(0, 1)
+    )(kernel)
+
+
 def _derive_add(algebra, inputs, output, gradient, needs):
     left, right = inputs
     return (
@@ -98,17 +113,7 @@ def _derive_add(algebra, inputs, output, gradient, needs):
     )
 
 
-@primitive(
-    "add",
-    2,
-    elementwise("add"),
-    _derive_add,
-    layout=follows_dense_operand,
-    overwrites=(0, 1),
-)
-def add(left, right, out=None):
-    """Elementwise sum."""
-    return _elementwise(np.add, left, right, out)
+add = _binary("add", np.add, _derive_add, "Elementwise sum.")
 
 
 def _derive_sub(algebra, inputs, output, gradient, needs):
@@ -119,17 +124,7 @@ def _derive_sub(algebra, inputs, output, gradient, needs):
     )
 
 
-@primitive(
-    "sub",
-    2,
-    elementwise("sub"),
-    _derive_sub,
-    layout=follows_dense_operand,
-    overwrites=(0, 1),
-)
-def sub(left, right, out=None):
-    """Elementwise difference."""
-    return _elementwise(np.subtract, left, right, out)
+sub = _binary("sub", np.subtract, _derive_sub, "Elementwise difference.")
 
 
 def _derive_mul(algebra, inputs, output, gradient, needs):
@@ -140,17 +135,7 @@ def _derive_mul(algebra, inputs, output, gradient, needs):
     )
 
 
-@primitive(
-    "mul",
-    2,
-    elementwise("mul"),
-    _derive_mul,
-    layout=follows_dense_operand,
-    overwrites=(0, 1),
-)
-def mul(left, right, out=None):
-    """Elementwise product."""
-    return _elementwise(np.multiply, left, right, out)
+mul = _binary("mul", np.multiply, _derive_mul, "Elementwise product.")
 
 
 def _derive_div(algebra, inputs, output, gradient, needs):
@@ -165,17 +150,7 @@ def _derive_div(algebra, inputs, output, gradient, needs):
     return left_part, right_part
 
 
-@primitive(
-    "div",
-    2,
-    elementwise("div"),
-    _derive_div,
-    layout=follows_dense_operand,
-    overwrites=(0, 1),
-)
-def div(left, right, out=None):
-    """Elementwise quotient."""
-    return _elementwise(np.divide, left, right, out)
+div = _binary("div", np.divide, _derive_div, "Elementwise quotient.")
 
 
 def _derive_neg(algebra, inputs, output, gradient, needs):
