@@ -172,7 +172,7 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
         warm_up_seconds=warm_up_seconds,
         ready_rss_bytes=None if parent_ready is None else parent_ready + sum(children_ready),
         shard_processes={
-            "pids": list(program._processes.pids),
+            "pids": program.shard_process_ids,
             "parent_ready_rss_bytes": parent_ready,
             "ready_private_bytes": children_ready,
         }

@@ -210,6 +210,11 @@ class RouteProgram:
         reading since, in shard order; else empty."""
         return [] if self._processes is None else self._processes.memory()
 
+    @property
+    def shard_process_ids(self) -> list[int]:
+        """The shard processes' ids in shard order (empty on threads or before a step)."""
+        return [] if self._processes is None else self._processes.pids
+
     def close(self) -> None:
         """Ends the shard processes, if any (a later step forks them again)."""
         if self._processes is not None:
