@@ -80,7 +80,7 @@ def test_an_interrupted_grade_leaves_no_shard_process(tmp_path):
     try:
         deadline = time.monotonic() + 120  # only so a failure cannot hang the tests
         # Wait for the worker's forked shard: a grandchild of the grader.
-        while not any(len(worker.children()) for worker in grader.children()):
+        while not _grandchildren(grader):
             assert process.poll() is None and time.monotonic() < deadline, "no shard process"
             time.sleep(0.05)
         seen = grader.children(recursive=True)
@@ -92,3 +92,16 @@ def test_an_interrupted_grade_leaves_no_shard_process(tmp_path):
     assert len(seen) >= 2  # the worker and its shard process
     _, alive = psutil.wait_procs(seen, timeout=30)
     assert alive == []
+
+
+def _grandchildren(process) -> list:
+    """The children of `process`'s children (passing over any that end meanwhile)."""
+    import psutil
+
+    found = []
+    for child in process.children():
+        try:
+            found += child.children()
+        except psutil.NoSuchProcess:
+            continue
+    return found
