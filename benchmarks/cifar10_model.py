@@ -49,9 +49,12 @@ class Trainer:
         return loss
 
 
-def build(route: str, batch: int = 64, shards: int | None = None) -> Trainer:
+def build(
+    route: str, batch: int = 64, shards: int | None = None, shard_processes: bool = False
+) -> Trainer:
     """The `cifar10` workload's model lowered for `route`, at `batch` rows in `shards`
-    shards (default: the workload's): the very recording `topos grade` trains, so
+    shards (default: the workload's), the shards past the first in forked processes with
+    `shard_processes` (`cifar10-processes`): the very recording `topos grade` trains, so
     the benchmark measures what users grade."""
     if route not in ROUTES:
         raise ValueError(f"route must be one of {ROUTES}, not {route!r}")
@@ -59,7 +62,7 @@ def build(route: str, batch: int = 64, shards: int | None = None) -> Trainer:
     workload = replace(
         workload, batch_size=batch, shards=workload.shards if shards is None else shards
     )
-    program = RouteProgram(workload, route)
+    program = RouteProgram(workload, route, shard_processes=shard_processes)
     recording = program.recording
     return Trainer(
         route,

@@ -1,6 +1,7 @@
 """Time per training step of the cifar10 seed model: engine, recorded, and PyTorch.
 
     python benchmarks/step_time.py [--rounds 5] [--steps 20] [--warmup 5] [--out results/...]
+                                   [--processes]
 
 Each route trains in its own worker process (this file run with `--worker ROUTE`),
 speaking JSON lines over its pipes. The parent interleaves the rounds: every
@@ -14,6 +15,11 @@ comparison is skipped and said so). Both topos routes must report the same loss
 bits at every step. Prints a table (with CPU time and minor page faults per step,
 from each worker's rusage) and writes the JSON to results/.
 
+With `--processes` the two routes also run as `cifar10-processes` does, their second
+shard in a forked child (`engine-processes`, `recorded-processes`), which must give the
+same loss bits as the threads; their CPU and page-fault figures are the parent's alone
+(a child's rusage reaches its parent only once it is reaped).
+
 PyTorch is never a dependency of the project: it is only imported here, in its
 own worker, when installed.
 """
@@ -26,6 +32,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 TOPOS_ROUTES = ("engine", "recorded")
+#: The same routes with their second shard in a forked process (`--processes`).
+PROCESS_ROUTES = ("engine-processes", "recorded-processes")
 #: The PyTorch twins, and the ratios of every route's median to theirs.
 TWINS = ("pytorch", "pytorch-channels-last")
 RATIOS = {"vs_pytorch": "pytorch", "vs_pytorch_channels_last": "pytorch-channels-last"}
@@ -44,7 +52,8 @@ def _topos_worker(route: str):
     sys.path.insert(0, str(ROOT))
     from cifar10_model import batches, build
 
-    trainer = build(route, BATCH)
+    name, _, processes = route.partition("-")
+    trainer = build(name, BATCH, shard_processes=processes == "processes")
     pool = batches(POOL, BATCH)
     state = {"step": 0}
 
@@ -143,17 +152,22 @@ def main(argv: list[str] | None = None) -> int:
         help="another checkout of topos (for example `git worktree add /tmp/base main`): its "
         "routes run too, as engine@base and recorded@base, interleaved with these",
     )
+    parser.add_argument(
+        "--processes",
+        action="store_true",
+        help="also time both routes with their second shard in a forked process "
+        "(cifar10-processes), interleaved with the rest",
+    )
     arguments = parser.parse_args(argv)
     if arguments.worker:
         return worker(arguments.worker)
 
-    routes, skipped = harness.timed_routes(TOPOS_ROUTES, TWINS, arguments.no_torch)
+    own_routes = TOPOS_ROUTES + (PROCESS_ROUTES if arguments.processes else ())
+    routes, skipped = harness.timed_routes(own_routes, TWINS, arguments.no_torch)
     allocator = {}
     if arguments.keep_freed_memory:
         allocator = {"MALLOC_MMAP_THRESHOLD_": str(2**30), "MALLOC_TRIM_THRESHOLD_": str(2**31)}
-    workers = [
-        start_worker(route, allocator if route in TOPOS_ROUTES else None) for route in routes
-    ]
+    workers = [start_worker(route, allocator if route in own_routes else None) for route in routes]
     if arguments.baseline:
         workers += [
             start_worker(route, allocator, arguments.baseline.resolve(), f"{route}@base")
@@ -165,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     pairs = [("engine", "recorded")]
     if arguments.baseline:
         pairs.append(("engine@base", "recorded@base"))
+    if arguments.processes:
+        pairs += [("engine", "engine-processes"), ("recorded", "recorded-processes")]
     parity = harness.losses_agree(workers, *pairs)
     recorded_vs_engine = results["recorded"]["median_ms"] / results["engine"]["median_ms"]
     report = {

@@ -17,8 +17,9 @@ ROUTES = ("engine", "recorded", "remat")
 #: its budget is a choice.
 DEFAULT_ROUTES = ("engine", "recorded")
 
-#: The workloads topos ships (`topos.workloads.<name>`).
-BUILT_IN_WORKLOADS = ("cifar10", "mnist", "gpt")
+#: The workloads topos ships (`topos.workloads.<name>`, a hyphen an underscore there):
+#: `cifar10-processes` is cifar10 with its shard past the first in a forked process.
+BUILT_IN_WORKLOADS = ("cifar10", "mnist", "gpt", "cifar10-processes")
 
 #: The entry-point group under which packages register workloads of their own.
 ENTRY_POINT_GROUP = "topos.workloads"

@@ -29,6 +29,9 @@ MEMORY_METHOD = {
     "(VmHWM lags per-CPU counters); psutil sampling where /proc is missing",
     "training_delta": "peak minus VmRSS at ready",
     "cross_check": "ru_maxrss from os.wait4, which includes start-up and shutdown",
+    "shard_processes": "a workload whose shards run in forked processes counts each child's "
+    "private memory (USS, Private_Clean + Private_Dirty of /proc/PID/smaps_rollup) on top "
+    "of the worker's: at ready, and the largest read at the end of its computations",
 }
 
 

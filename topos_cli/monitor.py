@@ -384,6 +384,9 @@ class WorkerMonitor:
             "end_rss_bytes": None if self._done is None else self._done.end_rss_bytes,
             "high_water_bytes": None if self._done is None else self._done.high_water_bytes,
             "step_peak_rss_bytes": None if self._done is None else self._done.step_peak_rss_bytes,
+            "shard_processes_peak_private_bytes": None
+            if self._done is None
+            else self._done.shard_processes_peak_private_bytes,
             "sampled_peak_rss_bytes": self._sampled_peak_after_ready,
             "ru_maxrss_bytes": None if rusage is None else int(rusage.ru_maxrss) * scale,
             "cpu_seconds": None if rusage is None else rusage.ru_utime + rusage.ru_stime,

@@ -143,6 +143,9 @@ class Done(_Event):
     #: The two readings the peak is the larger of.
     high_water_bytes: int | None = None
     step_peak_rss_bytes: int | None = None
+    #: With shard processes: each child's largest private memory (USS) read since ready,
+    #: in shard order (already added into `peak_rss_bytes`).
+    shard_processes_peak_private_bytes: list[int] | None = None
     name: ClassVar[str] = "done"
 
 
@@ -200,6 +203,7 @@ def decode(line: str) -> Event | None:
                 _whole_or_none(data.get("end_rss_bytes")),
                 _whole_or_none(data.get("high_water_bytes")),
                 _whole_or_none(data.get("step_peak_rss_bytes")),
+                _wholes_or_none(data.get("shard_processes_peak_private_bytes")),
             )
         if kind == "error":
             return Error(
@@ -216,3 +220,10 @@ def decode(line: str) -> Event | None:
 def _whole_or_none(value: Any) -> int | None:
     """`value` if it is a whole number (not a bool), else `None`."""
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _wholes_or_none(value: Any) -> list[int] | None:
+    """`value` if it is a list of whole numbers, else `None`."""
+    if not isinstance(value, list) or any(_whole_or_none(each) is None for each in value):
+        return None
+    return list(value)

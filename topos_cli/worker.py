@@ -125,7 +125,11 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
     program.at_peak = step_peak.read
     shards = program.shards
     itemsize = plan.network.dtype.itemsize
+    # Shard processes: each child's private memory now is its baseline (the route's
+    # memory is this process's resident set plus every child's private memory).
+    children_ready = program.mark_ready()
     high_water_source = "proc" if process_memory.reset_high_water() else "sampling"
+    parent_ready = process_memory.resident_bytes()
     ready = dict(
         pid=os.getpid(),
         workload=workload.name,
@@ -166,7 +170,14 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
         gradient_nodes=training.program.gradient_nodes,
         lower_seconds=training.program.lower_seconds,
         warm_up_seconds=warm_up_seconds,
-        ready_rss_bytes=process_memory.resident_bytes(),
+        ready_rss_bytes=None if parent_ready is None else parent_ready + sum(children_ready),
+        shard_processes={
+            "pids": program.shard_process_ids,
+            "parent_ready_rss_bytes": parent_ready,
+            "ready_private_bytes": children_ready,
+        }
+        if children_ready
+        else None,
         heap_plugged_bytes=plugged_bytes,
         settling_computations=settling_computations,
         high_water_source=high_water_source,
@@ -175,6 +186,21 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
     )
     events.emit(Ready(ready))
     started = time.perf_counter()
+    try:
+        return _train_steps(arguments, events, training, step_peak, started)
+    finally:
+        program.close()
+
+
+def _train_steps(
+    arguments: WorkerCommand,
+    events: EventStream,
+    training: Any,
+    step_peak: StepPeak,
+    started: float,
+) -> int:
+    """The measured steps, one `step` event each, then `done`."""
+    program = training.program
     for step in range(arguments.steps):
         began = time.perf_counter()
         loss = training.step(step)
@@ -185,9 +211,9 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
         events.emit(Step(step, value if finite else str(value), bits, seconds))
         if not finite:
             events.emit(Nonfinite(step, str(value)))
-            events.emit(_done("nonfinite", started, step_peak))
+            events.emit(_done("nonfinite", started, step_peak, program))
             return EXIT_NONFINITE
-    events.emit(_done("ok", started, step_peak))
+    events.emit(_done("ok", started, step_peak, program))
     return 0
 
 
@@ -210,18 +236,23 @@ def remat_facts(plan: Any, shards: int) -> dict[str, Any] | None:
     }
 
 
-def _done(status: str, started: float, step_peak: StepPeak) -> Done:
+def _done(status: str, started: float, step_peak: StepPeak, program: Any) -> Done:
     """The `done` event: training time, and the memory at the end (the peak is the larger
-    of VmHWM and VmRSS read at each step's peak, see `step_peak`)."""
+    of VmHWM and VmRSS read at each step's peak, see `step_peak`, plus with shard
+    processes each child's largest private memory, read at the end of its computations)."""
+    training_seconds = time.perf_counter() - started
     high_water = process_memory.high_water_bytes()
     readings = [value for value in (high_water, step_peak.bytes) if value is not None]
+    children = program.shard_process_memory()
+    children_peak = sum(peak for _, peak in children)
     return Done(
         status,
-        training_seconds=time.perf_counter() - started,
-        peak_rss_bytes=max(readings) if high_water is not None else None,
+        training_seconds=training_seconds,
+        peak_rss_bytes=max(readings) + children_peak if high_water is not None else None,
         end_rss_bytes=process_memory.resident_bytes(),
         high_water_bytes=high_water,
         step_peak_rss_bytes=step_peak.bytes,
+        shard_processes_peak_private_bytes=[peak for _, peak in children] or None,
     )
 
 

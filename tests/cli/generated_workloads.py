@@ -125,8 +125,14 @@ def generated(kind: str, seed: int) -> Workload:
 
 
 def __getattr__(name: str) -> Workload:
-    """`mlp_<seed>` and `convnet_<seed>`, built on demand."""
+    """`mlp_<seed>` and `convnet_<seed>`, built on demand; `processes_mlp_<seed>` is the
+    same workload in two shards, the second in a forked process."""
     kind, _, seed = name.rpartition("_")
+    processes = kind.startswith("processes_")
+    kind = kind.removeprefix("processes_")
     if kind in ("mlp", "convnet") and seed.isdigit():
-        return generated(kind, int(seed))
+        workload = generated(kind, int(seed))
+        if processes:
+            workload = dataclasses.replace(workload, name=name, shards=2, shard_processes=True)
+        return workload
     raise AttributeError(name)

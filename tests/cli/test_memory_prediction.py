@@ -13,6 +13,8 @@ from tests.cli.grading import topos
 #: one to three hidden layers and convnets of one and two stages, SGD and Adam, 1 and 2
 #: shards, batches of 64 to 256.
 GENERATED = ["mlp_0", "mlp_1", "mlp_3", "mlp_6", "convnet_1", "convnet_4"]
+#: The same in two shards, the second in a forked process: its private memory counted.
+GENERATED += ["processes_mlp_3", "processes_convnet_4"]
 
 TOLERANCE, FLOOR = 0.05, 256 * 1024
 

@@ -21,6 +21,7 @@ from topos.graph.parameter_gradients import ParameterGradients
 from topos.graph.parameters import Parameters
 from topos.indices import Indices
 from topos.training.blas_buffers import touch_blas_buffers
+from topos.training.shard_processes import ShardProcesses, require_linux
 from topos.training.workload import Recording, Workload
 
 #: The remat route's budget when none is given: half the recorded route's planned
@@ -37,11 +38,18 @@ class RouteProgram:
     fraction of recorded's planned bytes, text such as `"50%"`, or a Budget; by default
     `DEFAULT_BUDGET`), recomputing what it cannot keep. With `shards > 1` the model is
     recorded for one shard's rows and lowered once, each shard running a replica of
-    the plan with an arena of its own, and `compute` runs the shards on as many threads.
+    the plan with an arena of its own, and `compute` runs the shards on as many threads,
+    or, with `shard_processes` (by default the workload's), the shards past the first in
+    forked children that meet this process through shared memory (`ShardProcesses`,
+    Linux only; the same bits). `close()` ends the children.
     """
 
     def __init__(
-        self, workload: Workload, route: str, budget: Budget | int | float | str | None = None
+        self,
+        workload: Workload,
+        route: str,
+        budget: Budget | int | float | str | None = None,
+        shard_processes: bool | None = None,
     ) -> None:
         if route not in workload.routes:
             raise ValueError(
@@ -86,13 +94,21 @@ class RouteProgram:
         self.lower_seconds = time.perf_counter() - started
         self._threads: ThreadPoolExecutor | None = None
         self._blas = None
+        self.shard_processes = (
+            workload.shard_processes if shard_processes is None else shard_processes
+        )
+        self._processes: ShardProcesses | None = None
         # Called once per `compute` at the moment StepMemory says a step peaks: the
         # feeds, every shard's results and their mean all held (the grader's worker
         # reads the resident set there, see the grader's step peak).
         self.at_peak: Callable[[], None] | None = None
         if self.shards > 1:
-            self._threads = _shard_threads(self.shards - 1)
             self._blas = _one_blas_thread()
+            if self.shard_processes:
+                require_linux()
+                self._processes = ShardProcesses(self)
+            else:
+                self._threads = _shard_threads(self.shards - 1)
 
     def _lower(self) -> Plan:
         if self.adjoints is not None:
@@ -129,6 +145,15 @@ class RouteProgram:
             {symbol: _rows(tensor, shard, self.rows) for symbol, tensor in feeds.items()}
             for shard in range(self.shards)
         ]
+        if self._processes is not None:
+            results = self._compute_in_processes(parameters, pieces)
+        else:
+            results = self._compute_on_threads(parameters, pieces)
+        mean = _mean(results, self.shards, self.network.origin)
+        self._peak()
+        return mean
+
+    def _compute_on_threads(self, parameters: Parameters, pieces: list) -> list[tuple]:
         with self._blas.limit(limits=1, user_api="blas"):
             pending = [
                 self._threads.submit(self._compute_shard, shard, parameters, pieces[shard])
@@ -136,15 +161,24 @@ class RouteProgram:
             ]
             results = [self._compute_shard(0, parameters, pieces[0])]
             results += [future.result() for future in pending]
-        mean = _mean(results, self.shards, self.network.origin)
-        self._peak()
-        return mean
+        return results
+
+    def _compute_in_processes(self, parameters: Parameters, pieces: list) -> list[tuple]:
+        processes = self._processes
+        processes.submit(parameters, pieces)
+        try:
+            with self._blas.limit(limits=1, user_api="blas"):
+                own = self._compute_shard(0, parameters, pieces[0])
+        except BaseException:
+            processes.drain()
+            raise
+        return [own, *processes.collect()]
 
     def touch_blas_buffers(self, parameters: Parameters, feeds: Mapping[Symbol, Tensor]) -> None:
         """Packs every product of a shard into each BLAS buffer the shards can take at once
         (see `blas_buffers`), so the measured steps touch none of them further."""
-        if self.shards == 1:
-            return
+        if self.shards == 1 or self._processes is not None:
+            return  # one BLAS thread a process: each process's own product takes buffer 0
         piece = {symbol: _rows(tensor, 0, self.rows) for symbol, tensor in feeds.items()}
         with self._blas.limit(limits=1, user_api="blas"):
             touch_blas_buffers(self.shards, lambda: self._compute_shard(0, parameters, piece))
@@ -158,9 +192,33 @@ class RouteProgram:
         return run.of(self.recording.loss).scalar(), self.gradients(run, parameters)
 
     def release(self) -> None:
-        """Frees every plan's arena (the next run allocates them again)."""
+        """Frees every plan's arena (the next run allocates them again), the shard
+        processes' too (they keep running: `close` ends them)."""
         for plan in self.plans:
             plan.release()
+        if self._processes is not None:
+            self._processes.release()
+
+    def mark_ready(self) -> list[int]:
+        """With shard processes: each child's private bytes now, the baseline of its
+        training delta (it reads them again at every computation's end from now on);
+        else empty."""
+        return [] if self._processes is None else self._processes.mark_ready()
+
+    def shard_process_memory(self) -> list[tuple[int, int]]:
+        """With shard processes: each child's private bytes at ready and at its largest
+        reading since, in shard order; else empty."""
+        return [] if self._processes is None else self._processes.memory()
+
+    @property
+    def shard_process_ids(self) -> list[int]:
+        """The shard processes' ids in shard order (empty on threads or before a step)."""
+        return [] if self._processes is None else self._processes.pids
+
+    def close(self) -> None:
+        """Ends the shard processes, if any (a later step forks them again)."""
+        if self._processes is not None:
+            self._processes.close()
 
 
 def _rows(feed: Tensor | Indices, shard: int, rows: int) -> Tensor | Indices:

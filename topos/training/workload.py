@@ -159,6 +159,8 @@ class Workload:
     many threads (BLAS at one thread each), their mean losses and gradients averaged
     in shard order: the same step to rounding, on every core. Both routes shard
     alike, so they stay bit-identical; the loss bits do depend on the shard count.
+    With `shard_processes` the shards past the first run in forked child processes
+    instead of threads (Linux only; the same bits; see `ShardProcesses`).
     """
 
     name: str
@@ -174,6 +176,7 @@ class Workload:
     shards: int = 1
     batches: Callable[[Any, int, int], BatchOrder] = ShuffledBatches
     adapt: Callable[[Workload, Dataset], Workload] | None = None
+    shard_processes: bool = False
 
     def __post_init__(self) -> None:
         unknown = [route for route in self.routes if route not in ROUTES]

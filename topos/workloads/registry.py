@@ -53,7 +53,7 @@ def resolve(name: str) -> Workload:
     """The workload called `name`: `cifar10`, `mnist`, an entry point of group
     `topos.workloads`, or `package.module:attribute`."""
     if name in BUILT_IN_WORKLOADS:
-        module = importlib.import_module(f"topos.workloads.{name}")
+        module = importlib.import_module(f"topos.workloads.{name.replace('-', '_')}")
         return module.workload
     if ":" in name:
         module_name, _, attribute = name.partition(":")

@@ -1,0 +1,107 @@
+"""A route whose shards run in forked processes is measured whole: the worker's resident
+set plus each child's private memory, at ready and at the peak, and the prediction
+(which counts every shard's arena and buffers, wherever they live) holds to 2%."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.cli.grading import topos
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
+
+TOLERANCE = 0.02
+
+
+@pytest.mark.parametrize("route", ["engine", "recorded"])
+def test_cifar10_processes_counts_its_children_and_is_predicted_within_two_percent(route, tmp_path):
+    result_path = tmp_path / "result.json"
+    completed = topos(
+        "grade",
+        "--workload",
+        "cifar10-processes",
+        "--routes",
+        route,
+        "--steps",
+        "30",
+        "--json",
+        str(result_path),
+        cwd=tmp_path,
+        timeout=300.0,
+    )
+    assert completed.returncode == 0, completed.stderr
+    result = json.loads(result_path.read_text())
+    (run,) = result["repeats"]
+    facts = run["facts"]
+    children = facts["ready"]["shard_processes"]
+    (child_ready,) = children["ready_private_bytes"]
+    (child_peak,) = facts["shard_processes_peak_private_bytes"]
+    parent_ready = children["parent_ready_rss_bytes"]
+    parent_peak = max(facts["high_water_bytes"], facts["step_peak_rss_bytes"])
+    # The route's figures are the parent's resident set plus the child's private memory.
+    assert run["ready_rss_bytes"] == parent_ready + child_ready
+    assert run["peak_rss_bytes"] == parent_peak + child_peak
+    assert run["training_delta_bytes"] == (parent_peak - parent_ready) + (child_peak - child_ready)
+    # The child's arena is counted: its delta is about half the plans' arenas.
+    arena = facts["ready"]["step_memory"]["parts"]["arena"]
+    assert child_peak - child_ready >= 0.45 * arena
+    (prediction,) = result["memory_prediction"]
+    measured = prediction["measured_training_delta_bytes"]
+    predicted = prediction["predicted_training_bytes"]
+    assert abs(measured - predicted) <= TOLERANCE * measured, prediction
+    # No child outlived its worker.
+    assert not facts["leftover_processes_killed"]
+
+
+def test_an_interrupted_grade_leaves_no_shard_process(tmp_path):
+    import psutil
+
+    from tests.cli.grading import start_topos
+
+    process = start_topos(
+        "grade",
+        "--workload",
+        "cifar10-processes",
+        "--routes",
+        "recorded",
+        "--steps",
+        "1000000",
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+    )
+    grader = psutil.Process(process.pid)
+    seen: list[psutil.Process] = []
+    try:
+        deadline = time.monotonic() + 120  # only so a failure cannot hang the tests
+        # Wait for the worker's forked shard: a grandchild of the grader.
+        while not _grandchildren(grader):
+            assert process.poll() is None and time.monotonic() < deadline, "no shard process"
+            time.sleep(0.05)
+        seen = grader.children(recursive=True)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 130, stderr
+    assert len(seen) >= 2  # the worker and its shard process
+    _, alive = psutil.wait_procs(seen, timeout=30)
+    assert alive == []
+
+
+def _grandchildren(process) -> list:
+    """The children of `process`'s children (passing over any that end meanwhile)."""
+    import psutil
+
+    found = []
+    for child in process.children():
+        try:
+            found += child.children()
+        except psutil.NoSuchProcess:
+            continue
+    return found

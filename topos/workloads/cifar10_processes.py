@@ -1,0 +1,16 @@
+"""The `cifar10-processes` workload: `cifar10` (same model, data, batches and loss bits)
+with its second shard in a forked child process instead of a thread (Linux only; see
+`topos.training.shard_processes`)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from topos.workloads.cifar10 import workload as cifar10
+
+workload = replace(
+    cifar10,
+    name="cifar10-processes",
+    description=cifar10.description + "; shard 1 in a forked process",
+    shard_processes=True,
+)
