@@ -17,8 +17,9 @@ from each worker's rusage) and writes the JSON to results/.
 
 With `--processes` the two routes also run as `cifar10-processes` does, their second
 shard in a forked child (`engine-processes`, `recorded-processes`), which must give the
-same loss bits as the threads; their CPU and page-fault figures are the parent's alone
-(a child's rusage reaches its parent only once it is reaped).
+same loss bits as the threads; their CPU time counts the child's too (read from the
+live child, whose rusage would reach its parent only once reaped), their page faults
+are the parent's alone.
 
 PyTorch is never a dependency of the project: it is only imported here, in its
 own worker, when installed.
