@@ -82,6 +82,17 @@ def grade_tiny(
     return completed, result
 
 
+def succeeded(
+    *arguments: str, cwd: Path, timeout: float = 60.0, name: str = "result.json"
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """Runs `topos ARGUMENTS --json cwd/NAME`, which must exit 0 (its standard error shown
+    otherwise); returns the process and the result it wrote."""
+    result_path = cwd / name
+    completed = topos(*arguments, "--json", str(result_path), cwd=cwd, timeout=timeout)
+    assert completed.returncode == 0, completed.stderr
+    return completed, json.loads(result_path.read_text())
+
+
 def one_line_error(completed: subprocess.CompletedProcess[str]) -> str:
     """The single `topos: error:` line of a failed run's stderr (asserting it is alone)."""
     lines = [line for line in completed.stderr.splitlines() if line.startswith("topos: error:")]

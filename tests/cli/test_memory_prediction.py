@@ -3,11 +3,9 @@ MLPs and small convnets, SGD and Adam, one and two shards, graded in real worker
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from tests.cli.grading import topos
+from tests.cli.grading import succeeded
 
 #: Which generated workloads are graded (see tests/cli/generated_workloads.py): MLPs of
 #: one to three hidden layers and convnets of one and two stages, SGD and Adam, 1 and 2
@@ -21,20 +19,15 @@ TOLERANCE, FLOOR = 0.05, 256 * 1024
 
 @pytest.mark.parametrize("name", GENERATED)
 def test_the_predicted_training_delta_is_within_target(name, tmp_path):
-    result_path = tmp_path / "result.json"
-    completed = topos(
+    _, result = succeeded(
         "grade",
         "--workload",
         f"tests.cli.generated_workloads:{name}",
         "--steps",
         "4",
-        "--json",
-        str(result_path),
         cwd=tmp_path,
         timeout=120.0,
     )
-    assert completed.returncode == 0, completed.stderr
-    result = json.loads(result_path.read_text())
     for prediction in result["memory_prediction"]:
         measured = prediction["measured_training_delta_bytes"]
         predicted = prediction["predicted_training_bytes"]

@@ -5,10 +5,9 @@ the verdict), a budget below the floor refused with exit 2, `describe --budget`,
 
 from __future__ import annotations
 
-import json
 import xml.etree.ElementTree as ElementTree
 
-from tests.cli.grading import TINY, grade_tiny, one_line_error, topos
+from tests.cli.grading import TINY, grade_tiny, one_line_error, succeeded, topos
 from topos_cli.verdict import RunRecord, decide_verdict
 
 
@@ -73,8 +72,7 @@ def test_describe_prints_the_remat_summary(tmp_path):
 
 
 def test_the_frontier_draws_every_point_and_checks_parity_across_them(tmp_path):
-    result_path = tmp_path / "frontier.json"
-    completed = topos(
+    completed, result = succeeded(
         "frontier",
         "--workload",
         TINY + "tiny",
@@ -82,13 +80,10 @@ def test_the_frontier_draws_every_point_and_checks_parity_across_them(tmp_path):
         "100%,1B,floor",
         "--steps",
         "3",
-        "--json",
-        str(result_path),
         cwd=tmp_path,
         timeout=120.0,
+        name="frontier.json",
     )
-    assert completed.returncode == 0, completed.stderr
-    result = json.loads(result_path.read_text())
     assert result["frontier"]["points"] == ["engine", "recorded", "remat@100%", "remat@floor"]
     (refused,) = result["frontier"]["refused"]
     assert refused["point"] == "remat@1B" and "floor of" in refused["why"]

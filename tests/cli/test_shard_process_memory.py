@@ -4,7 +4,6 @@ set plus each child's private memory, at ready and at the peak, and the predicti
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 import sys
@@ -12,7 +11,7 @@ import time
 
 import pytest
 
-from tests.cli.grading import topos
+from tests.cli.grading import succeeded
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
 
@@ -21,8 +20,7 @@ TOLERANCE = 0.02
 
 @pytest.mark.parametrize("route", ["engine", "recorded"])
 def test_cifar10_processes_counts_its_children_and_is_predicted_within_two_percent(route, tmp_path):
-    result_path = tmp_path / "result.json"
-    completed = topos(
+    _, result = succeeded(
         "grade",
         "--workload",
         "cifar10-processes",
@@ -30,13 +28,9 @@ def test_cifar10_processes_counts_its_children_and_is_predicted_within_two_perce
         route,
         "--steps",
         "30",
-        "--json",
-        str(result_path),
         cwd=tmp_path,
         timeout=300.0,
     )
-    assert completed.returncode == 0, completed.stderr
-    result = json.loads(result_path.read_text())
     (run,) = result["repeats"]
     facts = run["facts"]
     children = facts["ready"]["shard_processes"]
