@@ -427,6 +427,33 @@ def test_feeds_may_be_arrays_in_any_float_dtype_but_not_other_things():
         plan.forward(parameters, {images: [[0.5] * 3] * 2})
 
 
+def test_an_index_inputs_feed_must_be_indices_of_its_shape():
+    from topos.indices import Indices
+    from topos.nn import embedding
+
+    tape = Tape()
+    tokens = tape.input(Indices.of([0, 1, 2], 5))
+    table = tape.parameter(Tensor.filled([5, 2], 1.0))
+    total = embedding(table, tokens).sum()
+    network = tape.into_network()
+    plan = network.entry([total.symbol]).lower()
+    parameters = network.parameters()
+    index = tokens.symbol.index
+    assert plan.forward(parameters, {tokens.symbol: np.array([4, 0, 1])}).of(total.symbol)
+    with pytest.raises(
+        ShapeError,
+        match=rf"^forward: the feed for index input %{index} has shape \[2\] but the input "
+        r"was recorded with shape \[3\]$",
+    ):
+        plan.forward(parameters, {tokens.symbol: np.array([0, 1])})
+    with pytest.raises(
+        TypeError,
+        match=rf"^forward: the feed for index input %{index} is a list, not Indices or an "
+        r"integer array$",
+    ):
+        plan.forward(parameters, {tokens.symbol: [0, 1, 2]})
+
+
 def test_bias_free_layers_name_their_missing_bias_in_a_mismatch():
     tape = Tape()
     with pytest.raises(ShapeError, match=r"Linear.*\[4, 2, 1\].*no bias"):

@@ -260,19 +260,16 @@ class Plan:
             if node.holds_indices:
                 arrays[index] = _index_feed(index, node, tensor)
                 continue
-            if isinstance(tensor, np.ndarray):
-                # Data often arrives as arrays: take a copy in the network's dtype.
-                tensor = Tensor(tensor.shape, tensor, dtype=network.dtype)
-            if not isinstance(tensor, Tensor):
-                raise TypeError(
-                    f"forward: the feed for input %{index} is a {type(tensor).__name__}, "
-                    f"not a Tensor or a NumPy array"
-                )
-            if tensor.shape != node.shape:
-                raise ShapeError(
-                    f"forward: the feed for input %{index} has shape {tensor.shape} "
-                    f"but the input was recorded with shape {node.shape}"
-                )
+            # Data often arrives as arrays: take a copy in the network's dtype.
+            tensor = _checked_feed(
+                index,
+                node,
+                tensor,
+                "input",
+                Tensor,
+                lambda array: Tensor(array.shape, array, dtype=network.dtype),
+                "a Tensor or a NumPy array",
+            )
             if tensor.dtype != network.dtype:
                 raise TypeError(
                     f"forward: the feed for input %{index} is {tensor.dtype}, "
@@ -394,22 +391,36 @@ class Plan:
         return "\n".join([*lines, *self.summary(), self.arena_line()])
 
 
+def _checked_feed(index: int, node, feed, kind: str, payload: type, adopt, accepted: str):
+    """The feed of `kind` %index as its `payload` (a NumPy array adopted by `adopt`),
+    refused in one line when it is of another type or another shape than recorded."""
+    if isinstance(feed, np.ndarray):
+        feed = adopt(feed)
+    if not isinstance(feed, payload):
+        raise TypeError(
+            f"forward: the feed for {kind} %{index} is a {type(feed).__name__}, not {accepted}"
+        )
+    if feed.shape != node.shape:
+        raise ShapeError(
+            f"forward: the feed for {kind} %{index} has shape {feed.shape} "
+            f"but the input was recorded with shape {node.shape}"
+        )
+    return feed
+
+
 def _index_feed(index: int, node, feed) -> np.ndarray:
     """The array of an index input's feed: Indices, or an integer array, of the input's
     shape, every value below its `classes`."""
     classes = node.attributes["classes"]
-    if isinstance(feed, np.ndarray):
-        feed = Indices(feed.shape, feed, classes)
-    if not isinstance(feed, Indices):
-        raise TypeError(
-            f"forward: the feed for index input %{index} is a {type(feed).__name__}, "
-            f"not Indices or an integer array"
-        )
-    if feed.shape != node.shape:
-        raise ShapeError(
-            f"forward: the feed for index input %{index} has shape {feed.shape} "
-            f"but the input was recorded with shape {node.shape}"
-        )
+    feed = _checked_feed(
+        index,
+        node,
+        feed,
+        "index input",
+        Indices,
+        lambda array: Indices(array.shape, array, classes),
+        "Indices or an integer array",
+    )
     if feed.classes > classes:
         # Indices checked their values against their own bound; a larger bound could
         # hold a value the input's tables have no row for.
