@@ -13,7 +13,7 @@ from typing import Any
 
 from topos_cli.display.loss_figure import draw_loss_curves
 from topos_cli.display.memory_figure import draw_memory_timeline, draw_training_delta_bars
-from topos_cli.display.plotting import figure_png, figure_svg, pyplot
+from topos_cli.display.plotting import figure_png, figure_svg, new_figure
 from topos_cli.display.report_contents import ReportContents
 from topos_cli.display.step_time_figure import draw_step_time_distribution, draw_time_per_step
 
@@ -39,7 +39,7 @@ def _row_figure(
     contents: ReportContents, height: float, panels: Sequence[Panel], widths: Sequence[float]
 ) -> Any:
     """A figure of one row of panels, as wide as the report."""
-    figure = pyplot().figure(figsize=(12, height), layout="constrained")
+    figure = new_figure(figsize=(12, height), layout="constrained")
     _draw_row(figure, contents, panels, widths)
     return figure
 
@@ -70,8 +70,7 @@ def report_svgs(contents: ReportContents) -> dict[str, str]:
 
 def overview_figure(contents: ReportContents) -> Any:
     """All main panels in one image, titled with the verdict's sentence and the grade's facts."""
-    plt = pyplot()
-    figure = plt.figure(figsize=(15, 9.2), layout="constrained")
+    figure = new_figure(figsize=(15, 9.2), layout="constrained")
     # Two rows as subfigures: each lays out its own panels, so one row's wide labels
     # cannot squeeze the other's.
     top, bottom = figure.subfigures(2, 1, height_ratios=[1, 1])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from topos_cli.display.plotting import mebibytes, note_nothing_to_draw, pyplot, route_colour
+from topos_cli.display.plotting import mebibytes, new_figure, note_nothing_to_draw, route_colour
 from topos_cli.history import FIGURES, HistoryGroup
 
 #: Each figure's axis label, with its unit.
@@ -96,10 +96,8 @@ def draw_trend(axes: Any, group: HistoryGroup, figure: str) -> None:
 
 def trend_figure(group: HistoryGroup, figures: tuple[str, ...] = FIGURES) -> Any:
     """A plot per figure, side by side, for one group of the history page."""
-    plt = pyplot()
-    drawing, axes = plt.subplots(
-        1, len(figures), figsize=(5 * len(figures), 4.4), layout="constrained", squeeze=False
-    )
+    drawing = new_figure(figsize=(5 * len(figures), 4.4), layout="constrained")
+    axes = drawing.subplots(1, len(figures), squeeze=False)
     for panel, figure in zip(axes[0], figures, strict=True):
         draw_trend(panel, group, figure)
     return drawing
