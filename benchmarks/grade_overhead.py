@@ -11,7 +11,9 @@ environment says `PYTHONDONTWRITEBYTECODE`; `--no-bytecode` measures without it
 round runs `topos grade --steps 300` (or the arguments given after `--`) as a
 user runs it, timed from the outside, and reads its result: each run's training
 time (first measured step to last, as the worker timed it), its start-up (spawn to
-`ready`: interpreter, imports, data, lowering, warm-up) and its end (`done` to exit).
+`ready`: interpreter, imports, data, lowering, warm-up; less the time it waited for
+its turn, and less the time it loaded beside the other worker of its pair, so the
+start-ups add up to their time on the clock) and its end (`done` to exit).
 What is left is the grading parent's own: its start-up, the verdict, the result
 file and the report, which is then drawn once more on its own to time it. The
 overhead is the wall time minus the training; the table gives the median of the
@@ -51,7 +53,11 @@ def grade_once(arguments: list[str], folder: Path, environment: dict[str, str]) 
     wall = time.perf_counter() - started
     runs = [repeat["facts"] for repeat in json.loads(result.read_text())["repeats"]]
     training = sum(run["training_seconds"] for run in runs)
-    start_up = sum(run["ready_after_seconds"] for run in runs)
+    # Two workers load at once: on the clock, their start-ups take their own times less
+    # the time both loaded together (what each waited for its turn is in neither).
+    start_up = sum(
+        run["ready_after_seconds"] - run.get("start_up_overlapped_seconds", 0.0) for run in runs
+    )
     ends = sum(
         run["wall_seconds"] - run["ready_after_seconds"] - run["training_seconds"] for run in runs
     )

@@ -1,6 +1,7 @@
 """`topos grade` without its command line: plan, run every route, judge, record, print.
 
-The routes run one at a time, each in a worker of its own (`monitor`); the
+The routes run one at a time, each in a worker of its own (`monitor`), two workers
+loading at once and each then given its turn to warm up and train alone; the
 result is written before it is compared with a baseline or printed, so a
 broken pipe or a bad baseline cannot lose a grade; Ctrl-C and SIGTERM end the
 running worker and write the partial result. The README says what a grade
@@ -31,7 +32,7 @@ from topos_cli.host import host_facts
 from topos_cli.interruption import interruptions_raised, start_raising, stop_raising
 from topos_cli.monitor import WorkerMonitor, WorkerObserver
 from topos_cli.process_tree import adopt_orphans
-from topos_cli.report_child import draw_report_in_child, reports_wanted
+from topos_cli.report_child import ReportChild, draw_report_in_child, reports_wanted
 from topos_cli.result_destination import Saved, last_resort_text, save_result
 from topos_cli.result_file import write_github_benchmark
 from topos_cli.verdict import RunRecord, Verdict, decide_verdict
@@ -68,21 +69,39 @@ Admission = Callable[[RunRecord, Any], "RunRecord | None"]
 
 
 def run_routes(
-    plan: GradePlan, display: WorkerObserver | None = None, admit: Admission | None = None
+    plan: GradePlan,
+    display: WorkerObserver | None = None,
+    admit: Admission | None = None,
+    before_turn: Callable[[], None] | None = None,
 ) -> GradeRecord:
     """Runs every planned request, one at a time; stops at an interrupt or a usage error.
-    `admit(run, request)` may relabel a run or set it aside (the frontier does both)."""
+    `admit(run, request)` may relabel a run or set it aside (the frontier does both);
+    `before_turn()` is called before each worker warms up and trains."""
     record = GradeRecord()
     display = display if display is not None else choose_display(plan)
     current: WorkerMonitor | None = None
+    following: WorkerMonitor | None = None
+    requests = plan.requests
     try:
         try:
             # An interrupt deferred since the command began lands here, with a result to write.
             start_raising()
             with display:  # type: ignore[attr-defined]
-                for request in plan.requests:
-                    current = WorkerMonitor(request, plan.environment, display)
-                    result = current.run()
+                for index, request in enumerate(requests):
+                    if following is not None:
+                        current, following, beside = following, None, None
+                    else:
+                        # Two workers load at once (interpreter, imports, data, lowering:
+                        # nothing measured), then warm up and train one at a time.
+                        current = WorkerMonitor(request, plan.environment, display, hold=True)
+                        current.start()
+                        if index + 1 < len(requests):
+                            following = WorkerMonitor(
+                                requests[index + 1], plan.environment, display, hold=True
+                            )
+                            following.start()
+                        beside = following
+                    result = current.run(beside, before_turn)
                     if admit is not None:
                         result = admit(result, request)
                         if result is None:
@@ -92,6 +111,11 @@ def run_routes(
                     if record.usage_error is not None:
                         break
         finally:
+            # A worker started and never run (the next of a pair, or one whose start was
+            # interrupted) ends here, with no record.
+            for monitor in (current, following):
+                if monitor is not None:
+                    monitor.abandon()
             # From here on a signal is ignored: what was gathered is judged and written.
             stop_raising()
     except KeyboardInterrupt as error:  # Interrupted (SIGINT or SIGTERM) is one
@@ -148,8 +172,10 @@ def finish_grade(
     *,
     stdout: TextIO,
     stderr: TextIO,
+    report_child: ReportChild | None = None,
 ) -> int:
-    """Judges, writes and prints what `run_routes` gathered; returns the exit status."""
+    """Judges, writes and prints what `run_routes` gathered; returns the exit status.
+    `report_child`, started with the grade, draws the report if it is alive."""
     options = plan.options
     verdict = judge_record(record, host)
     complete = record.interrupted_by is None and record.usage_error is None
@@ -194,17 +220,17 @@ def finish_grade(
     table.flush()
     exit_status = _report_saved(saved, result, exit_status, stderr)
     if record.results and record.usage_error is None and record.interrupted_by is None:
-        _draw_report(saved, stderr)
+        _draw_report(saved, stderr, report_child)
     end_grade(record, stderr)
     return exit_status
 
 
-def _draw_report(saved: Saved, stderr: TextIO) -> None:
+def _draw_report(saved: Saved, stderr: TextIO, child: ReportChild | None) -> None:
     """Draws the HTML report beside the written result, in a child process; says where."""
     if saved.path is None or saved.path == "-" or not reports_wanted():
         return
     stderr.flush()  # the results: line first, while the report is drawn
-    report_path = draw_report_in_child(saved.path, stderr)
+    report_path = draw_report_in_child(saved.path, stderr, child=child)
     if report_path is not None:
         stderr.write(f"report: {report_path}\n")
 
@@ -264,5 +290,13 @@ def run_grade(
             from topos_cli.frontier import grade_points  # it builds on this module
 
             return grade_points(plan, host, display, stdout, stderr)
-        record = run_routes(plan, display)
-        return finish_grade(plan, record, host, stdout=stdout, stderr=stderr)
+        # The report's drawing child loads while the workers do (see ReportChild).
+        child = ReportChild.start() if reports_wanted() and plan.result_path != "-" else None
+        try:
+            record = run_routes(plan, display, before_turn=child.pause if child else None)
+            return finish_grade(
+                plan, record, host, stdout=stdout, stderr=stderr, report_child=child
+            )
+        finally:
+            if child is not None:
+                child.close()

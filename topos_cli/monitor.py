@@ -18,8 +18,8 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 import psutil
@@ -62,6 +62,8 @@ _LONGEST_EVENT = 16 * 1024 * 1024
 
 #: How long the pipes may take to drain once the worker and its leftovers are gone.
 _DRAIN_SECONDS = 0.5
+#: How often a held worker's sampler looks whether the worker's turn has come.
+_HELD_POLL_SECONDS = 0.05
 #: How often the sampler remembers the worker's descendants (for `WorkerProcess.end_leftovers`).
 _DESCENDANTS_INTERVAL_SECONDS = 0.25
 
@@ -136,8 +138,11 @@ class WorkerMonitor:
         environment: Mapping[str, str] | None = None,
         observer: WorkerObserver | None = None,
         sample_interval: float = SAMPLE_INTERVAL_SECONDS,
+        hold: bool = False,
     ) -> None:
         self.request = request
+        #: Whether the worker waits, once loaded, until `run()` gives it its turn.
+        self.hold = hold
         self.environment = dict(worker_environment(None) if environment is None else environment)
         self.observer = observer or WorkerObserver()
         self.sample_interval = sample_interval
@@ -158,39 +163,102 @@ class WorkerMonitor:
         self._stray_output: collections.deque[str] = collections.deque(maxlen=_KEPT_STDERR_LINES)
         self._stderr: collections.deque[str] = collections.deque(maxlen=_KEPT_STDERR_LINES)
         self._interruption: str | None = None
+        self._readers: list[PipeReader] = []
+        self._turn_given = threading.Event()
+        self._loaded = threading.Event()
+        self._loaded_moment: float | None = None
+        self._turn_moment: float | None = None
+        #: Seconds the worker waited at its hold (not its own time: not in its figures).
+        self._held = 0.0
+        #: Seconds of its start-up spent while another worker loaded beside it.
+        self._overlapped = 0.0
+        # What the observer would have heard before the worker's turn, told at the turn.
+        self._withheld: list[tuple[Any, tuple[Any, ...]]] = []
+        self._notes_lock = threading.Lock()
+
+    @property
+    def loaded_moment(self) -> float | None:
+        """When a held worker said it had loaded (`time.monotonic`), if it did."""
+        return self._loaded_moment
+
+    @property
+    def ready_moment(self) -> float | None:
+        """When the worker said it was ready (`time.monotonic`), if it did."""
+        return self._ready_moment
 
     @property
     def leftovers_killed(self) -> int:
         """How many processes the worker left behind, which were killed after it."""
         return 0 if self._worker is None else self._worker.leftovers_killed
 
-    def run(self) -> RunRecord:
-        """Runs the worker to its end and returns the run's `RunRecord`.
+    def start(self) -> None:
+        """Starts the worker without waiting for it. A held worker then loads and waits for
+        its turn (`run`); what the observer would hear of it meanwhile is told then."""
+        if self._worker is not None:
+            return
+        self._started = time.monotonic()
+        self._timeline = RssTimeline(self._started, self.sample_interval)
+        command = replace(self.request, hold=self.hold).command()
+        worker = self._worker = WorkerProcess(command, self.environment, keep_input=self.hold)
+        events, errors = worker.start()
+        self._readers = [
+            PipeReader(events, self._read_event, name="events", longest_line=_LONGEST_EVENT),
+            PipeReader(
+                errors, self._read_stderr_line, name="stderr", longest_line=_LONGEST_STDERR_LINE
+            ),
+        ]
+        for reader in self._readers:
+            reader.start()
+        self._notify(self.observer.started, self.request, worker.pid)
+        self._sampler = threading.Thread(target=self._sample, daemon=True, name="sampler")
+        self._sampler.start()
+
+    def wait_loaded(self) -> None:
+        """Waits until the held worker has loaded (or ended, or reached its time limit):
+        a worker loading beside another's measured steps would disturb them."""
+        deadline = self._started + self._timeout_seconds()
+        while not self._loaded.is_set() and not self._worker.reap_now():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return  # its own run will find it out of time
+            self._loaded.wait(min(remaining, 0.05))
+
+    def abandon(self) -> None:
+        """Ends a started worker that will get no turn, quietly: no record, no report."""
+        if self._worker is None or self.result is not None:
+            return
+        with interruptions_ignored():
+            self._worker.kill_group()
+            self._worker.reap_within(KILL_WAIT_SECONDS)
+            self._worker.end_leftovers()
+            self._finish_threads(self._readers)
+
+    def run(
+        self,
+        beside: WorkerMonitor | None = None,
+        before_turn: Callable[[], None] | None = None,
+    ) -> RunRecord:
+        """Runs the worker to its end and returns the run's `RunRecord`. A held worker's
+        turn comes once it has loaded, and so has `beside` (a held worker started with
+        this one), and `before_turn` has quietened whatever else the grade runs.
 
         Nothing here waits without a deadline: the worker is killed at its
         timeout, the pipes are read by `PipeReader`s that give up a moment after
         the worker is gone (a detached grandchild may hold them open), and every
         join is bounded, so an interrupt ends a run within a second or two.
         """
-        self._started = time.monotonic()
-        self._timeline = RssTimeline(self._started, self.sample_interval)
-        deadline = self._started + self._timeout_seconds()
-        readers: list[PipeReader] = []
-        worker = self._worker = WorkerProcess(self.request.command(), self.environment)
         try:
-            events, errors = worker.start()
-            readers = [
-                PipeReader(events, self._read_event, name="events", longest_line=_LONGEST_EVENT),
-                PipeReader(
-                    errors, self._read_stderr_line, name="stderr", longest_line=_LONGEST_STDERR_LINE
-                ),
-            ]
-            for reader in readers:
-                reader.start()
-            self._notify(self.observer.started, self.request, worker.pid)
-            self._sampler = threading.Thread(target=self._sample, daemon=True, name="sampler")
-            self._sampler.start()
-            worker.wait(deadline)
+            self.start()
+            worker = self._worker
+            if self.hold:
+                self.wait_loaded()
+            if beside is not None:
+                beside.wait_loaded()
+            if before_turn is not None:
+                before_turn()
+            self._give_turn(beside)
+            # The worker's own time is limited, not the time it waited for its turn.
+            worker.wait(self._started + self._held + self._timeout_seconds())
         except BaseException as error:
             self._interruption = (
                 error.signal_name
@@ -200,19 +268,41 @@ class WorkerMonitor:
                 else type(error).__name__
             )
             with interruptions_ignored():
-                worker.kill_group()
-                worker.reap_within(KILL_WAIT_SECONDS)
+                if self._worker is not None:
+                    self._worker.kill_group()
+                    self._worker.reap_within(KILL_WAIT_SECONDS)
             raise
         finally:
             with interruptions_ignored():
                 # Whatever the worker started dies with it, in its group or not: no orphans,
                 # and no process left holding the pipes open.
-                worker.kill_group()
-                worker.end_leftovers()
-                self._finish_threads(readers)
+                if self._worker is not None:
+                    self._worker.kill_group()
+                    self._worker.end_leftovers()
+                self._finish_threads(self._readers)
                 self.result = self._conclude()
                 self._notify(self.observer.finished, self.request, self.result)
         return self.result
+
+    def _give_turn(self, beside: WorkerMonitor | None) -> None:
+        """Lets a held worker go on; tells the observer what it withheld until now."""
+        now = time.monotonic()
+        if self.hold:
+            loaded = self._loaded_moment
+            self._held = now - loaded if loaded is not None else 0.0
+            self._worker.give_turn(protocol.GO_LINE)
+        if beside is not None:
+            # How long both loaded at once: on the clock, the pair's start-ups took their
+            # own times less this.
+            both_ended = min(self._loaded_moment or now, beside._loaded_moment or now)
+            both_began = max(self._started, beside._started)
+            beside._overlapped = max(0.0, both_ended - both_began)
+        self._turn_moment = now
+        with self._notes_lock:
+            self._turn_given.set()
+            withheld, self._withheld = self._withheld, []
+        for method, arguments in withheld:
+            self._notify(method, *arguments)
 
     def _timeout_seconds(self) -> float:
         """The run's time limit; infinite when there is none (or it is past any clock's reach)."""
@@ -231,6 +321,13 @@ class WorkerMonitor:
             self._sampler.join(timeout=_DRAIN_SECONDS)
 
     def _notify(self, method: Any, *arguments: Any) -> None:
+        if self.hold and not self._turn_given.is_set():
+            with self._notes_lock:
+                if not self._turn_given.is_set():
+                    # Before its turn a held worker's RSS samples are not news.
+                    if method != self.observer.sampled:
+                        self._withheld.append((method, arguments))
+                    return
         # A display's failure must not fail the measurement.
         with contextlib.suppress(Exception):
             method(*arguments)
@@ -245,6 +342,10 @@ class WorkerMonitor:
         if event is None:
             # The worker sends only events on this pipe; anything else is kept as a clue.
             self._stray_output.append(line[:_LONGEST_STDERR_LINE])
+            return
+        if isinstance(event, protocol.Loaded):
+            self._loaded_moment = time.monotonic()
+            self._loaded.set()
             return
         if isinstance(event, protocol.Ready):
             self._ready = event
@@ -281,13 +382,18 @@ class WorkerMonitor:
                 next_census = time.monotonic() + _DESCENDANTS_INTERVAL_SECONDS
             # A zombie reports no pages; that is the end, not a measurement.
             if rss > 0:
-                self._timeline.add(time.monotonic(), rss)
+                # The run's clock leaves out the wait for its turn.
+                self._timeline.add(time.monotonic() - self._held, rss)
                 if self._ready_moment is not None:
                     peak = self._sampled_peak_after_ready
                     self._sampled_peak_after_ready = rss if peak is None else max(peak, rss)
                 self._notify(self.observer.sampled, self.request, rss)
             if self._stop_sampling.wait(self.sample_interval):
                 return
+            # Loaded and waiting for its turn, the worker's memory does not move.
+            while self._loaded.is_set() and not self._turn_given.is_set():
+                if self._stop_sampling.wait(_HELD_POLL_SECONDS):
+                    return
 
     # -- the record of the run ----------------------------------------------------
 
@@ -367,16 +473,20 @@ class WorkerMonitor:
             ready_rss = self._rss_at_ready
         peak, peak_source = self._peak() if status == "ok" else (None, None)
         ended = worker.ended if worker.ended is not None else time.monotonic()
+        # A held worker's own time: what it waited for its turn is left out.
+        started = self._started + self._held
         rusage = worker.rusage
         # Linux counts ru_maxrss in KiB, macOS in bytes.
         scale = 1 if sys.platform == "darwin" else 1024
         facts: dict[str, Any] = {
             "pid": worker.pid,
             "exit": worker.exit_facts(),
-            "wall_seconds": ended - self._started,
+            "wall_seconds": ended - started,
             "ready_after_seconds": None
             if self._ready_moment is None
-            else self._ready_moment - self._started,
+            else self._ready_moment - started,
+            "held_seconds": self._held,
+            "start_up_overlapped_seconds": self._overlapped,
             "training_seconds": None if self._done is None else self._done.training_seconds,
             "timeout_seconds": request.timeout,
             "ready": dict(ready.facts) if ready is not None and ready.facts else None,

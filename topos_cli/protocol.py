@@ -1,8 +1,11 @@
 """The worker's protocol: its command line, and the typed events it sends the grader.
 
-`python -m topos_cli.worker --workload W --route R --steps N [--data DIR] [--budget B]`
+`python -m topos_cli.worker --workload W --route R --steps N [--data DIR] [--budget B] [--hold]`
 trains one route and writes one JSON object per line to the pipe it was given as
-standard output: `ready` (what the worker loaded and lowered, the time of its
+standard output: with `--hold`, `loaded` once its data is loaded and its plan lowered,
+after which it waits for a `go` line on standard input (so the grader can load two
+workers at once and still measure each alone); then `ready` (what the worker loaded
+and lowered, the time of its
 thrown-away warm-up step, its RSS at ready), one `step` per step (loss, float32
 bits, seconds), then `done` (the peak), or `nonfinite` then `done` when a loss
 stops being finite, or `error` (one line) and a non-zero exit. Each event is a
@@ -42,6 +45,8 @@ class WorkerCommand:
     #: The remat route's budget as `--budget` takes it (`50%`, `64MiB`, `floor`), or
     #: `None` for the library's default.
     budget: str | None = None
+    #: Whether the worker waits, once loaded, for the grader's `go` on standard input.
+    hold: bool = False
 
     def arguments(self) -> list[str]:
         """The arguments after the interpreter: `-m topos_cli.worker --workload ...`."""
@@ -51,6 +56,8 @@ class WorkerCommand:
             arguments += ["--data", self.data]
         if self.budget is not None:
             arguments += ["--budget", self.budget]
+        if self.hold:
+            arguments.append("--hold")
         return arguments
 
     @classmethod
@@ -62,8 +69,11 @@ class WorkerCommand:
         parser.add_argument("--steps", type=int, required=True)
         parser.add_argument("--data", default=None)
         parser.add_argument("--budget", default=None)
+        parser.add_argument("--hold", action="store_true")
         parsed = parser.parse_args(list(argv))
-        return cls(parsed.workload, parsed.route, parsed.steps, parsed.data, parsed.budget)
+        return cls(
+            parsed.workload, parsed.route, parsed.steps, parsed.data, parsed.budget, parsed.hold
+        )
 
 
 class _Event:
@@ -74,6 +84,17 @@ class _Event:
     def to_json(self) -> dict[str, Any]:
         """The event as its JSON object: its name, then its fields in order."""
         return {"event": self.name, **asdict(self)}
+
+
+@dataclass(frozen=True)
+class Loaded(_Event):
+    """A held worker has loaded its data and lowered its plan, and now waits for `go`."""
+
+    name: ClassVar[str] = "loaded"
+
+
+#: The line a held worker waits for on standard input before it warms up and trains.
+GO_LINE = b"go\n"
 
 
 @dataclass(frozen=True)
@@ -165,7 +186,7 @@ class Error(_Event):
         return asdict(self)
 
 
-Event = Ready | Step | Nonfinite | Done | Error
+Event = Loaded | Ready | Step | Nonfinite | Done | Error
 
 
 def encode(event: Event) -> str:
@@ -183,6 +204,8 @@ def decode(line: str) -> Event | None:
         return None
     kind = data.get("event")
     try:
+        if kind == "loaded":
+            return Loaded()
         if kind == "ready":
             return Ready({key: value for key, value in data.items() if key != "event"})
         if kind == "step":

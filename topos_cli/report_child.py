@@ -11,7 +11,11 @@ in a process of its own, and a failure is one warning line.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import select
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -36,50 +40,127 @@ def reports_wanted() -> bool:
     return value not in ("off", "0", "no", "false")
 
 
+#: The drawing child's module (`python -m`).
+REPORT_MODULE = "topos_cli.display.report_html"
+
+
+def _start_drawing(arguments: list[str]) -> subprocess.Popen[str]:
+    """The drawing child, in a session of its own (a Ctrl-C is the grade's to handle)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", REPORT_MODULE, *arguments],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        errors="replace",
+        env={**os.environ, "MPLBACKEND": "Agg"},
+        start_new_session=True,
+    )
+
+
+class ReportChild:
+    """The drawing child started as the grade begins, so that loading matplotlib (half
+    a report's time) happens while the workers load rather than after the last run.
+
+    It must not run beside a measured run: `pause()` before a worker's turn stops it
+    (SIGSTOP) unless it has already loaded and is only waiting; `draw()` lets it go on.
+    """
+
+    def __init__(self) -> None:
+        self.process: subprocess.Popen[str] | None = None
+        self._loaded = False
+        self._stopped = False
+
+    @classmethod
+    def start(cls) -> ReportChild:
+        """Starts the child; one that cannot start is noted, and the report is then drawn
+        by a fresh child as before."""
+        child = cls()
+        with contextlib.suppress(OSError):
+            child.process = _start_drawing(["--when-told"])
+        return child
+
+    def has_loaded(self, timeout: float = 0.0) -> bool:
+        """Whether the child has said `loaded`, waiting at most `timeout` seconds for it."""
+        process = self.process
+        if self._loaded or process is None or self._stopped:
+            return self._loaded
+        readable, _, _ = select.select([process.stdout], [], [], timeout)
+        self._loaded = bool(readable) and process.stdout.readline().strip() == "loaded"
+        return self._loaded
+
+    def pause(self) -> None:
+        """Stops the child if it is still loading; a loaded child only waits on a pipe."""
+        process = self.process
+        if process is None or self._stopped or process.poll() is not None or self.has_loaded():
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(process.pid, signal.SIGSTOP)
+            self._stopped = True
+
+    def take(self) -> subprocess.Popen[str] | None:
+        """The child, running again, for `draw_report_in_child`; None if it has died."""
+        process, self.process = self.process, None
+        if process is None:
+            return None
+        if self._stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(process.pid, signal.SIGCONT)
+        if process.poll() is not None:
+            return None
+        return process
+
+    def close(self) -> None:
+        """Ends a child that drew nothing (an interrupted or failed grade): its input ends."""
+        process, self.process = self.process, None
+        if process is None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            if self._stopped:
+                os.kill(process.pid, signal.SIGCONT)
+            process.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.communicate(timeout=2.0)
+
+
 def draw_report_in_child(
     result_path: str | os.PathLike[str],
     stderr: TextIO,
     timeout: float = REPORT_TIMEOUT_SECONDS,
+    child: ReportChild | None = None,
 ) -> Path | None:
-    """Draws the report of the result at `result_path` beside it, in a child process.
+    """Draws the report of the result at `result_path` beside it, in a child process
+    (`child`'s, started early, if it is alive; else a fresh one).
 
     Returns the report's path, or `None` after writing one warning line to
     `stderr` when it could not be drawn; never raises for a drawing failure.
     """
     report_path = default_report_path(result_path)
-    command = [
-        sys.executable,
-        "-m",
-        "topos_cli.display.report_html",
-        str(result_path),
-        "--html",
-        str(report_path),
-    ]
-    environment = {**os.environ, "MPLBACKEND": "Agg"}
+    process = None if child is None else child.take()
+    told = None
     try:
-        completed = subprocess.run(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            errors="replace",
-            env=environment,
-            timeout=timeout,
-            check=False,
-        )
+        if process is None:
+            process = _start_drawing([str(result_path), "--html", str(report_path)])
+        else:
+            told = json.dumps({"result": str(result_path), "html": str(report_path)}) + "\n"
+        try:
+            _, errors = process.communicate(input=told, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+            raise
     except subprocess.TimeoutExpired:
         reason = f"it took longer than {timeout:g} s"
     except OSError as error:
         reason = f"the drawing process could not start: {error.strerror or error}"
     else:
-        if completed.returncode == 0:
+        if process.returncode == 0:
             return report_path
-        lines = [line for line in completed.stderr.splitlines() if line.strip()]
+        lines = [line for line in errors.splitlines() if line.strip()]
         reason = (
             lines[-1].removeprefix("topos: error: ")
             if lines
-            else (f"the drawing process ended with status {completed.returncode}")
+            else (f"the drawing process ended with status {process.returncode}")
         )
     stderr.write(
         f"topos: warning: the report could not be drawn ({reason}); the result is intact, "

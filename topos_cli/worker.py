@@ -22,10 +22,12 @@ from topos_cli.memory_settling import settle_memory
 from topos_cli.protocol import (
     EXIT_ERROR,
     EXIT_NONFINITE,
+    GO_LINE,
     GRADER_PID_VARIABLE,
     Done,
     Error,
     Event,
+    Loaded,
     Nonfinite,
     Ready,
     Step,
@@ -103,6 +105,9 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
     training.hold_batches()
     dataset = training.dataset
     gc.collect()
+    held_seconds = wait_for_turn(events) if arguments.hold else 0.0
+    if held_seconds is None:
+        return EXIT_ERROR  # the grader let this worker go without a turn
     # Start-up's free heap chunks must not serve the steps' mapped-size arrays: see
     # heap_plugs (the prediction counts those arrays' pages in the training delta).
     plugged_bytes = plug_free_chunks(mmap_threshold())
@@ -170,6 +175,7 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
         gradient_nodes=training.program.gradient_nodes,
         lower_seconds=training.program.lower_seconds,
         warm_up_seconds=warm_up_seconds,
+        held_seconds=held_seconds,
         ready_rss_bytes=None if parent_ready is None else parent_ready + sum(children_ready),
         shard_processes={
             "pids": program.shard_process_ids,
@@ -190,6 +196,17 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
         return _train_steps(arguments, events, training, step_peak, started)
     finally:
         program.close()
+
+
+def wait_for_turn(events: EventStream) -> float | None:
+    """Says `loaded`, then waits for the grader's `go` line on standard input; returns the
+    seconds waited, or None when standard input ends first (the grader has no turn for
+    this worker). Everything measured (warm-up, memory, steps) comes after the wait, so
+    another worker loading meanwhile touches none of it."""
+    events.emit(Loaded())
+    began = time.perf_counter()
+    line = sys.stdin.buffer.readline()
+    return time.perf_counter() - began if line == GO_LINE else None
 
 
 def _train_steps(

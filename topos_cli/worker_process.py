@@ -30,6 +30,11 @@ _WAIT_SLICE_SECONDS = 0.5
 KILL_WAIT_SECONDS = 3.0
 
 
+#: The process ids of workers started and not yet reaped: a worker's leftovers are never
+#: another worker (two load at once, see `topos_cli.grade.run_routes`).
+_LIVE_WORKERS: set[int] = set()
+
+
 def signal_name(number: int) -> str:
     """`SIGKILL` for 9, or `signal 64` for a number without a name."""
     try:
@@ -41,9 +46,13 @@ def signal_name(number: int) -> str:
 class WorkerProcess:
     """One worker process: its pipes, its end (exit status, rusage), and its killing."""
 
-    def __init__(self, command: list[str], environment: Mapping[str, str]) -> None:
+    def __init__(
+        self, command: list[str], environment: Mapping[str, str], keep_input: bool = False
+    ) -> None:
         self.command = command
         self.environment = dict(environment)
+        #: Whether the worker's standard input is a pipe from here (`give_turn`).
+        self.keep_input = keep_input
         self.process: subprocess.Popen[bytes] | None = None
         #: The exit status (negative: the signal), once reaped; `None` if lost or not yet.
         self.returncode: int | None = None
@@ -72,7 +81,7 @@ class WorkerProcess:
             with interruptions_deferred():
                 self.process = subprocess.Popen(
                     self.command,
-                    stdin=subprocess.DEVNULL,
+                    stdin=subprocess.PIPE if self.keep_input else subprocess.DEVNULL,
                     stdout=events_write,
                     stderr=errors_write,
                     env=self.environment,
@@ -83,11 +92,25 @@ class WorkerProcess:
             for descriptor in (events_read, errors_read):
                 os.close(descriptor)
             raise
+        else:
+            _LIVE_WORKERS.add(self.process.pid)
         finally:
             # Only the worker holds the write ends, so its end is the pipes' end of file.
             for descriptor in (events_write, errors_write):
                 os.close(descriptor)
         return events_read, errors_read
+
+    def give_turn(self, line: bytes) -> None:
+        """Writes `line` to the worker's standard input and closes it; a worker already
+        gone is found out by `wait`, not here."""
+        pipe = None if self.process is None else self.process.stdin
+        if pipe is None:
+            return
+        with contextlib.suppress(OSError):  # BrokenPipeError: it ended before its turn
+            pipe.write(line)
+            pipe.flush()
+        with contextlib.suppress(OSError):
+            pipe.close()
 
     def wait(self, deadline: float) -> None:
         """Waits for the worker to end; at `deadline` kills it and marks it timed out.
@@ -129,6 +152,7 @@ class WorkerProcess:
             return False
         self.reaped = True
         self.ended = time.monotonic()
+        _LIVE_WORKERS.discard(self.process.pid)
         if status is not None:
             self.returncode = os.waitstatus_to_exitcode(status)
             self.rusage = rusage
@@ -156,6 +180,9 @@ class WorkerProcess:
         """Kills the worker's process group (the worker and its children), if any is left."""
         if self.process is None:
             return
+        if self.process.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.process.stdin.close()
         # The worker's descendants, remembered before the kill re-parents them away.
         self.note_descendants()
         # ProcessLookupError: the group is gone already.
@@ -172,6 +199,7 @@ class WorkerProcess:
         if self.process is None:
             return
         leftovers = self._descendants | process_tree.own_children()
+        leftovers = {key for key in leftovers if key[0] not in _LIVE_WORKERS - {self.pid}}
         self.leftovers_killed = process_tree.end_processes(leftovers, self._children_before)
 
     def exit_facts(self) -> dict[str, Any]:

@@ -7,7 +7,10 @@ short child process once its result is written,
     python -m topos_cli.display.report_html RESULT.json --html REPORT.html
 
 so the grading parent never loads NumPy or matplotlib, and a report that
-fails to draw cannot touch the result or the grade's exit status. The child
+fails to draw cannot touch the result or the grade's exit status. The grade starts
+the child early, `--when-told`: it loads matplotlib while the workers load, says
+`loaded` on standard output, and waits for one JSON line on standard input naming
+the result and the page (`report_child.ReportChild`); an empty input ends it. The child
 exits 0 when it wrote everything asked, 2 (one line) when the file is no
 topos result, 1 (one line) when drawing failed.
 """
@@ -15,6 +18,7 @@ topos result, 1 (one line) when drawing failed.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Sequence
@@ -277,16 +281,48 @@ def _overview_png(contents: ReportContents) -> bytes:
     return overview_png(contents)
 
 
+def wait_to_be_told() -> tuple[str, str] | None:
+    """Loads what drawing needs, says `loaded`, then reads `{"result": ..., "html": ...}`
+    from standard input; None when the input ends first (the grade drew no report)."""
+    from topos_cli.display import grade_figures  # noqa: F401  (matplotlib comes with it)
+    from topos_cli.display.plotting import figure_svg, new_figure
+
+    # One small figure through the layout engine and the SVG writer, so the report's first
+    # figure does not pay for their first use.
+    warm = new_figure(figsize=(2, 1), layout="constrained")
+    warm.subplots().set_title("warm")
+    figure_svg(warm, "warm")
+    sys.stdout.write("loaded\n")
+    sys.stdout.flush()
+    line = sys.stdin.readline()
+    if not line.strip():
+        return None
+    told = json.loads(line)
+    return str(told["result"]), str(told["html"])
+
+
 def main(arguments: Sequence[str] | None = None) -> int:
     """The child process `topos grade` runs: draws the report, says one line if it cannot."""
     parser = argparse.ArgumentParser(
         prog="python -m topos_cli.display.report_html",
         description="Draw the report of a topos result file.",
     )
-    parser.add_argument("result")
+    parser.add_argument("result", nargs="?")
     parser.add_argument("--html")
     parser.add_argument("--png")
+    parser.add_argument(
+        "--when-told",
+        action="store_true",
+        help="load the drawing first, then read the result and page paths on standard input",
+    )
     options = parser.parse_args(arguments)
+    if options.when_told:
+        told = wait_to_be_told()
+        if told is None:
+            return 0
+        options.result, options.html = told
+    elif options.result is None:
+        parser.error("the result file is required")
     try:
         written, _ = write_report(options.result, html_path=options.html, png_path=options.png)
     except ToposError as error:

@@ -1,0 +1,53 @@
+"""The report's drawing child, started as a grade begins: it loads while the workers do,
+is stopped if still loading when a run's turn comes, and draws once told."""
+
+from __future__ import annotations
+
+import io
+import time
+
+import psutil
+
+from tests.cli.result_examples import example_result
+from tests.cli.test_report_html import svgs, write
+from topos_cli.report_child import ReportChild, draw_report_in_child
+
+
+def test_a_child_started_early_draws_the_report_once_told(tmp_path):
+    path = write(tmp_path, example_result())
+    child = ReportChild.start()
+    pid = child.process.pid
+    assert child.has_loaded(timeout=60.0)
+    child.pause()  # loaded: only waiting on a pipe, so it is left running
+    assert psutil.Process(pid).status() != psutil.STATUS_STOPPED
+    errors = io.StringIO()
+    report = draw_report_in_child(path, errors, child=child)
+    assert report == tmp_path / "result.html" and errors.getvalue() == ""
+    assert len(svgs(report.read_text(encoding="utf-8"))) == 3
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+def test_a_child_still_loading_at_a_turn_is_stopped_and_goes_on_when_told(tmp_path):
+    path = write(tmp_path, example_result())
+    child = ReportChild.start()
+    pid = child.process.pid
+    child.pause()  # at once: it cannot have loaded matplotlib yet
+    give_up = time.monotonic() + 5.0  # SIGSTOP lands when the child is next scheduled
+    while psutil.Process(pid).status() != psutil.STATUS_STOPPED and time.monotonic() < give_up:
+        time.sleep(0.01)
+    assert psutil.Process(pid).status() == psutil.STATUS_STOPPED
+    cpu = psutil.Process(pid).cpu_times()
+    time.sleep(0.3)
+    assert psutil.Process(pid).cpu_times() == cpu  # stopped: it takes nothing from a run
+    report = draw_report_in_child(path, io.StringIO(), child=child)
+    assert report is not None and len(svgs(report.read_text(encoding="utf-8"))) == 3
+
+
+def test_a_child_that_draws_nothing_ends_with_the_grade():
+    for pause in (False, True):
+        child = ReportChild.start()
+        process = psutil.Process(child.process.pid)
+        if pause:
+            child.pause()
+        child.close()
+        assert not process.is_running() or process.status() == psutil.STATUS_ZOMBIE
