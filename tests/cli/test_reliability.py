@@ -209,19 +209,27 @@ def test_a_baseline_of_another_workload_is_exit_2(tmp_path):
     assert f"is a result of workload {TINY}tiny, not mnist" in one_line_error(refused)
 
 
-def _start_hanging_grade(tmp_path, result_path):
+def _workers(grader, route):
+    """The grader's live workers of `route`."""
+    return [
+        child
+        for child in grader.children(recursive=True)
+        if "--route" in _command_line(child) and route in _command_line(child)
+    ]
+
+
+def _start_hanging_grade(tmp_path, result_path, *options):
     """Starts a grade whose recorded route hangs; returns it and its worker once that hangs."""
     command = ["grade", "--workload", TINY + "hangs", "--steps", "6", "--json", str(result_path)]
-    process = start_topos(*command, cwd=tmp_path)
+    process = start_topos(*command, *options, cwd=tmp_path)
     grader = psutil.Process(process.pid)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        workers = [
-            child
-            for child in grader.children(recursive=True)
-            if "--route" in _command_line(child) and "recorded" in _command_line(child)
-        ]
-        if workers:
+        workers = _workers(grader, "recorded")
+        # Held for its turn, the recorded worker idles too: only its hang counts, once
+        # an engine run before it (loading beside it) has ended.
+        earlier = "--routes" not in options and _workers(grader, "engine")
+        if workers and not earlier:
             _wait_until_idle(workers[0], deadline)
             return process, workers[0]
         time.sleep(0.05)
@@ -269,6 +277,20 @@ def test_an_interrupt_ends_the_worker_writes_partial_results_and_exits_130(tmp_p
     assert recorded["detail"] == f"interrupted by {name} after 3 of 6 steps"
     assert f"topos: interrupted by {name}; partial results written" in stderr
     assert "Traceback" not in stderr
+
+
+def test_an_interrupt_also_ends_the_worker_loaded_for_the_next_turn(tmp_path):
+    result_path = tmp_path / "result.json"
+    process, worker = _start_hanging_grade(tmp_path, result_path, "--routes", "recorded,engine")
+    (waiting,) = _workers(psutil.Process(process.pid), "engine")
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130, stderr
+    for ended in (worker, waiting):
+        assert not ended.is_running() or ended.status() == psutil.STATUS_ZOMBIE
+    result = json.loads(result_path.read_text())
+    assert result["interrupted"] == {"signal": "SIGINT", "not_run": [["engine", 0]]}
+    assert [run["route"] for run in result["repeats"]] == ["recorded"]
 
 
 def test_a_grader_killed_outright_leaves_no_worker_and_the_old_result_whole(tmp_path):
