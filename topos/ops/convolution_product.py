@@ -8,13 +8,20 @@ nothing, so im2col's own adjoint never runs: the images' gradient is made in one
 kernel rather than as a product followed by a col2im.
 
 `convolution_images(g, kernel)` is `col2im(g @ kernel^T)`. With stride 1 and rows in
-pixel order it is computed tap by tap: one batched product gives each tap's `[rows, C]`
-slab (`g @ kernel_t^T`), and each slab is added onto the padded channels-last
-accumulator as whole image rows (`OW*C` contiguous values on both sides), taps in
-row-major order. That is nine large adds where col2im, fed the product's rows, makes
-forty-eight short ones (and its product's rows are a third as long). Other strides and
-phase-major rows take the product and col2im. The order of every sum is fixed by the
-shapes alone, so both routes, which call the same kernel, agree bit for bit.
+pixel order it is computed tap by tap: each tap's `[rows, C]` slab (`g @ kernel_t^T`)
+is added onto the channels-last accumulator, taps in row-major order. When the images
+keep their size ("same" padding: an odd square kernel padded by half its width) the
+accumulator is the output itself, `[N, H, W, C]` with no padding, and tap `(ky, kx)`
+moves every pixel by one flat offset, `((ky - p) * W + (kx - p)) * C`: its slab is added
+as one contiguous run, the entries whose pixel falls off the image set to zero first
+(adding an exact zero changes no sum: the accumulator starts at +0 and, rounding to
+nearest, never holds -0). The images go a chunk at a time, as many as keep the
+chunk's product within `SMALL_PRODUCT` multiply-adds, so the slab and the accumulator's
+chunk stay in cache and OpenBLAS takes its unpacked small-matrix path. Other paddings
+add each slab as whole image rows (`OW*C` contiguous values on both sides) onto a padded
+accumulator; other strides and phase-major rows take the product and col2im. The order
+of every sum is fixed by the shapes alone, so both routes, which call the same kernel,
+agree bit for bit.
 """
 
 from __future__ import annotations
@@ -22,7 +29,8 @@ from __future__ import annotations
 import numpy as np
 
 from topos.ops.convolution import channels_last_interior, col2im, im2col
-from topos.ops.matmul import matmul, matmul_nt
+from topos.ops.matmul import SMALL_PRODUCT, matmul, matmul_nt
+from topos.ops.memory_order import Layout
 from topos.ops.patch_window import PatchWindow
 from topos.ops.primitive import primitive
 from topos.ops.shape_rules import fail
@@ -92,21 +100,100 @@ def _tap_by_tap(window: PatchWindow) -> bool:
     return window.stride == 1 and window.phases == 1
 
 
+def _same_size(shape: tuple[int, ...], window: PatchWindow) -> bool:
+    """Whether the images' gradient is made by flat shifts (see the module): tap by tap,
+    and the output extents are the images'."""
+    return _tap_by_tap(window) and window.output_extents(shape[2], shape[3]) == tuple(shape[2:])
+
+
+def _chunk_images(shape: tuple[int, ...], filters: int) -> int:
+    """How many images one chunk of the flat-shift path takes: as many as keep a tap's
+    product (`[n*H*W, F] @ [F, C]`) within SMALL_PRODUCT multiply-adds, at least one."""
+    batch, channels, height, width = shape
+    per_image = height * width * filters * channels
+    return max(1, min(batch, SMALL_PRODUCT // max(1, per_image)))
+
+
 def _convolution_images_workspace(
     gradient: Shape, kernel: Shape, shape: tuple[int, ...], window: PatchWindow
 ) -> int:
-    """The padded channels-last accumulator, whose interior is the output."""
+    """The accumulator, whose (interior) is the output: the images themselves on the
+    flat-shift path, else padded."""
+    if _same_size(shape, window):
+        return Shape(shape).volume
     return col2im.workspace(Shape((gradient[0], kernel[0])), shape, window)
 
 
 def _convolution_images_scratch(
     gradient: Shape, kernel: Shape, shape: tuple[int, ...], window: PatchWindow
 ) -> int:
-    """One tap's slab (or, off the tap-by-tap path, the product's rows), needed only
-    during the call: the memory plan frees it right after, while the output lives on."""
+    """One tap's slab (a chunk's, after the taps' weights, on the flat-shift path; off the
+    tap-by-tap path, the product's rows), needed only during the call: the memory plan
+    frees it right after, while the output lives on."""
+    if _same_size(shape, window):
+        per_image = shape[1] * shape[2] * shape[3]
+        return _aligned(kernel.volume) + _chunk_images(shape, gradient[1]) * per_image
     if _tap_by_tap(window):
         return gradient[0] * (kernel[0] // window.taps)
     return gradient[0] * kernel[0]
+
+
+def _convolution_images_layout(operand_layouts, operand_shapes, output, attributes) -> Layout:
+    """Channels-last: dense on the flat-shift path, else the padded accumulator's
+    interior (dense only without padding)."""
+    if _same_size(attributes["shape"], attributes["window"]):
+        return (0, 2, 3, 1)
+    return channels_last_interior(operand_layouts, operand_shapes, output, attributes)
+
+
+def _aligned(elements: int) -> int:
+    """`elements` rounded up to a multiple of 16 (64 bytes of float32)."""
+    return -(-elements // 16) * 16
+
+
+def _shifted_taps(gradient, kernel, accumulator, scratch, shape, window) -> np.ndarray:
+    """The images' gradient made by flat shifts into `accumulator` (`N*H*W*C` elements),
+    returned as `[N, H, W, C]` (see the module)."""
+    batch, channels, height, width = shape
+    filters, padding = kernel.shape[1], window.padding
+    per_image = height * width * channels
+    total = batch * per_image
+    summed = accumulator[:total]
+    summed.fill(0)
+    operand = np.ascontiguousarray(gradient)
+    # Each tap's [F, C] operand, contiguous: BLAS's small-matrix path multiplies by a
+    # transposed operand (the kernel's own rows) at about two thirds the speed.
+    weights = scratch[: window.taps * filters * channels]
+    weights = weights.reshape(window.taps, filters, channels)
+    np.copyto(weights, kernel.reshape(window.taps, channels, filters).transpose(0, 2, 1))
+    slab = scratch[_aligned(weights.size) :]
+    step = _chunk_images(shape, filters)
+    for first in range(0, batch, step):
+        count = min(step, batch - first)
+        rows = operand[first * height * width : (first + count) * height * width]
+        product = slab[: count * per_image].reshape(count * height * width, channels)
+        pixels = product.reshape(count, height, width, channels)
+        flat = product.reshape(-1)
+        for tap in range(window.taps):
+            np.matmul(rows, weights[tap], out=product)
+            ky, kx = divmod(tap, window.kernel_width)
+            down, right = ky - padding, kx - padding
+            # Pixels whose target falls off the image: zeros, landing anywhere.
+            if down < 0:
+                pixels[:, :-down] = 0
+            elif down > 0:
+                pixels[:, height - down :] = 0
+            if right < 0:
+                pixels[:, :, :-right] = 0
+            elif right > 0:
+                pixels[:, :, width - right :] = 0
+            start = first * per_image + (down * width + right) * channels
+            # Clipped to the accumulator: what is cut is zeros.
+            low, high = max(0, -start), min(count * per_image, total - start)
+            if high > low:
+                target = summed[start + low : start + high]
+                np.add(target, flat[low:high], out=target)
+    return summed.reshape(batch, height, width, channels)
 
 
 @primitive(
@@ -117,7 +204,7 @@ def _convolution_images_scratch(
     workspace=_convolution_images_workspace,
     output_in_workspace=True,
     scratch=_convolution_images_scratch,
-    layout=channels_last_interior,
+    layout=_convolution_images_layout,
 )
 def convolution_images(
     gradient,
@@ -131,7 +218,7 @@ def convolution_images(
 ):
     """`col2im(gradient @ kernel^T)`, `[N, C, H, W]` channels-last in memory; tap by tap
     for stride 1 and rows in pixel order (see the module). The products go to `scratch`,
-    the padded accumulator (the output's storage) to `workspace`."""
+    the accumulator (the output's storage) to `workspace`."""
     rows, depth = gradient.shape[0], kernel.shape[0]
     shapes = (Shape(gradient.shape), Shape(kernel.shape), shape, window)
     if workspace is None:
@@ -139,6 +226,12 @@ def convolution_images(
     if scratch is None:
         scratch = np.empty(_convolution_images_scratch(*shapes), dtype=gradient.dtype)
     accumulator = workspace
+    if _same_size(shape, window):
+        images = _shifted_taps(gradient, kernel, accumulator, scratch, shape, window)
+        if out is None:
+            return images.transpose(0, 3, 1, 2)
+        np.copyto(out, images.transpose(0, 3, 1, 2))
+        return out
     if not _tap_by_tap(window):
         products = scratch[: rows * depth].reshape(rows, depth)
         patches = matmul_nt.kernel(gradient, kernel, out=products)
