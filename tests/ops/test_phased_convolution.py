@@ -452,26 +452,31 @@ def consumers(network, index: int) -> list[int]:
 @pytest.mark.parametrize("source", ["input", "parameter"])
 def test_a_forward_plan_frees_the_pooled_product_right_after_the_pooling(source):
     # The derivative routes by the winners, not by the product: the recorded route's
-    # forward-only plan frees the product (the convolution, the bias add and the lanes
-    # viewing it) as soon as lane_max has read it, before any node of the derivative
-    # runs; only the winners (a quarter as large) stay for lane_place.
+    # forward-only plan frees the product (the convolution and the lanes viewing it) as
+    # soon as lane_max has read it, before any node of the derivative runs; only the
+    # winners (a quarter as large) stay for lane_place. The bias is added to the pooled
+    # rows.
     fused, composed = fused_and_composed(1, 1, 2)
     plan, network, first_derivative = releases_of(fused, source)
     operations = [node.operation for node in network.nodes]
     argmax, maximum = operations.index("lane_argmax"), operations.index("lane_max")
     lanes = network.nodes[maximum].inputs[0]
-    (added,) = network.nodes[lanes].inputs
-    assert operations[lanes] == "reshape" and operations[added] == "add"
-    product = network.nodes[added].inputs[0]
-    assert operations[product] == "convolution"
-    assert plan.releases[product] == added
-    for index in (added, lanes):
+    (product,) = network.nodes[lanes].inputs
+    assert operations[lanes] == "reshape" and operations[product] == "convolution"
+    for index in (product, lanes):
         assert plan.releases[index] == maximum, (index, plan.releases[index], maximum)
         assert max(consumers(network, index)) <= maximum
         assert plan.liveness_of(index) == f"freed after {maximum}"
     described = plan.describe().splitlines()
-    assert described[added].split()[0] == str(added)
-    assert described[added].endswith(f"freed after {maximum}")
+    assert described[product].split()[0] == str(product)
+    assert described[product].endswith(f"freed after {maximum}")
+    # The bias is added to the pooled rows ([rows, F] already when the lanes are
+    # phase-major).
+    (added,) = consumers(network, maximum)
+    if source == "parameter":
+        assert operations[added] == "reshape"
+        (added,) = consumers(network, added)
+    assert operations[added] == "add"
     # The winners live on into the derivative, read there by lane_place alone.
     readers = consumers(network, argmax)
     assert readers[0] == maximum and readers[1:]
