@@ -9,24 +9,26 @@ kernel rather than as a product followed by a col2im.
 
 `convolution_images(g, kernel)` is `col2im(g @ kernel^T)`. With stride 1 and rows in
 pixel order it is computed tap by tap: each tap's `[rows, C]` slab (`g @ kernel_t^T`)
-is added onto the channels-last accumulator, taps in row-major order. When the images
-keep their size ("same" padding: an odd square kernel padded by half its width) the
-accumulator is the output itself, `[N, H, W, C]` with no padding, and tap `(ky, kx)`
-moves every pixel by one flat offset, `((ky - p) * W + (kx - p)) * C`: its slab is added
-as one contiguous run, the entries whose pixel falls off the image set to zero first
-(adding an exact zero changes no sum: the accumulator starts at +0 and, rounding to
-nearest, never holds -0). The images go a chunk at a time, as many as keep the
-chunk's product within `SMALL_PRODUCT` multiply-adds, so the slab and the accumulator's
-chunk stay in cache and OpenBLAS takes its unpacked small-matrix path. Other paddings
-add each slab as whole image rows (`OW*C` contiguous values on both sides) onto a padded
-accumulator; other strides and phase-major rows take the product and col2im. The order
-of every sum is fixed by the shapes alone, so both routes, which call the same kernel,
-agree bit for bit.
+lands on the channels-last images, taps summed in row-major order. When the images keep
+their size ("same" padding: an odd square kernel padded by half its width) tap `(ky,
+kx)` moves every pixel by one flat offset, `((ky - p) * W + (kx - p)) * C`, so the
+output, `[N, H, W, C]` with no padding, is the sum of the taps' slabs each read at its
+offset: one strided view of the slabs, summed over its tap axes in one reduction. The
+slab entries whose pixel falls off the image are set to zero first, and zero margins
+around each slab stand for what lies outside (an exact zero changes no sum but, at
+most, the sign of a zero). The images go a chunk at a time, as many as keep a tap's
+product within `SMALL_PRODUCT` multiply-adds, so the slabs and the chunk's pixels stay
+in cache and OpenBLAS takes its unpacked small-matrix path; one batched product makes
+a chunk's slabs. Other paddings add each slab as whole image rows (`OW*C` contiguous
+values on both sides) onto a padded accumulator; other strides and phase-major rows
+take the product and col2im. The order of every sum is fixed by the shapes alone, so
+both routes, which call the same kernel, agree bit for bit.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from topos.ops.convolution import channels_last_interior, col2im, im2col
 from topos.ops.matmul import SMALL_PRODUCT, matmul, matmul_nt
@@ -114,6 +116,17 @@ def _chunk_images(shape: tuple[int, ...], filters: int) -> int:
     return max(1, min(batch, SMALL_PRODUCT // max(1, per_image)))
 
 
+def _margin(shape: tuple[int, ...], window: PatchWindow) -> int:
+    """The farthest a tap moves a pixel on the flat-shift path, in elements."""
+    return (window.padding * shape[3] + window.padding) * shape[1]
+
+
+def _slab_stride(shape: tuple[int, ...], filters: int, window: PatchWindow) -> int:
+    """One tap's slab on the flat-shift path: a chunk's pixels between two margins."""
+    per_image = shape[1] * shape[2] * shape[3]
+    return _aligned(_chunk_images(shape, filters) * per_image + 2 * _margin(shape, window))
+
+
 def _convolution_images_workspace(
     gradient: Shape, kernel: Shape, shape: tuple[int, ...], window: PatchWindow
 ) -> int:
@@ -127,12 +140,12 @@ def _convolution_images_workspace(
 def _convolution_images_scratch(
     gradient: Shape, kernel: Shape, shape: tuple[int, ...], window: PatchWindow
 ) -> int:
-    """One tap's slab (a chunk's, after the taps' weights, on the flat-shift path; off the
-    tap-by-tap path, the product's rows), needed only during the call: the memory plan
-    frees it right after, while the output lives on."""
+    """The taps' weights and a chunk's slab for every tap between zero margins, on the
+    flat-shift path; one tap's slab off it, or off the tap-by-tap path the product's rows:
+    needed only during the call, the memory plan frees it right after, while the output
+    lives on."""
     if _same_size(shape, window):
-        per_image = shape[1] * shape[2] * shape[3]
-        return _aligned(kernel.volume) + _chunk_images(shape, gradient[1]) * per_image
+        return _aligned(kernel.volume) + window.taps * _slab_stride(shape, gradient[1], window)
     if _tap_by_tap(window):
         return gradient[0] * (kernel[0] // window.taps)
     return gradient[0] * kernel[0]
@@ -153,46 +166,67 @@ def _aligned(elements: int) -> int:
 
 def _shifted_taps(gradient, kernel, accumulator, scratch, shape, window) -> np.ndarray:
     """The images' gradient made by flat shifts into `accumulator` (`N*H*W*C` elements),
-    returned as `[N, H, W, C]` (see the module)."""
+    returned as `[N, H, W, C]` (see the module). Per chunk of images, one batched product
+    makes every tap's slab, and one sum over a strided view of the slabs, each read
+    shifted by its tap's offset, writes the chunk's pixels: the taps in order, the zero
+    margins around each slab standing for what falls outside the chunk."""
     batch, channels, height, width = shape
     filters, padding = kernel.shape[1], window.padding
-    per_image = height * width * channels
-    total = batch * per_image
-    summed = accumulator[:total]
-    summed.fill(0)
+    taps, kernel_width = window.taps, window.kernel_width
+    per_image, pixels = height * width * channels, height * width
+    margin = _margin(shape, window)
+    stride = _slab_stride(shape, filters, window)
+    step = _chunk_images(shape, filters)
     operand = np.ascontiguousarray(gradient)
     # Each tap's [F, C] operand, contiguous: BLAS's small-matrix path multiplies by a
     # transposed operand (the kernel's own rows) at about two thirds the speed.
-    weights = scratch[: window.taps * filters * channels]
-    weights = weights.reshape(window.taps, filters, channels)
-    np.copyto(weights, kernel.reshape(window.taps, channels, filters).transpose(0, 2, 1))
-    slab = scratch[_aligned(weights.size) :]
-    step = _chunk_images(shape, filters)
+    weights = scratch[: taps * filters * channels].reshape(taps, filters, channels)
+    np.copyto(weights, kernel.reshape(taps, channels, filters).transpose(0, 2, 1))
+    start = _aligned(weights.size)
+    slabs = scratch[start : start + taps * stride].reshape(taps, stride)
+    slabs[:, :margin] = 0
+    slabs[:, margin + step * per_image :] = 0
+    # summed[ky, kx, q] = slab (ky, kx) at margin + q - ((ky - p) * W + (kx - p)) * C.
+    itemsize = slabs.itemsize
+    first_read = margin + (padding * width + padding) * channels
+    reads = as_strided(
+        slabs.reshape(-1)[first_read:],
+        shape=(window.kernel_height, kernel_width, step * per_image),
+        strides=(
+            (kernel_width * stride - width * channels) * itemsize,
+            (stride - channels) * itemsize,
+            itemsize,
+        ),
+        writeable=False,
+    )
+    summed = accumulator[: batch * per_image]
     for first in range(0, batch, step):
         count = min(step, batch - first)
-        rows = operand[first * height * width : (first + count) * height * width]
-        product = slab[: count * per_image].reshape(count * height * width, channels)
-        pixels = product.reshape(count, height, width, channels)
-        flat = product.reshape(-1)
-        for tap in range(window.taps):
-            np.matmul(rows, weights[tap], out=product)
-            ky, kx = divmod(tap, window.kernel_width)
-            down, right = ky - padding, kx - padding
-            # Pixels whose target falls off the image: zeros, landing anywhere.
+        length = count * per_image
+        if count < step:  # the last chunk's right margin lies inside the slabs' bodies
+            slabs[:, margin + length : margin + length + margin] = 0
+        body = slabs[:, margin : margin + length]
+        np.matmul(
+            operand[first * pixels : (first + count) * pixels],
+            weights,
+            out=body.reshape(taps, count * pixels, channels),
+        )
+        # Pixels whose target falls off the image: zeros, landing anywhere.
+        by_tap = body.reshape(window.kernel_height, kernel_width, count, height, width, channels)
+        for ky in range(window.kernel_height):
+            down = ky - padding
             if down < 0:
-                pixels[:, :-down] = 0
+                by_tap[ky, :, :, :-down] = 0
             elif down > 0:
-                pixels[:, height - down :] = 0
+                by_tap[ky, :, :, height - down :] = 0
+        for kx in range(kernel_width):
+            right = kx - padding
             if right < 0:
-                pixels[:, :, :-right] = 0
+                by_tap[:, kx, :, :, :-right] = 0
             elif right > 0:
-                pixels[:, :, width - right :] = 0
-            start = first * per_image + (down * width + right) * channels
-            # Clipped to the accumulator: what is cut is zeros.
-            low, high = max(0, -start), min(count * per_image, total - start)
-            if high > low:
-                target = summed[start + low : start + high]
-                np.add(target, flat[low:high], out=target)
+                by_tap[:, kx, :, :, width - right :] = 0
+        target = summed[first * per_image : first * per_image + length]
+        np.add.reduce(reads[:, :, :length], axis=(0, 1), out=target)
     return summed.reshape(batch, height, width, channels)
 
 
