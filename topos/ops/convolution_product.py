@@ -103,9 +103,9 @@ def _tap_by_tap(window: PatchWindow) -> bool:
 
 
 def _same_size(shape: tuple[int, ...], window: PatchWindow) -> bool:
-    """Whether the images' gradient is made by flat shifts (see the module): tap by tap,
-    and the output extents are the images'."""
-    return _tap_by_tap(window) and window.output_extents(shape[2], shape[3]) == tuple(shape[2:])
+    """Whether the images' gradient is made by flat shifts (see the module): stride 1,
+    and the output extents are the images' (rows in pixel order or phase-major)."""
+    return window.stride == 1 and window.output_extents(shape[2], shape[3]) == tuple(shape[2:])
 
 
 def _chunk_images(shape: tuple[int, ...], filters: int) -> int:
@@ -119,6 +119,13 @@ def _chunk_images(shape: tuple[int, ...], filters: int) -> int:
 def _margin(shape: tuple[int, ...], window: PatchWindow) -> int:
     """The farthest a tap moves a pixel on the flat-shift path, in elements."""
     return (window.padding * shape[3] + window.padding) * shape[1]
+
+
+def _reordered_rows(shape: tuple[int, ...], filters: int, window: PatchWindow) -> int:
+    """A chunk's gradient rows in pixel order, when they come phase-major."""
+    if window.phases == 1:
+        return 0
+    return _aligned(_chunk_images(shape, filters) * shape[2] * shape[3] * filters)
 
 
 def _slab_stride(shape: tuple[int, ...], filters: int, window: PatchWindow) -> int:
@@ -145,7 +152,8 @@ def _convolution_images_scratch(
     needed only during the call, the memory plan frees it right after, while the output
     lives on."""
     if _same_size(shape, window):
-        return _aligned(kernel.volume) + window.taps * _slab_stride(shape, gradient[1], window)
+        slabs = window.taps * _slab_stride(shape, gradient[1], window)
+        return _aligned(kernel.volume) + slabs + _reordered_rows(shape, gradient[1], window)
     if _tap_by_tap(window):
         return gradient[0] * (kernel[0] // window.taps)
     return gradient[0] * kernel[0]
@@ -184,6 +192,14 @@ def _shifted_taps(gradient, kernel, accumulator, scratch, shape, window) -> np.n
     np.copyto(weights, kernel.reshape(taps, channels, filters).transpose(0, 2, 1))
     start = _aligned(weights.size)
     slabs = scratch[start : start + taps * stride].reshape(taps, stride)
+    start += taps * stride
+    phases = window.phases
+    if phases > 1:
+        # The rows come phase-major: each chunk's are put in pixel order first.
+        reordered = scratch[start : start + step * pixels * filters]
+        by_phase = operand.reshape(
+            phases, phases, batch, height // phases, width // phases, filters
+        ).transpose(2, 3, 0, 4, 1, 5)
     slabs[:, :margin] = 0
     slabs[:, margin + step * per_image :] = 0
     # summed[ky, kx, q] = slab (ky, kx) at margin + q - ((ky - p) * W + (kx - p)) * C.
@@ -206,11 +222,13 @@ def _shifted_taps(gradient, kernel, accumulator, scratch, shape, window) -> np.n
         if count < step:  # the last chunk's right margin lies inside the slabs' bodies
             slabs[:, margin + length : margin + length + margin] = 0
         body = slabs[:, margin : margin + length]
-        np.matmul(
-            operand[first * pixels : (first + count) * pixels],
-            weights,
-            out=body.reshape(taps, count * pixels, channels),
-        )
+        if phases > 1:
+            rows = reordered[: count * pixels * filters].reshape(by_phase[:count].shape)
+            np.copyto(rows, by_phase[first : first + count])
+            rows = rows.reshape(count * pixels, filters)
+        else:
+            rows = operand[first * pixels : (first + count) * pixels]
+        np.matmul(rows, weights, out=body.reshape(taps, count * pixels, channels))
         # Pixels whose target falls off the image: zeros, landing anywhere.
         by_tap = body.reshape(window.kernel_height, kernel_width, count, height, width, channels)
         for ky in range(window.kernel_height):
