@@ -156,15 +156,25 @@ def test_a_sum_takes_over_the_slot_of_an_operand_it_reads_last():
     assert network.entry([loss.symbol]).backward().lower().memory.taken_over == {}
 
 
-def test_the_cifar10_bias_sums_take_over_their_products():
+def test_the_cifar10_bias_sums_are_added_to_the_pooled_rows():
+    # conv2d_max_pool adds the bias after pooling; the first stage's pooled rows (its
+    # lanes phase-major, lane_max's output is already [rows, F]) are the sum's own
+    # operand, so the sum takes over their slot.
     program = RouteProgram(resolve("cifar10"), "recorded")
     nodes, memory = program.network.nodes, program.plan.memory
-    sums = {
-        index: operand
-        for index, operand in memory.taken_over.items()
-        if nodes[operand].operation == "convolution"
-    }
-    assert len(sums) == 3 and all(nodes[index].operation == "add" for index in sums)
+    pooled = [index for index, node in enumerate(nodes) if node.operation == "lane_max"]
+    assert len(pooled) == 3
+    sums = []
+    for index in pooled:
+        readers = [i for i, node in enumerate(nodes) if index in node.inputs]
+        if nodes[readers[0]].operation == "reshape":
+            readers = [i for i, node in enumerate(nodes) if readers[0] in node.inputs]
+        sums += [i for i in readers if nodes[i].operation == "add"]
+    assert len(sums) == 3
+    assert memory.taken_over.get(sums[0]) == pooled[0]
+    assert not any(
+        nodes[operand].operation == "convolution" for operand in memory.taken_over.values()
+    )
     assert_takeovers_are_safe(program.network, program.plan)
 
 

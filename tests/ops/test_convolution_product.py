@@ -6,12 +6,17 @@ them so that no col2im runs in a differentiated convolution."""
 
 from __future__ import annotations
 
+from unittest import mock
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.support.cases import window
 from topos import ShapeError, Tape, Tensor, conv2d
-from topos.ops import REGISTRY
+from topos.ops import REGISTRY, convolution_product
+from topos.ops.patch_window import PatchWindow
 from topos.tensor import Shape
 
 kernel = {name: REGISTRY[name].kernel for name in ("convolution", "convolution_images")}
@@ -39,7 +44,9 @@ def test_the_images_gradient_is_col2im_of_the_product(shape, filters, attributes
     gradient, weights = operands(shape, filters, attributes)
     result = kernel["convolution_images"](gradient, weights, shape=shape, **attributes)
     reference = col2im(matmul_nt(gradient, weights), shape=shape, **attributes)
-    tap_by_tap = attributes["window"].stride == 1 and attributes["window"].phases == 1
+    patch_window = attributes["window"]
+    same_size = patch_window.stride == 1 and patch_window.output_extents(*shape[2:]) == shape[2:]
+    tap_by_tap = same_size or (patch_window.stride == 1 and patch_window.phases == 1)
     if tap_by_tap:
         np.testing.assert_allclose(result, reference, rtol=1e-5, atol=1e-5)
     else:
@@ -93,6 +100,55 @@ def test_the_output_lives_in_the_workspace_and_the_scratch_only_during_the_call(
     assert np.shares_memory(result, workspace) and not np.shares_memory(result, scratch)
     scratch.fill(np.inf)
     assert np.ascontiguousarray(result).tobytes() == expected
+
+
+@st.composite
+def same_size_problems(draw):
+    """A convolution that keeps the images' size (an odd square kernel padded by half
+    its width: the flat-shift path), its rows in pixel order or phase-major, small
+    integers for values, so that every product
+    and sum is exact in float32 and any order of the sums gives the definition's bits;
+    and a cap on a chunk's multiply-adds that makes chunks of one image, a few, or all."""
+    padding = draw(st.integers(0, 2))
+    phases = draw(st.sampled_from([1, 2]))
+    batch, channels, filters = (draw(st.integers(1, 5)) for _ in range(3))
+    height, width = (phases * draw(st.integers(1, 6 // phases)) for _ in range(2))
+    rows, taps = batch * height * width, (2 * padding + 1) ** 2
+    values = st.integers(-8, 8)
+    gradient = np.array(draw(st.lists(values, min_size=rows * filters, max_size=rows * filters)))
+    weights = draw(
+        st.lists(values, min_size=taps * channels * filters, max_size=taps * channels * filters)
+    )
+    cap = draw(st.sampled_from([1, height * width * channels * filters * 2, 10**6]))
+    return (
+        (batch, channels, height, width),
+        PatchWindow(2 * padding + 1, 2 * padding + 1, 1, padding, phases),
+        gradient.reshape(rows, filters).astype(np.float32),
+        np.array(weights).reshape(taps * channels, filters).astype(np.float32),
+        cap,
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(same_size_problems())
+def test_the_flat_shift_path_is_the_definition(problem):
+    # Each output pixel gathers the taps' contributions whose window covers it: the
+    # definition, col2im(g K^T), in float64, here exact.
+    shape, attribute, gradient, weights, cap = problem
+    exact = col2im(
+        gradient.astype(np.float64) @ weights.astype(np.float64).T, shape=shape, window=attribute
+    )
+    shapes = (Shape(gradient.shape), Shape(weights.shape), shape)
+    primitive = REGISTRY["convolution_images"]
+    with mock.patch.object(convolution_product, "SMALL_PRODUCT", cap):
+        workspace = np.full(primitive.workspace(*shapes, window=attribute), np.nan, np.float32)
+        scratch = np.full(primitive.scratch(*shapes, window=attribute), np.nan, np.float32)
+        result = kernel["convolution_images"](
+            gradient, weights, workspace=workspace, scratch=scratch, shape=shape, window=attribute
+        )
+    assert workspace.size == np.prod(shape)
+    assert result.transpose(0, 2, 3, 1).flags.c_contiguous and np.shares_memory(result, workspace)
+    assert np.array_equal(result, exact.astype(np.float32))
 
 
 def test_the_product_is_the_patches_times_the_kernel():

@@ -382,15 +382,19 @@ def test_col2im_copies_no_operand_into_a_temporary():
     ],
     ids=str,
 )
-def test_im2col_pads_a_group_of_images_at_a_time_in_a_dirty_workspace(shape, window):
+@pytest.mark.parametrize("layout", ["channels last", "channel planes"])
+def test_im2col_pads_a_group_of_images_at_a_time_in_a_dirty_workspace(shape, window, layout):
     # The workspace holds fewer images than the batch, so the kernel pads them a group
-    # at a time; whatever the workspace held before must not reach the patches.
+    # at a time; whatever the workspace held before must not reach the patches. Images
+    # of a few channels laid out in planes ([N, C, H, W]) are copied plane by plane.
     primitive = REGISTRY["im2col"]
     elements = primitive.workspace_elements([Shape(shape)], [None], window)
     batch, channels, height, width = shape
     padding = window["window"].padding
     assert elements < batch * (height + 2 * padding) * (width + 2 * padding) * channels
-    x = _channels_last(np.random.default_rng(17).standard_normal(shape).astype(np.float32))
+    x = np.random.default_rng(17).standard_normal(shape).astype(np.float32)
+    if layout == "channels last":
+        x = _channels_last(x)
     workspace = np.full(elements, np.nan, np.float32)
     patches = kernel("im2col")(x, workspace=workspace, **window)
     composed = _composed(lambda v: _composed_im2col(v, window["window"]), [np.ascontiguousarray(x)])

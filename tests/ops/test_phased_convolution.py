@@ -11,15 +11,16 @@ and test_route_parity (the lane primitives themselves: test_lane_maximum):
   same rows put back in order (the per-pixel summation order does not move), and the
   two are adjoint; a P that does not divide the output is refused by the shape rule.
 - `conv2d_max_pool` records `lane_argmax` then `lane_max` over the same lanes (axes
-  (2, 4) of the product over trained images; axis 0 of phase-major rows over an input
-  or a leaf), and against `max_pool(conv2d(...), pool, pool)` in float32 by both
-  routes: with the images a parameter (the same product as the composed form's) the
-  output, the loss and the image gradient bit for bit; with the images an input
-  (phase-major rows, another product, which BLAS may sum differently on another CPU)
+  (2, 4) of the product over trained images whose convolution changes their size;
+  axis 0 of phase-major rows over an input or a leaf, or when the convolution keeps
+  the size), and against `max_pool(conv2d(...), pool, pool)` in float32 by both
+  routes: with the images a parameter and rows in pixel order (the same product as the
+  composed form's) the output, the loss and the image gradient bit for bit; with
+  phase-major rows (another product, which BLAS may sum differently on another CPU)
   to float32 rounding; the weight and bias gradients to float32 rounding either way
   (their sums over rows are regrouped); and its own two routes bit for bit. On ties
   its winners are the earliest lanes, as max_pool's.
-- The recorded route's forward-only plan frees the product (matmul, bias add and the
+- The recorded route's forward-only plan frees the product (the convolution and the
   lanes viewing it) right after lane_max, before the derivative runs: only the
   winners live on, for lane_place (the composed form keeps its scores instead).
 - It refuses a pool that does not tile the output with a one-line ShapeError naming
@@ -183,12 +184,13 @@ def test_phases_that_do_not_divide_the_output_are_refused(shape, attributes, pha
 
 def test_phases_are_recorded_only_when_not_one():
     # Plain convolutions' nodes read as they always have. The fused one makes its rows
-    # phase-major only over images fed as an input or leaf (which a model does not
-    # train, so no images' gradient is made); differentiated anyway, the product and
-    # the images' gradient say the phases too.
-    def attributes_of(express, operation, source):
+    # phase-major over images fed as an input or leaf (which a model does not train, so
+    # no images' gradient is made), and when the convolution keeps the images' size
+    # (convolution_images makes their gradient from phase-major rows); differentiated,
+    # the product and the images' gradient say the phases too.
+    def attributes_of(express, operation, source, side=4):
         tape = Tape()
-        images = getattr(tape, source)(Tensor.filled([2, 3, 4, 4], 1.0))
+        images = getattr(tape, source)(Tensor.filled([2, 3, side, side], 1.0))
         weights = tape.parameter(Tensor.filled([4, 3, 3, 3], 1.0))
         bias = tape.parameter(Tensor.filled([4], 0.0))
         loss = express(images, weights, bias).sum()
@@ -197,12 +199,14 @@ def test_phases_are_recorded_only_when_not_one():
 
     plain = lambda x, w, b: conv2d(x, w, b, 1, 1)  # noqa: E731
     fused = lambda x, w, b: conv2d_max_pool(x, w, b, 1, 1, 2)  # noqa: E731
+    unpadded = lambda x, w, b: conv2d_max_pool(x, w, b, 1, 0, 2)  # noqa: E731
     for operation in ("im2col", "convolution", "convolution_images"):
         for source in ("parameter", "input", "leaf"):
             assert [a["window"].phases for a in attributes_of(plain, operation, source)] == [1]
-        assert [a["window"].phases for a in attributes_of(fused, operation, "parameter")] == [1]
-        for source in ("input", "leaf"):
             assert [a["window"].phases for a in attributes_of(fused, operation, source)] == [2]
+        shrunk = attributes_of(unpadded, operation, "parameter", side=6)
+        assert [a["window"].phases for a in shrunk] == [1]
+        assert [a["window"].phases for a in attributes_of(unpadded, operation, "input", 6)] == [2]
 
 
 # conv2d_max_pool against max_pool(conv2d(...)) ---------------------------------------------
@@ -297,17 +301,19 @@ def fused_and_composed(stride: int, padding: int, pool: int):
 def test_conv2d_max_pool_equals_the_composed_form(
     images, filters, stride, padding, pool, tied, source
 ):
-    # Over a parameter the lanes are axes (2, 4) of the very product the composed form
-    # computes (natural row order), so the output, the loss and the image gradient are
-    # its bits by construction. Over an input the rows are phase-major: another
-    # product, which BLAS may sum differently on another CPU, so they agree to
+    # Over a parameter whose convolution changes the images' size the lanes are axes
+    # (2, 4) of the very product the composed form computes (natural row order), so the
+    # output, the loss and the image gradient are its bits by construction. Over an
+    # input, or a 3x3 convolution padded by 1 (stride 1), the rows are phase-major:
+    # another product, which BLAS may sum differently on another CPU, so they agree to
     # rounding. Either way the fused form's own routes agree bit for bit.
+    phased = source != "parameter" or (stride == 1 and padding == 1)
     arrays = convolution_arrays(images, filters, seed=sum(images) + filters, tied=tied)
     fused, composed = fused_and_composed(stride, padding, pool)
     output = forward_output(fused, arrays, source=source)
     expected = forward_output(composed, arrays, source=source)
     assert output.dtype == np.float32 and output.shape == expected.shape
-    if source == "parameter":
+    if not phased:
         assert output.tobytes() == expected.tobytes()
     else:
         assert_within_rounding(output, expected, "output")
@@ -324,11 +330,13 @@ def test_conv2d_max_pool_equals_the_composed_form(
         mine = ROUTES[route](build_with(fused, source), arrays, seed, np.float32)
         theirs = ROUTES[route](build_with(composed, source), arrays, seed, np.float32)
         *image_gradient, weight_gradient, bias_gradient = mine.gradients
-        if source == "parameter":
+        if not phased:
             assert mine.loss.tobytes() == theirs.loss.tobytes(), route
             assert image_gradient[0].tobytes() == theirs.gradients[0].tobytes(), route
         else:
             np.testing.assert_allclose(mine.loss, theirs.loss, rtol=1e-5, err_msg=route)
+            for mine_images, theirs_images in zip(image_gradient, theirs.gradients[:1]):
+                assert_within_rounding(mine_images, theirs_images, f"{route} images")
         assert_within_rounding(weight_gradient, theirs.gradients[-2], f"{route} weights")
         assert_within_rounding(bias_gradient, theirs.gradients[-1], f"{route} bias")
         outcomes[route] = mine
@@ -343,7 +351,7 @@ def lane_major(lanes: np.ndarray, axes) -> np.ndarray:
     return moved.reshape(count, -1)
 
 
-@pytest.mark.parametrize(("source", "axes"), [("parameter", (2, 4)), ("input", (0,))])
+@pytest.mark.parametrize(("source", "axes"), [("parameter", (0,)), ("input", (0,))])
 def test_conv2d_max_pool_sends_ties_to_the_earliest_lane(source, axes):
     # Integer data: many windows' maxima are tied. The winners the forward records are
     # the first maximal lanes, in max_pool's row-major window order (the image gradient
@@ -403,7 +411,7 @@ def test_conv2d_express_max_pooled_is_the_layer_convolution_pooled():
 @pytest.mark.parametrize(
     ("source", "lanes", "axes"),
     [
-        ("parameter", [2, 4, 2, 4, 2, 4], (2, 4)),
+        ("parameter", [4, 32, 4], (0,)),
         ("input", [4, 32, 4], (0,)),
         ("leaf", [4, 32, 4], (0,)),
     ],
@@ -452,26 +460,27 @@ def consumers(network, index: int) -> list[int]:
 @pytest.mark.parametrize("source", ["input", "parameter"])
 def test_a_forward_plan_frees_the_pooled_product_right_after_the_pooling(source):
     # The derivative routes by the winners, not by the product: the recorded route's
-    # forward-only plan frees the product (the convolution, the bias add and the lanes
-    # viewing it) as soon as lane_max has read it, before any node of the derivative
-    # runs; only the winners (a quarter as large) stay for lane_place.
+    # forward-only plan frees the product (the convolution and the lanes viewing it) as
+    # soon as lane_max has read it, before any node of the derivative runs; only the
+    # winners (a quarter as large) stay for lane_place. The bias is added to the pooled
+    # rows.
     fused, composed = fused_and_composed(1, 1, 2)
     plan, network, first_derivative = releases_of(fused, source)
     operations = [node.operation for node in network.nodes]
     argmax, maximum = operations.index("lane_argmax"), operations.index("lane_max")
     lanes = network.nodes[maximum].inputs[0]
-    (added,) = network.nodes[lanes].inputs
-    assert operations[lanes] == "reshape" and operations[added] == "add"
-    product = network.nodes[added].inputs[0]
-    assert operations[product] == "convolution"
-    assert plan.releases[product] == added
-    for index in (added, lanes):
+    (product,) = network.nodes[lanes].inputs
+    assert operations[lanes] == "reshape" and operations[product] == "convolution"
+    for index in (product, lanes):
         assert plan.releases[index] == maximum, (index, plan.releases[index], maximum)
         assert max(consumers(network, index)) <= maximum
         assert plan.liveness_of(index) == f"freed after {maximum}"
     described = plan.describe().splitlines()
-    assert described[added].split()[0] == str(added)
-    assert described[added].endswith(f"freed after {maximum}")
+    assert described[product].split()[0] == str(product)
+    assert described[product].endswith(f"freed after {maximum}")
+    # The bias is added to the pooled rows ([rows, F] already: the lanes are phase-major).
+    (added,) = consumers(network, maximum)
+    assert operations[added] == "add"
     # The winners live on into the derivative, read there by lane_place alone.
     readers = consumers(network, argmax)
     assert readers[0] == maximum and readers[1:]

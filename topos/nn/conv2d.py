@@ -46,34 +46,48 @@ def conv2d_max_pool(
 
     The product `[N*OH*OW, F]` is reshaped (no copy) so that each window's lanes are
     axes of their own, and pooled by `lane_max` over its `lane_argmax` winners. The
-    lanes are compared in the same order as max_pool's; over trained images the
-    product is conv2d's own, so the values and the images' gradient are the composed
-    form's bits, and the weights' and bias's gradients agree to float32 rounding
-    (their sums over rows are regrouped). The pooled rows are channels-last in
-    memory, the order the next im2col reads.
+    lanes are compared in the same order as max_pool's. The bias is added to the pooled
+    rows, a `pool * pool`-th of the product's: adding a number rounds monotonically, so
+    the largest of `x + b` is the largest `x` plus `b`, the same float. Over trained
+    images the product is conv2d's own, so the values are the composed form's bits;
+    the images' gradient is too, except where the rounding of `x + b` ties lanes that
+    `x` does not (the composed form then routes to the earliest of the tied lanes, this
+    one to the larger `x`: both are the gradient of a window's maximum); the weights'
+    and bias's gradients agree to float32 rounding (their sums over rows are
+    regrouped). The pooled rows are channels-last in memory, the order the next im2col
+    reads.
 
-    When the images are an input or a leaf of the tape (a model does not train them,
-    so no col2im runs) the patch rows are phase-major (`im2col(..., phases=pool)`):
-    each lane is then one contiguous block, which pools four times faster than lanes
-    of F values strided through the product, and costs col2im nothing. That is
-    another product, so the values agree with the composed form's to rounding.
+    The patch rows are phase-major (`im2col(..., phases=pool)`) when nothing needs
+    col2im of them: when the images are an input or a leaf of the tape (a model does not
+    train them), or when the convolution keeps the images' size at stride 1, whose
+    images' gradient `convolution_images` makes from phase-major rows too. Each lane is
+    then one contiguous block, which pools two to three times faster than lanes of F
+    values strided through the product. That is another product, so the values agree
+    with the composed form's to rounding.
     """
-    phases = pool if images.tape.nodes[images.index].operation in ("input", "leaf") else 1
-    scores, (batch, out_height, out_width) = _scores(
-        "conv2d_max_pool", images, weights, bias, stride, padding, pool, phases
+    source = images.tape.nodes[images.index].operation in ("input", "leaf")
+    same_size = stride == 1 and 2 * padding == weights.shape[2] - 1 == weights.shape[3] - 1
+    phases = pool if source or same_size else 1
+    product, (batch, out_height, out_width) = _scores(
+        "conv2d_max_pool", images, weights, None, stride, padding, pool, phases, bias
     )
     filters = weights.shape[0]
     pooled_height, pooled_width = out_height // pool, out_width // pool
+    pooled_rows = batch * pooled_height * pooled_width
     if phases == pool:
-        lanes = scores.reshape(pool * pool, batch * pooled_height * pooled_width, filters)
+        lanes = product.reshape(pool * pool, pooled_rows, filters)
         axes = (0,)
     else:
-        lanes = scores.reshape(batch, pooled_height, pool, pooled_width, pool, filters)
+        lanes = product.reshape(batch, pooled_height, pool, pooled_width, pool, filters)
         axes = (2, 4)
     # The winners are found in the forward pass, so the backward keeps them, not the
     # four times larger product.
     winners = images.tape.record("lane_argmax", (lanes,), axes=axes)
     pooled = images.tape.record("lane_max", (lanes, winners), axes=axes)
+    if bias is not None:
+        if pooled.shape != (pooled_rows, filters):
+            pooled = pooled.reshape(pooled_rows, filters)
+        pooled = pooled + bias.broadcast_along(0, pooled_rows)
     pooled = pooled.reshape(batch, pooled_height, pooled_width, filters)
     return pooled.permute(0, 3, 1, 2)
 
@@ -87,15 +101,18 @@ def _scores(
     padding: int,
     pool: int = 1,
     phases: int = 1,
+    pooled_bias: Value | None = None,
 ) -> tuple[Value, tuple[int, int, int]]:
     """The patch matrix times the kernel matrix plus the bias, `[N*OH*OW, F]` (rows
-    phase-major when `phases > 1`), and `(N, OH, OW)`."""
+    phase-major when `phases > 1`), and `(N, OH, OW)`; `pooled_bias` is a bias the
+    caller adds after pooling, checked here beside the rest."""
+    checked = bias if pooled_bias is None else pooled_bias
     if (
         images.shape.rank != 4
         or weights.shape.rank != 4
-        or (bias is not None and bias.shape.rank != 1)
+        or (checked is not None and checked.shape.rank != 1)
     ):
-        described = "no bias" if bias is None else f"bias {bias.shape}"
+        described = "no bias" if checked is None else f"bias {checked.shape}"
         raise ShapeError(
             f"{composite}: images {images.shape}, weights {weights.shape} and "
             f"{described} must be [N, C, H, W], [F, C, KH, KW] and [F]"
@@ -107,8 +124,8 @@ def _scores(
             f"{composite}: weights {weights.shape} expect {weight_channels} channels, "
             f"images {images.shape} have {channels}"
         )
-    if bias is not None and bias.shape[0] != filters:
-        raise ShapeError(f"{composite}: bias {bias.shape} for {filters} filters")
+    if checked is not None and checked.shape[0] != filters:
+        raise ShapeError(f"{composite}: bias {checked.shape} for {filters} filters")
     if pool < 1:
         raise ShapeError(f"{composite}: pool {pool} must be positive")
     if stride < 1 or padding < 0:

@@ -80,6 +80,11 @@ def _padded_elements(images: Shape, padding: int) -> int:
 PADDED_GROUP_ELEMENTS = 16384
 
 
+#: Up to how many channels im2col copies images laid out channel by channel one
+#: channel plane at a time (with 16 such planes, the pixel-by-pixel copy is 3.5x faster).
+_PLANE_CHANNELS = 4
+
+
 def _images_per_group(images: Shape, padding: int) -> int:
     """How many images im2col pads at once."""
     batch, channels, height, width = images
@@ -120,9 +125,17 @@ def im2col(images, out=None, workspace=None, *, window: PatchWindow):
             padded.fill(0)
         interior = padded[:, padding : padding + height, padding : padding + width, :]
         windows, rows = _windows(padded, target, batch, window, out_height, out_width)
+        # A few channels in planes of their own (images fed as [N, C, H, W]): copied
+        # plane by plane, whose inner loops run along the image rows, not across the
+        # C channels of a pixel (RGB images: 0.13 -> 0.05 ms for 32 32x32 images).
+        by_plane = channels <= _PLANE_CHANNELS and images.strides[3] == images.itemsize
         for first in range(0, batch, group):
             count = min(group, batch - first)
-            interior[:count] = channels_last[first : first + count]
+            if by_plane:
+                for channel in range(channels):
+                    interior[:count, ..., channel] = images[first : first + count, channel]
+            else:
+                interior[:count] = channels_last[first : first + count]
             np.copyto(rows[first : first + count], windows[:count])
     else:
         windows, rows = _windows(channels_last, target, batch, window, out_height, out_width)

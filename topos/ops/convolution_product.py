@@ -8,21 +8,31 @@ nothing, so im2col's own adjoint never runs: the images' gradient is made in one
 kernel rather than as a product followed by a col2im.
 
 `convolution_images(g, kernel)` is `col2im(g @ kernel^T)`. With stride 1 and rows in
-pixel order it is computed tap by tap: one batched product gives each tap's `[rows, C]`
-slab (`g @ kernel_t^T`), and each slab is added onto the padded channels-last
-accumulator as whole image rows (`OW*C` contiguous values on both sides), taps in
-row-major order. That is nine large adds where col2im, fed the product's rows, makes
-forty-eight short ones (and its product's rows are a third as long). Other strides and
-phase-major rows take the product and col2im. The order of every sum is fixed by the
-shapes alone, so both routes, which call the same kernel, agree bit for bit.
+pixel order it is computed tap by tap: each tap's `[rows, C]` slab (`g @ kernel_t^T`)
+lands on the channels-last images, taps summed in row-major order. When the images keep
+their size ("same" padding: an odd square kernel padded by half its width) tap `(ky,
+kx)` moves every pixel by one flat offset, `((ky - p) * W + (kx - p)) * C`, so the
+output, `[N, H, W, C]` with no padding, is the sum of the taps' slabs each read at its
+offset: one strided view of the slabs, summed over its tap axes in one reduction. The
+slab entries whose pixel falls off the image are set to zero first, and zero margins
+around each slab stand for what lies outside (an exact zero changes no sum but, at
+most, the sign of a zero). The images go a chunk at a time, as many as keep a tap's
+product within `SMALL_PRODUCT` multiply-adds, so the slabs and the chunk's pixels stay
+in cache and OpenBLAS takes its unpacked small-matrix path; one batched product makes
+a chunk's slabs. Other paddings add each slab as whole image rows (`OW*C` contiguous
+values on both sides) onto a padded accumulator; other strides and phase-major rows
+take the product and col2im. The order of every sum is fixed by the shapes alone, so
+both routes, which call the same kernel, agree bit for bit.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from topos.ops.convolution import channels_last_interior, col2im, im2col
-from topos.ops.matmul import matmul, matmul_nt
+from topos.ops.matmul import SMALL_PRODUCT, matmul, matmul_nt
+from topos.ops.memory_order import Layout
 from topos.ops.patch_window import PatchWindow
 from topos.ops.primitive import primitive
 from topos.ops.shape_rules import fail
@@ -92,21 +102,150 @@ def _tap_by_tap(window: PatchWindow) -> bool:
     return window.stride == 1 and window.phases == 1
 
 
+def _same_size(shape: tuple[int, ...], window: PatchWindow) -> bool:
+    """Whether the images' gradient is made by flat shifts (see the module): stride 1,
+    and the output extents are the images' (rows in pixel order or phase-major)."""
+    return window.stride == 1 and window.output_extents(shape[2], shape[3]) == tuple(shape[2:])
+
+
+def _chunk_images(shape: tuple[int, ...], filters: int) -> int:
+    """How many images one chunk of the flat-shift path takes: as many as keep a tap's
+    product (`[n*H*W, F] @ [F, C]`) within SMALL_PRODUCT multiply-adds, at least one."""
+    batch, channels, height, width = shape
+    per_image = height * width * filters * channels
+    return max(1, min(batch, SMALL_PRODUCT // max(1, per_image)))
+
+
+def _margin(shape: tuple[int, ...], window: PatchWindow) -> int:
+    """The farthest a tap moves a pixel on the flat-shift path, in elements."""
+    return (window.padding * shape[3] + window.padding) * shape[1]
+
+
+def _reordered_rows(shape: tuple[int, ...], filters: int, window: PatchWindow) -> int:
+    """A chunk's gradient rows in pixel order, when they come phase-major."""
+    if window.phases == 1:
+        return 0
+    return _aligned(_chunk_images(shape, filters) * shape[2] * shape[3] * filters)
+
+
+def _slab_stride(shape: tuple[int, ...], filters: int, window: PatchWindow) -> int:
+    """One tap's slab on the flat-shift path: a chunk's pixels between two margins."""
+    per_image = shape[1] * shape[2] * shape[3]
+    return _aligned(_chunk_images(shape, filters) * per_image + 2 * _margin(shape, window))
+
+
 def _convolution_images_workspace(
     gradient: Shape, kernel: Shape, shape: tuple[int, ...], window: PatchWindow
 ) -> int:
-    """The padded channels-last accumulator, whose interior is the output."""
+    """The accumulator, whose (interior) is the output: the images themselves on the
+    flat-shift path, else padded."""
+    if _same_size(shape, window):
+        return Shape(shape).volume
     return col2im.workspace(Shape((gradient[0], kernel[0])), shape, window)
 
 
 def _convolution_images_scratch(
     gradient: Shape, kernel: Shape, shape: tuple[int, ...], window: PatchWindow
 ) -> int:
-    """One tap's slab (or, off the tap-by-tap path, the product's rows), needed only
-    during the call: the memory plan frees it right after, while the output lives on."""
+    """The taps' weights and a chunk's slab for every tap between zero margins, on the
+    flat-shift path; one tap's slab off it, or off the tap-by-tap path the product's rows:
+    needed only during the call, the memory plan frees it right after, while the output
+    lives on."""
+    if _same_size(shape, window):
+        slabs = window.taps * _slab_stride(shape, gradient[1], window)
+        return _aligned(kernel.volume) + slabs + _reordered_rows(shape, gradient[1], window)
     if _tap_by_tap(window):
         return gradient[0] * (kernel[0] // window.taps)
     return gradient[0] * kernel[0]
+
+
+def _convolution_images_layout(operand_layouts, operand_shapes, output, attributes) -> Layout:
+    """Channels-last: dense on the flat-shift path, else the padded accumulator's
+    interior (dense only without padding)."""
+    if _same_size(attributes["shape"], attributes["window"]):
+        return (0, 2, 3, 1)
+    return channels_last_interior(operand_layouts, operand_shapes, output, attributes)
+
+
+def _aligned(elements: int) -> int:
+    """`elements` rounded up to a multiple of 16 (64 bytes of float32)."""
+    return -(-elements // 16) * 16
+
+
+def _shifted_taps(gradient, kernel, accumulator, scratch, shape, window) -> np.ndarray:
+    """The images' gradient made by flat shifts into `accumulator` (`N*H*W*C` elements),
+    returned as `[N, H, W, C]` (see the module). Per chunk of images, one batched product
+    makes every tap's slab, and one sum over a strided view of the slabs, each read
+    shifted by its tap's offset, writes the chunk's pixels: the taps in order, the zero
+    margins around each slab standing for what falls outside the chunk."""
+    batch, channels, height, width = shape
+    filters, padding = kernel.shape[1], window.padding
+    taps, kernel_width = window.taps, window.kernel_width
+    per_image, pixels = height * width * channels, height * width
+    margin = _margin(shape, window)
+    stride = _slab_stride(shape, filters, window)
+    step = _chunk_images(shape, filters)
+    operand = np.ascontiguousarray(gradient)
+    # Each tap's [F, C] operand, contiguous: BLAS's small-matrix path multiplies by a
+    # transposed operand (the kernel's own rows) at about two thirds the speed.
+    weights = scratch[: taps * filters * channels].reshape(taps, filters, channels)
+    np.copyto(weights, kernel.reshape(taps, channels, filters).transpose(0, 2, 1))
+    start = _aligned(weights.size)
+    slabs = scratch[start : start + taps * stride].reshape(taps, stride)
+    start += taps * stride
+    phases = window.phases
+    if phases > 1:
+        # The rows come phase-major: each chunk's are put in pixel order first.
+        reordered = scratch[start : start + step * pixels * filters]
+        by_phase = operand.reshape(
+            phases, phases, batch, height // phases, width // phases, filters
+        ).transpose(2, 3, 0, 4, 1, 5)
+    slabs[:, :margin] = 0
+    slabs[:, margin + step * per_image :] = 0
+    # summed[ky, kx, q] = slab (ky, kx) at margin + q - ((ky - p) * W + (kx - p)) * C.
+    itemsize = slabs.itemsize
+    first_read = margin + (padding * width + padding) * channels
+    reads = as_strided(
+        slabs.reshape(-1)[first_read:],
+        shape=(window.kernel_height, kernel_width, step * per_image),
+        strides=(
+            (kernel_width * stride - width * channels) * itemsize,
+            (stride - channels) * itemsize,
+            itemsize,
+        ),
+        writeable=False,
+    )
+    summed = accumulator[: batch * per_image]
+    for first in range(0, batch, step):
+        count = min(step, batch - first)
+        length = count * per_image
+        if count < step:  # the last chunk's right margin lies inside the slabs' bodies
+            slabs[:, margin + length : margin + length + margin] = 0
+        body = slabs[:, margin : margin + length]
+        if phases > 1:
+            rows = reordered[: count * pixels * filters].reshape(by_phase[:count].shape)
+            np.copyto(rows, by_phase[first : first + count])
+            rows = rows.reshape(count * pixels, filters)
+        else:
+            rows = operand[first * pixels : (first + count) * pixels]
+        np.matmul(rows, weights, out=body.reshape(taps, count * pixels, channels))
+        # Pixels whose target falls off the image: zeros, landing anywhere.
+        by_tap = body.reshape(window.kernel_height, kernel_width, count, height, width, channels)
+        for ky in range(window.kernel_height):
+            down = ky - padding
+            if down < 0:
+                by_tap[ky, :, :, :-down] = 0
+            elif down > 0:
+                by_tap[ky, :, :, height - down :] = 0
+        for kx in range(kernel_width):
+            right = kx - padding
+            if right < 0:
+                by_tap[:, kx, :, :, :-right] = 0
+            elif right > 0:
+                by_tap[:, kx, :, :, width - right :] = 0
+        target = summed[first * per_image : first * per_image + length]
+        np.add.reduce(reads[:, :, :length], axis=(0, 1), out=target)
+    return summed.reshape(batch, height, width, channels)
 
 
 @primitive(
@@ -117,7 +256,7 @@ def _convolution_images_scratch(
     workspace=_convolution_images_workspace,
     output_in_workspace=True,
     scratch=_convolution_images_scratch,
-    layout=channels_last_interior,
+    layout=_convolution_images_layout,
 )
 def convolution_images(
     gradient,
@@ -131,7 +270,7 @@ def convolution_images(
 ):
     """`col2im(gradient @ kernel^T)`, `[N, C, H, W]` channels-last in memory; tap by tap
     for stride 1 and rows in pixel order (see the module). The products go to `scratch`,
-    the padded accumulator (the output's storage) to `workspace`."""
+    the accumulator (the output's storage) to `workspace`."""
     rows, depth = gradient.shape[0], kernel.shape[0]
     shapes = (Shape(gradient.shape), Shape(kernel.shape), shape, window)
     if workspace is None:
@@ -139,6 +278,12 @@ def convolution_images(
     if scratch is None:
         scratch = np.empty(_convolution_images_scratch(*shapes), dtype=gradient.dtype)
     accumulator = workspace
+    if _same_size(shape, window):
+        images = _shifted_taps(gradient, kernel, accumulator, scratch, shape, window)
+        if out is None:
+            return images.transpose(0, 3, 1, 2)
+        np.copyto(out, images.transpose(0, 3, 1, 2))
+        return out
     if not _tap_by_tap(window):
         products = scratch[: rows * depth].reshape(rows, depth)
         patches = matmul_nt.kernel(gradient, kernel, out=products)

@@ -90,24 +90,59 @@ def _derive_matmul(algebra, inputs, output, gradient, needs):
     return (algebra.matmul_nt(gradient, right) if needs[0] else None, right_gradient)
 
 
-# Tall, narrow products run in row blocks, which BLAS keeps in cache (the measurement:
-# benchmarks/README.md). The blocks follow from the shapes alone, so the bits do too;
-# they agree with the unblocked product to float32 rounding, not to the bit (BLAS may
-# sum a block's rows differently from the whole's on another CPU). For matmul_tn, the
-# reduction over the rows, the blocks' products are added in order.
-_REDUCTION_BLOCK = 2048
-_NARROW = 32
+#: The multiply-adds (rows x depth x columns) up to which OpenBLAS on AVX-512 (its
+#: SkylakeX kernels) runs a single-precision product unpacked, straight from the
+#: operands: on the development machine a `[1953, 32] @ [32, 16]` product took 9.4 ns a
+#: row, `[1960, 32] @ [32, 16]`, just past 10^6, 14.6 ns. Kernels that cut a product
+#: into pieces cut it into pieces of at most this size.
+SMALL_PRODUCT = 10**6
+
+# Products with few columns run in row blocks, which BLAS multiplies unpacked and keeps
+# in cache (the measurements: benchmarks/README.md). The blocks follow from the shapes
+# alone, so the bits do too; they agree with the unblocked product to float32 rounding,
+# not to the bit (BLAS may sum a block's rows differently from the whole's on another
+# CPU). For matmul_tn, the reduction over the rows, the blocks' products are added in
+# order, a group at a time onto the running sum.
+
+#: The fewest rows a block of `matmul` may have: with fewer, a block's call costs more
+#: than the unpacked path saves.
+_FEWEST_BLOCK_ROWS = 128
+#: The rows of a block of `matmul_tn`'s reduction (fastest of 64-2048 for cifar10's
+#: kernel gradients), and how many elements the products of a group of blocks, made at
+#: once and then added onto the running sum, may take (at least one block's).
+_REDUCTION_BLOCK = 128
+_GROUP_ELEMENTS = 1 << 15
 
 
-def _blocks(left: Shape | tuple[int, ...], right: Shape | tuple[int, ...]) -> int:
-    """How many row blocks a product over `left`'s rows is split into (1: none): for
-    matmul and matmul_tn alike, `left` is `[rows, K]` and `right[1]` the columns made."""
+def _group(blocks: int, columns: int, width: int) -> int:
+    """How many blocks' products `matmul_tn` makes at once."""
+    return min(blocks, max(1, _GROUP_ELEMENTS // (columns * width)))
+
+
+def _row_block(left: Shape | tuple[int, ...], right: Shape | tuple[int, ...]) -> int:
+    """The rows of each block `matmul` cuts `left @ right` into (`left` `[rows, K]`), 0
+    for none: the most, a power of two, that keep a block's product within
+    SMALL_PRODUCT, when that is at least _FEWEST_BLOCK_ROWS and makes two blocks."""
     if len(left) != 2:
-        return 1
-    rows = left[0]
-    narrow = left[1] <= _NARROW and right[1] <= _NARROW
-    if not narrow or rows % _REDUCTION_BLOCK or rows < 2 * _REDUCTION_BLOCK:
-        return 1
+        return 0
+    rows, depth = left
+    limit = SMALL_PRODUCT // max(1, depth * right[1])
+    if limit < _FEWEST_BLOCK_ROWS:
+        return 0
+    block = 1 << (limit.bit_length() - 1)
+    return block if rows >= 2 * block else 0
+
+
+def _reduction_blocks(left: Shape | tuple[int, ...], right: Shape | tuple[int, ...]) -> int:
+    """How many blocks of _REDUCTION_BLOCK rows `matmul_tn` sums `left^T @ right` over
+    (`left` `[rows, K]`, `right` `[rows, N]`; rows past the last block make one more
+    product), 0 for none: when a block's product is within SMALL_PRODUCT and the rows
+    make two blocks."""
+    if len(left) != 2:
+        return 0
+    rows, depth = left
+    if _REDUCTION_BLOCK * depth * right[1] > SMALL_PRODUCT or rows < 2 * _REDUCTION_BLOCK:
+        return 0
     return rows // _REDUCTION_BLOCK
 
 
@@ -120,19 +155,23 @@ def _blocks(left: Shape | tuple[int, ...], right: Shape | tuple[int, ...]) -> in
     workspace_reads_layouts=True,
 )
 def matmul(left, right, out=None, workspace=None):
-    """The matrix product `left @ right`; a tall, narrow one in blocks of rows."""
+    """The matrix product `left @ right`; one with few columns in blocks of rows."""
     left, right, _ = _operands(left, right, workspace)
-    blocks = _blocks(left.shape, right.shape)
-    if blocks == 1:
+    block = _row_block(left.shape, right.shape)
+    if not block:
         return np.matmul(left, right, out=out)
     target = out if out is not None and out.flags.c_contiguous else None
     if target is None:
         target = np.empty((left.shape[0], right.shape[1]), np.result_type(left, right))
+    rows, depth = left.shape
+    blocked = rows - rows % block
     np.matmul(
-        left.reshape(blocks, -1, left.shape[1]),
+        left[:blocked].reshape(-1, block, depth),
         right,
-        out=target.reshape(blocks, -1, right.shape[1]),
+        out=target[:blocked].reshape(-1, block, right.shape[1]),
     )
+    if blocked < rows:
+        np.matmul(left[blocked:], right, out=target[blocked:])
     if out is None or out is target:
         return target
     np.copyto(out, target)
@@ -180,10 +219,10 @@ def _derive_matmul_tn(algebra, inputs, output, gradient, needs):
 
 
 def _matmul_tn_workspace(left: Shape, right: Shape, layouts=None) -> int:
-    """The operands' contiguous copies (see `_copies`), then the blocks' products when
-    the reduction is blocked."""
-    blocks = _blocks(tuple(left), tuple(right))
-    products = 0 if blocks == 1 else blocks * left[1] * right[1]
+    """The operands' contiguous copies (see `_copies`), then, when the reduction is
+    blocked, a group of blocks' products beside the running sum and its own slot."""
+    blocks = _reduction_blocks(tuple(left), tuple(right))
+    products = 0 if not blocks else (_group(blocks, left[1], right[1]) + 2) * left[1] * right[1]
     return _copies(left, right, layouts) + products
 
 
@@ -196,21 +235,41 @@ def _matmul_tn_workspace(left: Shape, right: Shape, layouts=None) -> int:
     workspace_reads_layouts=True,
 )
 def matmul_tn(left, right, out=None, workspace=None):
-    """`left^T @ right` (over the last two axes), BLAS reading `left` transposed; a long,
-    narrow reduction summed block by block, the blocks' products added in order."""
+    """`left^T @ right` (over the last two axes), BLAS reading `left` transposed; a long
+    reduction with few columns summed block by block, the blocks' products added in
+    order."""
     left, right, start = _operands(left, right, workspace)
-    blocks = _blocks(left.shape, right.shape)
-    if blocks == 1:
+    blocks = _reduction_blocks(left.shape, right.shape)
+    if not blocks:
         return np.matmul(np.swapaxes(left, -1, -2), right, out=out)
-    columns, width = left.shape[1], right.shape[1]
-    shape = (blocks, columns, width)
-    if workspace is not None and workspace.size - start >= blocks * columns * width:
-        products = workspace[start : start + blocks * columns * width].reshape(shape)
+    rows, columns = left.shape
+    width = right.shape[1]
+    group = _group(blocks, columns, width)
+    size = (group + 2) * columns * width
+    if workspace is not None and workspace.size - start >= size:
+        buffer = workspace[start : start + size].reshape(group + 2, columns, width)
     else:
-        products = np.empty(shape, left.dtype)
-    np.matmul(
-        left.reshape(blocks, -1, columns).transpose(0, 2, 1),
-        right.reshape(blocks, -1, width),
-        out=products,
-    )
-    return np.add.reduce(products, axis=0, out=out)
+        buffer = np.empty((group + 2, columns, width), left.dtype)
+    # products[0] is the running sum when a group is added onto it; total holds the sum.
+    products, total = buffer[: group + 1], buffer[group + 1]
+    block = _REDUCTION_BLOCK
+    for first in range(0, blocks, group):
+        count = min(group, blocks - first)
+        span = slice(first * block, (first + count) * block)
+        made = products[1 : count + 1]
+        np.matmul(
+            left[span].reshape(count, block, columns).transpose(0, 2, 1),
+            right[span].reshape(count, block, width),
+            out=made,
+        )
+        if first:
+            np.copyto(products[0], total)
+            made = products[: count + 1]
+        np.add.reduce(made, axis=0, out=total)
+    if blocks * block < rows:
+        np.matmul(left[blocks * block :].T, right[blocks * block :], out=products[1])
+        np.add(total, products[1], out=total)
+    if out is None:
+        return total.copy()
+    np.copyto(out, total)
+    return out
