@@ -28,7 +28,6 @@ both routes, which call the same kernel, agree bit for bit.
 from __future__ import annotations
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from topos.ops.convolution import channels_last_interior, col2im, im2col
 from topos.ops.matmul import SMALL_PRODUCT, matmul, matmul_nt
@@ -205,16 +204,22 @@ def _shifted_taps(gradient, kernel, accumulator, scratch, shape, window) -> np.n
     # summed[ky, kx, q] = slab (ky, kx) at margin + q - ((ky - p) * W + (kx - p)) * C.
     itemsize = slabs.itemsize
     first_read = margin + (padding * width + padding) * channels
-    reads = as_strided(
-        slabs.reshape(-1)[first_read:],
+    # The view made by the ndarray constructor on the slabs' buffer, not `as_strided`:
+    # that one reads `__array_interface__`, whose fresh `typestr` CPython interns and drops
+    # again each call, and a step's calls refill the interned-string table until its
+    # rebuild doubles it (see `topos.ops.split_view`).
+    reads = np.ndarray(
         shape=(window.kernel_height, kernel_width, step * per_image),
+        dtype=slabs.dtype,
+        buffer=slabs.reshape(-1),
+        offset=first_read * itemsize,
         strides=(
             (kernel_width * stride - width * channels) * itemsize,
             (stride - channels) * itemsize,
             itemsize,
         ),
-        writeable=False,
     )
+    reads.flags.writeable = False
     summed = accumulator[: batch * per_image]
     for first in range(0, batch, step):
         count = min(step, batch - first)
