@@ -56,9 +56,21 @@ class ShardProcessError(RuntimeError):
     """A shard's process failed or ended: the message says which and why, in one line."""
 
 
+def available() -> bool:
+    """Whether forked shard processes can run here (Linux)."""
+    return sys.platform.startswith("linux")
+
+
+def in_processes(choice: bool | None) -> bool:
+    """Where a workload's `shard_processes` choice puts the shards past the first: in
+    processes for True, on threads for False, and for None (the built-in workloads'
+    choice) in processes where they can run, else on threads."""
+    return available() if choice is None else choice
+
+
 def require_linux() -> None:
     """Raises a one-line error where forked shard processes cannot run."""
-    if not sys.platform.startswith("linux"):
+    if not available():
         raise ShardProcessError(
             f"shard processes need Linux (fork, prctl and /proc); this is {sys.platform}: "
             f"train the shards on threads (shard_processes=False)"
