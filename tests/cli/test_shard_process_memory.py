@@ -50,6 +50,9 @@ def test_cifar10_counts_its_shard_process_and_is_predicted_within_two_percent(ro
     measured = prediction["measured_training_delta_bytes"]
     predicted = prediction["predicted_training_bytes"]
     assert abs(measured - predicted) <= TOLERANCE * measured, prediction
+    # The parent's samples count the child's private memory too (read every 100 ms), so
+    # the timeline reaches the route's peak.
+    assert facts["sampled_peak_rss_bytes"] >= 0.95 * run["peak_rss_bytes"]
     # No child outlived its worker.
     assert not facts["leftover_processes_killed"]
 
@@ -141,3 +144,17 @@ def _grandchildren(process) -> list:
         except psutil.NoSuchProcess:
             continue
     return found
+
+
+def test_the_grader_reads_the_shard_processes_named_at_ready():
+    import os
+
+    from topos_cli import process_memory
+    from topos_cli.protocol import Ready
+
+    ready = Ready({"shard_processes": {"pids": [12, True, "x", 34]}})
+    assert ready.shard_process_ids == [12, 34]
+    assert Ready({"shard_processes": None}).shard_process_ids == []
+    assert Ready({}).shard_process_ids == []
+    assert process_memory.private_bytes(os.getpid()) > 0
+    assert process_memory.private_bytes(2**22 + 1) is None  # past pid_max: no such process
