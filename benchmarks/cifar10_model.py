@@ -54,8 +54,9 @@ def build(
 ) -> Trainer:
     """The `cifar10` workload's model lowered for `route`, at `batch` rows in `shards`
     shards (default: the workload's), the shards past the first in forked processes with
-    `shard_processes` (`cifar10-processes`): the very recording `topos grade` trains, so
-    the benchmark measures what users grade."""
+    `shard_processes` (as `cifar10` runs them on Linux; else on threads, as
+    `cifar10-threads`): the very recording `topos grade` trains, so the benchmark
+    measures what users grade."""
     if route not in ROUTES:
         raise ValueError(f"route must be one of {ROUTES}, not {route!r}")
     workload = cifar10.workload

@@ -3,11 +3,11 @@
     python benchmarks/shard_processes.py [--workload cifar10] [--route recorded] [--steps 40]
 
 The same route of a two-shard workload computes the same batches two ways, alternating
-in rounds: with its shards on threads of one process (topos's default), and with the
-shards past the first in forked children (`Workload.shard_processes`, the library's
-`ShardProcesses`). Both ways must give the same loss and gradient bits at every step.
-Prints the median ms per step of each, their ratio, and the CPU time each spends,
-children included.
+in rounds: with its shards on threads of one process (`cifar10-threads`, `gpt-threads`),
+and with the shards past the first in forked children (`Workload.shard_processes`, the
+library's `ShardProcesses`: the built-in workloads' default on Linux). Both ways must
+give the same loss and gradient bits at every step. Prints the median ms per step of
+each, their ratio, and the CPU time each spends, children included.
 
 It times `compute` alone (forward and gradients, no optimizer); `step_time.py
 --processes` times whole steps beside PyTorch.

@@ -15,11 +15,12 @@ comparison is skipped and said so). Both topos routes must report the same loss
 bits at every step. Prints a table (with CPU time and minor page faults per step,
 from each worker's rusage) and writes the JSON to results/.
 
-With `--processes` the two routes also run as `cifar10-processes` does, their second
-shard in a forked child (`engine-processes`, `recorded-processes`), which must give the
-same loss bits as the threads; their CPU time counts the child's too (read from the
-live child, whose rusage would reach its parent only once reaped), their page faults
-are the parent's alone.
+The two routes run their shards on threads, as `cifar10-threads` does. With
+`--processes` they also run as `cifar10` does on Linux, its default, their second shard
+in a forked child (`engine-processes`, `recorded-processes`), which must give the same
+loss bits as the threads; their CPU time counts the child's too (read from the live
+child, whose rusage would reach its parent only once reaped), their page faults are the
+parent's alone.
 
 PyTorch is never a dependency of the project: it is only imported here, in its
 own worker, when installed.

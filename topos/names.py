@@ -17,9 +17,18 @@ ROUTES = ("engine", "recorded", "remat")
 #: its budget is a choice.
 DEFAULT_ROUTES = ("engine", "recorded")
 
-#: The workloads topos ships (`topos.workloads.<name>`, a hyphen an underscore there):
-#: `cifar10-processes` is cifar10 with its shard past the first in a forked process.
-BUILT_IN_WORKLOADS = ("cifar10", "mnist", "gpt", "cifar10-processes")
+#: The workloads topos ships (`topos.workloads.<name>`, a hyphen an underscore there).
+#: `cifar10` and `gpt` run their second shard in a forked process where that can run
+#: (Linux): `cifar10-threads` and `gpt-threads` keep it on a thread, `cifar10-processes`
+#: asks for a process whatever the platform.
+BUILT_IN_WORKLOADS = (
+    "cifar10",
+    "mnist",
+    "gpt",
+    "cifar10-threads",
+    "gpt-threads",
+    "cifar10-processes",
+)
 
 #: The entry-point group under which packages register workloads of their own.
 ENTRY_POINT_GROUP = "topos.workloads"

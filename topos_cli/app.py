@@ -328,11 +328,12 @@ def history(
 
 def _sharded_line(program) -> str:
     """What `describe` and `run` say of a sharded program before its plan's lines."""
-    where = (
-        ": the first in this process, the others each in a forked process of its own"
-        if program.shard_processes
-        else " on a thread of its own"
-    )
+    if program.shard_processes:
+        where = ": the first in this process, the others each in a forked process of its own"
+    elif program.workload.shard_processes is None:
+        where = " on a thread of its own (shard processes need Linux)"
+    else:
+        where = " on a thread of its own"
     return f"sharded: {program.shards} shards of {program.rows} rows, each running this plan{where}"
 
 

@@ -1,9 +1,10 @@
 """Monitor: one run of one route in a worker process, watched from the parent.
 
 While the worker runs, `PipeReader`s read its events (`protocol`) and keep the
-tail of its standard error, a thread samples its RSS every 5 ms (for the
-display and a timeline in the result; the authoritative peak is the worker's
-own `VmHWM`, sampling only the fallback where `/proc` is missing), and
+tail of its standard error, a thread samples its RSS every 5 ms (plus, with shard
+processes, their private memory every 100 ms: the whole route's; for the display and
+a timeline in the result; the authoritative peak is the worker's own `VmHWM`, sampling
+only the fallback where `/proc` is missing), and
 `WorkerProcess` keeps the deadline and kills what is left. How it all ended
 becomes a `RunRecord`. The parent never imports NumPy or the library.
 """
@@ -24,7 +25,7 @@ from typing import Any
 
 import psutil
 
-from topos_cli import protocol
+from topos_cli import process_memory, protocol
 from topos_cli.interruption import Interrupted, interruptions_ignored
 from topos_cli.pipe_reader import PipeReader
 from topos_cli.protocol import GRADER_PID_VARIABLE, WorkerCommand
@@ -66,6 +67,9 @@ _DRAIN_SECONDS = 0.5
 _HELD_POLL_SECONDS = 0.05
 #: How often the sampler remembers the worker's descendants (for `WorkerProcess.end_leftovers`).
 _DESCENDANTS_INTERVAL_SECONDS = 0.25
+#: How often the sampler reads the private memory of a worker's shard processes (walking
+#: a process's pages takes a fraction of a millisecond: not every 5 ms).
+_SHARD_PROCESSES_INTERVAL_SECONDS = 0.1
 
 
 def worker_environment(
@@ -371,7 +375,8 @@ class WorkerMonitor:
             process = psutil.Process(self._worker.pid)
         except psutil.Error:
             return
-        next_census = time.monotonic()
+        next_census = next_shards = time.monotonic()
+        shards_private = 0
         while True:
             try:
                 rss = process.memory_info().rss
@@ -380,6 +385,13 @@ class WorkerMonitor:
             if time.monotonic() >= next_census:
                 self._worker.note_descendants()
                 next_census = time.monotonic() + _DESCENDANTS_INTERVAL_SECONDS
+            # A route with shard processes is the worker and them, as every figure of it
+            # is (see the worker): once ready names them, their private memory is added.
+            shard_pids = self._ready.shard_process_ids if self._ready is not None else []
+            if shard_pids and time.monotonic() >= next_shards:
+                shards_private = sum(process_memory.private_bytes(pid) or 0 for pid in shard_pids)
+                next_shards = time.monotonic() + _SHARD_PROCESSES_INTERVAL_SECONDS
+            rss += shards_private
             # A zombie reports no pages; that is the end, not a measurement.
             if rss > 0:
                 # The run's clock leaves out the wait for its turn.

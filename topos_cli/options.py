@@ -14,7 +14,8 @@ WorkloadOption = Annotated[
     typer.Option(
         "--workload",
         "-w",
-        help="cifar10, mnist, a topos.workloads entry point, or package.module:attribute.",
+        help="cifar10, mnist, gpt (cifar10-threads, gpt-threads: their second shard on a "
+        "thread), a topos.workloads entry point, or package.module:attribute.",
     ),
 ]
 RouteOption = Annotated[str, typer.Option("--route", "-r", help="engine, recorded or remat.")]

@@ -1,7 +1,9 @@
-"""Process memory from /proc: the resident set now, its high-water mark, and resetting it.
+"""Process memory from /proc: the resident set now, its high-water mark, and resetting it;
+and another process's private memory.
 
-These are read inside the worker, about itself. Where /proc is missing (not
-Linux) every reader answers None and the grader falls back to sampling.
+These are read inside the worker, about itself, but for `private_bytes`, which the
+grader reads of a worker's shard processes. Where /proc is missing (not Linux) every
+reader answers None and the grader falls back to sampling.
 """
 
 from __future__ import annotations
@@ -40,3 +42,19 @@ def reset_high_water() -> bool:
     except OSError:
         return False
     return True
+
+
+def private_bytes(pid: int) -> int | None:
+    """USS of process `pid` (`Private_Clean + Private_Dirty` of its smaps_rollup), as a
+    worker's shard process reads its own (`topos.training.private_memory`, which the
+    grader, never importing the library, cannot use); None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as rollup:
+            text = rollup.read()
+    except OSError:
+        return None
+    total = 0
+    for line in text.splitlines():
+        if line.startswith(("Private_Clean:", "Private_Dirty:")):
+            total += int(line.split()[1]) * 1024
+    return total

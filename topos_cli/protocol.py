@@ -122,6 +122,15 @@ class Ready(_Event):
         return float(value) if number and math.isfinite(value) and value >= 0 else None
 
     @property
+    def shard_process_ids(self) -> list[int]:
+        """The worker's shard processes (empty when its shards run on threads)."""
+        processes = self.facts.get("shard_processes")
+        pids = processes.get("pids") if isinstance(processes, Mapping) else None
+        if not isinstance(pids, list):
+            return []
+        return [pid for pid in pids if isinstance(pid, int) and not isinstance(pid, bool)]
+
+    @property
     def reads_high_water(self) -> bool:
         """Whether the worker reset and will read the kernel's high-water mark (`/proc`)."""
         return self.facts.get("high_water_source") == "proc"

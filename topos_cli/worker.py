@@ -86,6 +86,7 @@ def blas_description() -> dict[str, Any]:
 def train(arguments: WorkerCommand, events: EventStream) -> int:
     """Loads, lowers, warms up, trains and reports; returns the exit status."""
     from topos.training import Training
+    from topos.training.object_arenas import carve_object_arenas
     from topos.training.resident_bytes import mmap_threshold
     from topos.workloads import resolve
 
@@ -130,6 +131,9 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
     program.at_peak = step_peak.read
     shards = program.shards
     itemsize = plan.network.dtype.itemsize
+    # The steps' Python objects must land in pages resident now: see object_arenas (each
+    # shard process carves its own as it marks ready).
+    carved_bytes = carve_object_arenas()
     # Shard processes: each child's private memory now is its baseline (the route's
     # memory is this process's resident set plus every child's private memory).
     children_ready = program.mark_ready()
@@ -185,6 +189,7 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
         if children_ready
         else None,
         heap_plugged_bytes=plugged_bytes,
+        object_pools_carved_bytes=carved_bytes,
         settling_computations=settling_computations,
         high_water_source=high_water_source,
         python=platform.python_version(),

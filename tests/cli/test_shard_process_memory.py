@@ -4,6 +4,7 @@ set plus each child's private memory, at ready and at the peak, and the predicti
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -19,11 +20,11 @@ TOLERANCE = 0.02
 
 
 @pytest.mark.parametrize("route", ["engine", "recorded"])
-def test_cifar10_processes_counts_its_children_and_is_predicted_within_two_percent(route, tmp_path):
+def test_cifar10_counts_its_shard_process_and_is_predicted_within_two_percent(route, tmp_path):
     _, result = succeeded(
         "grade",
         "--workload",
-        "cifar10-processes",
+        "cifar10",
         "--routes",
         route,
         "--steps",
@@ -49,11 +50,15 @@ def test_cifar10_processes_counts_its_children_and_is_predicted_within_two_perce
     measured = prediction["measured_training_delta_bytes"]
     predicted = prediction["predicted_training_bytes"]
     assert abs(measured - predicted) <= TOLERANCE * measured, prediction
+    # The parent's samples count the child's private memory too (read every 100 ms), so
+    # the timeline reaches the route's peak.
+    assert facts["sampled_peak_rss_bytes"] >= 0.95 * run["peak_rss_bytes"]
     # No child outlived its worker.
     assert not facts["leftover_processes_killed"]
 
 
-def test_an_interrupted_grade_leaves_no_shard_process(tmp_path):
+@pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
+def test_an_interrupted_or_killed_grade_leaves_no_shard_process(tmp_path, signal_number):
     import psutil
 
     from tests.cli.grading import start_topos
@@ -61,7 +66,7 @@ def test_an_interrupted_grade_leaves_no_shard_process(tmp_path):
     process = start_topos(
         "grade",
         "--workload",
-        "cifar10-processes",
+        "cifar10",
         "--routes",
         "recorded",
         "--steps",
@@ -78,12 +83,52 @@ def test_an_interrupted_grade_leaves_no_shard_process(tmp_path):
             assert process.poll() is None and time.monotonic() < deadline, "no shard process"
             time.sleep(0.05)
         seen = grader.children(recursive=True)
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signal_number)
         _, stderr = process.communicate(timeout=60)
     finally:
         process.kill()
-    assert process.returncode == 130, stderr
+    # Interrupted, the grade ends as interrupted; killed outright, the worker and its
+    # shard process still die with it (each asked Linux to end it with its parent).
+    assert process.returncode == (130 if signal_number != signal.SIGKILL else -9), stderr
     assert len(seen) >= 2  # the worker and its shard process
+    _, alive = psutil.wait_procs(seen, timeout=30)
+    assert alive == []
+
+
+def test_a_timed_out_route_leaves_no_shard_process(tmp_path):
+    import psutil
+
+    from tests.cli.grading import start_topos
+
+    process = start_topos(
+        "grade",
+        "--workload",
+        "cifar10",
+        "--routes",
+        "recorded",
+        "--steps",
+        "1000000",
+        "--timeout",
+        "6",
+        "--json",
+        str(tmp_path / "result.json"),
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+    )
+    grader = psutil.Process(process.pid)
+    seen: list[psutil.Process] = []
+    try:
+        deadline = time.monotonic() + 120
+        while not _grandchildren(grader):
+            assert process.poll() is None and time.monotonic() < deadline, "no shard process"
+            time.sleep(0.05)
+        seen = grader.children(recursive=True)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 1, stderr
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert [run["status"] for run in result["repeats"]] == ["timed out"]
     _, alive = psutil.wait_procs(seen, timeout=30)
     assert alive == []
 
@@ -99,3 +144,17 @@ def _grandchildren(process) -> list:
         except psutil.NoSuchProcess:
             continue
     return found
+
+
+def test_the_grader_reads_the_shard_processes_named_at_ready():
+    import os
+
+    from topos_cli import process_memory
+    from topos_cli.protocol import Ready
+
+    ready = Ready({"shard_processes": {"pids": [12, True, "x", 34]}})
+    assert ready.shard_process_ids == [12, 34]
+    assert Ready({"shard_processes": None}).shard_process_ids == []
+    assert Ready({}).shard_process_ids == []
+    assert process_memory.private_bytes(os.getpid()) > 0
+    assert process_memory.private_bytes(2**22 + 1) is None  # past pid_max: no such process

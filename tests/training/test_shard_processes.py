@@ -59,9 +59,10 @@ def wait_until_gone(pid: int, limit: float = 30.0) -> bool:
 
 @pytest.mark.parametrize("route", ["engine", "recorded"])
 def test_cifar10_trains_bit_identically_on_threads_and_in_processes(route):
-    threads = resolve("cifar10")
-    processes = resolve("cifar10-processes")
-    assert processes.shard_processes and not threads.shard_processes
+    threads = resolve("cifar10-threads")
+    processes = resolve("cifar10")  # its second shard in a process, here on Linux
+    assert RouteProgram(processes, route).shard_processes
+    assert not RouteProgram(threads, route).shard_processes
     assert (processes.shards, processes.batch_size) == (threads.shards, threads.batch_size)
     dataset = threads.dataset(None)
     assert trained_bits(processes, route, dataset) == trained_bits(threads, route, dataset)
@@ -77,11 +78,12 @@ def test_a_small_two_shard_workload_trains_bit_identically(route):
 
 
 def test_index_feeds_reach_the_children_bit_identically():
-    gpt = resolve("gpt")
+    gpt = resolve("gpt")  # its second shard in a process, here on Linux
+    threads = resolve("gpt-threads")
+    assert RouteProgram(gpt, "recorded").shard_processes
     dataset = gpt.dataset(None)
-    in_processes = replace(gpt, shard_processes=True)
-    assert trained_bits(in_processes, "recorded", dataset, 2) == trained_bits(
-        gpt, "recorded", dataset, 2
+    assert trained_bits(gpt, "recorded", dataset, 2) == trained_bits(
+        threads, "recorded", dataset, 2
     )
 
 
@@ -246,6 +248,21 @@ def test_shard_processes_are_refused_off_linux_in_one_line(monkeypatch):
     with pytest.raises(ShardProcessError) as caught:
         RouteProgram(generated_workloads.processes_mlp_3, "recorded")
     assert "need Linux" in str(caught.value) and "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("name", ["cifar10", "gpt"])
+def test_off_linux_the_built_in_workloads_shard_on_threads(name, monkeypatch):
+    from topos.training import shard_processes
+    from topos_cli.app import _sharded_line
+
+    monkeypatch.setattr(shard_processes.sys, "platform", "darwin")
+    program = RouteProgram(resolve(name), "recorded")
+    assert not program.shard_processes and program._processes is None
+    assert program._threads is not None
+    assert _sharded_line(program).endswith("on a thread of its own (shard processes need Linux)")
+    # Asking for processes outright is still refused there, in one line.
+    with pytest.raises(ShardProcessError, match="need Linux"):
+        RouteProgram(replace(resolve(name), shard_processes=True), "recorded")
 
 
 def test_one_shard_needs_no_process():

@@ -5,6 +5,8 @@ result is the unsharded step to float32 rounding, and never depends on thread ti
 
 from __future__ import annotations
 
+import dataclasses
+import sys
 import threading
 import time
 from dataclasses import replace
@@ -15,7 +17,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 
 from topos import ShapeError, Tensor
 from topos.datasets import load_cifar10, load_mnist
-from topos.training import RouteProgram, Training
+from topos.training import RouteProgram, Training, Workload
 from topos.workloads import resolve
 
 LOADERS = {"cifar10": load_cifar10, "mnist": load_mnist}
@@ -65,8 +67,18 @@ def blas_threads() -> list[int]:
 
 def test_the_built_in_workloads_shard_as_documented():
     assert resolve("cifar10").shards == 2 and resolve("mnist").shards == 1
+    assert resolve("gpt").shards == 2
+    # The two-shard ones run their second shard in a process where the platform can
+    # (None), their -threads variants on a thread; a workload of one's own on a thread.
+    assert resolve("cifar10").shard_processes is None is resolve("gpt").shard_processes
+    assert resolve("cifar10-threads").shard_processes is False
+    assert resolve("gpt-threads").shard_processes is False
+    assert resolve("cifar10-processes").shard_processes is True
+    defaults = {field.name: field.default for field in dataclasses.fields(Workload)}
+    assert defaults["shard_processes"] is False
     program = RouteProgram(resolve("cifar10"), "recorded")
     assert (program.shards, program.rows) == (2, 32)
+    assert program.shard_processes is sys.platform.startswith("linux")
     images = program.network.index(program.recording.images, "test")
     assert program.network.nodes[images].shape == [32, 3, 32, 32]
 
@@ -236,6 +248,6 @@ def test_a_batch_the_shards_do_not_split_is_refused_naming_the_input():
 
 
 def test_programs_share_their_shard_threads():
-    first = RouteProgram(resolve("cifar10"), "engine")
-    second = RouteProgram(resolve("cifar10"), "recorded")
+    first = RouteProgram(resolve("cifar10-threads"), "engine")
+    second = RouteProgram(resolve("cifar10-threads"), "recorded")
     assert first._threads is second._threads is not None

@@ -18,12 +18,13 @@ copies, and col2im's summation order is fixed by the shapes alone.
 from __future__ import annotations
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided, sliding_window_view
+from numpy.lib.stride_tricks import sliding_window_view
 
 from topos.ops.memory_order import Layout
 from topos.ops.patch_window import PatchWindow
 from topos.ops.primitive import primitive
 from topos.ops.shape_rules import fail
+from topos.ops.split_view import split_axis
 from topos.tensor import Shape
 
 
@@ -179,22 +180,9 @@ def _windows(padded, target, batch: int, window: PatchWindow, out_height: int, o
     return _split_pixels(windows.transpose(0, 1, 2, 4, 5, 3), phases), rows
 
 
-def _split_axis(array, axis: int, phases: int):
-    """`array` with `axis` (extent E) split into `[E / P, P]`: index `i` at `(i // P, i % P)`.
-    Built with explicit strides, so it is always a view (writes through it land in
-    `array`; a reshape could quietly copy)."""
-    extent, step = array.shape[axis], array.strides[axis]
-    return as_strided(
-        array,
-        shape=(*array.shape[:axis], extent // phases, phases, *array.shape[axis + 1 :]),
-        strides=(*array.strides[:axis], step * phases, step, *array.strides[axis + 1 :]),
-        writeable=array.flags.writeable,
-    )
-
-
 def _split_pixels(pixels, phases: int):
     """`[N, OH, OW, ...]` as the view `[N, OH/P, P, OW/P, P, ...]`."""
-    return _split_axis(_split_axis(pixels, 1, phases), 3, phases)
+    return split_axis(split_axis(pixels, 1, phases), 3, phases)
 
 
 def _phase_blocks(rows, batch, out_height, out_width, row_shape, phases):
@@ -293,7 +281,7 @@ def col2im(patches, out=None, workspace=None, *, shape: tuple[int, ...], window:
                         np.add(target, plain[:, :, x, ky], out=target)
                         continue
                     column, phase = divmod(x, phases)
-                    target = _split_axis(target, 1, phases)
+                    target = split_axis(target, 1, phases)
                     np.add(target, windows[:, :, :, column, phase, ky], out=target)
     else:
         taps = _phase_blocks(

@@ -30,12 +30,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from topos.ops.kink import Kink
 from topos.ops.memory_order import follows_first
 from topos.ops.primitive import primitive
 from topos.ops.shape_rules import fail
+from topos.ops.split_view import split_axis
 from topos.tensor import Shape
 
 
@@ -72,22 +72,9 @@ def _tiles(shape: tuple[int, ...], size: int, stride: int) -> bool:
 
 def _phases(array: np.ndarray, size: int) -> np.ndarray:
     """A tiled `[N, C, H, W]` as the view `[size, size, N, C, OH, OW]`: lane first."""
-    batch, channels, height, width = array.shape
-    batch_step, channel_step, row_step, column_step = array.strides
-    # Always a view (a reshape of a strided array could copy, and writes would be lost).
-    return as_strided(
-        array,
-        shape=(size, size, batch, channels, height // size, width // size),
-        strides=(
-            row_step,
-            column_step,
-            batch_step,
-            channel_step,
-            row_step * size,
-            column_step * size,
-        ),
-        writeable=array.flags.writeable,
-    )
+    # Views whatever the strides (see split_view): [N, C, H/size, size, W/size, size].
+    tiles = split_axis(split_axis(array, 3, size), 2, size)
+    return tiles.transpose(3, 5, 0, 1, 2, 4)
 
 
 def _plane_buffer(like: np.ndarray, size: int, dtype, workspace=None) -> np.ndarray:

@@ -8,13 +8,17 @@ gradients) or one the parent writes after the fork (the child keeps the old copy
 
 from __future__ import annotations
 
-from pathlib import Path
-
 
 def private_bytes(pid: int | str = "self") -> int | None:
-    """USS of process `pid` in bytes (this process by default); None without /proc."""
+    """USS of process `pid` in bytes (this process by default); None without /proc.
+
+    Read through `open` with a plain string: a shard's process reads this after every
+    step, and `pathlib` interns each part of a path it parses, so `smaps_rollup` would
+    be interned and dropped again every step, a used entry of the interpreter's table
+    of interned strings each time (see `topos.ops.split_view` for what that costs)."""
     try:
-        text = Path(f"/proc/{pid}/smaps_rollup").read_text()
+        with open(f"/proc/{pid}/smaps_rollup") as rollup:
+            text = rollup.read()
     except OSError:
         return None
     total = 0

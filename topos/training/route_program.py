@@ -21,7 +21,7 @@ from topos.graph.parameter_gradients import ParameterGradients
 from topos.graph.parameters import Parameters
 from topos.indices import Indices
 from topos.training.blas_buffers import touch_blas_buffers
-from topos.training.shard_processes import ShardProcesses, require_linux
+from topos.training.shard_processes import ShardProcesses, in_processes, require_linux
 from topos.training.workload import Recording, Workload
 
 #: The remat route's budget when none is given: half the recorded route's planned
@@ -39,9 +39,10 @@ class RouteProgram:
     `DEFAULT_BUDGET`), recomputing what it cannot keep. With `shards > 1` the model is
     recorded for one shard's rows and lowered once, each shard running a replica of
     the plan with an arena of its own, and `compute` runs the shards on as many threads,
-    or, with `shard_processes` (by default the workload's), the shards past the first in
-    forked children that meet this process through shared memory (`ShardProcesses`,
-    Linux only; the same bits). `close()` ends the children.
+    or, with `shard_processes` (by default the workload's; None: where the platform can,
+    see `in_processes`), the shards past the first in forked children that meet this
+    process through shared memory (`ShardProcesses`, Linux only; the same bits).
+    `close()` ends the children.
     """
 
     def __init__(
@@ -94,7 +95,8 @@ class RouteProgram:
         self.lower_seconds = time.perf_counter() - started
         self._threads: ThreadPoolExecutor | None = None
         self._blas = None
-        self.shard_processes = (
+        #: Whether the shards past the first run in forked processes (see `in_processes`).
+        self.shard_processes = in_processes(
             workload.shard_processes if shard_processes is None else shard_processes
         )
         self._processes: ShardProcesses | None = None

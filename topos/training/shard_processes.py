@@ -41,6 +41,7 @@ from topos.graph.parameters import Parameters
 from topos.graph.symbol import Symbol
 from topos.indices import Indices
 from topos.tensor import Tensor
+from topos.training.object_arenas import carve_object_arenas
 from topos.training.private_memory import private_bytes
 from topos.training.private_pages import own_written_pages
 
@@ -55,9 +56,21 @@ class ShardProcessError(RuntimeError):
     """A shard's process failed or ended: the message says which and why, in one line."""
 
 
+def available() -> bool:
+    """Whether forked shard processes can run here (Linux)."""
+    return sys.platform.startswith("linux")
+
+
+def in_processes(choice: bool | None) -> bool:
+    """Where a workload's `shard_processes` choice puts the shards past the first: in
+    processes for True, on threads for False, and for None (the built-in workloads'
+    choice) in processes where they can run, else on threads."""
+    return available() if choice is None else choice
+
+
 def require_linux() -> None:
     """Raises a one-line error where forked shard processes cannot run."""
-    if not sys.platform.startswith("linux"):
+    if not available():
         raise ShardProcessError(
             f"shard processes need Linux (fork, prctl and /proc); this is {sys.platform}: "
             f"train the shards on threads (shard_processes=False)"
@@ -156,9 +169,10 @@ class ShardProcesses:
         self._everyone(RELEASE)
 
     def mark_ready(self) -> list[int]:
-        """Each child collects garbage and reads its private memory: the baseline of its
-        training delta; from now on it reads it again at every computation's end.
-        Returns the children's private bytes at ready, in shard order."""
+        """Each child collects garbage, carves its object arenas (`object_arenas`) and reads
+        its private memory: the baseline of its training delta; from now on it reads it
+        again at every computation's end. Returns the children's private bytes at ready,
+        in shard order."""
         self._everyone(READY)
         return [int(child.memory[0]) for child in self.children]
 
@@ -361,6 +375,7 @@ def _serve(
                         plan.release()
                     elif command == READY:
                         gc.collect()
+                        carve_object_arenas()
                         child.memory[0] = child.memory[1] = private_bytes() or 0
                         tracking = True
                     os.write(answers, DONE)

@@ -159,8 +159,11 @@ class Workload:
     many threads (BLAS at one thread each), their mean losses and gradients averaged
     in shard order: the same step to rounding, on every core. Both routes shard
     alike, so they stay bit-identical; the loss bits do depend on the shard count.
-    With `shard_processes` the shards past the first run in forked child processes
-    instead of threads (Linux only; the same bits; see `ShardProcesses`).
+    With `shard_processes=True` the shards past the first run in forked child
+    processes instead of threads (Linux only, refused elsewhere; the same bits; see
+    `ShardProcesses`); with None, in processes where they can run (Linux) and on
+    threads elsewhere, as the built-in two-shard workloads do; False (the default for a
+    workload of your own) keeps them on threads.
     """
 
     name: str
@@ -176,7 +179,7 @@ class Workload:
     shards: int = 1
     batches: Callable[[Any, int, int], BatchOrder] = ShuffledBatches
     adapt: Callable[[Workload, Dataset], Workload] | None = None
-    shard_processes: bool = False
+    shard_processes: bool | None = False
 
     def __post_init__(self) -> None:
         unknown = [route for route in self.routes if route not in ROUTES]

@@ -1,5 +1,7 @@
 """The `cifar10` workload: the seed program's convnet on CIFAR-10 (or its synthetic stand-in):
-stages of 16, 32, 64 filters (seeds 21, 22, 23), a 1024 -> 10 head (seed 24)."""
+stages of 16, 32, 64 filters (seeds 21, 22, 23), a 1024 -> 10 head (seed 24). Two shards
+of 32 images, the second in a forked process where that can run (Linux), else on a
+thread (`cifar10-threads` keeps it on a thread everywhere)."""
 
 from __future__ import annotations
 
@@ -20,4 +22,5 @@ workload = convnet_workload(
     learning_rate=StepSchedule(0.05, 0.005),
     shuffle_state=3,
     shards=2,
+    shard_processes=None,
 )

@@ -1,6 +1,7 @@
 """The `cifar10-processes` workload: `cifar10` (same model, data, batches and loss bits)
-with its second shard in a forked child process instead of a thread (Linux only; see
-`topos.training.shard_processes`)."""
+with its second shard in a forked process whatever the platform (refused off Linux). On
+Linux it is `cifar10` itself, which moved its second shard into a process; the name is
+kept for the results and scripts that use it."""
 
 from __future__ import annotations
 

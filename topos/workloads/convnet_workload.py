@@ -29,6 +29,7 @@ def convnet_workload(
     shuffle_state: int,
     batch_size: int = 64,
     shards: int = 1,
+    shard_processes: bool | None = False,
 ) -> Workload:
     """A workload training `ConvNet(channels, side, filters, kernel_seeds, head_seed,
     classes)` by cross-entropy on `load_dataset`'s images with plain SGD."""
@@ -48,4 +49,5 @@ def convnet_workload(
         batch_size=batch_size,
         shuffle_state=shuffle_state,
         shards=shards,
+        shard_processes=shard_processes,
     )

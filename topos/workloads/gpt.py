@@ -7,7 +7,9 @@ characters at offsets drawn from splitmix64 (batch-order seed 7): the first 64 a
 input tokens, the next 64 (shifted by one) the targets. The model is `GPT` (topos.models)
 with D 64, 4 heads, 2 blocks, context 64; the loss the mean cross-entropy over all 32 x 64
 positions; AdamW at a constant 1e-3, betas (0.9, 0.99), eps 1e-8, weight decay 0.1 on
-parameters of rank 2 and above. Two shards of 16 windows, one per core.
+parameters of rank 2 and above. Two shards of 16 windows, one per core, the second in a
+forked process where that can run (Linux), else on a thread (`gpt-threads` keeps it on
+a thread everywhere).
 """
 
 from __future__ import annotations
@@ -106,6 +108,7 @@ workload = Workload(
     optimizer=optimizer,
     shuffle_state=BATCH_ORDER_SEED,
     shards=2,
+    shard_processes=None,
     batches=random_windows(WINDOW),
     adapt=adapt,
 )
