@@ -100,8 +100,9 @@ def test_random_graphs_under_random_budgets_give_the_unconstrained_bytes(
     assert plan.floor_bytes == floor.floor_bytes
     # Checked by the memory plan every route gets: the arena and the roots fit.
     assert plan.planned_bytes == plan.arena_bytes + plan.root_bytes <= plan.budget_bytes
-    if plan.schedule.fits:
-        assert plan.schedule.simulated_peak <= plan.budget_bytes
+    # Not `simulated_peak <= budget`: the simulation is conservative (remat_schedule) and
+    # the floor is the planned bytes of a schedule simulated under a larger budget, so the
+    # floor's schedule may simulate above the floor; the memory plan has the last word.
     assert plan.live.peak <= unconstrained.live.retain_all
     assert_same_roots(network, plan, unconstrained)
     # And the bytes are the kernels' own, computed without any plan.
