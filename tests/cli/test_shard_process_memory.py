@@ -61,28 +61,10 @@ def test_cifar10_counts_its_shard_process_and_is_predicted_within_two_percent(ro
 def test_an_interrupted_or_killed_grade_leaves_no_shard_process(tmp_path, signal_number):
     import psutil
 
-    from tests.cli.grading import start_topos
-
-    process = start_topos(
-        "grade",
-        "--workload",
-        "cifar10",
-        "--routes",
-        "recorded",
-        "--steps",
-        "1000000",
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-    )
-    grader = psutil.Process(process.pid)
+    process = _start_endless_grade(tmp_path)
     seen: list[psutil.Process] = []
     try:
-        deadline = time.monotonic() + 120  # only so a failure cannot hang the tests
-        # Wait for the worker's forked shard: a grandchild of the grader.
-        while not _grandchildren(grader):
-            assert process.poll() is None and time.monotonic() < deadline, "no shard process"
-            time.sleep(0.05)
-        seen = grader.children(recursive=True)
+        seen = _once_a_shard_process_runs(process)
         process.send_signal(signal_number)
         _, stderr = process.communicate(timeout=60)
     finally:
@@ -98,31 +80,12 @@ def test_an_interrupted_or_killed_grade_leaves_no_shard_process(tmp_path, signal
 def test_a_timed_out_route_leaves_no_shard_process(tmp_path):
     import psutil
 
-    from tests.cli.grading import start_topos
-
-    process = start_topos(
-        "grade",
-        "--workload",
-        "cifar10",
-        "--routes",
-        "recorded",
-        "--steps",
-        "1000000",
-        "--timeout",
-        "6",
-        "--json",
-        str(tmp_path / "result.json"),
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
+    process = _start_endless_grade(
+        tmp_path, "--timeout", "6", "--json", str(tmp_path / "result.json")
     )
-    grader = psutil.Process(process.pid)
     seen: list[psutil.Process] = []
     try:
-        deadline = time.monotonic() + 120
-        while not _grandchildren(grader):
-            assert process.poll() is None and time.monotonic() < deadline, "no shard process"
-            time.sleep(0.05)
-        seen = grader.children(recursive=True)
+        seen = _once_a_shard_process_runs(process)
         _, stderr = process.communicate(timeout=60)
     finally:
         process.kill()
@@ -131,6 +94,27 @@ def test_a_timed_out_route_leaves_no_shard_process(tmp_path):
     assert [run["status"] for run in result["repeats"]] == ["timed out"]
     _, alive = psutil.wait_procs(seen, timeout=30)
     assert alive == []
+
+
+def _start_endless_grade(tmp_path, *options: str) -> subprocess.Popen:
+    """A grade of cifar10's recorded route that would train a million steps."""
+    from tests.cli.grading import start_topos
+
+    command = ["grade", "--workload", "cifar10", "--routes", "recorded", "--steps", "1000000"]
+    return start_topos(*command, *options, cwd=tmp_path, stdout=subprocess.DEVNULL)
+
+
+def _once_a_shard_process_runs(process: subprocess.Popen) -> list:
+    """Waits for the worker's forked shard (a grandchild of the grader); returns every
+    process below the grader then."""
+    import psutil
+
+    grader = psutil.Process(process.pid)
+    deadline = time.monotonic() + 120  # only so a failure cannot hang the tests
+    while not _grandchildren(grader):
+        assert process.poll() is None and time.monotonic() < deadline, "no shard process"
+        time.sleep(0.05)
+    return grader.children(recursive=True)
 
 
 def _grandchildren(process) -> list:
