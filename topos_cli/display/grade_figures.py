@@ -15,6 +15,7 @@ from topos_cli.display.loss_figure import draw_loss_curves
 from topos_cli.display.memory_figure import draw_memory_timeline, draw_training_delta_bars
 from topos_cli.display.plotting import figure_png, figure_svg, new_figure
 from topos_cli.display.report_contents import ReportContents
+from topos_cli.display.side_by_side import draw_side_by_side
 from topos_cli.display.step_time_figure import draw_step_time_distribution, draw_time_per_step
 
 #: A panel: draws one part of the report on the axes it is given.
@@ -60,12 +61,16 @@ def loss_figure(contents: ReportContents) -> Any:
 
 
 def report_svgs(contents: ReportContents) -> dict[str, str]:
-    """The report's figures as inline SVG elements, by name: memory, steps, loss."""
-    return {
-        "memory": figure_svg(memory_figure(contents), "memory"),
-        "steps": figure_svg(step_time_figure(contents), "steps"),
-        "loss": figure_svg(loss_figure(contents), "loss"),
-    }
+    """The report's figures as inline SVG elements, by name: memory, steps, loss (drawn
+    side by side where this process may fork, see `side_by_side`)."""
+    # The quickest first: it is drawn here while the forks draw the other two.
+    return draw_side_by_side(
+        {
+            "loss": lambda: figure_svg(loss_figure(contents), "loss"),
+            "memory": lambda: figure_svg(memory_figure(contents), "memory"),
+            "steps": lambda: figure_svg(step_time_figure(contents), "steps"),
+        }
+    )
 
 
 def overview_figure(contents: ReportContents) -> Any:
