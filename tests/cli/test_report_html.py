@@ -187,3 +187,31 @@ def test_a_report_that_cannot_be_drawn_costs_neither_the_result_nor_the_exit_sta
     assert len(warning) == 1 and "broken on purpose" in warning[0], completed.stderr
     assert "the result is intact" in warning[0]
     assert not (tmp_path / "result.html").exists()
+
+
+def test_the_report_takes_the_stored_bootstrap_interval_and_judges_the_rest_anew(monkeypatch):
+    """Recomputing a grade's verdict for its report need not bootstrap again: a stored time
+    ratio that matches the runs is taken as stored, and one that does not is recomputed."""
+    from topos_cli import statistics
+    from topos_cli.display.report_contents import gather_report_contents
+    from topos_cli.lenient_result import LenientResult
+
+    result = example_result(steps=40, ms_scale={"recorded": 0.8})
+    stored = result["verdict"]
+
+    def contents_of(data):
+        return gather_report_contents(LenientResult(data=data, source="test", missing=()))
+
+    bootstraps = []
+    original = statistics.random.Random
+    monkeypatch.setattr(
+        statistics.random, "Random", lambda seed: bootstraps.append(seed) or original(seed)
+    )
+    assert contents_of(result).verdict.to_json()["routes"] == stored["routes"]
+    assert bootstraps == []
+    tampered = json.loads(json.dumps(result))
+    for route in tampered["verdict"]["routes"]:
+        if route["speed"]["ratio"] is not None:
+            route["speed"]["ratio"]["time_ratio"]["ratio"] *= 1.5
+    assert contents_of(tampered).verdict.to_json()["routes"] == stored["routes"]
+    assert len(bootstraps) == len(ROUTES) - 1

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from topos_cli.statistics import (
+    RatioEstimate,
     coefficient_of_variation,
     interquartile_range,
     mann_whitney,
@@ -16,6 +18,7 @@ from topos_cli.statistics import (
     outlier_indices,
     quantile,
     quartiles,
+    ratio_estimate_of,
     ratio_of_medians,
     standard_deviation,
     summarize,
@@ -165,6 +168,52 @@ def test_ratio_of_medians_is_reproducible_and_covers_its_ratio():
     assert first.upper <= first.ratio + first.uncertainty
     assert 0.0 < first.uncertainty < 0.1
     assert first.ratio == median(numerator) / median(denominator)
+
+
+def test_a_known_estimate_is_taken_only_when_it_is_of_this_ratio_and_these_settings():
+    numerator = [1.0 + 0.01 * ((index * 37) % 23) for index in range(60)]
+    denominator = [1.2 + 0.01 * ((index * 17) % 29) for index in range(60)]
+    computed = ratio_of_medians(numerator, denominator)
+    stored = ratio_estimate_of(computed.to_json())
+    assert stored == computed
+    # Taken as it stands: an interval widened by hand is what comes back.
+    widened = replace(computed, lower=computed.lower - 0.5, uncertainty=computed.uncertainty + 0.5)
+    widened = replace(widened, uncertainty=computed.ratio - widened.lower)
+    assert ratio_of_medians(numerator, denominator, known=widened) is widened
+    others = [
+        replace(widened, ratio=computed.ratio * 1.01),  # another ratio: other samples
+        replace(widened, resamples=computed.resamples + 1),
+        replace(widened, confidence=0.9),
+        replace(widened, uncertainty=widened.uncertainty * 2),  # not its own interval
+        replace(widened, lower=computed.ratio + 0.1, uncertainty=0.1),  # ratio outside it
+    ]
+    for other in others:
+        assert ratio_of_medians(numerator, denominator, known=other) == computed
+
+
+SOUND = {"ratio": 1, "lower": 1, "upper": 1, "uncertainty": 0, "confidence": 0.9, "resamples": 9}
+
+
+def test_a_stored_estimate_is_read_back():
+    assert ratio_estimate_of(SOUND) == RatioEstimate(1.0, 1.0, 1.0, 0.0, 0.9, 9)
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [
+        None,
+        [],
+        {},
+        {"ratio": 1.0, "lower": 1.0, "upper": 1.0, "uncertainty": 0.0, "confidence": 0.95},
+        {**SOUND, "ratio": "1"},
+        {**SOUND, "resamples": True},
+        {**SOUND, "resamples": 9.0},
+        {**SOUND, "upper": math.inf},
+        {**SOUND, "lower": None},
+    ],
+)
+def test_a_stored_estimate_that_is_not_one_is_none(stored):
+    assert ratio_estimate_of(stored) is None
 
 
 def test_ratio_of_medians_refuses_a_zero_denominator():

@@ -21,6 +21,7 @@ from topos_cli.display.result_description import (
     describe_settings,
 )
 from topos_cli.lenient_result import LenientResult
+from topos_cli.statistics import RatioEstimate, ratio_estimate_of
 from topos_cli.verdict import Divergence, RunRecord, Verdict, VerdictSettings, decide_verdict
 from topos_cli.verdict.parity import run_label
 
@@ -171,6 +172,18 @@ def _verdict_settings(result: Mapping[str, Any]) -> VerdictSettings:
         return VerdictSettings()
 
 
+def _stored_time_ratios(result: Mapping[str, Any]) -> dict[str, RatioEstimate]:
+    """The routes' time-ratio estimates the stored verdict holds, by route: the
+    recomputation takes each that still matches the runs instead of bootstrapping again."""
+    estimates = {}
+    for route in _object(result.get("verdict")).get("routes") or []:
+        ratio = _object(_object(_object(route).get("speed")).get("ratio"))
+        estimate = ratio_estimate_of(ratio.get("time_ratio"))
+        if estimate is not None and isinstance(_object(route).get("route"), str):
+            estimates[route["route"]] = estimate
+    return estimates
+
+
 def _recompute_verdict(
     result: Mapping[str, Any], runs: Sequence[RunRecord], missing: list[str]
 ) -> Verdict | None:
@@ -186,6 +199,7 @@ def _recompute_verdict(
             settings=_verdict_settings(result),
             load_average=load[0] if isinstance(load, list) and load else None,
             cores=cores if isinstance(cores, int) else None,
+            known_ratios=_stored_time_ratios(result),
         )
     except Exception as error:  # an odd older result must not cost the rest of the report
         missing.append(f"the verdict could not be recomputed ({type(error).__name__}: {error})")

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from topos_cli.statistics import RatioEstimate
 from topos_cli.verdict.noise import NoiseWarning, noise_warnings
 from topos_cli.verdict.pairing import Pairing, pair_routes
 from topos_cli.verdict.parity import Parity, check_parity
@@ -60,6 +61,7 @@ def decide_verdict(
     settings: VerdictSettings | None = None,
     load_average: float | None = None,
     cores: int | None = None,
+    known_ratios: Mapping[str, RatioEstimate] | None = None,
 ) -> Verdict:
     """Judges the runs of a grade: parity, speed, memory, noise, a summary and an exit status.
 
@@ -67,6 +69,8 @@ def decide_verdict(
     the order of their first run. `load_average` (the 1-minute figure, read
     when the grade began) and `cores` feed the load warning. The exit status
     follows the README's table; a baseline regression (4) is `compare`'s.
+    `known_ratios` are the routes' time ratios to the reference as a result stored them,
+    by route: a report's recomputation takes those that still match (`ratio_of_medians`).
     """
     settings = settings or VerdictSettings()
     runs = [
@@ -80,7 +84,10 @@ def decide_verdict(
         judge_route(name, [run for run in runs if run.route == name], settings) for name in names
     ]
     reference = next((route for route in judged if route.route == settings.reference), None)
-    routes = tuple(with_ratios(route, reference, settings) for route in judged)
+    known = known_ratios or {}
+    routes = tuple(
+        with_ratios(route, reference, settings, known.get(route.route)) for route in judged
+    )
     parity = check_parity(runs, settings.reference)
     warnings = noise_warnings(routes, settings, load_average, cores)
     pairings = pair_routes(judged, settings)

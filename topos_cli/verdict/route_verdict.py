@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from topos_cli.json_record import JsonRecord
+from topos_cli.statistics import RatioEstimate
 from topos_cli.verdict.json_values import record_json
 from topos_cli.verdict.memory import Memory, measure_memory, memory_ratio
 from topos_cli.verdict.run_record import RunRecord
@@ -74,14 +75,18 @@ def judge_route(
 
 
 def with_ratios(
-    route: RouteVerdict, reference: RouteVerdict | None, settings: VerdictSettings
+    route: RouteVerdict,
+    reference: RouteVerdict | None,
+    settings: VerdictSettings,
+    known: RatioEstimate | None = None,
 ) -> RouteVerdict:
-    """The route's verdict with its speed and memory ratios to the reference filled in."""
+    """The route's verdict with its speed and memory ratios to the reference filled in
+    (`known`: its time ratio's estimate as a result stored it, see `ratio_of_medians`)."""
     if reference is None or route.route == reference.route:
         return route
     speed = route.speed
     if speed is not None and reference.speed is not None:
-        speed = replace(speed, ratio=speed_ratio(speed, reference.speed, settings))
+        speed = replace(speed, ratio=speed_ratio(speed, reference.speed, settings, known))
     memory = route.memory
     if memory is not None and reference.memory is not None:
         memory = replace(

@@ -116,8 +116,11 @@ def _flatten(groups: Iterable[Sequence[float]]) -> list[float]:
     return [value for group in groups for value in group]
 
 
-def speed_ratio(speed: Speed, reference: Speed, settings: VerdictSettings) -> SpeedRatio | None:
-    """How this route's speed compares with the reference's; `None` if undefined."""
+def speed_ratio(
+    speed: Speed, reference: Speed, settings: VerdictSettings, known: RatioEstimate | None = None
+) -> SpeedRatio | None:
+    """How this route's speed compares with the reference's; `None` if undefined. `known`
+    is the time ratio's estimate as a result stored it (see `ratio_of_medians`)."""
     mine = _flatten(speed.step_seconds)
     theirs = _flatten(reference.step_seconds)
     try:
@@ -126,6 +129,7 @@ def speed_ratio(speed: Speed, reference: Speed, settings: VerdictSettings) -> Sp
             theirs,
             resamples=settings.bootstrap_resamples,
             confidence=settings.confidence,
+            known=known,
         )
     except ValueError:
         return None  # a zero median: no ratio to speak of
