@@ -211,3 +211,52 @@ def test_a_hit_gives_the_fingerprint_it_checked(tmp_path, monkeypatch):
     assert "fingerprint" in vars(cached)  # known from the check, not computed again
     del cached.__dict__["fingerprint"]
     assert cached.fingerprint == generated.fingerprint
+
+
+def test_a_hit_is_checked_by_the_crc_that_binds_its_recorded_fingerprint(tmp_path, monkeypatch):
+    _, sidecar = entry(tmp_path, monkeypatch)
+    meta = json.loads(sidecar.read_text())
+    assert set(meta) == {"sha256", "crc32"}
+    calls = []
+    hit = cached_split("toy", SHAPE, generator(calls))
+    assert calls == [] and hit.sha256 == meta["sha256"]
+    # The hit's arrays are the file's bytes, mapped read-only: nothing was copied.
+    assert not hit.pixels.flags.writeable and not hit.pixels.flags.owndata
+    # A recorded fingerprint edited by hand fails the CRC: a miss, rebuilt.
+    sidecar.write_text(json.dumps({**meta, "sha256": "0" * 64}))
+    rebuilt = cached_split("toy", SHAPE, generator(calls))
+    assert calls == [1] and rebuilt.sha256 == meta["sha256"]
+    assert json.loads(sidecar.read_text()) == meta
+
+
+def test_an_entry_without_a_crc_is_checked_by_its_sha256_once_and_its_sidecar_completed(
+    tmp_path, monkeypatch
+):
+    archive, sidecar = entry(tmp_path, monkeypatch)
+    meta = json.loads(sidecar.read_text())
+    sidecar.write_text(json.dumps({"sha256": meta["sha256"]}))  # as written before the CRC
+    calls = []
+    hit = cached_split("toy", SHAPE, generator(calls))
+    assert calls == [] and hit.sha256 == meta["sha256"]
+    assert json.loads(sidecar.read_text()) == meta
+    assert not list(tmp_path.glob("*.partial"))
+    # Without a CRC, a damaged pixel still fails its sha256.
+    sidecar.write_text(json.dumps({"sha256": meta["sha256"]}))
+    damage_a_pixel(archive)
+    pixels = cached_split("toy", SHAPE, generator(calls)).pixels
+    assert calls == [1] and pixels.reshape(-1).tolist() == list(range(24))
+
+
+def damage_a_pixel(archive):
+    """Changes one pixel byte inside the archive, its structure left sound."""
+    data = archive.read_bytes()
+    start = data.index(bytes(range(24)))
+    archive.write_bytes(data[: start + 5] + b"\xff" + data[start + 6 :])
+
+
+def test_a_damaged_pixel_fails_the_crc(tmp_path, monkeypatch):
+    archive, _ = entry(tmp_path, monkeypatch)
+    damage_a_pixel(archive)
+    calls = []
+    pixels = cached_split("toy", SHAPE, generator(calls)).pixels
+    assert calls == [1] and pixels.reshape(-1).tolist() == list(range(24))

@@ -4,9 +4,17 @@ load them in a blink instead of regenerating them each.
 The cache lives in `$TOPOS_CACHE_DIR`, else `$XDG_CACHE_HOME/topos`, else
 `~/.cache/topos`; `TOPOS_CACHE_DIR=off` disables it. A file is named by the
 generator's version and the split's seed and size, written atomically, and
-trusted only if its fingerprint matches the one recorded beside it, so a
-damaged file is regenerated rather than used. Where the folder cannot be
-written the cache is silently skipped: it is a speed-up, never a requirement.
+trusted only if it passes the check recorded beside it, so a damaged file is
+regenerated rather than used. Where the folder cannot be written the cache is
+silently skipped: it is a speed-up, never a requirement.
+
+The sidecar records the arrays' sha256 (their fingerprint) and a CRC-32 over
+that sha256 and the arrays: a read checks the CRC, three times quicker than
+the sha256 over cifar10's 150 MB, and damage to the arrays or to the recorded
+sha256 fails it. An entry whose sidecar has no CRC (written before it was
+recorded) is checked by its sha256 once and its sidecar completed. The arrays
+are mapped from the file, not read: a worker that keeps 56 of cifar10's 147 MiB
+copies only those, and the mapping goes with the whole split.
 """
 
 from __future__ import annotations
@@ -14,10 +22,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import mmap
 import os
 import struct
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
@@ -41,6 +51,15 @@ def cache_directory() -> Path | None:
 
 #: The arrays of an entry by name: a split's `pixels` and `labels`, a text's `text`.
 Arrays = dict[str, np.ndarray]
+
+
+def _check(arrays: Arrays, digest: str) -> int:
+    """CRC-32 over the sha256 `digest` (its hex text), then the arrays' bytes in sorted name
+    order: what a read verifies before it trusts the entry and its recorded sha256."""
+    check = zlib.crc32(digest.encode("ascii"))
+    for name in sorted(arrays):
+        check = zlib.crc32(np.ascontiguousarray(arrays[name]).data, check)
+    return check
 
 
 def _digest(arrays: Arrays) -> str:
@@ -72,17 +91,27 @@ def _read(path: Path, shapes: dict[str, tuple[int, ...]]) -> tuple[Arrays, str] 
         with open_regular_file(path) as file:
             if file_size(file) > volume + ARCHIVE_OVERHEAD_BYTES:
                 return None
+            # Read-only and private to this process; it outlives the file's descriptor,
+            # and is unmapped when the last array over it is freed.
+            mapping = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
             with zipfile.ZipFile(file) as archive:
                 arrays = {
-                    name: _array(file, archive, name, shape) for name, shape in shapes.items()
+                    name: _array(file, archive, name, shape, mapping)
+                    for name, shape in shapes.items()
                 }
     # A cache is a speed-up, never a requirement: any failure to read it (even a
     # RecursionError from JSON nested without end) means "generate afresh".
     except Exception:
         return None
-    if any(array is None for array in arrays.values()) or meta["sha256"] != _digest(arrays):
+    if any(array is None for array in arrays.values()):
         return None
-    return arrays, meta["sha256"]
+    digest, check = meta["sha256"], meta.get("crc32")
+    if isinstance(check, int) and not isinstance(check, bool):
+        return (arrays, digest) if check == _check(arrays, digest) else None
+    if digest != _digest(arrays):
+        return None
+    _write_sidecar(path, digest, _check(arrays, digest))  # checked by its CRC from now on
+    return arrays, digest
 
 
 #: The fixed part of a zip member's local header; its name and extra field follow.
@@ -90,13 +119,17 @@ LOCAL_HEADER = struct.Struct("<4s22xHH")
 
 
 def _array(
-    file: BinaryIO, archive: zipfile.ZipFile, name: str, shape: tuple[int, ...]
+    file: BinaryIO,
+    archive: zipfile.ZipFile,
+    name: str,
+    shape: tuple[int, ...],
+    mapping: mmap.mmap,
 ) -> np.ndarray | None:
-    """The uint8 array `name` of `shape` in an .npz archive, or None when its member or
-    header says anything else: checked before the array is allocated, so no header can
-    claim more. The member is stored (np.savez compresses nothing), so its bytes are
-    read straight from the file into the array: zipfile's chunked reads and CRC took
-    four times as long for cifar10's 150 MB, and the sidecar's sha256 checks every byte."""
+    """The uint8 array `name` of `shape` in an .npz archive, read-only over `mapping` (the
+    file mapped), or None when its member or header says anything else. The member is
+    stored (np.savez compresses nothing), so its bytes lie in the file as they are: a
+    view of them copies nothing, where zipfile's chunked reads and CRC took four times
+    as long for cifar10's 150 MB (the sidecar's CRC checks every byte)."""
     member = archive.getinfo(f"{name}.npy")
     if member.compress_type != zipfile.ZIP_STORED:
         return None
@@ -119,10 +152,10 @@ def _array(
     volume = math.prod(shape)
     if file.tell() - start + volume != member.file_size:
         return None
-    array = np.empty(shape, dtype=np.uint8)
-    if file.readinto(memoryview(array.reshape(-1))) != volume:
+    offset = file.tell()
+    if offset + volume > len(mapping):
         return None
-    return array
+    return np.frombuffer(mapping, dtype=np.uint8, count=volume, offset=offset).reshape(shape)
 
 
 def _write(path: Path, arrays: Arrays, digest: str) -> None:
@@ -137,7 +170,7 @@ def _write(path: Path, arrays: Arrays, digest: str) -> None:
             (path, lambda handle: np.savez(handle, **arrays)),
             (
                 path.with_suffix(".json"),
-                lambda handle: handle.write(json.dumps({"sha256": digest}).encode()),
+                lambda handle: handle.write(_sidecar_text(digest, _check(arrays, digest))),
             ),
         ):
             descriptor, temporary = tempfile.mkstemp(dir=path.parent, suffix=".partial")
@@ -154,6 +187,29 @@ def _write(path: Path, arrays: Arrays, digest: str) -> None:
             # The archive may be new and its sidecar old: neither is worth keeping.
             for leftover in (path, path.with_suffix(".json")):
                 _remove(leftover)
+        if not isinstance(error, OSError):
+            raise
+
+
+def _sidecar_text(digest: str, check: int) -> bytes:
+    """A sidecar's bytes: the arrays' sha256 and the CRC a read verifies."""
+    return json.dumps({"sha256": digest, "crc32": check}).encode()
+
+
+def _write_sidecar(path: Path, digest: str, check: int) -> None:
+    """Replaces the sidecar of the entry at `path` atomically; a failure leaves the old one
+    (still sound, only slower to check)."""
+    sidecar = path.with_suffix(".json")
+    try:
+        descriptor, temporary = tempfile.mkstemp(dir=path.parent, suffix=".partial")
+    except OSError:
+        return
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(_sidecar_text(digest, check))
+        os.replace(temporary, sidecar)
+    except BaseException as error:  # interrupted too: no temporary is left behind
+        _remove(Path(temporary))
         if not isinstance(error, OSError):
             raise
 
