@@ -6,6 +6,9 @@ the standard streams cannot fail the command (`output_stream`), and Ctrl-C
 or SIGTERM is remembered rather than turned into a traceback, to be
 delivered by the command once it can act on it (`interruption`). Either
 way the command ends with `topos: interrupted` and exit status 130.
+
+A third is a head start: `topos grade` starts its report's drawing child here
+(`ReportChild.start_early`), so that the child loads while this process does.
 """
 
 from __future__ import annotations
@@ -21,6 +24,12 @@ def main() -> None:
     """Entry point of the console script."""
     defer_from_start()
     guard_standard_streams()
+    if sys.argv[1:2] == ["grade"] and not {"--help", "-h"} & set(sys.argv[2:]):
+        # A grade's report is drawn by a child that loads matplotlib meanwhile; started
+        # now, it loads on the core this process leaves idle while it starts up.
+        from topos_cli.report_child import ReportChild
+
+        ReportChild.start_early()
     try:
         from topos_cli.app import main as run_command
     except KeyboardInterrupt:  # only if the deferral could not be installed

@@ -32,7 +32,7 @@ from topos_cli.host import host_facts
 from topos_cli.interruption import interruptions_raised, start_raising, stop_raising
 from topos_cli.monitor import WorkerMonitor, WorkerObserver
 from topos_cli.process_tree import adopt_orphans
-from topos_cli.report_child import ReportChild, draw_report_in_child, reports_wanted
+from topos_cli.report_child import ReportChild, ReportDrawing, reports_wanted
 from topos_cli.result_destination import Saved, last_resort_text, save_result
 from topos_cli.result_file import write_github_benchmark
 from topos_cli.verdict import RunRecord, Verdict, decide_verdict
@@ -207,6 +207,10 @@ def finish_grade(
         except ToposError as error:
             stderr.write(f"topos: error: --github-benchmark: {error}\n")
             exit_status = most_severe((exit_status, ExitStatus.USAGE))
+    drawing = None
+    if record.results and record.usage_error is None and record.interrupted_by is None:
+        # The drawing child draws while the verdict is printed (both cores are idle now).
+        drawing = _start_report(saved, report_child)
     table = stderr if plan.result_path == "-" else stdout
     if record.usage_error is None and verdict is not None:
         print_verdict(verdict, file=table, markdown=options.markdown)
@@ -219,20 +223,21 @@ def finish_grade(
             print_comparison(comparison, file=table, markdown=options.markdown)
     table.flush()
     exit_status = _report_saved(saved, result, exit_status, stderr)
-    if record.results and record.usage_error is None and record.interrupted_by is None:
-        _draw_report(saved, stderr, report_child)
+    if drawing is not None:
+        stderr.flush()  # the results: line first, while the report is drawn
+        report_path = drawing.finish(stderr)
+        if report_path is not None:
+            stderr.write(f"report: {report_path}\n")
     end_grade(record, stderr)
     return exit_status
 
 
-def _draw_report(saved: Saved, stderr: TextIO, child: ReportChild | None) -> None:
-    """Draws the HTML report beside the written result, in a child process; says where."""
+def _start_report(saved: Saved, child: ReportChild | None) -> ReportDrawing | None:
+    """Starts drawing the HTML report beside the written result, in a child process
+    (`child`, if it is alive); None when no report is wanted or there is no file."""
     if saved.path is None or saved.path == "-" or not reports_wanted():
-        return
-    stderr.flush()  # the results: line first, while the report is drawn
-    report_path = draw_report_in_child(saved.path, stderr, child=child)
-    if report_path is not None:
-        stderr.write(f"report: {report_path}\n")
+        return None
+    return ReportDrawing(saved.path, child)
 
 
 def _report_saved(saved: Saved, result: Mapping[str, Any], exit_status: int, stderr: TextIO) -> int:
@@ -289,11 +294,18 @@ def run_grade(
         if options.budgets:
             from topos_cli.frontier import grade_points  # it builds on this module
 
+            ReportChild.end_early()
             return grade_points(plan, host, display, stdout, stderr)
         # The report's drawing child loads while the workers do (see ReportChild).
-        child = ReportChild.start() if reports_wanted() and plan.result_path != "-" else None
+        child = None
+        if reports_wanted() and plan.result_path != "-":
+            child = ReportChild.start()
+        else:
+            ReportChild.end_early()
         try:
             record = run_routes(plan, display, before_turn=child.pause if child else None)
+            if child is not None:
+                child.resume()  # it finishes loading while the verdict is reached
             return finish_grade(
                 plan, record, host, stdout=stdout, stderr=stderr, report_child=child
             )

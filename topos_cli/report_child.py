@@ -11,6 +11,7 @@ in a process of its own, and a failure is one warning line.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -60,10 +61,11 @@ def _start_drawing(arguments: list[str]) -> subprocess.Popen[str]:
 
 class ReportChild:
     """The drawing child started as the grade begins, so that loading matplotlib (half
-    a report's time) happens while the workers load rather than after the last run.
+    a report's time) happens while the grade starts and the workers load rather than
+    after the last run.
 
     It must not run beside a measured run: `pause()` before a worker's turn stops it
-    (SIGSTOP) unless it has already loaded and is only waiting; `draw()` lets it go on.
+    (SIGSTOP) unless it has already loaded and is only waiting; `resume()` lets it go on.
     """
 
     def __init__(self) -> None:
@@ -73,12 +75,34 @@ class ReportChild:
 
     @classmethod
     def start(cls) -> ReportChild:
-        """Starts the child; one that cannot start is noted, and the report is then drawn
-        by a fresh child as before."""
+        """The child `start_early` started, else a new one; one that cannot start is
+        noted, and the report is then drawn by a fresh child as before."""
+        early = _Early.claim()
+        if early is not None:
+            return early
         child = cls()
         with contextlib.suppress(OSError):
             child.process = _start_drawing(["--when-told"])
         return child
+
+    @classmethod
+    def start_early(cls) -> None:
+        """Starts the child as a `topos grade` command line begins, before the
+        command-line framework is even imported: the grading parent's own start-up (a
+        fifth of a second on one core) leaves the other core to the child's loading.
+        The grade takes it with `start()`; `end_early()` ends one no grade will take,
+        and one never taken is ended when this process exits."""
+        if _Early.child is None and reports_wanted():
+            _Early.child = cls.start()
+            atexit.register(cls.end_early)
+
+    @staticmethod
+    def end_early() -> None:
+        """Ends the child `start_early` started if no grade has taken it (a grade that
+        draws no report, a frontier, a usage error)."""
+        child = _Early.claim()
+        if child is not None:
+            child.close()
 
     def has_loaded(self, timeout: float = 0.0) -> bool:
         """Whether the child has said `loaded`, waiting at most `timeout` seconds for it."""
@@ -98,15 +122,19 @@ class ReportChild:
             os.kill(process.pid, signal.SIGSTOP)
             self._stopped = True
 
-    def take(self) -> subprocess.Popen[str] | None:
-        """The child, running again, for `draw_report_in_child`; None if it has died."""
-        process, self.process = self.process, None
-        if process is None:
-            return None
-        if self._stopped:
+    def resume(self) -> None:
+        """Lets a stopped child go on loading (the runs are over)."""
+        process = self.process
+        if process is not None and self._stopped:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(process.pid, signal.SIGCONT)
-        if process.poll() is not None:
+            self._stopped = False
+
+    def take(self) -> subprocess.Popen[str] | None:
+        """The child, running again, for `ReportDrawing`; None if it has died."""
+        self.resume()
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
             return None
         return process
 
@@ -123,6 +151,75 @@ class ReportChild:
             process.communicate(timeout=2.0)
 
 
+class ReportDrawing:
+    """A report being drawn: the child has been told (or started) and draws while the
+    grade prints its verdict; `finish()` waits for the page."""
+
+    def __init__(
+        self, result_path: str | os.PathLike[str], child: ReportChild | None = None
+    ) -> None:
+        self.result_path = result_path
+        self.report_path = default_report_path(result_path)
+        self.process = None if child is None else child.take()
+        self._error: OSError | None = None
+        if self.process is None:
+            try:
+                self.process = _start_drawing([str(result_path), "--html", str(self.report_path)])
+            except OSError as error:
+                self._error = error
+            return
+        told = {"result": str(result_path), "html": str(self.report_path)}
+        # Told now, so that it draws while the grade prints; `finish` closes its input. A
+        # child that has died meanwhile says why when `finish` reads what it wrote.
+        with contextlib.suppress(BrokenPipeError):
+            self.process.stdin.write(json.dumps(told) + "\n")
+            self.process.stdin.flush()
+
+    def finish(self, stderr: TextIO, timeout: float = REPORT_TIMEOUT_SECONDS) -> Path | None:
+        """The report's path once drawn, or `None` after writing one warning line to
+        `stderr` when it could not be drawn; never raises for a drawing failure."""
+        process = self.process
+        try:
+            if self._error is not None or process is None:
+                raise self._error or OSError("no drawing process")
+            try:
+                _, errors = process.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.communicate()
+                raise
+        except subprocess.TimeoutExpired:
+            reason = f"it took longer than {timeout:g} s"
+        except OSError as error:
+            reason = f"the drawing process could not start: {error.strerror or error}"
+        else:
+            if process.returncode == 0:
+                return self.report_path
+            lines = [line for line in errors.splitlines() if line.strip()]
+            reason = (
+                lines[-1].removeprefix("topos: error: ")
+                if lines
+                else (f"the drawing process ended with status {process.returncode}")
+            )
+        stderr.write(
+            f"topos: warning: the report could not be drawn ({reason}); the result is "
+            f"intact, and `topos report {self.result_path}` can draw it later\n"
+        )
+        return None
+
+
+class _Early:
+    """The child `ReportChild.start_early` started, until a grade takes it."""
+
+    child: ReportChild | None = None
+
+    @classmethod
+    def claim(cls) -> ReportChild | None:
+        """The early child, now the caller's; None if there is none."""
+        child, cls.child = cls.child, None
+        return child
+
+
 def draw_report_in_child(
     result_path: str | os.PathLike[str],
     stderr: TextIO,
@@ -135,35 +232,4 @@ def draw_report_in_child(
     Returns the report's path, or `None` after writing one warning line to
     `stderr` when it could not be drawn; never raises for a drawing failure.
     """
-    report_path = default_report_path(result_path)
-    process = None if child is None else child.take()
-    told = None
-    try:
-        if process is None:
-            process = _start_drawing([str(result_path), "--html", str(report_path)])
-        else:
-            told = json.dumps({"result": str(result_path), "html": str(report_path)}) + "\n"
-        try:
-            _, errors = process.communicate(input=told, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
-            raise
-    except subprocess.TimeoutExpired:
-        reason = f"it took longer than {timeout:g} s"
-    except OSError as error:
-        reason = f"the drawing process could not start: {error.strerror or error}"
-    else:
-        if process.returncode == 0:
-            return report_path
-        lines = [line for line in errors.splitlines() if line.strip()]
-        reason = (
-            lines[-1].removeprefix("topos: error: ")
-            if lines
-            else (f"the drawing process ended with status {process.returncode}")
-        )
-    stderr.write(
-        f"topos: warning: the report could not be drawn ({reason}); the result is intact, "
-        f"and `topos report {result_path}` can draw it later\n"
-    )
-    return None
+    return ReportDrawing(result_path, child).finish(stderr, timeout)

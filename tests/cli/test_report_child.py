@@ -8,9 +8,16 @@ import time
 
 import psutil
 
+from tests.cli.grading import topos
 from tests.cli.result_examples import example_result
 from tests.cli.test_report_html import svgs, write
-from topos_cli.report_child import ReportChild, draw_report_in_child
+from topos_cli.report_child import (
+    REPORT_MODULE,
+    ReportChild,
+    ReportDrawing,
+    _Early,
+    draw_report_in_child,
+)
 
 
 def test_a_child_started_early_draws_the_report_once_told(tmp_path):
@@ -51,3 +58,48 @@ def test_a_child_that_draws_nothing_ends_with_the_grade():
             child.pause()
         child.close()
         assert not process.is_running() or process.status() == psutil.STATUS_ZOMBIE
+
+
+def drawing_children():
+    """The drawing children waiting to be told, of any parent."""
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        command = process.info["cmdline"] or []
+        if REPORT_MODULE in command and "--when-told" in command:
+            found.append(process)
+    return [process for process in found if process.is_running() and process.status() != "zombie"]
+
+
+def test_a_child_started_early_is_the_one_the_grade_takes_and_one_not_taken_is_ended(
+    monkeypatch,
+):
+    monkeypatch.setenv("TOPOS_REPORT", "on")
+    ReportChild.start_early()
+    early = _Early.child
+    assert early is not None and early.process.poll() is None
+    assert ReportChild.start() is early and _Early.child is None
+    early.close()
+    ReportChild.start_early()
+    process = psutil.Process(_Early.child.process.pid)
+    ReportChild.end_early()
+    assert _Early.child is None
+    assert not process.is_running() or process.status() == psutil.STATUS_ZOMBIE
+
+
+def test_a_grade_command_that_draws_no_report_leaves_no_drawing_child(tmp_path):
+    before = {process.pid for process in drawing_children()}
+    for arguments in (["--steps", "0"], ["--routes", "nonesuch"]):
+        finished = topos("grade", *arguments, cwd=tmp_path, TOPOS_REPORT="on")
+        assert finished.returncode == 2, finished.stderr
+    assert {process.pid for process in drawing_children()} <= before
+
+
+def test_a_child_that_died_before_it_was_told_is_replaced_by_a_fresh_one(tmp_path):
+    path = write(tmp_path, example_result())
+    child = ReportChild.start()
+    child.process.kill()
+    child.process.wait()
+    errors = io.StringIO()
+    drawing = ReportDrawing(path, child)
+    assert drawing.finish(errors) == tmp_path / "result.html" and errors.getvalue() == ""
+    assert len(svgs((tmp_path / "result.html").read_text(encoding="utf-8"))) == 3
