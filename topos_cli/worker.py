@@ -347,4 +347,10 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     # Only as a process of its own: a caller of main() keeps its own fate.
     die_with_parent()
-    sys.exit(main())
+    status = main()
+    # The grader gives the next worker its turn once this one has exited, and tearing
+    # down an interpreter full of arrays takes a few hundredths of a second; the events
+    # are sent, the shard processes ended, and nothing else is left to flush.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
