@@ -275,6 +275,22 @@ def _contiguous(operand: np.ndarray, region: np.ndarray) -> np.ndarray:
     return copy
 
 
+def _target(out, shape: tuple[int, ...], dtype) -> np.ndarray:
+    """Where a kernel writes its output: `out` when it is C-contiguous (as the memory plan
+    lays it out), else a new array, copied into `out` by `_delivered`."""
+    if out is not None and out.flags.c_contiguous:
+        return out
+    return np.empty(shape, dtype=dtype)
+
+
+def _delivered(target: np.ndarray, out) -> np.ndarray:
+    """The output: `target`, copied into `out` first when `out` is another array."""
+    if out is None or out is target:
+        return target
+    np.copyto(out, target)
+    return out
+
+
 def _tile_blocks(padded: np.ndarray, tile_rows: int, tile_columns: int):
     """The four views of the padded channels-last images `[N, 4TH+4, 4TW+4, C]` that
     together hold every tile's 6x6 window, as `(i, j, view [N, TH, i-extent, TW,
@@ -320,14 +336,13 @@ def winograd_input(images, out=None, workspace=None, *, window: PatchWindow):
         rows, columns = block.shape[2], block.shape[4]
         target = by_position[row : row + rows, column : column + columns]
         np.copyto(target, block.transpose(2, 4, 0, 1, 3, 5))
-    if out is None:
-        out = np.empty((POSITIONS, tiles, channels), dtype=images.dtype)
+    target = _target(out, (POSITIONS, tiles, channels), images.dtype)
     np.matmul(
         _transform("input", images.dtype),
         gathered.reshape(POSITIONS, -1),
-        out=out.reshape(POSITIONS, -1),
+        out=target.reshape(POSITIONS, -1),
     )
-    return out
+    return _delivered(target, out)
 
 
 @primitive(
@@ -406,11 +421,10 @@ def winograd_output(
         _transform("output", products.dtype), operand.reshape(POSITIONS, -1), out=output_tiles
     )
     batch, height, width = pixels
-    if out is None:
-        out = np.empty((batch * height * width, filters), dtype=products.dtype)
-    by_row, by_tile = _placed(out, output_tiles, pixels, window.phases)
+    target = _target(out, (batch * height * width, filters), products.dtype)
+    by_row, by_tile = _placed(target, output_tiles, pixels, window.phases)
     np.copyto(by_row, by_tile)
-    return out
+    return _delivered(target, out)
 
 
 @primitive(
@@ -431,11 +445,10 @@ def winograd_output_adjoint(
     gathered = gathered.reshape(TILE * TILE, tiles, filters)
     by_row, by_tile = _placed(rows, gathered, pixels, window.phases)
     np.copyto(by_tile, by_row)
-    if out is None:
-        out = np.empty((POSITIONS, tiles, filters), dtype=rows.dtype)
+    target = _target(out, (POSITIONS, tiles, filters), rows.dtype)
     np.matmul(
         _transform("output", rows.dtype, transposed=True),
         gathered.reshape(TILE * TILE, -1),
-        out=out.reshape(POSITIONS, -1),
+        out=target.reshape(POSITIONS, -1),
     )
-    return out
+    return _delivered(target, out)
