@@ -14,7 +14,7 @@ import numpy as np
 
 from topos import Tensor
 from topos.training import RouteProgram
-from topos.workloads import cifar10
+from topos.workloads import resolve
 
 ROUTES = ("engine", "recorded")
 CLASSES = 10
@@ -50,16 +50,21 @@ class Trainer:
 
 
 def build(
-    route: str, batch: int = 64, shards: int | None = None, shard_processes: bool = False
+    route: str,
+    batch: int = 64,
+    shards: int | None = None,
+    shard_processes: bool = False,
+    workload: str = "cifar10",
 ) -> Trainer:
     """The `cifar10` workload's model lowered for `route`, at `batch` rows in `shards`
     shards (default: the workload's), the shards past the first in forked processes with
     `shard_processes` (as `cifar10` runs them on Linux; else on threads, as
     `cifar10-threads`): the very recording `topos grade` trains, so the benchmark
-    measures what users grade."""
+    measures what users grade. `workload` names a variant of the same model and
+    initial weights instead (`cifar10-winograd`)."""
     if route not in ROUTES:
         raise ValueError(f"route must be one of {ROUTES}, not {route!r}")
-    workload = cifar10.workload
+    workload = resolve(workload)
     workload = replace(
         workload, batch_size=batch, shards=workload.shards if shards is None else shards
     )

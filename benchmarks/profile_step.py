@@ -1,6 +1,7 @@
 """Where a cifar10 training step's time goes, kernel by kernel, on one route.
 
     python benchmarks/profile_step.py [engine|recorded] [--steps 5] [--top 25]
+                                      [--workload cifar10-winograd]
 
 Trains the seed model a few warm-up steps, then times every kernel call of a
 few more: the plan's forward kernels by node, and (on the engine route) the
@@ -46,6 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=5, help="profiled steps")
     parser.add_argument("--top", type=int, default=25, help="lines to print")
     parser.add_argument(
+        "--workload", default="cifar10", help="cifar10 or a variant of it (cifar10-winograd)"
+    )
+    parser.add_argument(
         "--shards",
         type=int,
         default=1,
@@ -53,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     arguments = parser.parse_args(argv)
 
-    trainer = build(arguments.route, shards=arguments.shards)
+    trainer = build(arguments.route, shards=arguments.shards, workload=arguments.workload)
     pool = batches(4)
     for step in range(3):
         trainer.step(*pool[step % 4])

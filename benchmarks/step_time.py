@@ -1,7 +1,7 @@
 """Time per training step of the cifar10 seed model: engine, recorded, and PyTorch.
 
     python benchmarks/step_time.py [--rounds 5] [--steps 20] [--warmup 5] [--out results/...]
-                                   [--processes]
+                                   [--processes] [--workload cifar10-winograd]
 
 Each route trains in its own worker process (this file run with `--worker ROUTE`),
 speaking JSON lines over its pipes. The parent interleaves the rounds: every
@@ -21,6 +21,12 @@ in a forked child (`engine-processes`, `recorded-processes`), which must give th
 loss bits as the threads; their CPU time counts the child's too (read from the live
 child, whose rusage would reach its parent only once reaped), their page faults are the
 parent's alone.
+
+`--workload NAME` (repeatable) times a variant of the same model and initial weights beside it (for
+example `cifar10-winograd`), as `engine@NAME` and `recorded@NAME` (and with
+`--processes`, `engine-processes@NAME` and `recorded-processes@NAME`), interleaved with
+the rest; each pair of its routes must give the same loss bits (its bits need not be
+cifar10's).
 
 PyTorch is never a dependency of the project: it is only imported here, in its
 own worker, when installed.
@@ -54,8 +60,11 @@ def _topos_worker(route: str):
     sys.path.insert(0, str(ROOT))
     from cifar10_model import batches, build
 
+    route, _, workload = route.partition("@")
     name, _, processes = route.partition("-")
-    trainer = build(name, BATCH, shard_processes=processes == "processes")
+    trainer = build(
+        name, BATCH, shard_processes=processes == "processes", workload=workload or "cifar10"
+    )
     pool = batches(POOL, BATCH)
     state = {"step": 0}
 
@@ -160,11 +169,21 @@ def main(argv: list[str] | None = None) -> int:
         help="also time both routes with their second shard in a forked process "
         "(cifar10-processes), interleaved with the rest",
     )
+    parser.add_argument(
+        "--workload",
+        action="append",
+        default=[],
+        help="a variant of the cifar10 model (for example cifar10-winograd) whose routes are "
+        "timed too, as ROUTE@NAME, interleaved with the rest (repeat it for several)",
+    )
     arguments = parser.parse_args(argv)
     if arguments.worker:
         return worker(arguments.worker)
 
     own_routes = TOPOS_ROUTES + (PROCESS_ROUTES if arguments.processes else ())
+    base_routes = own_routes
+    for variant in arguments.workload:
+        own_routes += tuple(f"{route}@{variant}" for route in base_routes)
     routes, skipped = harness.timed_routes(own_routes, TWINS, arguments.no_torch)
     allocator = {}
     if arguments.keep_freed_memory:
@@ -183,11 +202,19 @@ def main(argv: list[str] | None = None) -> int:
         pairs.append(("engine@base", "recorded@base"))
     if arguments.processes:
         pairs += [("engine", "engine-processes"), ("recorded", "recorded-processes")]
+    for variant in arguments.workload:
+        pairs.append((f"engine@{variant}", f"recorded@{variant}"))
+        if arguments.processes:
+            pairs += [
+                (f"engine@{variant}", f"engine-processes@{variant}"),
+                (f"recorded@{variant}", f"recorded-processes@{variant}"),
+            ]
     parity = harness.losses_agree(workers, *pairs)
     recorded_vs_engine = results["recorded"]["median_ms"] / results["engine"]["median_ms"]
     report = {
         "benchmark": "step_time",
         "workload": "cifar10 seed model, batch 64, SGD 0.05, synthetic normal batches",
+        "variant": arguments.workload,
         **harness.round_facts(arguments, workers, results, skipped, parity),
         "topos_allocator": "keeps freed memory (estimate)" if allocator else "default",
         "recorded_vs_engine": recorded_vs_engine,
@@ -195,7 +222,9 @@ def main(argv: list[str] | None = None) -> int:
         "environment": harness.environment(BLAS_VARIABLES),
     }
     harness.print_table(
-        results, 22, {"vs_pytorch": "x pytorch", "vs_pytorch_channels_last": "x ch-last"}
+        results,
+        max(22, *map(len, results)),
+        {"vs_pytorch": "x pytorch", "vs_pytorch_channels_last": "x ch-last"},
     )
     if allocator:
         print("topos workers ran with glibc keeping freed memory (an arena's estimate)")

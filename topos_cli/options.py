@@ -15,7 +15,8 @@ WorkloadOption = Annotated[
         "--workload",
         "-w",
         help="cifar10, mnist, gpt (cifar10-threads, gpt-threads: their second shard on a "
-        "thread), a topos.workloads entry point, or package.module:attribute.",
+        "thread; cifar10-winograd: Winograd convolutions), a topos.workloads entry point, or "
+        "package.module:attribute.",
     ),
 ]
 RouteOption = Annotated[str, typer.Option("--route", "-r", help="engine, recorded or remat.")]

@@ -435,6 +435,55 @@ CONVOLUTION_CASES: list[Case] = [
 ]
 PRIMITIVE_CASES += CONVOLUTION_CASES
 
+
+# Winograd F(4x4, 3x3)'s tile transforms (conv2d records them with algorithm="winograd") ---
+
+
+def _winograd_case(name, subject, operand, **attributes) -> Case:
+    """One Winograd transform over a varying operand of shape `operand`, drawn small: the
+    transforms multiply by up to 64, and the loss's size is what rounds a finite
+    difference."""
+
+    def draw(rng):
+        return [rng.standard_normal(operand) / 16]
+
+    return Case(name, subject, draw, on_parameters(lambda a: _record(subject, a, **attributes)))
+
+
+WINOGRAD_CASES: list[Case] = [
+    _winograd_case("winograd_input", "winograd_input", (2, 2, 4, 8), **window()),
+    _winograd_case(
+        "winograd_input_adjoint",
+        "winograd_input_adjoint",
+        (36, 4, 2),
+        shape=(2, 2, 4, 8),
+        **window(),
+    ),
+    _winograd_case("winograd_output", "winograd_output", (36, 4, 3), pixels=(2, 8, 4), **window()),
+    _winograd_case(
+        "winograd_output_phases2",
+        "winograd_output",
+        (36, 4, 3),
+        pixels=(1, 8, 8),
+        **window(phases=2),
+    ),
+    _winograd_case(
+        "winograd_output_adjoint_phases4",
+        "winograd_output_adjoint",
+        (64, 3),
+        pixels=(1, 8, 8),
+        **window(phases=4),
+    ),
+    _winograd_case(
+        "winograd_output_adjoint",
+        "winograd_output_adjoint",
+        (32, 2),
+        pixels=(2, 4, 4),
+        **window(),
+    ),
+]
+PRIMITIVE_CASES += WINOGRAD_CASES
+
 # `fold` onto a length longer than its windows need: the last positions receive no lane.
 FOLD_WITH_SLACK = Case(
     "fold_slack", "fold", normal((2, 1, 2)), on_parameters(lambda a: a.fold(1, 4, 1))
@@ -586,6 +635,35 @@ COMPOSITE_CASES: list[Case] = [
         _bias_free_conv_layer,
     ),
 ]
+
+
+def quarter(*shapes) -> Draw:
+    """Standard normal values over 4: Winograd's transforms multiply by up to 64, and the
+    loss's size is what rounds a finite difference."""
+    return lambda rng: [rng.standard_normal(shape) / 4 for shape in shapes]
+
+
+WINOGRAD_COMPOSITE_CASES: list[Case] = [
+    Case(
+        "conv2d_winograd",
+        "conv2d",
+        quarter((2, 2, 4, 8), (3, 2, 3, 3), (3,)),
+        on_parameters(lambda x, w, b: conv2d(x, w, b, 1, 1, algorithm="winograd")),
+    ),
+    Case(
+        "conv2d_max_pool_winograd",
+        "conv2d_max_pool",
+        quarter((2, 2, 8, 4), (3, 2, 3, 3), (3,)),
+        on_parameters(lambda x, w, b: conv2d_max_pool(x, w, b, 1, 1, 2, algorithm="winograd")),
+    ),
+    Case(
+        "conv2d_max_pool_winograd_pool4",
+        "conv2d_max_pool",
+        quarter((1, 2, 8, 8), (2, 2, 3, 3)),
+        on_parameters(lambda x, w: conv2d_max_pool(x, w, None, 1, 1, 4, algorithm="winograd")),
+    ),
+]
+COMPOSITE_CASES += WINOGRAD_COMPOSITE_CASES
 
 
 # Broadcasting, index inputs and the transformer's primitives ----------------------------

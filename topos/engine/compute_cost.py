@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from topos.graph.node import Node
+from topos.ops.winograd_transforms import POSITIONS, TILE, winograd_flops
 from topos.tensor import Shape
 
 #: FLOPs charged for every element a kernel reads or writes (see the module).
@@ -56,6 +57,23 @@ register_flops(
 register_flops(
     "convolution_images",
     lambda output, gradient, kernel, **attributes: (2 * gradient.volume + gradient[0]) * kernel[0],
+)
+# The Winograd transforms: one product with a Kronecker matrix each.
+register_flops(
+    "winograd_input",
+    lambda output, images, **attributes: winograd_flops(output[1], images[1], POSITIONS),
+)
+register_flops(
+    "winograd_input_adjoint",
+    lambda output, tiles, **attributes: winograd_flops(tiles[1], tiles[2], POSITIONS),
+)
+register_flops(
+    "winograd_output",
+    lambda output, products, **attributes: winograd_flops(products[1], products[2], TILE * TILE),
+)
+register_flops(
+    "winograd_output_adjoint",
+    lambda output, rows, **attributes: winograd_flops(output[1], output[2], TILE * TILE),
 )
 
 

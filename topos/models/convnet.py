@@ -19,6 +19,8 @@ class ConvNet:
     Stage i's kernel is drawn by `init.normal(seeds[i], sqrt(2 / fan_in))` with
     fan_in = channels_in * 9; the head's weights then bias by one `init.kaiming`.
     In `dtype` float64 the very same float32 draws are widened (`topos check`).
+    `algorithm` is every stage's `Conv2d` algorithm: with "winograd", the stages where
+    Winograd applies and pays use it (cifar10's second and third), the others stay direct.
     """
 
     def __init__(
@@ -31,6 +33,7 @@ class ConvNet:
         head_seed: int,
         classes: int,
         dtype: Any = np.float32,
+        algorithm: str = "direct",
     ) -> None:
         self.stages: list[Conv2d] = []
         incoming = channels
@@ -38,7 +41,7 @@ class ConvNet:
             deviation = math.sqrt(2.0 / (incoming * 9))
             weights = init.normal(seed, deviation)(Shape([count, incoming, 3, 3])).astype(dtype)
             bias = Tensor.filled([count], 0.0, dtype=dtype)
-            self.stages.append(Conv2d(tape, weights, bias, 1, 1))
+            self.stages.append(Conv2d(tape, weights, bias, 1, 1, algorithm=algorithm))
             incoming = count
         final_side = side // 2 ** len(filters)
         self.flat_length = incoming * final_side * final_side

@@ -21,6 +21,7 @@ from topos.ops import (  # noqa: F401  (importing registers the primitives)
     standardize,
     unary,
     windows,
+    winograd_transforms,
 )
 from topos.ops.patch_window import PatchWindow
 from topos.ops.primitive import REGISTRY, Primitive, lookup

@@ -4,6 +4,7 @@ built-in `cifar10` and `mnist` are, each one value."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -12,6 +13,36 @@ from topos.datasets import Dataset
 from topos.graph import Tape
 from topos.models.convnet import ConvNet, record_classifier
 from topos.training.workload import Recording, StepSchedule, Workload
+
+
+@dataclass(frozen=True)
+class ConvNetRecording:
+    """A workload's `record`: the `ConvNet` of these numbers and its cross-entropy loss. A
+    value, so a variant is `dataclasses.replace(recording, algorithm="winograd")`."""
+
+    channels: int
+    side: int
+    filters: tuple[int, ...]
+    kernel_seeds: tuple[int, ...]
+    head_seed: int
+    classes: int
+    algorithm: str = "direct"
+
+    def __call__(self, tape: Tape, rows: int, dtype: Any = np.float32) -> Recording:
+        """Records the model and its cross-entropy loss for a batch of `rows` images, in
+        `dtype` (float32 trains; float64 is what `topos check` differentiates)."""
+        model = ConvNet(
+            tape,
+            self.channels,
+            self.side,
+            self.filters,
+            self.kernel_seeds,
+            self.head_seed,
+            self.classes,
+            dtype,
+            self.algorithm,
+        )
+        return record_classifier(tape, rows, model, self.channels, self.side, dtype)
 
 
 def convnet_workload(
@@ -30,16 +61,14 @@ def convnet_workload(
     batch_size: int = 64,
     shards: int = 1,
     shard_processes: bool | None = False,
+    algorithm: str = "direct",
 ) -> Workload:
     """A workload training `ConvNet(channels, side, filters, kernel_seeds, head_seed,
-    classes)` by cross-entropy on `load_dataset`'s images with plain SGD."""
-
-    def record(tape: Tape, rows: int, dtype: Any = np.float32) -> Recording:
-        """Records the model and its cross-entropy loss for a batch of `rows` images, in
-        `dtype` (float32 trains; float64 is what `topos check` differentiates)."""
-        model = ConvNet(tape, channels, side, filters, kernel_seeds, head_seed, classes, dtype)
-        return record_classifier(tape, rows, model, channels, side, dtype)
-
+    classes, algorithm=algorithm)` by cross-entropy on `load_dataset`'s images with plain
+    SGD."""
+    record = ConvNetRecording(
+        channels, side, tuple(filters), tuple(kernel_seeds), head_seed, classes, algorithm
+    )
     return Workload(
         name=name,
         description=description,
