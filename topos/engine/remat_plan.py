@@ -25,11 +25,7 @@ from topos.engine.budget import Budget
 from topos.engine.compute_cost import flops
 from topos.engine.memory_plan import MemoryPlan, plan_memory, scratch_elements
 from topos.engine.plan import Plan
-from topos.engine.remat_schedule import (
-    RematSchedule,
-    in_recording_order,
-    schedule_recomputation,
-)
+from topos.engine.remat_schedule import RematSchedule, RematScheduler, in_recording_order
 from topos.errors import BudgetError
 from topos.graph.node import Node
 
@@ -80,22 +76,17 @@ class RematPlan(Plan):
             )
             return program, memory
 
+        scheduler = RematScheduler(
+            nodes, self.evaluated, self.roots, storage, views, sizes, workspaces
+        )
+
         def fitting(budget: int) -> tuple[RematSchedule, list[Node], MemoryPlan] | None:
             # The arena's placement may leave gaps the simulation does not see: when
             # the placed plan overshoots, simulate again under a budget smaller by as
             # much, a few times.
             simulated = budget
             for _ in range(_PLACEMENT_TRIES):
-                schedule = schedule_recomputation(
-                    nodes,
-                    self.evaluated,
-                    self.roots,
-                    storage,
-                    views,
-                    sizes,
-                    workspaces,
-                    simulated,
-                )
+                schedule = scheduler.schedule(simulated)
                 program, memory = lay_out(schedule, budget)
                 planned = _planned_bytes(memory)
                 if planned <= budget:
