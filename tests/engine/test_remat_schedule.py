@@ -43,8 +43,9 @@ def test_random_graphs_get_the_reference_schedules(program: Program, fractions):
     inputs, unconstrained = simulation_inputs(network, network.entry(roots).roots)
     scheduler = RematScheduler(*inputs)
     for fraction in fractions:
-        budget = int(fraction * unconstrained)
-        assert scheduler.schedule(budget) == reference_schedule(*inputs, budget), budget
+        # Budgets close together: the later ones often fall within a walk's range.
+        for budget in (int(fraction * unconstrained), int(fraction * unconstrained) + 64):
+            assert scheduler.schedule(budget) == reference_schedule(*inputs, budget), budget
 
 
 def test_a_convnet_gets_the_reference_schedules_at_every_budget():

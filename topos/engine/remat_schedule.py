@@ -146,6 +146,8 @@ class RematScheduler:
         # What the greedy may evict, whatever the budget: not a source (a fed input
         # cannot be recomputed), not a root (the caller reads it), and something that
         # costs bytes.
+        # The schedules walked so far, each with the range of budgets it is the walk of.
+        self._walked: list[tuple[int, float, RematSchedule]] = []
         self.evictable = [
             not node.is_source and index not in self.roots and self.size[index] > 0
             for index, node in enumerate(nodes)
@@ -157,8 +159,18 @@ class RematScheduler:
         When the greedy gets stuck (the buffers a kernel needs at once exceed the
         budget) inside a recomputation, the eviction that made the recomputation
         necessary is forbidden and the walk goes again; when no such eviction is left,
-        the schedule is returned with `fits` False."""
-        evaluations, peak, fits = RematSimulation(self, budget).run()
-        return RematSchedule(
+        the schedule is returned with `fits` False.
+
+        A walk decides only by comparing bytes with the budget, so every budget that
+        compares the same way gets the same schedule: a budget within the range of one
+        walked before gets its schedule again, without a walk."""
+        for within, over, schedule in self._walked:
+            if within <= budget < over:
+                return schedule
+        simulation = RematSimulation(self, budget)
+        evaluations, peak, fits = simulation.run()
+        schedule = RematSchedule(
             tuple(Evaluation(*evaluation) for evaluation in evaluations), peak, fits
         )
+        self._walked.append((simulation.within, simulation.over, schedule))
+        return schedule

@@ -14,10 +14,15 @@ what it decides:
   (before it, the storage was never the victim, so leaving it out changes no choice),
   so the walk resumes from a snapshot taken at the start of that step instead of from
   the first node. A snapshot is taken at the start of every step that evicts.
+- *Kept restore costs.* What restoring an evicted node costs (its kernel and those of
+  its missing ancestors) changes only when some ancestor arrives or leaves, so it is
+  kept from one victim to the next, and forgotten for a node's descendants when the
+  node arrives or leaves.
 """
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -83,11 +88,17 @@ class RematSimulation:
         self.peak = 0
         self.fits = True
         self.now = 0
+        # The walk compares bytes with the budget and nothing else: the largest that
+        # fitted it and the smallest that did not bound the budgets whose walk this is.
+        self.within = 0
+        self.over = math.inf
         # The position (in the walk) of the current step, the snapshot of its start
         # once it evicts, and the step at which each storage was first evicted.
         self.step = 0
         self.snapshots: dict[int, _Snapshot] = {}
         self.first_evicted: dict[int, int] = {}
+        # The restore cost of evicted nodes, as far as known (see `restore_cost`).
+        self.restore_costs: dict[int, int] = {}
 
     def run(self) -> tuple[list[tuple[int, tuple[int, ...], bool]], int, bool]:
         """Walks to the end, resuming after every stuck recomputation (see the module)."""
@@ -150,6 +161,7 @@ class RematSimulation:
         del self.evaluations[snapshot.evaluations :]
         self.live, self.peak, self.fits = snapshot.live, snapshot.peak, snapshot.fits
         self.pinned = [0] * self.tables.count
+        self.restore_costs = {}
         self.chain = []
         self.arrived = []
         self.snapshots = {before: kept for before, kept in self.snapshots.items() if before <= step}
@@ -188,7 +200,12 @@ class RematSimulation:
         storage = tables.storage[index]
         need = 0 if self.held[storage] else tables.size[storage]
         need += tables.workspace[index]
-        while need and self.live + need > self.budget:
+        while need:
+            wanted = self.live + need
+            if wanted <= self.budget:
+                self.within = max(self.within, wanted)
+                break
+            self.over = min(self.over, wanted)
             victim = self.victim()
             if victim is None:
                 for node in self.chain:
@@ -212,12 +229,14 @@ class RematSimulation:
                 self.candidates.add(storage)
         self.held[storage] += 1
         resident[index] = len(self.evaluations) - 1
+        self._forget_restore_costs(index)
         self.arrived.append(index)
 
     def drop(self, index: int) -> None:
         tables = self.tables
         self.resident[index] = _NONE
         self.evicted_by[index] = _NONE
+        self._forget_restore_costs(index)
         storage = tables.storage[index]
         self.held[storage] -= 1
         if not self.held[storage]:
@@ -266,7 +285,6 @@ class RematSimulation:
         unused: int | None = None
         best: int | None = None
         best_score = 0.0
-        memo: dict[int, int] = {}
         for storage in self.candidates:
             if self.pinned[storage]:
                 continue
@@ -285,7 +303,7 @@ class RematSimulation:
             if unused is not None:
                 continue
             base = tables.cost[storage] + sum(
-                self.restore_cost(operand, memo) for operand in tables.inputs[storage]
+                self.restore_cost(operand) for operand in tables.inputs[storage]
             )
             # The very float expression the greedy was first written with, so equal and
             # nearly equal ratios order the same way.
@@ -294,15 +312,32 @@ class RematSimulation:
                 best, best_score = storage, score
         return unused if unused is not None else best
 
-    def restore_cost(self, index: int, memo: dict[int, int]) -> int:
+    def restore_cost(self, index: int) -> int:
         """What making `index` resident again costs now: nothing if it is, else its own
-        kernel and those of its missing ancestors."""
+        kernel and those of its missing ancestors (an ancestor reached by two paths
+        counts twice, as the greedy was first written)."""
         if self.resident[index] != _NONE:
             return 0
-        known = memo.get(index)
+        known = self.restore_costs.get(index)
         if known is None:
             known = self.tables.cost[index] + sum(
-                self.restore_cost(operand, memo) for operand in self.tables.inputs[index]
+                self.restore_cost(operand) for operand in self.tables.inputs[index]
             )
-            memo[index] = known
+            self.restore_costs[index] = known
         return known
+
+    def _forget_restore_costs(self, index: int) -> None:
+        """Forgets the kept restore costs that depend on whether `index` is resident:
+        its own and its descendants'. A kept cost's evicted operands have kept costs
+        too, so the descendants to forget are reached through kept costs alone."""
+        known = self.restore_costs
+        if not known:
+            return
+        known.pop(index, None)
+        readers = self.tables.readers
+        pending = [index]
+        while pending:
+            for reader in readers[pending.pop()]:
+                if reader in known:
+                    del known[reader]
+                    pending.append(reader)
