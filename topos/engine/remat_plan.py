@@ -23,7 +23,7 @@ import numpy as np
 from topos.engine.arena import ALIGNMENT, aligned
 from topos.engine.budget import Budget
 from topos.engine.compute_cost import flops
-from topos.engine.memory_plan import MemoryPlan, plan_memory, scratch_elements
+from topos.engine.memory_plan import MemoryLayout, MemoryPlan, scratch_elements
 from topos.engine.plan import Plan
 from topos.engine.remat_schedule import RematSchedule, RematScheduler, in_recording_order
 from topos.errors import BudgetError
@@ -62,19 +62,28 @@ class RematPlan(Plan):
         sizes, workspaces = _buffer_bytes(nodes, self.evaluated, base.memory, network.dtype)
         self.unconstrained_bytes = _planned_bytes(base.memory)
 
+        # The search below lays the same schedule out under several budgets (the
+        # scheduler hands back the very schedule for a budget its walk covers): each
+        # schedule's program and layout are kept, by identity, with the schedule.
+        layouts: dict[int, tuple[RematSchedule, list[Node], MemoryLayout]] = {}
+
         def lay_out(
             schedule: RematSchedule, budget: int | None = None
         ) -> tuple[list[Node], MemoryPlan]:
-            program = _program(nodes, schedule)
-            positions = [
-                position
-                for position, evaluation in enumerate(schedule.evaluations)
-                if evaluation.node in base.roots
-            ]
-            memory = plan_memory(
-                program, range(len(program)), positions, "forward", network.dtype, budget
-            )
-            return program, memory
+            known = layouts.get(id(schedule))
+            if known is None:
+                program = _program(nodes, schedule)
+                positions = [
+                    position
+                    for position, evaluation in enumerate(schedule.evaluations)
+                    if evaluation.node in base.roots
+                ]
+                layout = MemoryLayout(
+                    program, range(len(program)), positions, "forward", network.dtype
+                )
+                known = layouts[id(schedule)] = (schedule, program, layout)
+            _, program, layout = known
+            return program, layout.plan(budget)
 
         scheduler = RematScheduler(
             nodes, self.evaluated, self.roots, storage, views, sizes, workspaces
