@@ -283,8 +283,9 @@ class RematSimulation:
         members = tables.members
         readers = tables.readers
         unused: int | None = None
-        best: int | None = None
-        best_score = 0.0
+        # Each candidate's bound on h: its own kernel alone, over its bytes times the
+        # steps to its next use (restoring its missing operands only adds to it).
+        bounded: list[tuple[float, int, int]] = []
         for storage in self.candidates:
             if self.pinned[storage]:
                 continue
@@ -299,18 +300,28 @@ class RematSimulation:
             if nearest is None:
                 if unused is None or storage < unused:
                     unused = storage
-                continue
-            if unused is not None:
-                continue
+            elif unused is None:
+                spread = tables.size[storage] * (nearest - now)
+                bounded.append((tables.cost[storage] / spread, storage, spread))
+        if unused is not None:
+            return unused
+        best: int | None = None
+        best_score = 0.0
+        # In the order of their bounds, until a bound exceeds the best h found: a
+        # correctly rounded division never decreases as its numerator grows, so the h of
+        # every candidate left is larger still.
+        for bound, storage, spread in sorted(bounded):
+            if best is not None and bound > best_score:
+                break
             base = tables.cost[storage] + sum(
                 self.restore_cost(operand) for operand in tables.inputs[storage]
             )
             # The very float expression the greedy was first written with, so equal and
             # nearly equal ratios order the same way.
-            score = base / (tables.size[storage] * (nearest - now))
+            score = base / spread
             if best is None or score < best_score or (score == best_score and storage < best):
                 best, best_score = storage, score
-        return unused if unused is not None else best
+        return best
 
     def restore_cost(self, index: int) -> int:
         """What making `index` resident again costs now: nothing if it is, else its own
