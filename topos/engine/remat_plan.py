@@ -25,7 +25,12 @@ from topos.engine.budget import Budget
 from topos.engine.compute_cost import flops
 from topos.engine.memory_plan import MemoryLayout, MemoryPlan, scratch_elements
 from topos.engine.plan import Plan
-from topos.engine.remat_schedule import RematSchedule, RematScheduler, in_recording_order
+from topos.engine.remat_schedule import (
+    Evaluation,
+    RematSchedule,
+    RematScheduler,
+    in_recording_order,
+)
 from topos.errors import BudgetError
 from topos.graph.node import Node
 
@@ -62,15 +67,20 @@ class RematPlan(Plan):
         sizes, workspaces = _buffer_bytes(nodes, self.evaluated, base.memory, network.dtype)
         self.unconstrained_bytes = _planned_bytes(base.memory)
 
-        # The search below lays the same schedule out under several budgets (the
-        # scheduler hands back the very schedule for a budget its walk covers): each
-        # schedule's program and layout are kept, by identity, with the schedule.
-        layouts: dict[int, tuple[RematSchedule, list[Node], MemoryLayout]] = {}
+        # The search below lays the same evaluations out under several budgets (walks
+        # under nearby budgets often end alike): each program and its layout are kept,
+        # found by the number of evaluations, then compared.
+        layouts: dict[int, list[tuple[tuple[Evaluation, ...], list[Node], MemoryLayout]]] = {}
 
         def lay_out(
             schedule: RematSchedule, budget: int | None = None
         ) -> tuple[list[Node], MemoryPlan]:
-            known = layouts.get(id(schedule))
+            evaluations = schedule.evaluations
+            alike = layouts.setdefault(len(evaluations), [])
+            known = next(
+                (kept for kept in alike if kept[0] is evaluations or kept[0] == evaluations),
+                None,
+            )
             if known is None:
                 program = _program(nodes, schedule)
                 positions = [
@@ -81,7 +91,8 @@ class RematPlan(Plan):
                 layout = MemoryLayout(
                     program, range(len(program)), positions, "forward", network.dtype
                 )
-                known = layouts[id(schedule)] = (schedule, program, layout)
+                known = (evaluations, program, layout)
+                alike.append(known)
             _, program, layout = known
             return program, layout.plan(budget)
 
