@@ -112,14 +112,15 @@ def plan_memory(
     """Decides views, lifetimes and arena offsets for one lowering. With a `budget`
     (bytes of arena and roots), the arena's placement searches no further once the
     plan fits it."""
-    return MemoryLayout(nodes, evaluated, roots, posture, dtype).plan(budget)
+    return MemoryPlanner(nodes, evaluated, roots, posture, dtype).plan(budget)
 
 
-class MemoryLayout:
-    """What a memory plan decides whatever its budget: views, lifetimes and the arena's
-    intervals. `plan(budget)` places them. A layout kept for several budgets keeps its
-    placement search too (`PlacementSearch`), as a remat lowering does when it lays
-    out one schedule under several budgets."""
+class MemoryPlanner:
+    """The memory plans of one program: what they decide whatever the budget (views,
+    lifetimes, the arena's intervals) is decided once, here, and `plan(budget)` places
+    the intervals. A planner asked for several budgets keeps its placement search too
+    (`PlacementSearch`), as a remat lowering does when it lays out one schedule under
+    several budgets."""
 
     def __init__(
         self, nodes: Sequence, evaluated: Sequence[int], roots: Sequence[int], posture: str, dtype

@@ -23,7 +23,7 @@ import numpy as np
 from topos.engine.arena import ALIGNMENT, aligned
 from topos.engine.budget import Budget
 from topos.engine.compute_cost import flops
-from topos.engine.memory_plan import MemoryLayout, MemoryPlan, scratch_elements
+from topos.engine.memory_plan import MemoryPlan, MemoryPlanner, scratch_elements
 from topos.engine.plan import Plan
 from topos.engine.remat_schedule import (
     Evaluation,
@@ -68,15 +68,15 @@ class RematPlan(Plan):
         self.unconstrained_bytes = _planned_bytes(base.memory)
 
         # The search below lays the same evaluations out under several budgets (walks
-        # under nearby budgets often end alike): each program and its layout are kept,
-        # found by the number of evaluations, then compared.
-        layouts: dict[int, list[tuple[tuple[Evaluation, ...], list[Node], MemoryLayout]]] = {}
+        # under nearby budgets often end alike): each program and its memory planner are
+        # kept, found by the number of evaluations, then compared.
+        planners: dict[int, list[tuple[tuple[Evaluation, ...], list[Node], MemoryPlanner]]] = {}
 
         def lay_out(
             schedule: RematSchedule, budget: int | None = None
         ) -> tuple[list[Node], MemoryPlan]:
             evaluations = schedule.evaluations
-            alike = layouts.setdefault(len(evaluations), [])
+            alike = planners.setdefault(len(evaluations), [])
             known = next(
                 (kept for kept in alike if kept[0] is evaluations or kept[0] == evaluations),
                 None,
@@ -88,13 +88,13 @@ class RematPlan(Plan):
                     for position, evaluation in enumerate(schedule.evaluations)
                     if evaluation.node in base.roots
                 ]
-                layout = MemoryLayout(
+                planner = MemoryPlanner(
                     program, range(len(program)), positions, "forward", network.dtype
                 )
-                known = (evaluations, program, layout)
+                known = (evaluations, program, planner)
                 alike.append(known)
-            _, program, layout = known
-            return program, layout.plan(budget)
+            _, program, planner = known
+            return program, planner.plan(budget)
 
         scheduler = RematScheduler(
             nodes, self.evaluated, self.roots, storage, views, sizes, workspaces

@@ -2,7 +2,7 @@
 
 It walks the plan's nodes in recording order, counting the bytes the memory plan will
 hold, evicting by the greedy `topos.engine.remat_schedule` describes and recomputing
-what a kernel reads after its eviction. Two things make it quick without changing
+what a kernel reads after its eviction. Four things make it quick without changing
 what it decides:
 
 - *Candidates.* The storages the greedy may evict (held, not a source, not a root,
@@ -18,6 +18,9 @@ what it decides:
   its missing ancestors) changes only when some ancestor arrives or leaves, so it is
   kept from one victim to the next, and forgotten for a node's descendants when the
   node arrives or leaves.
+- *Bounded victims.* A candidate's h is at least its own kernel's cost over its bytes
+  times the steps to its next use, so candidates are costed in the order of that bound
+  and no further than the bound passes the best h found.
 """
 
 from __future__ import annotations
@@ -95,6 +98,9 @@ class RematSimulation:
         # The position (in the walk) of the current step, the snapshot of its start
         # once it evicts, and the step at which each storage was first evicted.
         self.step = 0
+        # What a snapshot of the current step needs of its start: the evaluations
+        # emitted before it, and the live bytes, peak and fit then.
+        self.step_start: tuple[int, int, int, bool] = (0, 0, 0, True)
         self.snapshots: dict[int, _Snapshot] = {}
         self.first_evicted: dict[int, int] = {}
         # The restore cost of evicted nodes, as far as known (see `restore_cost`).
