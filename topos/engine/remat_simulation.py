@@ -226,7 +226,7 @@ class RematSimulation:
     def emit(self, index: int, recomputation: bool) -> None:
         tables = self.tables
         resident = self.resident
-        inputs = tuple(resident[i] for i in tables.inputs[index])
+        inputs = tuple(map(resident.__getitem__, tables.inputs[index]))
         self.evaluations.append((index, inputs, recomputation))
         storage = tables.storage[index]
         if not self.held[storage]:
@@ -319,9 +319,9 @@ class RematSimulation:
         for bound, storage, spread in sorted(bounded):
             if best is not None and bound > best_score:
                 break
-            base = tables.cost[storage] + sum(
-                self.restore_cost(operand) for operand in tables.inputs[storage]
-            )
+            base = tables.cost[storage]
+            for operand in tables.inputs[storage]:
+                base += self.restore_cost(operand)
             # The very float expression the greedy was first written with, so equal and
             # nearly equal ratios order the same way.
             score = base / spread
@@ -337,9 +337,9 @@ class RematSimulation:
             return 0
         known = self.restore_costs.get(index)
         if known is None:
-            known = self.tables.cost[index] + sum(
-                self.restore_cost(operand) for operand in self.tables.inputs[index]
-            )
+            known = self.tables.cost[index]
+            for operand in self.tables.inputs[index]:
+                known += self.restore_cost(operand)
             self.restore_costs[index] = known
         return known
 
