@@ -3,7 +3,7 @@
 `reference_schedule` walks the plan and picks every victim by scanning all held
 storages and costing their restoration afresh, restarting the whole walk whenever a
 recomputation gets stuck. `topos.engine.remat_schedule` gets the same schedules faster
-(incremental candidates, resumed walks); the tests compare the two on random graphs.
+(see `topos.engine.remat_simulation`); the tests compare the two on random graphs.
 """
 
 from __future__ import annotations

@@ -11,10 +11,8 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
+from topos.engine import arena
 from topos.engine.arena import ALIGNMENT, Interval, aligned, lower_bound
-
-_SEARCH_TRIES = 400
-_SEARCH_WORK = 8_000_000
 
 
 def reference_place(
@@ -58,7 +56,8 @@ def reference_place(
     assert best is not None
     bound = lower_bound(intervals, alignment)
     goal = max(bound, target or 0)
-    tries = min(_SEARCH_TRIES, _SEARCH_WORK // max(1, count * count))
+    # The arena's limits, read when called, so the two search as far.
+    tries = min(arena._SEARCH_TRIES, arena._SEARCH_WORK // max(1, count * count))
     if target is not None and bound > target:
         # Not even a perfect placement would meet the target: the caller will look
         # for another schedule, so searching would only cost time.
