@@ -90,7 +90,8 @@ def main() -> None:
     arguments = parser.parse_args()
     if arguments.worker:
         root, workload, budgets = arguments.worker
-        sys.stdout.buffer.write(pickle.dumps(worker(root, workload, budgets.split(","))))
+        budgets = budgets.split(",") if budgets else []
+        sys.stdout.buffer.write(pickle.dumps(worker(root, workload, budgets)))
         return
     trees = {"this": ROOT}
     if arguments.against is not None:
