@@ -1,12 +1,14 @@
 """The arena's placement: no two buffers live at a common step share a byte, no
-placement beats the most bytes live at one step, and the search reaches that bound
-where the plain orders miss it."""
+placement beats the most bytes live at one step, the search reaches that bound
+where the plain orders miss it, and a search kept for several targets places as the
+placement first written (tests/support/placement_reference.py) does for each."""
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.placement_reference import reference_place
 from topos.engine import arena
-from topos.engine.arena import ALIGNMENT, Interval, aligned, lower_bound, place
+from topos.engine.arena import ALIGNMENT, Interval, PlacementSearch, aligned, lower_bound, place
 
 
 @st.composite
@@ -71,3 +73,22 @@ def test_a_target_above_the_bound_ends_the_search_early():
     # cannot be met, so none is made either.
     assert place(intervals, target=768)[1] == 768
     assert place(intervals, target=600)[1] == 768
+
+
+@settings(max_examples=200, deadline=None)
+@given(interval_sets(), st.lists(st.none() | st.integers(0, 60000), min_size=1, max_size=4))
+def test_a_kept_search_places_as_the_reference_for_every_target(intervals, targets):
+    search = PlacementSearch(intervals)
+    for target in targets:
+        expected = reference_place(intervals, target=target)
+        assert search.placement(target) == expected
+        assert place(intervals, target=target) == expected
+
+
+def test_a_kept_search_replays_its_trail_for_a_target_it_passed():
+    intervals = MISSED_BY_THE_ORDERS
+    search = PlacementSearch(intervals)
+    # The bound first (the search runs until it finds it), then a target the plain
+    # orders meet, then none: each is the reference's.
+    for target in (640, 768, None, 700):
+        assert search.placement(target) == reference_place(intervals, target=target)

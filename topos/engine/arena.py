@@ -54,50 +54,148 @@ def place(
     or of `target` bytes when that is larger, is found or the tries run out (none
     when the bound is above `target`). The
     swaps come from a fixed seed, so the layout is a pure function of the intervals.
+    (`PlacementSearch` keeps the search, for more targets than one.)
     """
-    count = len(intervals)
-    conflicts = _conflicts(intervals)
-    orders = (
-        lambda position: (-intervals[position].size, intervals[position].start, position),
-        lambda position: (
-            -intervals[position].size * (intervals[position].end - intervals[position].start + 1),
-            intervals[position].start,
-            position,
-        ),
-        lambda position: (
-            intervals[position].start - intervals[position].end,
-            -intervals[position].size,
-            position,
-        ),
-        lambda position: (intervals[position].start, -intervals[position].size, position),
-    )
-    best_order: list[int] = []
-    best: tuple[dict, int] | None = None
-    for key in orders:
-        order = sorted(range(count), key=key)
-        placed = _first_fit(intervals, conflicts, order, alignment)
-        if best is None or placed[1] < best[1]:
-            best, best_order = placed, order
-    assert best is not None
-    bound = lower_bound(intervals, alignment)
-    goal = max(bound, target or 0)
-    tries = min(_SEARCH_TRIES, _SEARCH_WORK // max(1, count * count))
-    if target is not None and bound > target:
-        # Not even a perfect placement would meet the target: the caller will look
-        # for another schedule, so searching would only cost time.
-        tries = 0
-    generator = random.Random(0)
-    for _ in range(tries):
-        if best[1] <= goal or count < 2:
-            break
-        order = list(best_order)
+    return PlacementSearch(intervals, alignment).placement(target)
+
+
+class PlacementSearch:
+    """`place`'s search over one set of intervals, kept to answer more targets than one.
+
+    Neither the plain orders nor the local search's trail of better placements depend
+    on the target (only where the search stops does), so a placement for another
+    target replays the trail, and tries further only past where it has been.
+    """
+
+    def __init__(self, intervals: Sequence[Interval], alignment: int = ALIGNMENT) -> None:
+        self.intervals = list(intervals)
+        count = len(intervals)
+        self.lengths = [aligned(interval.size, alignment) for interval in intervals]
+        self.conflicts = _conflicts(intervals)
+        orders = (
+            lambda position: (-intervals[position].size, intervals[position].start, position),
+            lambda position: (
+                -intervals[position].size
+                * (intervals[position].end - intervals[position].start + 1),
+                intervals[position].start,
+                position,
+            ),
+            lambda position: (
+                intervals[position].start - intervals[position].end,
+                -intervals[position].size,
+                position,
+            ),
+            lambda position: (intervals[position].start, -intervals[position].size, position),
+        )
+        best: _Placed | None = None
+        for key in orders:
+            order = sorted(range(count), key=key)
+            placed = self._first_fit(order)
+            if best is None or placed.size < best.size:
+                best = placed
+        assert best is not None
+        self.bound = lower_bound(intervals, alignment)
+        self.tries = min(_SEARCH_TRIES, _SEARCH_WORK // max(1, count * count))
+        self._generator = random.Random(0)
+        self._tried = 0
+        # Every placement the search has kept as its best, in the order it found them.
+        self._trail: list[_Placed] = [best]
+
+    def placement(self, target: int | None = None) -> tuple[dict, int]:
+        """Offsets by key and the arena's size: what `place` gives for `target`."""
+        count = len(self.intervals)
+        if target is not None and self.bound > target:
+            # Not even a perfect placement would meet the target: the caller will look
+            # for another schedule, so searching would only cost time.
+            return self._keyed(self._trail[0])
+        goal = max(self.bound, target or 0)
+        step = 0
+        while True:
+            placed = self._trail[step]
+            if placed.size <= goal or count < 2:
+                return self._keyed(placed)
+            if step + 1 < len(self._trail):
+                step += 1
+            elif self._tried < self.tries:
+                self._try()
+            else:
+                return self._keyed(placed)
+
+    def _try(self) -> None:
+        """One try of the local search: a few swaps in the best order, kept when they
+        place no worse."""
+        generator = self._generator
+        count = len(self.intervals)
+        best = self._trail[-1]
+        order = list(best.order)
+        first_change = count
         for _ in range(generator.randint(1, 4)):
             first, second = generator.randrange(count), generator.randrange(count)
             order[first], order[second] = order[second], order[first]
-        placed = _first_fit(intervals, conflicts, order, alignment)
-        if placed[1] <= best[1]:
-            best, best_order = placed, order
-    return best
+            first_change = min(first_change, first, second)
+        placed = self._first_fit(order, best, first_change)
+        self._tried += 1
+        if placed.size <= best.size:
+            self._trail.append(placed)
+
+    def _first_fit(
+        self, order: list[int], before: _Placed | None = None, start: int = 0
+    ) -> _Placed:
+        """Places the intervals in `order`, each at the lowest aligned offset that fits.
+        The first `start` of them are placed as in `before`, whose order begins as this
+        one does (first fit places each buffer by those before it alone)."""
+        lengths, conflicts = self.lengths, self.conflicts
+        if before is None or start == 0:
+            offsets: list[int | None] = [None] * len(order)
+            sizes: list[int] = []
+            size = 0
+        else:
+            offsets = list(before.offsets)
+            for position in order[start:]:
+                offsets[position] = None
+            sizes = before.sizes[:start]
+            size = sizes[-1]
+        for position in order[len(sizes) :]:
+            length = lengths[position]
+            busy = sorted(
+                [
+                    (offsets[other], other)
+                    for other in conflicts[position]
+                    if offsets[other] is not None
+                ]
+            )
+            offset = 0
+            for busy_start, other in busy:
+                if offset + length <= busy_start:
+                    break
+                # Among buffers that start together the order does not matter: the
+                # offset only grows to the farthest end of those that stand in the way.
+                busy_end = busy_start + lengths[other]
+                if busy_end > offset:
+                    offset = busy_end
+            offsets[position] = offset
+            if offset + length > size:
+                size = offset + length
+            sizes.append(size)
+        return _Placed(order, offsets, sizes)
+
+    def _keyed(self, placed: _Placed) -> tuple[dict, int]:
+        offsets = placed.offsets
+        return {interval.key: offsets[i] for i, interval in enumerate(self.intervals)}, placed.size
+
+
+@dataclass(frozen=True)
+class _Placed:
+    """One first fit: its order, each interval's offset (by position) and the arena's
+    size after each placement along the order (the last is the arena's)."""
+
+    order: list[int]
+    offsets: list
+    sizes: list[int]
+
+    @property
+    def size(self) -> int:
+        return self.sizes[-1] if self.sizes else 0
 
 
 def lower_bound(intervals: Sequence[Interval], alignment: int = ALIGNMENT) -> int:
@@ -126,34 +224,6 @@ def _conflicts(intervals: Sequence[Interval]) -> list[list[int]]:
             conflicts[position].append(other)
             conflicts[other].append(position)
     return conflicts
-
-
-def _first_fit(
-    intervals: Sequence[Interval],
-    conflicts: Sequence[Sequence[int]],
-    order: Sequence[int],
-    alignment: int,
-) -> tuple[dict, int]:
-    """Places the intervals in `order`, each at the lowest aligned offset that fits."""
-    offsets: list[int | None] = [None] * len(intervals)
-    ends: list[int] = [0] * len(intervals)
-    size = 0
-    for position in order:
-        length = aligned(intervals[position].size, alignment)
-        busy = sorted(
-            (offsets[other], ends[other])
-            for other in conflicts[position]
-            if offsets[other] is not None
-        )
-        offset = 0
-        for busy_start, busy_end in busy:
-            if offset + length <= busy_start:
-                break
-            offset = max(offset, busy_end)
-        offsets[position] = offset
-        ends[position] = offset + length
-        size = max(size, offset + length)
-    return {interval.key: offsets[i] for i, interval in enumerate(intervals)}, size
 
 
 def slot_view(

@@ -23,12 +23,13 @@ import numpy as np
 from topos.engine.arena import ALIGNMENT, aligned
 from topos.engine.budget import Budget
 from topos.engine.compute_cost import flops
-from topos.engine.memory_plan import MemoryPlan, plan_memory, scratch_elements
+from topos.engine.memory_plan import MemoryPlan, MemoryPlanner, scratch_elements
 from topos.engine.plan import Plan
 from topos.engine.remat_schedule import (
+    Evaluation,
     RematSchedule,
+    RematScheduler,
     in_recording_order,
-    schedule_recomputation,
 )
 from topos.errors import BudgetError
 from topos.graph.node import Node
@@ -66,19 +67,38 @@ class RematPlan(Plan):
         sizes, workspaces = _buffer_bytes(nodes, self.evaluated, base.memory, network.dtype)
         self.unconstrained_bytes = _planned_bytes(base.memory)
 
+        # The search below lays the same evaluations out under several budgets (walks
+        # under nearby budgets often end alike): each program and its memory planner are
+        # kept, found by the number of evaluations, then compared.
+        planners: dict[int, list[tuple[tuple[Evaluation, ...], list[Node], MemoryPlanner]]] = {}
+
         def lay_out(
             schedule: RematSchedule, budget: int | None = None
         ) -> tuple[list[Node], MemoryPlan]:
-            program = _program(nodes, schedule)
-            positions = [
-                position
-                for position, evaluation in enumerate(schedule.evaluations)
-                if evaluation.node in base.roots
-            ]
-            memory = plan_memory(
-                program, range(len(program)), positions, "forward", network.dtype, budget
+            evaluations = schedule.evaluations
+            alike = planners.setdefault(len(evaluations), [])
+            known = next(
+                (kept for kept in alike if kept[0] is evaluations or kept[0] == evaluations),
+                None,
             )
-            return program, memory
+            if known is None:
+                program = _program(nodes, schedule)
+                positions = [
+                    position
+                    for position, evaluation in enumerate(schedule.evaluations)
+                    if evaluation.node in base.roots
+                ]
+                planner = MemoryPlanner(
+                    program, range(len(program)), positions, "forward", network.dtype
+                )
+                known = (evaluations, program, planner)
+                alike.append(known)
+            _, program, planner = known
+            return program, planner.plan(budget)
+
+        scheduler = RematScheduler(
+            nodes, self.evaluated, self.roots, storage, views, sizes, workspaces
+        )
 
         def fitting(budget: int) -> tuple[RematSchedule, list[Node], MemoryPlan] | None:
             # The arena's placement may leave gaps the simulation does not see: when
@@ -86,16 +106,7 @@ class RematPlan(Plan):
             # much, a few times.
             simulated = budget
             for _ in range(_PLACEMENT_TRIES):
-                schedule = schedule_recomputation(
-                    nodes,
-                    self.evaluated,
-                    self.roots,
-                    storage,
-                    views,
-                    sizes,
-                    workspaces,
-                    simulated,
-                )
+                schedule = scheduler.schedule(simulated)
                 program, memory = lay_out(schedule, budget)
                 planned = _planned_bytes(memory)
                 if planned <= budget:

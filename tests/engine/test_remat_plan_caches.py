@@ -1,0 +1,93 @@
+"""What a remat lowering keeps between the budgets it tries (walks whose range covers
+another budget, a memory planner and its placement search per schedule) changes none
+of its plans: lowered with every schedule walked afresh by the greedy as first written
+and every arena placed afresh by the placement as first written, each plan is the same.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.engine.test_remat_plan import convnet, recorded_network
+from tests.support.greedy_reference import reference_schedule
+from tests.support.placement_reference import reference_place
+from tests.support.random_graphs import Program, programs
+from topos.engine import memory_plan, remat_plan
+from topos.engine.budget import Budget
+from topos.engine.remat_plan import RematPlan
+from topos.errors import BudgetError
+
+
+class _AfreshScheduler:
+    """RematScheduler's interface, every schedule walked by the reference greedy."""
+
+    def __init__(self, *tables) -> None:
+        self.tables = tables
+
+    def schedule(self, budget: int):
+        return reference_schedule(*self.tables, budget)
+
+
+class _AfreshSearch:
+    """PlacementSearch's interface, every placement the reference's."""
+
+    def __init__(self, intervals) -> None:
+        self.intervals = intervals
+
+    def placement(self, target=None):
+        return reference_place(self.intervals, target=target)
+
+
+class _AfreshPlanner:
+    """MemoryPlanner's interface, a new planner (and search) for every budget."""
+
+    def __init__(self, *arguments) -> None:
+        self.arguments = arguments
+
+    def plan(self, budget=None):
+        return memory_plan.MemoryPlanner(*self.arguments).plan(budget)
+
+
+def _described(network, roots, budget: Budget):
+    try:
+        plan = RematPlan(network, roots, budget)
+    except BudgetError as error:
+        return str(error)
+    return (
+        plan.schedule,
+        dataclasses.asdict(plan.memory),
+        plan.planned_bytes,
+        plan.floor_bytes,
+        plan.recomputations,
+        plan.flops,
+        plan.extra_flops,
+        plan.describe(),
+    )
+
+
+def _afresh(network, roots, budget: Budget):
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(remat_plan, "RematScheduler", _AfreshScheduler)
+        patched.setattr(remat_plan, "MemoryPlanner", _AfreshPlanner)
+        patched.setattr(memory_plan, "PlacementSearch", _AfreshSearch)
+        return _described(network, roots, budget)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs(leaves=True, second_order=True), st.floats(0.2, 1.0))
+def test_random_graphs_lower_as_without_the_caches(program: Program, fraction: float):
+    network, roots = recorded_network(program)
+    roots = network.entry(roots).roots
+    for budget in (Budget(fraction=fraction), Budget()):
+        assert _described(network, roots, budget) == _afresh(network, roots, budget)
+
+
+def test_a_convnet_lowers_as_without_the_caches():
+    network, adjoints, _ = convnet()
+    roots = network.entry(adjoints.roots()).roots
+    for budget in (Budget(fraction=0.5), Budget(fraction=0.7), Budget()):
+        assert _described(network, roots, budget) == _afresh(network, roots, budget)

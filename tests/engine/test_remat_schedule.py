@@ -1,0 +1,61 @@
+"""The remat schedule: the scheduler (candidate sets, walks resumed from snapshots, one
+set of tables for every budget) gives exactly the schedules of the greedy as it was
+first written (tests/support/greedy_reference.py), evaluation for evaluation, with the
+same simulated peak and the same verdict on fitting."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.engine.test_remat_plan import convnet, recorded_network
+from tests.support.greedy_reference import reference_schedule
+from tests.support.random_graphs import Program, programs
+from topos.engine.plan import Plan
+from topos.engine.remat_plan import _buffer_bytes, _planned_bytes
+from topos.engine.remat_schedule import RematScheduler, schedule_recomputation
+
+
+def simulation_inputs(network, roots):
+    """What RematPlan hands the scheduler for `roots`, and the unconstrained plan's
+    planned bytes."""
+    base = Plan(network, roots, "forward")
+    sizes, workspaces = _buffer_bytes(network.nodes, base.evaluated, base.memory, network.dtype)
+    inputs = (
+        network.nodes,
+        base.evaluated,
+        base.roots,
+        base.memory.storage,
+        base.memory.views,
+        sizes,
+        workspaces,
+    )
+    return inputs, _planned_bytes(base.memory)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    programs(leaves=True, second_order=True),
+    st.lists(st.floats(0.0, 1.1), min_size=1, max_size=5),
+)
+def test_random_graphs_get_the_reference_schedules(program: Program, fractions):
+    network, roots = recorded_network(program)
+    inputs, unconstrained = simulation_inputs(network, network.entry(roots).roots)
+    scheduler = RematScheduler(*inputs)
+    for fraction in fractions:
+        # Budgets close together: the later ones often fall within a walk's range.
+        for budget in (int(fraction * unconstrained), int(fraction * unconstrained) + 64):
+            assert scheduler.schedule(budget) == reference_schedule(*inputs, budget), budget
+
+
+def test_a_convnet_gets_the_reference_schedules_at_every_budget():
+    # Below about half of the unconstrained bytes, recomputations get stuck and the
+    # walks resume from their snapshots, often several times over.
+    network, adjoints, _ = convnet()
+    inputs, unconstrained = simulation_inputs(network, tuple(network.entry(adjoints.roots()).roots))
+    scheduler = RematScheduler(*inputs)
+    for step in range(41):
+        budget = unconstrained * step // 40
+        expected = reference_schedule(*inputs, budget)
+        assert scheduler.schedule(budget) == expected, budget
+        assert schedule_recomputation(*inputs, budget) == expected, budget
