@@ -35,21 +35,29 @@ class Algebra:
         raise NotImplementedError
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
-        # Only called when ordinary lookup fails: the registered primitives.
+        # Only called when ordinary lookup fails: the registered primitives. The method
+        # is made once and set on the class, so later lookups of it are ordinary ones
+        # (a sweep looks up dozens of operations a step).
         primitive = REGISTRY.get(name)
         if primitive is None:
             raise AttributeError(f"{type(self).__name__} has no operation {name!r}")
-        arity = primitive.arity
+        operation = _operation(name, primitive.arity, primitive.kernel.__doc__)
+        setattr(Algebra, name, operation)
+        return operation.__get__(self)
 
-        def operation(*operands: Any, **attributes: Any) -> Any:
-            # A kernel would take a stray positional attribute for its `out` array.
-            if len(operands) != arity:
-                raise TypeError(
-                    f"{name} takes {arity} operand(s), not {len(operands)}; "
-                    f"pass its attributes by keyword"
-                )
-            return self.apply(name, operands, **attributes)
 
-        operation.__name__ = name
-        operation.__doc__ = primitive.kernel.__doc__
-        return operation
+def _operation(name: str, arity: int, doc: str | None) -> Callable[..., Any]:
+    """The method `algebra.<name>(*operands, **attributes)`: `apply` of the primitive."""
+
+    def operation(self: Algebra, *operands: Any, **attributes: Any) -> Any:
+        # A kernel would take a stray positional attribute for its `out` array.
+        if len(operands) != arity:
+            raise TypeError(
+                f"{name} takes {arity} operand(s), not {len(operands)}; "
+                f"pass its attributes by keyword"
+            )
+        return self.apply(name, operands, **attributes)
+
+    operation.__name__ = name
+    operation.__doc__ = doc
+    return operation

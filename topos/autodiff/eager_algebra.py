@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -39,7 +40,7 @@ class EagerAlgebra(Algebra):
                 expected, shapes, expected_attributes, kernel = calls[position]
                 if (
                     expected == operation
-                    and shapes == tuple([np.shape(operand) for operand in operands])
+                    and shapes == tuple([_extents(operand) for operand in operands])
                     and attributes == expected_attributes
                 ):
                     return kernel(*operands)
@@ -49,8 +50,24 @@ class EagerAlgebra(Algebra):
 
     def shape(self, operand: Any) -> Shape:
         """The operand's shape."""
-        return Shape(np.shape(operand))
+        return _shape(_extents(operand))
 
     def constant(self, value: float, shape: Shape) -> np.ndarray:
         """An array of `shape` filled with `value`: the payload a recorded leaf would hold."""
         return np.full(tuple(shape), value, dtype=self.dtype)
+
+
+def _extents(operand: Any) -> tuple[int, ...]:
+    """An operand's extents: its own `shape` (every array and NumPy scalar has one,
+    and reading it costs a fraction of `np.shape`'s dispatch), else `np.shape`'s."""
+    try:
+        return operand.shape
+    except AttributeError:
+        return np.shape(operand)
+
+
+@lru_cache(maxsize=1024)
+def _shape(extents: tuple[int, ...]) -> Shape:
+    """The Shape of an array's extents. A sweep asks for the same few shapes every step,
+    and a Shape is immutable, so one is made per extents rather than one per question."""
+    return Shape(extents)
