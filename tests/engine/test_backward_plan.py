@@ -13,6 +13,7 @@ from tests.support.random_graphs import Program, programs
 from tests.support.routes import record
 from topos.engine.arena import ALIGNMENT
 from topos.engine.ownership import check_ownership
+from topos.ops.primitive import REGISTRY
 
 
 def routes(program: Program):
@@ -32,17 +33,53 @@ def bits(gradients) -> dict[int, bytes]:
 
 
 def assert_no_collisions(backward) -> None:
-    """No two backward slots live at a common call share a byte."""
+    """No two backward slots live at a common call share a byte, but an output that took
+    over its operand's slot at the call where that operand dies (see `assert_takeovers`)."""
+    assert_takeovers(backward)
+    taken = {
+        (id(backward.outputs[taker]), id(backward.outputs[maker]))
+        for taker, maker in backward.taken_over.items()
+    }
     slots = backward.slots()
     for position, slot in enumerate(slots):
         assert slot.offset % ALIGNMENT == 0
         assert slot.offset + slot.size <= backward.arena_bytes
         for other in slots[position + 1 :]:
+            if (id(slot), id(other)) in taken or (id(other), id(slot)) in taken:
+                continue
             if slot.start <= other.end and other.start <= slot.end:
                 assert (
                     slot.offset + slot.size <= other.offset
                     or other.offset + other.size <= slot.offset
                 )
+
+
+def assert_takeovers(backward) -> None:
+    """Every output that took over an earlier call's slot: its primitive may overwrite an
+    operand that is that call's storage, of the output's shape and memory order, read by
+    no later call and not returned, and the two share one slot, met at that very call."""
+    simulation = backward.simulation
+    calls = simulation.calls
+    for taker, maker in backward.taken_over.items():
+        call = calls[taker]
+        storages = call.operand_storages
+        overwritten = [
+            storages[p]
+            for p in REGISTRY[call.operation].overwrites
+            if storages[p] is not None
+            and call.operand_shapes[p] == call.shape == calls[maker].shape
+            and call.operand_layouts[p] == call.layout == calls[maker].layout
+        ]
+        assert overwritten
+        # The maker's storage is one of them: read by no later call, and not returned.
+        assert any(
+            all(number not in later.reads for later in calls[taker + 1 :]) for number in overwritten
+        )
+        assert simulation.deaths[maker] == taker
+        assert maker not in simulation.escaped and taker not in simulation.escaped
+        taken, own = backward.outputs[maker], backward.outputs[taker]
+        assert (taken.offset, taken.size) == (own.offset, own.size)
+        assert taken.end == own.start == taker
 
 
 def assert_fresh(gradients, plan, backward) -> None:
@@ -85,6 +122,11 @@ def test_cifar10_engine_gradients_are_the_recorded_bits_and_survive_the_next_run
     assert backward.misses == 0
     assert_no_collisions(backward)
     assert backward.outputs and backward.workspaces  # the sweep really is planned
+    # Each relu's rule multiplies the gradient into the mask it has just made, in place.
+    calls = backward.simulation.calls
+    masks = [p for p, call in enumerate(calls) if call.operation == "heaviside"]
+    in_place = {backward.taken_over.get(p + 1) for p in masks if calls[p + 1].operation == "mul"}
+    assert len(masks) == 3 and len(in_place & set(masks)) >= 2
     # The images' gradient's products: scratch live during its own call only.
     assert backward.scratches
     assert all(slot.start == slot.end for slot in backward.scratches.values())

@@ -49,7 +49,8 @@ class SimulatedCall:
     holds it); `workspace` the bytes of scratch the kernel uses during the call
     (then its `scratch`, passed as `scratch=`);
     a `view` call makes no storage. `reads` are the numbers of the storages its
-    operands are (or are views of).
+    operands are (or are views of); `operand_storages` says it operand by operand (None
+    for a buffer of the forward pass), beside each operand's layout.
     """
 
     operation: str
@@ -62,6 +63,8 @@ class SimulatedCall:
     workspace: int
     output_in_workspace: bool
     reads: tuple[int, ...]
+    operand_storages: tuple[int | None, ...] = ()
+    operand_layouts: tuple[Layout, ...] = ()
 
 
 class ShapeAlgebra(Algebra):
@@ -116,6 +119,11 @@ class ShapeAlgebra(Algebra):
                 workspace,
                 primitive.output_in_workspace and not view,
                 tuple(read),
+                tuple(
+                    None if operand.storage is None else operand.storage.number
+                    for operand in operands
+                ),
+                tuple(layouts),
             )
         )
         storage = operands[0].storage if view else self._storage(size, position)

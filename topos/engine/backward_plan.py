@@ -18,7 +18,8 @@ a returned gradient to a slot that later calls write.
 At run time `calls()` hands the eager algebra one entry per call: the kernel with
 its attributes and its `out=`/`workspace=` slot views bound. The arena is separate
 from the forward one because the retain posture keeps every forward buffer alive
-through the sweep, so nothing could share with it anyway.
+through the sweep, so nothing could share with it anyway. An output that takes over
+an operand's storage (see `sweep_simulation`) gets that operand's slot.
 """
 
 from __future__ import annotations
@@ -69,6 +70,15 @@ class BackwardPlan:
         itemsize = self.dtype.itemsize
         calls = simulation.calls
         last = len(calls) - 1
+        taken_over = simulation.taken_over
+        # A chain of takeovers is one slot, from its first call to its last one's death.
+        first: dict[int, int] = {}
+        for position, maker in sorted(taken_over.items()):
+            first[position] = first.get(maker, maker)
+        chain_end: dict[int, int] = {}
+        for position, owner in first.items():
+            end = simulation.deaths.get(position, last)
+            chain_end[owner] = max(chain_end.get(owner, owner), end)
         intervals: list[Interval] = []
         fresh: list[int] = []
         for position, call in enumerate(calls):
@@ -78,7 +88,8 @@ class BackwardPlan:
             if position in simulation.escaped:
                 # Returned to the caller: allocated afresh by the kernel every sweep.
                 fresh.append(position)
-            else:
+            elif position not in first:
+                end = max(end, chain_end.get(position, end))
                 intervals.append(Interval((OUTPUT, position), position, end, call.size))
             if call.workspace:
                 # Scratch beside a workspace that holds the output, or the workspace.
@@ -93,9 +104,10 @@ class BackwardPlan:
             call = calls[position]
             offset = offsets[interval.key]
             if kind == OUTPUT and not call.output_in_workspace:
-                slot = BackwardSlot(
-                    offset, interval.start, interval.end, call.shape, call.layout, interval.size
-                )
+                # The slot lives as long as its own output; the chain taking it over
+                # gets its bytes below.
+                end = simulation.deaths.get(position, last)
+                slot = BackwardSlot(offset, interval.start, end, call.shape, call.layout, call.size)
                 self.outputs[position] = slot
             else:
                 # A workspace (one that holds the call's output too), or a scratch: flat.
@@ -104,6 +116,18 @@ class BackwardPlan:
                     offset, interval.start, interval.end, elements, (0,), interval.size
                 )
                 (self.scratches if kind == SCRATCH else self.workspaces)[position] = slot
+        for position, owner in sorted(first.items()):
+            call = calls[position]
+            self.outputs[position] = BackwardSlot(
+                self.outputs[owner].offset,
+                position,
+                simulation.deaths.get(position, last),
+                call.shape,
+                call.layout,
+                call.size,
+            )
+        #: Each call whose output takes over an earlier call's slot, with that call.
+        self.taken_over = dict(taken_over)
         self.fresh = tuple(fresh)
         self.fresh_bytes = sum(aligned(calls[position].size) for position in fresh)
         self._arena: Arena | None = None

@@ -7,6 +7,13 @@ it (directly or through a view), or to the end of the sweep when the sweep retur
 it (a parameter's gradient); past its last read no kernel looks at its bytes, so
 another call's output may take them. A kernel's own temporaries (its workspace)
 count during that call only.
+
+As in the forward memory plan, a call may *take over* the storage of an operand its
+primitive `overwrites` (an elementwise kernel) when that operand is a storage of the
+sweep's own, of the output's shape and memory order, read by nothing after this call
+and not returned: the kernel writes over the operand it reads, element for element
+(relu's rule multiplies the gradient into the mask it has just made), so the two cost
+one slot and the output lands on bytes the call has just read, still in cache.
 """
 
 from __future__ import annotations
@@ -17,18 +24,21 @@ from dataclasses import dataclass, field
 from topos.autodiff.chain_rule import Schedule, sweep
 from topos.autodiff.shape_algebra import ShapeAlgebra, ShapeOperand, SimulatedCall, Storage
 from topos.ops.memory_order import Layout
+from topos.ops.primitive import REGISTRY
 
 
 @dataclass
 class SweepSimulation:
     """The sweep on shapes: its calls in order, the last call each call's storage is
-    needed for (`deaths`), the calls whose storage outlives the sweep, and the peak
-    bytes."""
+    needed for (`deaths`), the calls whose storage outlives the sweep, the peak bytes,
+    and each call that takes over an earlier call's storage, with that call
+    (`taken_over`, see the module)."""
 
     calls: list[SimulatedCall]
     deaths: dict[int, int]
     escaped: set[int] = field(default_factory=set)
     peak: int = 0
+    taken_over: dict[int, int] = field(default_factory=dict)
 
 
 def last_uses(
@@ -46,14 +56,55 @@ def last_uses(
     return ends
 
 
+def takeovers(
+    calls: Sequence[SimulatedCall],
+    storages: Sequence[Storage],
+    ends: dict[int, int],
+    returned: set[int],
+) -> dict[int, int]:
+    """Each call that takes over the storage of an operand, with the call that made that
+    storage (see the module)."""
+    made = {storage.call: storage.number for storage in storages if storage.call is not None}
+    taken: dict[int, int] = {}
+    for position, call in enumerate(calls):
+        if call.view or call.output_in_workspace or made.get(position) in returned:
+            continue
+        for operand in REGISTRY[call.operation].overwrites:
+            number = call.operand_storages[operand]
+            if number is None or number in returned or ends[number] != position:
+                continue
+            maker = storages[number].call
+            if maker is None or calls[maker].output_in_workspace:
+                continue  # a constant, or an output inside its maker's workspace
+            if call.operand_storages.count(number) > 1:
+                continue  # read again by another operand, perhaps in another order
+            if not (
+                call.operand_shapes[operand] == calls[maker].shape == call.shape
+                and call.operand_layouts[operand] == calls[maker].layout == call.layout
+            ):
+                continue
+            taken[position] = maker
+            break
+    return taken
+
+
 def peak_bytes(
-    calls: Sequence[SimulatedCall], storages: Sequence[Storage], ends: dict[int, int]
+    calls: Sequence[SimulatedCall],
+    storages: Sequence[Storage],
+    ends: dict[int, int],
+    taken_over: dict[int, int] | None = None,
 ) -> int:
-    """The most bytes live during one call: the storages it falls within, and its workspace."""
+    """The most bytes live during one call: the storages it falls within, and its
+    workspace (an output that takes over its operand's storage adds nothing at its call,
+    where that storage dies)."""
+    taking = set(taken_over or ())
     peak = sum(storage.size for storage in storages if storage.born >= len(calls))
     for position, call in enumerate(calls):
         live = sum(
-            storage.size for storage in storages if storage.born <= position <= ends[storage.number]
+            storage.size
+            for storage in storages
+            if storage.born <= position <= ends[storage.number]
+            and not (storage.born == position and storage.call in taking)
         )
         peak = max(peak, live + call.workspace)
     return peak
@@ -85,6 +136,11 @@ def simulate_sweep(
         storage.call: ends[storage.number] for storage in storages if storage.call is not None
     }
     escaped = {storages[number].call for number in returned if storages[number].call is not None}
+    taken_over = takeovers(algebra.calls, storages, ends, returned)
     return SweepSimulation(
-        algebra.calls, deaths, escaped, peak_bytes(algebra.calls, storages, ends)
+        algebra.calls,
+        deaths,
+        escaped,
+        peak_bytes(algebra.calls, storages, ends, taken_over),
+        taken_over,
     )
