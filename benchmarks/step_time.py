@@ -161,7 +161,8 @@ def main(argv: list[str] | None = None) -> int:
         "--baseline",
         type=Path,
         help="another checkout of topos (for example `git worktree add /tmp/base main`): its "
-        "routes run too, as engine@base and recorded@base, interleaved with these",
+        "routes run too, as engine@base and recorded@base (with --processes, also "
+        "engine-processes@base and recorded-processes@base), interleaved with these",
     )
     parser.add_argument(
         "--processes",
@@ -192,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     if arguments.baseline:
         workers += [
             start_worker(route, allocator, arguments.baseline.resolve(), f"{route}@base")
-            for route in TOPOS_ROUTES
+            for route in TOPOS_ROUTES + (PROCESS_ROUTES if arguments.processes else ())
         ]
     results = harness.time_rounds(
         workers, arguments, ("cpu_ms", "system_ms", "minor_faults"), RATIOS
