@@ -88,8 +88,8 @@ class ReportChild:
     @classmethod
     def start_early(cls) -> None:
         """Starts the child as a `topos grade` command line begins, before the
-        command-line framework is even imported: the grading parent's own start-up (a
-        fifth of a second on one core) leaves the other core to the child's loading.
+        command-line framework is even imported: the grading parent's own start-up (some
+        0.3 s on one core) leaves the other core to the child's loading.
         The grade takes it with `start()`; `end_early()` ends one no grade will take,
         and one never taken is ended when this process exits."""
         if _Early.child is None and reports_wanted():
