@@ -19,6 +19,7 @@ copies only those, and the mapping goes with the whole split.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -163,32 +164,36 @@ def _write(path: Path, arrays: Arrays, digest: str) -> None:
     temporary beside it, then renamed into place. Where that fails (no space, no
     permission, a directory in the way) the temporaries and the half-made entry are
     removed, so a failed write leaves nothing."""
-    temporaries: list[str] = []
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        for target, write in (
-            (path, lambda handle: np.savez(handle, **arrays)),
-            (
-                path.with_suffix(".json"),
-                lambda handle: handle.write(_sidecar_text(digest, _check(arrays, digest))),
-            ),
-        ):
-            descriptor, temporary = tempfile.mkstemp(dir=path.parent, suffix=".partial")
-            temporaries.append(temporary)
-            with os.fdopen(descriptor, "wb") as handle:
-                write(handle)
-            os.replace(temporary, target)
-            temporaries.remove(temporary)
+    except OSError:
+        return
+    try:
+        _replace_atomically(path, lambda handle: np.savez(handle, **arrays))
+        _replace_atomically(
+            path.with_suffix(".json"),
+            lambda handle: handle.write(_sidecar_text(digest, _check(arrays, digest))),
+        )
     except BaseException as error:
-        # Interrupted too: a Ctrl-C in the middle of 47 MB must not leave them behind.
-        for temporary in temporaries:
-            _remove(Path(temporary))
-        if temporaries or path.exists():
-            # The archive may be new and its sidecar old: neither is worth keeping.
-            for leftover in (path, path.with_suffix(".json")):
-                _remove(leftover)
+        # The archive may be new and its sidecar old: neither is worth keeping.
+        for leftover in (path, path.with_suffix(".json")):
+            _remove(leftover)
         if not isinstance(error, OSError):
             raise
+
+
+def _replace_atomically(target: Path, write: Callable[[BinaryIO], object]) -> None:
+    """Writes `target` through a temporary beside it, renamed into place; the temporary is
+    removed whatever stops the write (interrupted too: a Ctrl-C in the middle of 47 MB
+    must not leave it behind)."""
+    descriptor, temporary = tempfile.mkstemp(dir=target.parent, suffix=".partial")
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            write(handle)
+        os.replace(temporary, target)
+    except BaseException:
+        _remove(Path(temporary))
+        raise
 
 
 def _sidecar_text(digest: str, check: int) -> bytes:
@@ -199,19 +204,10 @@ def _sidecar_text(digest: str, check: int) -> bytes:
 def _write_sidecar(path: Path, digest: str, check: int) -> None:
     """Replaces the sidecar of the entry at `path` atomically; a failure leaves the old one
     (still sound, only slower to check)."""
-    sidecar = path.with_suffix(".json")
-    try:
-        descriptor, temporary = tempfile.mkstemp(dir=path.parent, suffix=".partial")
-    except OSError:
-        return
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(_sidecar_text(digest, check))
-        os.replace(temporary, sidecar)
-    except BaseException as error:  # interrupted too: no temporary is left behind
-        _remove(Path(temporary))
-        if not isinstance(error, OSError):
-            raise
+    with contextlib.suppress(OSError):
+        _replace_atomically(
+            path.with_suffix(".json"), lambda handle: handle.write(_sidecar_text(digest, check))
+        )
 
 
 def _remove(path: Path) -> None:
