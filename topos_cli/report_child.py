@@ -140,12 +140,11 @@ class ReportChild:
 
     def close(self) -> None:
         """Ends a child that drew nothing (an interrupted or failed grade): its input ends."""
+        self.resume()
         process, self.process = self.process, None
         if process is None:
             return
         with contextlib.suppress(ProcessLookupError):
-            if self._stopped:
-                os.kill(process.pid, signal.SIGCONT)
             process.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.communicate(timeout=2.0)
