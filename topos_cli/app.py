@@ -15,12 +15,10 @@ import typer
 from typer.core import TyperGroup
 
 from topos_cli import count_own_frames_as_machinery
-from topos_cli.check_command import check_command
-from topos_cli.data_commands import data_application
-from topos_cli.errors import ExitStatus, ToposError
-from topos_cli.grade_commands import frontier_command, grade_command
-from topos_cli.interruption import start_raising
-from topos_cli.options import (
+from topos_cli.commands.check_command import check_command
+from topos_cli.commands.data_commands import data_application
+from topos_cli.commands.grade_commands import frontier_command, grade_command
+from topos_cli.commands.options import (
     BudgetOption,
     DataOption,
     RouteOption,
@@ -28,7 +26,9 @@ from topos_cli.options import (
     WorkloadOption,
     chosen_budget,
 )
-from topos_cli.output_stream import guard_standard_streams
+from topos_cli.shared.errors import ExitStatus, ToposError
+from topos_cli.shared.interruption import start_raising
+from topos_cli.shared.output_stream import guard_standard_streams
 
 try:  # typer 0.29 vendors click; older releases use click itself
     from typer._click import exceptions as click_exceptions
@@ -172,7 +172,7 @@ def run(
 
     from topos.datasets.errors import DataError
     from topos.training import Training
-    from topos_cli.data_option import data_directory
+    from topos_cli.harness.data_option import data_directory
 
     directory = data_directory(data)
     budget = chosen_budget(budget) if route == "remat" else None
@@ -234,10 +234,10 @@ def compare(
 
     Example: topos compare results/before.json results/after.json --tolerance time=5%
     """
-    from topos_cli.compare import compare_results
-    from topos_cli.display.report import print_comparison
-    from topos_cli.result_file import load_result
-    from topos_cli.tolerance import parse_tolerance
+    from topos_cli.report.compare import compare_results
+    from topos_cli.report.display.report import print_comparison
+    from topos_cli.result.result_file import load_result
+    from topos_cli.result.tolerance import parse_tolerance
 
     settings = parse_tolerance(tolerance)
     comparison = compare_results(
@@ -269,7 +269,7 @@ def report(
 
     Example: topos report results/grade-cifar10-20260814T101500Z.json --png grade.png
     """
-    from topos_cli.display.report_html import write_report
+    from topos_cli.report.display.report_html import write_report
 
     written, missing = write_report(result, html_path=html, png_path=png)
     for line in missing:
@@ -312,10 +312,10 @@ def history(
     """
     from pathlib import Path
 
-    from topos_cli.display.history_html import write_history_html
-    from topos_cli.display.history_table import print_history
-    from topos_cli.history import read_history
-    from topos_cli.tolerance import parse_tolerance
+    from topos_cli.report.display.history_html import write_history_html
+    from topos_cli.report.display.history_table import print_history
+    from topos_cli.report.history import read_history
+    from topos_cli.result.tolerance import parse_tolerance
 
     chosen = paths or ["results"]
     found = read_history(chosen, workload=workload, settings=parse_tolerance(tolerance))

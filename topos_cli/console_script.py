@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import sys
 
-from topos_cli.errors import ExitStatus
-from topos_cli.interruption import defer_from_start
-from topos_cli.output_stream import guard_standard_streams
+from topos_cli.shared.errors import ExitStatus
+from topos_cli.shared.interruption import defer_from_start
+from topos_cli.shared.output_stream import guard_standard_streams
 
 
 def main() -> None:
@@ -27,7 +27,7 @@ def main() -> None:
     if sys.argv[1:2] == ["grade"] and not {"--help", "-h"} & set(sys.argv[2:]):
         # A grade's report is drawn by a child that loads matplotlib meanwhile; started
         # now, it loads on the core this process leaves idle while it starts up.
-        from topos_cli.report_child import ReportChild
+        from topos_cli.harness.report_child import ReportChild
 
         ReportChild.start_early()
     try:

@@ -11,7 +11,7 @@ import pytest
 
 from tests.cli.grading import ROOT, TINY, environment, one_line_error, topos
 from tests.support.parent_process import heavy_modules_loaded
-from topos_cli.check import CheckOptions, run_check
+from topos_cli.commands.check import CheckOptions, run_check
 
 MANY = "tests.checking.checked_workloads:many"
 
@@ -94,7 +94,7 @@ def test_grade_check_refuses_to_grade_wrong_gradients(tmp_path):
 
 def test_grade_check_then_grades_right_gradients_without_numpy_in_the_parent(tmp_path):
     script = (
-        "from topos_cli.grade import GradeOptions, run_grade\n"
+        "from topos_cli.commands.grade import GradeOptions, run_grade\n"
         f"options = GradeOptions(workload={TINY + 'tiny'!r}, steps=2, json_path='out.json',"
         " check=True)\n"
         "assert run_grade(options) == 0\n"
@@ -111,7 +111,7 @@ def test_the_check_module_loads_neither_numpy_nor_the_library():
         [
             sys.executable,
             "-c",
-            "import sys, topos_cli.check; "
+            "import sys, topos_cli.commands.check; "
             "print(sorted(n for n in sys.modules if n == 'numpy' or "
             "n.startswith('topos.') and n != 'topos.names'))",
         ],

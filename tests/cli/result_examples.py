@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from topos_cli.float_bits import float32_bits
-from topos_cli.result_file import compose_result
-from topos_cli.verdict import RunRecord, decide_verdict
+from topos_cli.report.verdict import decide_verdict
+from topos_cli.result.float_bits import float32_bits
+from topos_cli.result.result_file import compose_result
+from topos_cli.result.run_record import RunRecord
 
 MEBIBYTE = 1024 * 1024
 

@@ -6,10 +6,12 @@ import random
 
 import pytest
 
-from topos_cli.compare import CompareSettings, compare_results
-from topos_cli.errors import IncomparableResultsError, ResultFileError
-from topos_cli.result_file import compose_result
-from topos_cli.verdict import RunRecord, decide_verdict
+from topos_cli.report.compare import compare_results
+from topos_cli.report.verdict import decide_verdict
+from topos_cli.result.result_file import compose_result
+from topos_cli.result.run_record import RunRecord
+from topos_cli.result.tolerance import CompareSettings
+from topos_cli.shared.errors import IncomparableResultsError, ResultFileError
 
 MEBIBYTE = 1024 * 1024
 STEPS = 60

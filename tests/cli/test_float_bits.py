@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from topos_cli.float_bits import (
+from topos_cli.result.float_bits import (
     check_bits,
     describe_bits,
     float32_bits,

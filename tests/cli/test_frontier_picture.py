@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from topos_cli.display.frontier_picture import (
+from topos_cli.report.display.frontier_picture import (
     CHARACTER_WIDTH,
     LABEL_HEIGHT,
     label_positions,

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from tests.cli.grading import TINY, environment, grade_tiny, one_line_error, topos
-from topos_cli.result_file import SCHEMA
+from topos_cli.result.result_file import SCHEMA
 
 STEPS = 8
 
@@ -301,7 +301,7 @@ def test_a_whole_grade_keeps_numpy_and_the_library_out_of_the_parent(tmp_path):
     from tests.support.parent_process import heavy_modules_loaded
 
     script = (
-        "from topos_cli.grade import GradeOptions, run_grade\n"
+        "from topos_cli.commands.grade import GradeOptions, run_grade\n"
         f"options = GradeOptions(workload={TINY + 'tiny'!r}, steps=2, json_path='out.json')\n"
         "assert run_grade(options) == 0\n"
     )

@@ -2,11 +2,11 @@
 
 import pytest
 
-from topos_cli.errors import ToposUsageError
-from topos_cli.grade import usage_error_of
-from topos_cli.grade_plan import GradeOptions, interleaved_order, prepare
-from topos_cli.monitor import WorkerRequest, worker_environment
-from topos_cli.verdict import RunRecord
+from topos_cli.harness.grade_plan import GradeOptions, interleaved_order, prepare
+from topos_cli.harness.monitor import WorkerRequest, worker_environment
+from topos_cli.harness.route_runner import usage_error_of
+from topos_cli.result.run_record import RunRecord
+from topos_cli.shared.errors import ToposUsageError
 
 
 def test_repeats_interleave_in_a_balanced_order():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from topos_cli import host
+from topos_cli.harness import host
 
 
 def test_the_cpu_model_is_read_from_cpuinfo(tmp_path):

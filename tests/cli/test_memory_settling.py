@@ -2,7 +2,7 @@
 
 import itertools
 
-from topos_cli import memory_settling
+from topos_cli.worker import memory_settling
 
 
 def test_settling_stops_at_the_first_computation_that_leaves_the_resident_set_alone(

@@ -10,8 +10,13 @@ from threadpoolctl import threadpool_limits
 from tests.cli import tiny_workloads
 from tests.cli.grading import TINY, environment
 from topos.training import RouteProgram, Training, step_memory
-from topos_cli.monitor import WorkerMonitor, WorkerObserver, WorkerRequest, worker_environment
-from topos_cli.verdict import RunRecord
+from topos_cli.harness.monitor import (
+    WorkerMonitor,
+    WorkerObserver,
+    WorkerRequest,
+    worker_environment,
+)
+from topos_cli.result.run_record import RunRecord
 
 
 class Recorder(WorkerObserver):

@@ -9,8 +9,8 @@ import psutil
 
 from tests.cli.grading import ROOT, TINY, environment
 from tests.cli.test_monitor import Recorder
-from topos_cli.monitor import WorkerMonitor, WorkerRequest, worker_environment
-from topos_cli.protocol import WORKER_MODULE
+from topos_cli.harness.monitor import WorkerMonitor, WorkerRequest, worker_environment
+from topos_cli.worker.protocol import WORKER_MODULE
 
 
 def held(route: str, steps: int = 4, hold: bool = True) -> WorkerMonitor:

@@ -8,7 +8,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ElementTree
 
 from tests.cli.grading import TINY, grade_tiny, one_line_error, succeeded, topos
-from topos_cli.verdict import RunRecord, decide_verdict
+from topos_cli.report.verdict import decide_verdict
+from topos_cli.result.run_record import RunRecord
 
 
 def test_three_routes_grade_bit_identically_and_remat_is_read_against_recorded(tmp_path):

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.parent_process import heavy_modules_loaded
-from topos_cli.compare import compare_results
-from topos_cli.display.report import (
+from topos_cli.report.compare import compare_results
+from topos_cli.report.display.report import (
     VERDICT_HEADERS,
     print_comparison,
     print_verdict,
@@ -19,10 +19,12 @@ from topos_cli.display.report import (
     render_verdict_plain,
     verdict_rows,
 )
-from topos_cli.display.tables import markdown_table, plain_table, use_plain_output
-from topos_cli.float_bits import float32_bits
-from topos_cli.result_file import compose_result
-from topos_cli.verdict import RunRecord, decide_verdict
+from topos_cli.report.display.tables import markdown_table, plain_table
+from topos_cli.report.verdict import decide_verdict
+from topos_cli.result.float_bits import float32_bits
+from topos_cli.result.result_file import compose_result
+from topos_cli.result.run_record import RunRecord
+from topos_cli.shared.output_stream import use_plain_output
 
 MEBIBYTE = 1024 * 1024
 ESCAPE = "\x1b["
@@ -213,40 +215,40 @@ def test_the_comparison_renders_its_regressions():
 @pytest.mark.parametrize(
     "module",
     [
-        "topos_cli.errors",
-        "topos_cli.statistics",
-        "topos_cli.float_bits",
-        "topos_cli.verdict",
-        "topos_cli.compare",
-        "topos_cli.result_file",
-        "topos_cli.host",
-        "topos_cli.display.report",
-        "topos_cli.display.tables",
-        "topos_cli.display.units",
+        "topos_cli.shared.errors",
+        "topos_cli.report.statistics",
+        "topos_cli.result.float_bits",
+        "topos_cli.report.verdict",
+        "topos_cli.report.compare",
+        "topos_cli.result.result_file",
+        "topos_cli.harness.host",
+        "topos_cli.report.display.report",
+        "topos_cli.report.display.tables",
+        "topos_cli.shared.units",
         "topos_cli.app",
-        "topos_cli.data_commands",
-        "topos_cli.grade",
-        "topos_cli.grade_plan",
-        "topos_cli.grade_result",
-        "topos_cli.monitor",
-        "topos_cli.display.progress",
-        "topos_cli.interruption",
-        "topos_cli.rss_timeline",
-        "topos_cli.tolerance",
-        "topos_cli.display.download_progress",
-        "topos_cli.data_option",
-        "topos_cli.check",
-        "topos_cli.worker",
-        "topos_cli.protocol",
-        "topos_cli.worker_process",
-        "topos_cli.exit_status",
-        "topos_cli.report_child",
-        "topos_cli.lenient_result",
-        "topos_cli.history",
-        "topos_cli.display.report_contents",
-        "topos_cli.display.report_html",
-        "topos_cli.display.history_table",
-        "topos_cli.display.history_html",
+        "topos_cli.commands.data_commands",
+        "topos_cli.commands.grade",
+        "topos_cli.harness.grade_plan",
+        "topos_cli.commands.grade_result",
+        "topos_cli.harness.monitor",
+        "topos_cli.harness.progress",
+        "topos_cli.shared.interruption",
+        "topos_cli.harness.rss_timeline",
+        "topos_cli.result.tolerance",
+        "topos_cli.commands.download_progress",
+        "topos_cli.harness.data_option",
+        "topos_cli.commands.check",
+        "topos_cli.worker.route_worker",
+        "topos_cli.worker.protocol",
+        "topos_cli.harness.worker_process",
+        "topos_cli.shared.exit_status",
+        "topos_cli.harness.report_child",
+        "topos_cli.result.lenient_result",
+        "topos_cli.report.history",
+        "topos_cli.report.display.report_contents",
+        "topos_cli.report.display.report_html",
+        "topos_cli.report.display.history_table",
+        "topos_cli.report.display.history_html",
     ],
 )
 def test_the_parent_side_modules_load_neither_numpy_nor_the_library_beyond_its_names(module):

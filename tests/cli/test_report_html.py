@@ -10,8 +10,8 @@ import pytest
 
 from tests.cli.grading import TINY, grade_tiny, one_line_error, topos
 from tests.cli.result_examples import MEBIBYTE, ROUTES, example_result
-from topos_cli.display.report_html import write_report
-from topos_cli.display.units import format_milliseconds
+from topos_cli.report.display.report_html import write_report
+from topos_cli.shared.units import format_milliseconds
 
 
 def write(tmp_path, result, name="result.json"):
@@ -192,9 +192,9 @@ def test_a_report_that_cannot_be_drawn_costs_neither_the_result_nor_the_exit_sta
 def test_the_report_takes_the_stored_bootstrap_interval_and_judges_the_rest_anew(monkeypatch):
     """Recomputing a grade's verdict for its report need not bootstrap again: a stored time
     ratio that matches the runs is taken as stored, and one that does not is recomputed."""
-    from topos_cli import statistics
-    from topos_cli.display.report_contents import gather_report_contents
-    from topos_cli.lenient_result import LenientResult
+    from topos_cli.report import statistics
+    from topos_cli.report.display.report_contents import gather_report_contents
+    from topos_cli.result.lenient_result import LenientResult
 
     result = example_result(steps=40, ms_scale={"recorded": 0.8})
     stored = result["verdict"]

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from topos_cli import result_file
-from topos_cli.errors import ResultFileError, ToposUsageError
-from topos_cli.float_bits import float32_bits
-from topos_cli.result_destination import check_destination
-from topos_cli.result_file import (
+from topos_cli.harness.result_destination import check_destination
+from topos_cli.report.verdict import decide_verdict
+from topos_cli.result import result_file
+from topos_cli.result.float_bits import float32_bits
+from topos_cli.result.result_file import (
     SCHEMA,
     compose_result,
     default_result_path,
@@ -29,7 +29,8 @@ from topos_cli.result_file import (
     write_atomically,
     write_github_benchmark,
 )
-from topos_cli.verdict import RunRecord, decide_verdict
+from topos_cli.result.run_record import RunRecord
+from topos_cli.shared.errors import ResultFileError, ToposUsageError
 
 MEBIBYTE = 1024 * 1024
 
@@ -130,7 +131,7 @@ def test_a_kill_at_any_moment_leaves_a_whole_file(tmp_path):
     writer = textwrap.dedent(
         f"""
         import sys
-        from topos_cli.result_file import write_atomically
+        from topos_cli.result.result_file import write_atomically
         print("ready", flush=True)
         generation = 0
         padding = "x" * 1_000_000

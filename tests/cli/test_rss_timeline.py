@@ -2,7 +2,7 @@
 
 import pytest
 
-from topos_cli.rss_timeline import RssTimeline
+from topos_cli.harness.rss_timeline import RssTimeline
 
 
 def test_samples_land_in_their_slice_and_a_slice_keeps_its_peak():

@@ -133,8 +133,8 @@ def _grandchildren(process) -> list:
 def test_the_grader_reads_the_shard_processes_named_at_ready():
     import os
 
-    from topos_cli import process_memory
-    from topos_cli.protocol import Ready
+    from topos_cli.shared import process_memory
+    from topos_cli.worker.protocol import Ready
 
     ready = Ready({"shard_processes": {"pids": [12, True, "x", 34]}})
     assert ready.shard_process_ids == [12, 34]

@@ -10,8 +10,8 @@ import psutil
 import pytest
 
 from tests.cli.result_examples import example_result
-from topos_cli.display import side_by_side
-from topos_cli.display.side_by_side import draw_side_by_side
+from topos_cli.report.display import side_by_side
+from topos_cli.report.display.side_by_side import draw_side_by_side
 
 
 def where_drawn(name):
@@ -106,9 +106,9 @@ def test_a_failure_here_ends_the_forks_still_drawing(forking):
 
 
 def test_the_report_figures_are_the_same_text_drawn_side_by_side_or_one_by_one(monkeypatch):
-    from topos_cli.display.grade_figures import report_svgs
-    from topos_cli.display.report_contents import gather_report_contents
-    from topos_cli.lenient_result import LenientResult
+    from topos_cli.report.display.grade_figures import report_svgs
+    from topos_cli.report.display.report_contents import gather_report_contents
+    from topos_cli.result.lenient_result import LenientResult
 
     contents = gather_report_contents(
         LenientResult(data=example_result(steps=20), source="test", missing=[])

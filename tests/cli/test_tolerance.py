@@ -2,9 +2,8 @@
 
 import pytest
 
-from topos_cli.compare import CompareSettings
-from topos_cli.errors import ToposUsageError
-from topos_cli.tolerance import parse_tolerance
+from topos_cli.result.tolerance import CompareSettings, parse_tolerance
+from topos_cli.shared.errors import ToposUsageError
 
 
 @pytest.mark.parametrize(

@@ -9,9 +9,10 @@ import zlib
 
 import pytest
 
-from topos_cli.errors import ExitStatus
-from topos_cli.float_bits import describe_bits, float32_bits, format_bits
-from topos_cli.verdict import RunRecord, VerdictSettings, check_parity, decide_verdict
+from topos_cli.report.verdict import VerdictSettings, check_parity, decide_verdict
+from topos_cli.result.float_bits import describe_bits, float32_bits, format_bits
+from topos_cli.result.run_record import RunRecord
+from topos_cli.shared.errors import ExitStatus
 
 STEPS = 300
 MEBIBYTE = 1024 * 1024

@@ -13,7 +13,7 @@ UNUSED = ("ssl", "http.client", "urllib.request", "email", "importlib.metadata",
 
 PROGRAM = """
 import json, sys
-from topos_cli import worker
+from topos_cli.worker import route_worker
 from topos.training import Training
 from topos.workloads import resolve
 workload = resolve("cifar10")

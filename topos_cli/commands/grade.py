@@ -1,0 +1,244 @@
+"""`topos grade` without its command line: plan, run every route, judge, record, print.
+
+The routes run one at a time, each in a worker of its own (`monitor`), two workers
+loading at once and each then given its turn to warm up and train alone; the
+result is written before it is compared with a baseline or printed, so a
+broken pipe or a bad baseline cannot lose a grade; Ctrl-C and SIGTERM end the
+running worker and write the partial result. The README says what a grade
+promises (the exit-status table, where the result goes).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any, TextIO
+
+from topos_cli.commands.grade_result import compose_grade_result
+from topos_cli.harness.grade_plan import GradeOptions, GradePlan, prepare
+from topos_cli.harness.host import host_facts
+from topos_cli.harness.monitor import WorkerObserver
+from topos_cli.harness.process_tree import adopt_orphans
+from topos_cli.harness.report_child import ReportChild, ReportDrawing, reports_wanted
+from topos_cli.harness.result_destination import Saved, last_resort_text, save_result
+from topos_cli.harness.route_runner import GradeRecord, run_routes
+from topos_cli.report.compare import Comparison, compare_results
+from topos_cli.report.display.report import print_comparison, print_verdict
+from topos_cli.report.display.result_description import (
+    describe_data,
+    describe_predictions,
+    describe_remat,
+)
+from topos_cli.report.verdict import Verdict, decide_verdict
+from topos_cli.result.result_file import write_github_benchmark
+from topos_cli.shared.errors import ToposError, ToposUsageError
+from topos_cli.shared.exit_status import ExitStatus, most_severe
+from topos_cli.shared.interruption import interruptions_raised
+
+
+def grade_exit_status(
+    record: GradeRecord, verdict: Verdict | None, comparison: Comparison | None
+) -> int:
+    """The grade's exit status, by the README's table and its order of precedence."""
+    return most_severe(
+        (
+            ExitStatus.INTERRUPTED if record.interrupted_by is not None else None,
+            ExitStatus.USAGE if record.usage_error is not None else None,
+            verdict.exit_status if verdict is not None else ExitStatus.ROUTE_FAILED,
+            None if comparison is None else comparison.exit_status,
+        )
+    )
+
+
+def judge_record(record: GradeRecord, host: Mapping[str, Any]) -> Verdict | None:
+    """The verdict on what `run_routes` gathered, on this host's load and cores (None
+    when no route ran)."""
+    if not record.results:
+        return None
+    load = host.get("load_average")
+    return decide_verdict(
+        record.results,
+        load_average=load[0] if load else None,
+        cores=host.get("available_cores"),
+    )
+
+
+def end_grade(record: GradeRecord, stderr: TextIO) -> None:
+    """A grade's last words: says it was interrupted, if so, and raises a usage error a
+    worker reported (the result already written)."""
+    if record.interrupted_by is not None:
+        stderr.write(f"topos: interrupted by {record.interrupted_by}; partial results written\n")
+    stderr.flush()
+    if record.usage_error is not None:
+        raise ToposUsageError(record.usage_error)
+
+
+def finish_grade(
+    plan: GradePlan,
+    record: GradeRecord,
+    host: Mapping[str, Any],
+    *,
+    stdout: TextIO,
+    stderr: TextIO,
+    report_child: ReportChild | None = None,
+) -> int:
+    """Judges, writes and prints what `run_routes` gathered; returns the exit status.
+    `report_child`, started with the grade, draws the report if it is alive."""
+    options = plan.options
+    verdict = judge_record(record, host)
+    complete = record.interrupted_by is None and record.usage_error is None
+    exit_status = grade_exit_status(record, verdict, None)
+    result = compose_grade_result(plan, record, host, verdict, None, exit_status)
+    # The result first, before it is compared with anything or printed: whatever goes
+    # wrong from here on (a baseline, the terminal), the grade is not lost.
+    saved = save_result(plan.result_path, result, default=plan.default_path)
+    comparison = None
+    if complete and plan.baseline is not None and verdict is not None:
+        try:
+            comparison = compare_results(
+                plan.baseline,
+                result,
+                settings=plan.compare_settings,
+                old_source=str(options.baseline),
+                new_source="this grade",
+            )
+        except ToposError as error:  # the baseline was checked when loaded; still, say so
+            stderr.write(f"topos: error: cannot compare with --baseline: {error}\n")
+        else:
+            exit_status = grade_exit_status(record, verdict, comparison)
+            result = compose_grade_result(plan, record, host, verdict, comparison, exit_status)
+            if saved.path is not None and saved.error is None:
+                saved = save_result(plan.result_path, result, default=False, replace_own=saved.path)
+    if options.github_benchmark is not None:
+        try:
+            write_github_benchmark(options.github_benchmark, result)
+        except ToposError as error:
+            stderr.write(f"topos: error: --github-benchmark: {error}\n")
+            exit_status = most_severe((exit_status, ExitStatus.USAGE))
+    drawing = None
+    if record.results and record.usage_error is None and record.interrupted_by is None:
+        # The drawing child draws while the verdict is printed (both cores are idle now).
+        drawing = _start_report(saved, report_child)
+    table = stderr if plan.result_path == "-" else stdout
+    if record.usage_error is None and verdict is not None:
+        print_verdict(verdict, file=table, markdown=options.markdown)
+        notes = [describe_data(result["workload"]["data"])]
+        notes += describe_predictions(result["memory_prediction"])
+        notes += describe_remat(result["routes"])
+        table.write("\n" + "\n".join(notes) + "\n")
+        if comparison is not None:
+            table.write("\n")
+            print_comparison(comparison, file=table, markdown=options.markdown)
+    table.flush()
+    exit_status = _report_saved(saved, result, exit_status, stderr)
+    if drawing is not None:
+        stderr.flush()  # the results: line first, while the report is drawn
+        report_path = drawing.finish(stderr)
+        if report_path is not None:
+            stderr.write(f"report: {report_path}\n")
+    end_grade(record, stderr)
+    return exit_status
+
+
+def _start_report(saved: Saved, child: ReportChild | None) -> ReportDrawing | None:
+    """Starts drawing the HTML report beside the written result, in a child process
+    (`child`, if it is alive); None when no report is wanted or there is no file."""
+    if saved.path is None or saved.path == "-" or not reports_wanted():
+        return None
+    return ReportDrawing(saved.path, child)
+
+
+def _report_saved(saved: Saved, result: Mapping[str, Any], exit_status: int, stderr: TextIO) -> int:
+    """Says where the result went (and why not where asked); returns the exit status."""
+    if saved.path is not None and saved.path != "-":
+        stderr.write(f"results: {saved.path}\n")
+    if saved.kept is not None:
+        stderr.write(
+            f"topos: {saved.kept} holds a complete result, kept; this "
+            f"{result.get('status')} grade's result is beside it\n"
+        )
+    if saved.error is None:
+        return exit_status
+    where = (
+        f"the result was saved to {saved.path} instead"
+        if saved.path is not None
+        else "it could be saved nowhere, so it follows here"
+    )
+    stderr.write(f"topos: error: {saved.error}; {where}\n")
+    if saved.path is None:
+        stderr.write(last_resort_text(result))
+    return most_severe((exit_status, ExitStatus.USAGE))
+
+
+#: How a prepared grade is run and finished: the routes (`grade_routes`) or a frontier's
+#: points (`topos_cli.commands.frontier.grade_points`); returns the exit status.
+Grading = Callable[[GradePlan, Mapping[str, Any], "WorkerObserver | None", TextIO, TextIO], int]
+
+
+def grade_with(
+    options: GradeOptions,
+    grading: Grading,
+    *,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+    display: WorkerObserver | None = None,
+) -> int:
+    """Validates `options`, checks the gradients first if asked, then runs `grading` with
+    interrupts raised; returns its exit status.
+
+    Raises `ToposUsageError` for bad options (before any worker starts) and
+    for a data or workload error a worker reported (after the result is
+    written).
+    """
+    stdout = stdout if stdout is not None else sys.stdout
+    stderr = stderr if stderr is not None else sys.stderr
+    plan = prepare(options)
+    if options.check:
+        from topos_cli.commands.check import check_before_grade
+
+        table = stderr if plan.result_path == "-" else stdout
+        status = check_before_grade(options.workload, plan.data, stdout=table, stderr=stderr)
+        if status != ExitStatus.OK:
+            return status
+    # Orphans of the workers come back to this process, to be ended (see process_tree).
+    adopt_orphans()
+    host = host_facts()
+    with interruptions_raised():
+        # run_routes returns with signals ignored, so judging and writing cannot be cut short.
+        return grading(plan, host, display, stdout, stderr)
+
+
+def grade_routes(
+    plan: GradePlan,
+    host: Mapping[str, Any],
+    display: WorkerObserver | None,
+    stdout: TextIO,
+    stderr: TextIO,
+) -> int:
+    """A grade's own part: runs every route, then judges, writes, prints and draws them."""
+    # The report's drawing child loads while the workers do (see ReportChild).
+    child = None
+    if reports_wanted() and plan.result_path != "-":
+        child = ReportChild.start()
+    else:
+        ReportChild.end_early()
+    try:
+        record = run_routes(plan, display, before_turn=child.pause if child else None)
+        if child is not None:
+            child.resume()  # it finishes loading while the verdict is reached
+        return finish_grade(plan, record, host, stdout=stdout, stderr=stderr, report_child=child)
+    finally:
+        if child is not None:
+            child.close()
+
+
+def run_grade(
+    options: GradeOptions,
+    *,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+    display: WorkerObserver | None = None,
+) -> int:
+    """Validates, runs, judges, records and prints a grade; returns its exit status (a
+    frontier, a grade with remat budgets, is `topos_cli.commands.frontier.run_frontier`)."""
+    return grade_with(options, grade_routes, stdout=stdout, stderr=stderr, display=display)

@@ -1,0 +1,157 @@
+"""`topos grade` and `topos frontier`: the command lines of grading (the grade itself:
+grade.py; a frontier is a grade of remat at several budgets, finished by frontier.py).
+
+Like every command, they load neither NumPy nor the library: the grading parent stays light.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from topos_cli.commands.options import (
+    BudgetOption,
+    DataOption,
+    ToleranceOption,
+    WorkloadOption,
+    chosen_budget,
+    chosen_routes,
+    options_of,
+)
+from topos_cli.shared.errors import ToposUsageError
+
+
+def grade_command(
+    context: typer.Context,
+    workload: WorkloadOption = "cifar10",
+    steps: Annotated[
+        int, typer.Option("--steps", "-n", help="Training steps per run (at least 1).")
+    ] = 300,
+    routes: Annotated[
+        str, typer.Option("--routes", help="Comma-separated routes to grade, in order.")
+    ] = "engine,recorded",
+    repeat: Annotated[
+        int,
+        typer.Option(
+            "--repeat",
+            help="Runs per route, interleaved engine, recorded, recorded, engine, ...",
+        ),
+    ] = 1,
+    data: DataOption = "synthetic",
+    threads: Annotated[
+        int | None,
+        typer.Option(
+            "--threads",
+            help="BLAS/OpenMP threads in each worker (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, "
+            "MKL_NUM_THREADS); default: the libraries' own choice.",
+        ),
+    ] = None,
+    json_path: Annotated[
+        str | None,
+        typer.Option(
+            "--json",
+            help="Where to write the result JSON; '-' for standard output. "
+            "Default: results/grade-<workload>-<UTC timestamp>.json.",
+        ),
+    ] = None,
+    baseline: Annotated[
+        str | None,
+        typer.Option("--baseline", help="An earlier result of this workload to compare with."),
+    ] = None,
+    tolerance: ToleranceOption = None,
+    timeout: Annotated[
+        float,
+        typer.Option("--timeout", help="Seconds one run of a route may take before it is killed."),
+    ] = 3600.0,
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="Print the verdict as a Markdown table.")
+    ] = False,
+    github_benchmark: Annotated[
+        str | None,
+        typer.Option(
+            "--github-benchmark",
+            help="Also write github-action-benchmark's customSmallerIsBetter JSON here.",
+        ),
+    ] = None,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="First check the gradients against finite differences (topos check); "
+            "wrong gradients end the grade with exit 3 before any route is timed.",
+        ),
+    ] = False,
+    budget: BudgetOption = None,
+) -> None:
+    """Grade the routes: speed, memory, and bit-for-bit parity of their losses.
+
+    Each route trains in a fresh worker process of its own, one at a time; the
+    parent measures time per step and peak memory, checks that the losses agree
+    at every step, prints the verdict and writes the result as JSON.
+
+    Exit status: 0 when every route finished and the losses agree; otherwise 1,
+    2, 3, 4 or 130, as the exit-status table of the README says.
+
+    Example: topos grade --steps 50 --repeat 2 --json results/today.json
+
+    Example: topos grade --routes engine,recorded,remat --budget 60%
+    """
+    from topos_cli.commands.grade import GradeOptions, run_grade
+
+    routes, budget = chosen_routes(routes), chosen_budget(budget)
+    raise typer.Exit(run_grade(options_of(context, GradeOptions, routes=routes, budget=budget)))
+
+
+def frontier_command(
+    context: typer.Context,
+    workload: WorkloadOption = "cifar10",
+    budgets: Annotated[
+        str,
+        typer.Option(
+            "--budgets",
+            help="Comma-separated remat budgets: percentages of recorded's planned bytes, "
+            "bytes with a unit, or floor.",
+        ),
+    ] = "100%,75%,50%,35%,floor",
+    steps: Annotated[
+        int, typer.Option("--steps", "-n", help="Training steps per point (at least 1).")
+    ] = 300,
+    data: DataOption = "synthetic",
+    threads: Annotated[
+        int | None, typer.Option("--threads", help="BLAS/OpenMP threads in each worker.")
+    ] = None,
+    json_path: Annotated[
+        str | None,
+        typer.Option(
+            "--json",
+            help="Where to write the result JSON ('-' for standard output); the picture "
+            "goes beside it as SVG. Default: results/frontier-<workload>-<UTC timestamp>.json.",
+        ),
+    ] = None,
+    timeout: Annotated[
+        float, typer.Option("--timeout", help="Seconds one point may take before it is killed.")
+    ] = 3600.0,
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="Print the table as Markdown.")
+    ] = False,
+) -> None:
+    """Grade engine, recorded and remat at each budget: the frontier of speed and memory.
+
+    Each point is graded in a worker of its own, as grade does.
+
+    Prints ms/step against training Δ and peak RSS per point, checks the losses bit for
+    bit across every point, and writes the result JSON with an SVG picture beside it. A
+    budget below the floor is listed, not graded. Exit statuses as for grade.
+
+    Example: topos frontier --workload mnist --budgets 100%,70%,floor --steps 100
+    """
+    from topos_cli.commands.frontier import run_frontier
+    from topos_cli.commands.grade import GradeOptions
+
+    names = [name.strip() for name in budgets.split(",")]
+    if not all(names):
+        raise ToposUsageError(f"--budgets {budgets!r} has an empty budget between commas")
+    chosen = tuple(dict.fromkeys(chosen_budget(name) for name in names))
+    options = options_of(context, GradeOptions, routes=("engine", "recorded"), budgets=chosen)
+    raise typer.Exit(run_frontier(options))

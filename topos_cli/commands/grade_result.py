@@ -1,0 +1,195 @@
+"""The result of a grade as the result file holds it: what the runs gathered, composed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from topos_cli.harness.grade_plan import GradePlan
+from topos_cli.harness.monitor import SAMPLE_INTERVAL_SECONDS, environment_facts
+from topos_cli.harness.route_runner import GradeRecord
+from topos_cli.report.compare import Comparison
+from topos_cli.report.verdict import Verdict
+from topos_cli.result.result_file import compose_result
+from topos_cli.result.run_record import RunRecord
+
+#: How close the measured training delta should come to the predicted one: within
+#: this fraction of the measured delta, or within `PREDICTION_FLOOR_BYTES` where that
+#: is more (a small delta is at the mercy of the allocator's own pages).
+PREDICTION_TOLERANCE = 0.05
+PREDICTION_FLOOR_BYTES = 256 * 1024
+
+#: What the result file says about how memory was measured (README has the long story).
+MEMORY_METHOD = {
+    "ready": "data loaded (of an image split fed by the default feeds, only the images the "
+    "steps read), plan lowered, one warm-up step of the route run and thrown away, "
+    "the plans' arenas freed and garbage collected",
+    "peak": "the larger of VmHWM at the end of the measured steps, after resetting it at "
+    "ready (writing 5 to /proc/self/clear_refs), and VmRSS read at each step's peak "
+    "(VmHWM lags per-CPU counters); psutil sampling where /proc is missing",
+    "training_delta": "peak minus VmRSS at ready",
+    "cross_check": "ru_maxrss from os.wait4, which includes start-up and shutdown",
+    "shard_processes": "a workload whose shards run in forked processes counts each child's "
+    "private memory (USS, Private_Clean + Private_Dirty of /proc/PID/smaps_rollup) on top "
+    "of the worker's: at ready, and the largest read at the end of its computations",
+}
+
+
+def _first_ready(results: Sequence[RunRecord], route: str | None = None) -> dict | None:
+    """The `ready` facts of the first run (of `route`, if given) that reached ready."""
+    for result in results:
+        ready = result.facts.get("ready")
+        if ready and (route is None or result.route == route):
+            return ready
+    return None
+
+
+def route_facts(results: Sequence[RunRecord], routes: Sequence[str]) -> dict[str, Any]:
+    """Per route, what its worker said at ready: plan summary, live volume, node counts."""
+    facts = {}
+    for route in routes:
+        ready = _first_ready(results, route)
+        if ready is None:
+            continue
+        facts[route] = {
+            key: ready.get(key)
+            for key in (
+                "posture",
+                "shards",
+                "plan",
+                "live_volume",
+                "remat",
+                "forward_nodes",
+                "gradient_nodes",
+                "lower_seconds",
+                "warm_up_seconds",
+                "high_water_source",
+                "step_memory",
+            )
+        }
+    return facts
+
+
+def memory_predictions(
+    route_facts: Mapping[str, Any], verdict: Verdict | None
+) -> list[dict[str, Any]]:
+    """Per route, the predicted training delta (the whole step's parts, see
+    `topos.training.step_memory`; the plan's figure, or its live volume, from workers
+    that do not say) beside the measured one, and how much of it the prediction does
+    not explain, in bytes."""
+    predictions = []
+    for route, facts in route_facts.items():
+        volume = facts.get("live_volume") or {}
+        live = volume.get("peak_bytes")
+        predicted = volume.get("predicted_training_bytes", live)
+        step = facts.get("step_memory") or {}
+        measured = None
+        if verdict is not None:
+            try:
+                memory = verdict.route(route).memory
+            except KeyError:
+                memory = None
+            measured = None if memory is None else memory.training_delta_bytes
+        ratio = measured / predicted if measured is not None and predicted else None
+        unexplained = None if measured is None or predicted is None else measured - predicted
+        allowed = None
+        if measured is not None:
+            allowed = max(PREDICTION_TOLERANCE * measured, PREDICTION_FLOOR_BYTES)
+        predictions.append(
+            {
+                "route": route,
+                "predicted_live_bytes": live,
+                "predicted_training_bytes": predicted,
+                "parts": step.get("parts"),
+                "moment": step.get("moment"),
+                "measured_training_delta_bytes": measured,
+                "unexplained_bytes": unexplained,
+                "ratio": ratio,
+                "within_tolerance": None if allowed is None else abs(unexplained) <= allowed,
+                "tolerance": PREDICTION_TOLERANCE,
+                "tolerance_floor_bytes": PREDICTION_FLOOR_BYTES,
+            }
+        )
+    return predictions
+
+
+def _data_facts(plan: GradePlan, results: Sequence[RunRecord]) -> dict[str, Any]:
+    """Which data the grade used: what was asked for, and what the worker loaded."""
+    ready = _first_ready(results)
+    dataset = dict((ready or {}).get("dataset") or {})
+    return {"requested": plan.data or "synthetic", **dataset}
+
+
+def compose_grade_result(
+    plan: GradePlan,
+    record: GradeRecord,
+    host: Mapping[str, Any],
+    verdict: Verdict | None,
+    comparison: Comparison | None,
+    exit_status: int,
+) -> dict[str, Any]:
+    """The result file's object: `compose_result`'s shape, plus what a grade adds."""
+    options = plan.options
+    ready = _first_ready(record.results)
+    host = {
+        **host,
+        "numerics": None if ready is None else ready.get("numerics"),
+        "threads": options.threads,
+    }
+    workload = {"name": options.workload, "data": _data_facts(plan, record.results)}
+    settings = {
+        "routes": list(options.routes),
+        "repeat": options.repeat,
+        "order": [[request.route, request.repeat] for request in plan.requests],
+        "threads": options.threads,
+        "timeout_seconds": options.timeout,
+        "data": plan.data or "synthetic",
+        "environment": environment_facts(plan.environment),
+        "sample_interval_seconds": SAMPLE_INTERVAL_SECONDS,
+        "memory_method": MEMORY_METHOD,
+        "tolerance": plan.compare_settings.to_json(),
+        "baseline": options.baseline,
+        "budget": options.budget,
+    }
+    result = compose_result(
+        workload=workload,
+        host=host,
+        steps=options.steps,
+        repeats=record.results,
+        verdict=verdict,
+        settings=settings,
+        created=plan.started,
+    )
+    if record.interrupted_by is not None:
+        status = "interrupted"
+    elif record.usage_error is not None:
+        status = "error"
+    else:
+        status = "complete"
+    facts_by_route = route_facts(record.results, options.routes)
+    ran = {(result.route, result.repeat) for result in record.results}
+    result.update(
+        {
+            "status": status,
+            "exit_status": int(exit_status),
+            "error": record.usage_error,
+            "interrupted": None
+            if record.interrupted_by is None
+            else {
+                "signal": record.interrupted_by,
+                "not_run": [
+                    [request.route, request.repeat]
+                    for request in plan.requests
+                    if (request.route, request.repeat) not in ran
+                ],
+            },
+            "routes": facts_by_route,
+            "memory_prediction": memory_predictions(facts_by_route, verdict),
+            "baseline": None
+            if comparison is None
+            else {"path": options.baseline, "comparison": comparison.to_json()},
+        }
+    )
+    if verdict is None:
+        result.pop("verdict")
+    return result

@@ -1,0 +1,119 @@
+"""Running a grade's planned workers: one at a time, two loading at once, until the last,
+an interrupt, or a usage error; what they gathered is a `GradeRecord`.
+
+Ctrl-C and SIGTERM end the running worker; the runs gathered so far are kept so the
+caller can judge and write a partial result.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from topos_cli.harness.grade_plan import GradePlan
+from topos_cli.harness.monitor import WorkerMonitor, WorkerObserver
+from topos_cli.harness.progress import LiveProgress, PlainProgress
+from topos_cli.result.run_record import RunRecord
+from topos_cli.shared.interruption import start_raising, stop_raising
+from topos_cli.shared.output_stream import use_plain_output
+
+
+@dataclass
+class GradeRecord:
+    """What a grade gathered: the runs, and how the grade itself ended."""
+
+    results: list[RunRecord] = field(default_factory=list)
+    interrupted_by: str | None = None
+    usage_error: str | None = None
+
+
+def usage_error_of(result: RunRecord, workload: str) -> str | None:
+    """The one-line usage or data error a run reported before it was ready, if any."""
+    error = result.facts.get("error")
+    if result.status != "failed" or not error or result.facts.get("ready"):
+        return None
+    if error.get("kind") not in ("data", "workload"):
+        return None
+    message = error.get("message") or error.get("type") or "error"
+    if error.get("type") in ("ShapeError", "GraphError"):
+        where = error.get("where")
+        message = f"workload {workload!r} failed to record: {message}" + (
+            f" (at {where})" if where else ""
+        )
+    return message
+
+
+def choose_display(plan: GradePlan) -> PlainProgress | LiveProgress:
+    """A live display on a terminal (and without NO_COLOR), plain lines on stderr otherwise."""
+    repeats = plan.options.repeat
+    live = not use_plain_output(sys.stdout) and not use_plain_output(sys.stderr)
+    if live:
+        return LiveProgress(sys.stderr, plan.requests, repeats)
+    return PlainProgress(sys.stderr, plan.requests, repeats)
+
+
+#: What a caller may make of each run before it is kept: the run (perhaps relabelled),
+#: or None to set it aside.
+Admission = Callable[[RunRecord, Any], "RunRecord | None"]
+
+
+def run_routes(
+    plan: GradePlan,
+    display: WorkerObserver | None = None,
+    admit: Admission | None = None,
+    before_turn: Callable[[], None] | None = None,
+) -> GradeRecord:
+    """Runs every planned request, one at a time; stops at an interrupt or a usage error.
+    `admit(run, request)` may relabel a run or set it aside (the frontier does both);
+    `before_turn()` is called before each worker warms up and trains."""
+    record = GradeRecord()
+    display = display if display is not None else choose_display(plan)
+    current: WorkerMonitor | None = None
+    following: WorkerMonitor | None = None
+    requests = plan.requests
+    try:
+        try:
+            # An interrupt deferred since the command began lands here, with a result to write.
+            start_raising()
+            with display:  # type: ignore[attr-defined]
+                for index, request in enumerate(requests):
+                    if following is not None:
+                        current, following, beside = following, None, None
+                    else:
+                        # Two workers load at once (interpreter, imports, data, lowering:
+                        # nothing measured), then warm up and train one at a time.
+                        current = WorkerMonitor(request, plan.environment, display, hold=True)
+                        current.start()
+                        if index + 1 < len(requests):
+                            following = WorkerMonitor(
+                                requests[index + 1], plan.environment, display, hold=True
+                            )
+                            following.start()
+                        beside = following
+                    result = current.run(beside, before_turn)
+                    if admit is not None:
+                        result = admit(result, request)
+                        if result is None:
+                            continue
+                    record.results.append(result)
+                    record.usage_error = usage_error_of(result, plan.options.workload)
+                    if record.usage_error is not None:
+                        break
+        finally:
+            # A worker started and never run (the next of a pair, or one whose start was
+            # interrupted) ends here, with no record.
+            for monitor in (current, following):
+                if monitor is not None:
+                    monitor.abandon()
+            # From here on a signal is ignored: what was gathered is judged and written.
+            stop_raising()
+    except KeyboardInterrupt as error:  # Interrupted (SIGINT or SIGTERM) is one
+        record.interrupted_by = getattr(error, "signal_name", "SIGINT")
+        kept = current is not None and current.result is not None
+        if kept and not any(result is current.result for result in record.results):
+            result = current.result if admit is None else admit(current.result, current.request)
+            if result is not None and not any(run is result for run in record.results):
+                record.results.append(result)
+    return record

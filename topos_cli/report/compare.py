@@ -1,0 +1,349 @@
+"""Compares two grade results of one workload and flags regressions beyond tolerances.
+
+For each route in both results, three figures: the median ms/step, the peak
+RSS and the training delta. A figure *regresses* when the new value exceeds
+the old by more than its tolerance (default 10% for time, 5% for memory) and
+the difference is significant where repeats allow:
+
+- time: with two or more completed repeats on both sides, a two-sided
+  Mann-Whitney U test on the raw per-step times kept in the results must give
+  p below the significance level; with fewer, the tolerance alone decides
+  (one run per side gives no honest test, since a run's steps drift together);
+- memory: with two or more repeats on both sides, the ranges across repeats
+  must not overlap (memory figures are nearly deterministic, so a rank test
+  over two or three values could never reach significance anyway). A change
+  smaller than `memory_floor_bytes` in absolute terms never counts: 5% of a
+  2 MiB training delta is allocator noise, not a regression.
+
+Figures are recomputed from the raw repeats, not read from the stored
+verdicts, so both sides are measured the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from topos_cli.report.statistics import mann_whitney, median
+from topos_cli.result.json_record import JsonRecord
+from topos_cli.result.result_file import read_repeats, validate_result
+from topos_cli.result.run_record import RunRecord
+from topos_cli.result.tolerance import CompareSettings
+from topos_cli.shared.errors import IncomparableResultsError
+from topos_cli.shared.exit_status import ExitStatus, most_severe
+
+#: The figures compared per route, in the order they are shown.
+FIGURES = ("ms/step", "peak RSS", "training delta")
+
+#: The statuses of a significant change: past the tolerance, and not noise.
+SIGNIFICANT = ("regression", "improvement")
+
+
+@dataclass(frozen=True)
+class FigureChange(JsonRecord):
+    """How one figure of one route changed between the old result and the new.
+
+    `status` is `regression`, `improvement`, `within tolerance`, `not
+    significant` (past the tolerance, but the test or the ranges say it
+    may be noise), or `missing` (the figure is absent on one side).
+    """
+
+    route: str
+    figure: str
+    unit: str
+    old: float | None
+    new: float | None
+    #: `new / old - 1`, or `None` when either is missing or the old is not positive.
+    change: float | None
+    tolerance: float
+    p_value: float | None
+    significant: bool | None
+    status: str
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What changed between two results of one workload, figure by figure."""
+
+    workload: str
+    settings: CompareSettings
+    changes: tuple[FigureChange, ...]
+    #: Differences between the two grades that may explain a change (steps, data, host...).
+    notes: tuple[str, ...]
+    #: What did not finish in the new result: a route with a failed run, or with no runs.
+    failures: tuple[str, ...] = ()
+
+    @property
+    def regressions(self) -> tuple[FigureChange, ...]:
+        """The figures that regressed."""
+        return tuple(change for change in self.changes if change.status == "regression")
+
+    @property
+    def exit_status(self) -> int:
+        """1 when a route of the new result did not finish (never "no regression"), else 4
+        when any figure regressed, else 0."""
+        return most_severe(
+            (
+                ExitStatus.ROUTE_FAILED if self.failures else None,
+                ExitStatus.REGRESSION if self.regressions else None,
+            )
+        )
+
+    @property
+    def summary(self) -> str:
+        """One sentence: the regressions, or that there were none beyond the tolerances."""
+        tolerances = (
+            f"{self.settings.time_tolerance:.0%} on time, "
+            f"{self.settings.memory_tolerance:.0%} on memory"
+        )
+        if self.failures:
+            return f"{self.workload}: {'; '.join(self.failures)}"
+        if not self.regressions:
+            return f"{self.workload}: no regression beyond {tolerances}"
+        named = ", ".join(
+            f"{change.route} {change.figure} {change.change:+.1%}" for change in self.regressions
+        )
+        count = len(self.regressions)
+        return f"{self.workload}: {count} regression{'s' if count > 1 else ''} ({named})"
+
+    def to_json(self) -> dict[str, Any]:
+        """The comparison as a JSON-ready dict."""
+        return {
+            "workload": self.workload,
+            "summary": self.summary,
+            "exit_status": int(self.exit_status),
+            "changes": [change.to_json() for change in self.changes],
+            "notes": list(self.notes),
+            "failures": list(self.failures),
+            "settings": self.settings.to_json(),
+        }
+
+
+def _warmup_steps(result: Mapping[str, Any]) -> int:
+    """How many leading steps the result's own verdict left out of its median (default 1)."""
+    settings = result.get("verdict", {}).get("settings", {})
+    warmup = settings.get("warmup_steps", 1)
+    return warmup if isinstance(warmup, int) and warmup >= 0 else 1
+
+
+def _completed(runs: Sequence[RunRecord], route: str) -> list[RunRecord]:
+    """The runs of `route` that finished cleanly."""
+    return [run for run in runs if run.route == route and run.status == "ok"]
+
+
+def _relative_change(old: float | None, new: float | None) -> float | None:
+    """`new / old - 1`, or `None` when undefined."""
+    if old is None or new is None or old <= 0:
+        return None
+    return new / old - 1.0
+
+
+def _classify(change: float | None, tolerance: float, significant: bool | None) -> str:
+    """The status of a figure from its relative change and whether it is significant."""
+    if change is None:
+        return "missing"
+    if abs(change) <= tolerance:
+        return "within tolerance"
+    if significant is False:
+        return "not significant"
+    return "regression" if change > 0 else "improvement"
+
+
+def _judged_change(
+    route: str,
+    figure: str,
+    unit: str,
+    old: float | None,
+    new: float | None,
+    tolerance: float,
+    significant: bool | None,
+    p_value: float | None = None,
+    floor: float = 0.0,
+) -> FigureChange:
+    """One figure's change, classified against `tolerance`; a change of less than `floor`
+    (in the figure's unit) is within tolerance whatever its ratio."""
+    change = _relative_change(old, new)
+    status = _classify(change, tolerance, significant)
+    if status in (*SIGNIFICANT, "not significant") and abs(new - old) < floor:
+        status = "within tolerance"  # a classified change has both figures
+    return FigureChange(
+        route=route,
+        figure=figure,
+        unit=unit,
+        old=old,
+        new=new,
+        change=change,
+        tolerance=tolerance,
+        p_value=p_value,
+        significant=significant,
+        status=status,
+    )
+
+
+def _compare_time(
+    route: str,
+    old_runs: Sequence[RunRecord],
+    new_runs: Sequence[RunRecord],
+    old_warmup: int,
+    new_warmup: int,
+    settings: CompareSettings,
+) -> FigureChange:
+    """The change in median ms/step of one route, tested where repeats allow."""
+    old_steps = [s for run in old_runs for s in run.measured_step_seconds(old_warmup)]
+    new_steps = [s for run in new_runs for s in run.measured_step_seconds(new_warmup)]
+    old = median(old_steps) * 1000.0 if old_steps else None
+    new = median(new_steps) * 1000.0 if new_steps else None
+    p_value = None
+    timed_old = sum(1 for run in old_runs if run.step_seconds)
+    timed_new = sum(1 for run in new_runs if run.step_seconds)
+    if timed_old >= 2 and timed_new >= 2:
+        p_value = mann_whitney(new_steps, old_steps).p_value
+    significant = None if p_value is None else p_value < settings.significance_level
+    return _judged_change(
+        route, "ms/step", "ms", old, new, settings.time_tolerance, significant, p_value
+    )
+
+
+def _compare_memory(
+    route: str,
+    figure: str,
+    old_values: Sequence[int],
+    new_values: Sequence[int],
+    settings: CompareSettings,
+) -> FigureChange:
+    """The change in one memory figure of one route, judged by range overlap where repeats allow."""
+    old = float(median(old_values)) if old_values else None
+    new = float(median(new_values)) if new_values else None
+    change = _relative_change(old, new)
+    significant = None
+    if len(old_values) >= 2 and len(new_values) >= 2 and change is not None:
+        if change > 0:
+            significant = min(new_values) > max(old_values)
+        else:
+            significant = max(new_values) < min(old_values)
+    return _judged_change(
+        route,
+        figure,
+        "bytes",
+        old,
+        new,
+        settings.memory_tolerance,
+        significant,
+        floor=settings.memory_floor_bytes,
+    )
+
+
+def _notes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """What differs between the two grades besides the code: steps, data, threads, host, commit."""
+    notes = []
+
+    def differs(label: str, old_value: Any, new_value: Any) -> None:
+        if old_value != new_value:
+            notes.append(f"{label} differs: {old_value} then {new_value}")
+
+    differs("steps", old.get("steps"), new.get("steps"))
+    old_data = old["workload"].get("data")
+    new_data = new["workload"].get("data")
+    differs("data", old_data, new_data)
+    old_settings, new_settings = old.get("settings", {}), new.get("settings", {})
+    differs("threads", old_settings.get("threads"), new_settings.get("threads"))
+    old_host, new_host = old.get("host", {}), new.get("host", {})
+    differs("CPU", old_host.get("cpu_model"), new_host.get("cpu_model"))
+    return notes
+
+
+def compare_results(
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    *,
+    settings: CompareSettings | None = None,
+    old_source: str = "the old result",
+    new_source: str = "the new result",
+) -> Comparison:
+    """Compares two result dicts of one schema and workload, route by route and figure by figure.
+
+    Raises `ResultFileError` when either is not a result of this schema and
+    `IncomparableResultsError` when their workloads differ (both exit 2,
+    one line naming the sources).
+    """
+    settings = settings or CompareSettings()
+    validate_result(old, old_source)
+    validate_result(new, new_source)
+    old_workload, new_workload = old["workload"]["name"], new["workload"]["name"]
+    if old_workload != new_workload:
+        raise IncomparableResultsError(
+            f"cannot compare results of different workloads: {old_source} is {old_workload}, "
+            f"{new_source} is {new_workload}"
+        )
+    old_runs, new_runs = read_repeats(old), read_repeats(new)
+    old_routes = list(dict.fromkeys(run.route for run in old_runs))
+    new_routes = list(dict.fromkeys(run.route for run in new_runs))
+    notes = _notes(old, new)
+    for route in old_routes:
+        if route not in new_routes:
+            notes.append(f"route {route} is only in {old_source}")
+    for route in new_routes:
+        if route not in old_routes:
+            notes.append(f"route {route} is only in {new_source}")
+    failures = _failures(old_routes, new_runs, new_source)
+    changes = []
+    for route in (route for route in old_routes if route in new_routes):
+        old_completed, new_completed = _completed(old_runs, route), _completed(new_runs, route)
+        for source, completed in ((old_source, old_completed), (new_source, new_completed)):
+            if not completed:
+                notes.append(f"route {route} did not complete in {source}")
+        changes.append(
+            _compare_time(
+                route,
+                old_completed,
+                new_completed,
+                _warmup_steps(old),
+                _warmup_steps(new),
+                settings,
+            )
+        )
+        for figure, attribute in (
+            ("peak RSS", "peak_rss_bytes"),
+            ("training delta", "training_delta_bytes"),
+        ):
+            changes.append(
+                _compare_memory(
+                    route,
+                    figure,
+                    [v for run in old_completed if (v := getattr(run, attribute)) is not None],
+                    [v for run in new_completed if (v := getattr(run, attribute)) is not None],
+                    settings,
+                )
+            )
+    return Comparison(
+        workload=new_workload,
+        settings=settings,
+        changes=tuple(changes),
+        notes=tuple(notes),
+        failures=tuple(failures),
+    )
+
+
+def _failures(
+    old_routes: Sequence[str], new_runs: Sequence[RunRecord], new_source: str
+) -> list[str]:
+    """What did not finish in the new result: its routes with a run that is not ok, and the
+    old result's routes it has no run of. A failed route is never "no regression"."""
+    new_routes = list(dict.fromkeys(run.route for run in new_runs))
+    failures = []
+    for route in new_routes:
+        statuses = [run.status for run in new_runs if run.route == route]
+        bad = sorted({status for status in statuses if status != "ok"})
+        if bad:
+            failures.append(
+                f"route {route} did not finish in {new_source} "
+                f"({', '.join(bad)}: {sum(status != 'ok' for status in statuses)} of "
+                f"{len(statuses)} runs)"
+            )
+    for route in old_routes:
+        if route not in new_routes:
+            failures.append(f"route {route} has no run in {new_source}")
+    if not new_runs and not old_routes:
+        failures.append(f"{new_source} has no runs")
+    return failures

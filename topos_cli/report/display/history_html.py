@@ -1,0 +1,76 @@
+"""The history of a workload as a self-contained HTML page: per group of comparable grades,
+its host and settings, a plot per figure (ms/step, peak RSS, training Δ) and the table."""
+
+from __future__ import annotations
+
+import os
+
+from topos_cli.report.compare import FIGURES
+from topos_cli.report.display.history_table import (
+    HISTORY_HEADERS,
+    grade_count,
+    history_notes,
+    history_rows,
+)
+from topos_cli.report.display.html_page import bullet_list, escape, figure, missing_box, page, table
+from topos_cli.report.display.plotting import figure_svg
+from topos_cli.report.display.trend_figure import trend_figure
+from topos_cli.report.history import History
+from topos_cli.shared.atomic_write import write_bytes_atomically
+from topos_cli.shared.errors import ToposUsageError
+
+
+def _cell_classes(rows: list[list[str]]) -> list[list[str]]:
+    """Per cell, `regression` or `improvement` where the cell carries a significant mark."""
+    return [
+        ["regression" if "▲" in cell else "improvement" if "▼" in cell else "" for cell in row]
+        for row in rows
+    ]
+
+
+def render_history_html(history: History) -> str:
+    """The whole history page."""
+    workloads = sorted({group.workload for group in history.groups})
+    title = f"topos history: {', '.join(workloads)}"
+    grades = sum(len(group.points) for group in history.groups)
+    body = [
+        f"<h1>{escape(title)}</h1>",
+        f"<p>{grades} grades in {len(history.groups)} "
+        f"group{'s' if len(history.groups) != 1 else ''} of comparable host and settings.</p>",
+        missing_box(list(history.skipped), "Files passed over"),
+        bullet_list(history_notes(history)[: 2 if history.grouping_note else 1], "notes"),
+    ]
+    for number, group in enumerate(history.groups):
+        body += [
+            f"<h2>{escape(group.title)} ({grade_count(len(group.points))})</h2>",
+            bullet_list([group.host], "facts"),
+        ]
+        svg = figure_svg(trend_figure(group), f"trend-{number}")
+        body.append(
+            figure(
+                svg,
+                f"{', '.join(FIGURES)} per route across the group's grades, oldest first; "
+                "a red triangle up marks a significant regression against the grade before, "
+                "a green one down a significant improvement.",
+                f"trend-{number}",
+            )
+        )
+        rows = history_rows(group)
+        body.append(
+            table(
+                HISTORY_HEADERS, rows, numeric_columns=(3, 4, 5), cell_classes=_cell_classes(rows)
+            )
+        )
+    body.append(
+        "<footer>This page is self-contained: nothing is fetched when it is viewed.</footer>"
+    )
+    return page(title, "\n".join(part for part in body if part))
+
+
+def write_history_html(history: History, path: str | os.PathLike[str]) -> None:
+    """Writes the history page to `path`; raises `ToposUsageError` if it cannot."""
+    text = render_history_html(history)
+    try:
+        write_bytes_atomically(path, text.encode("utf-8"))
+    except OSError as error:
+        raise ToposUsageError(f"cannot write {path}: {error.strerror or error}") from None

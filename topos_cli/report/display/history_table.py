@@ -1,0 +1,123 @@
+"""The history of a workload in the terminal: per group, one row per grade and route, each
+figure with its change against the grade before, significant changes marked."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from rich.console import RenderableType
+from rich.text import Text
+
+from topos_cli.report.display.tables import Forms, markdown_table, plain_table, rich_table
+from topos_cli.report.history import History, HistoryGroup, HistoryPoint
+from topos_cli.shared.units import DASH, MEBIBYTE, format_milliseconds
+
+HISTORY_HEADERS = ("created", "commit", "route", "ms/step", "peak RSS MiB", "training Δ MiB")
+
+#: How a significant change is marked in a cell, as `compare` judges it.
+MARKS = {"regression": "▲", "improvement": "▼"}
+
+LEGEND = (
+    "▲ significant regression, ▼ significant improvement against the grade before "
+    "(as topos compare judges them); percentages are changes against the grade before"
+)
+
+
+def figure_cell(point: HistoryPoint, route: str, figure: str) -> str:
+    """A figure's value, its change against the previous grade, and a mark if significant."""
+    value = point.values.get((route, figure))
+    if value is None:
+        return DASH
+    text = format_milliseconds(value) if figure == "ms/step" else f"{value / MEBIBYTE:.1f}"
+    change = point.changes.get((route, figure))
+    if change is not None and change.change is not None:
+        text += f" ({change.change:+.1%})"
+    mark = MARKS.get(point.significant(route, figure) or "")
+    return f"{text} {mark}" if mark else text
+
+
+def history_rows(group: HistoryGroup) -> list[list[str]]:
+    """A group's rows, in `HISTORY_HEADERS` order: one per grade and route, oldest first."""
+    rows = []
+    for point in group.points:
+        for route in group.routes:
+            if not any(key[0] == route for key in point.values):
+                continue
+            rows.append(
+                [
+                    point.created,
+                    point.commit,
+                    route,
+                    *(
+                        figure_cell(point, route, figure)
+                        for figure in ("ms/step", "peak RSS", "training delta")
+                    ),
+                ]
+            )
+    return rows
+
+
+def history_notes(history: History) -> list[str]:
+    """The lines after the tables: the legend, the grouping and what was skipped."""
+    notes = [LEGEND]
+    if history.grouping_note:
+        notes.append(history.grouping_note)
+    notes += [f"skipped: {reason}" for reason in history.skipped]
+    return notes
+
+
+def render_history_plain(history: History, ascii_only: bool = False) -> str:
+    """The history as plain text: per group a heading, the host line and a table."""
+    parts = []
+    for group in history.groups:
+        parts += [f"{group.title} ({grade_count(len(group.points))})", group.host]
+        parts += [plain_table(HISTORY_HEADERS, history_rows(group), ascii_only), ""]
+    parts += history_notes(history)
+    text = "\n".join(parts) + "\n"
+    if ascii_only:
+        from topos_cli.shared.output_stream import ascii_spelling
+
+        text = ascii_spelling(text)
+    return text
+
+
+def render_history_markdown(history: History) -> str:
+    """The history as Markdown: per group a heading and a table, then the notes as a list."""
+    parts = []
+    for group in history.groups:
+        parts += [f"**{group.title}** ({grade_count(len(group.points))})", "", group.host, ""]
+        parts += [markdown_table(HISTORY_HEADERS, history_rows(group)), ""]
+    parts += [f"- {note}" for note in history_notes(history)]
+    return "\n".join(parts) + "\n"
+
+
+def history_renderables(history: History) -> Iterator[RenderableType]:
+    """The history on a terminal: a table per group (marks coloured) over its host, then
+    the notes."""
+    for group in history.groups:
+        table = rich_table(
+            f"{group.title} ({grade_count(len(group.points))})",
+            HISTORY_HEADERS,
+            right_aligned={3, 4, 5},
+        )
+        for row in history_rows(group):
+            cells: list[Text | str] = list(row)
+            for column in (3, 4, 5):
+                style = "red" if "▲" in row[column] else "green" if "▼" in row[column] else ""
+                cells[column] = Text(row[column], style=style)
+            table.add_row(*cells)
+        yield table
+        yield Text(group.host, style="dim")
+        yield ""  # a blank line between groups
+    for note in history_notes(history):
+        yield Text(note, style="" if note == LEGEND else "yellow")
+
+
+#: The history in its three forms, printed as the verdict is.
+HISTORY_FORMS = Forms(render_history_markdown, render_history_plain, history_renderables)
+print_history = HISTORY_FORMS.print
+
+
+def grade_count(count: int) -> str:
+    """`1 grade`, `3 grades`."""
+    return f"{count} grade{'s' if count != 1 else ''}"

@@ -1,0 +1,292 @@
+"""The verdict and the comparison for people: rows of cells, drawn by `tables` three ways."""
+
+from __future__ import annotations
+
+from rich.console import RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from topos_cli.report.compare import Comparison, FigureChange
+from topos_cli.report.display.tables import (
+    Forms,
+    markdown_table,
+    plain_table,
+    rich_table,
+    status_style,
+)
+from topos_cli.report.verdict import Parity, RouteParity, RouteVerdict, Verdict
+from topos_cli.shared.units import DASH, MEBIBYTE, format_milliseconds, mebibytes_cell
+
+#: The verdict table's columns. ms/step is the median ± the IQR over measured steps,
+#: then [lowest–highest] median across repeats; Δ is the training delta.
+VERDICT_HEADERS = (
+    "route",
+    "status",
+    "ms/step ± IQR",
+    "first step ms",
+    "speed",
+    "peak RSS MiB",
+    "training Δ MiB",
+    "memory",
+    "parity",
+)
+
+COMPARISON_HEADERS = ("route", "figure", "old", "new", "change", "tolerance", "test", "status")
+
+
+def _status_cell(route: RouteVerdict) -> str:
+    """`ok`, `failed`, or e.g. `timed out (1 of 2 ok)` when some repeats finished."""
+    if route.failures and route.completed:
+        return f"{route.status} ({route.completed} of {route.repeats} ok)"
+    return route.status
+
+
+def _speed_cells(route: RouteVerdict, reference: str) -> tuple[str, str, str]:
+    """The ms/step, first-step and speed-ratio cells of a route."""
+    speed = route.speed
+    if speed is None:
+        return DASH, DASH, DASH
+    summary = speed.milliseconds_per_step
+    scale = summary.median
+    spread = format_milliseconds(summary.interquartile_range, scale)
+    median_cell = f"{format_milliseconds(summary.median)} ± {spread}"
+    medians = speed.repeat_medians_milliseconds
+    if len(medians) >= 2:
+        # The range of the per-repeat medians: how far apart the runs landed.
+        low = format_milliseconds(min(medians), scale)
+        high = format_milliseconds(max(medians), scale)
+        median_cell += f" [{low}–{high}]"
+    first = (
+        DASH
+        if speed.first_step_milliseconds is None
+        else format_milliseconds(speed.first_step_milliseconds)
+    )
+    if route.route == reference:
+        ratio = "reference"
+    elif speed.ratio is None:
+        ratio = DASH
+    else:
+        ratio = speed.ratio.phrase
+    return median_cell, first, ratio
+
+
+def _memory_cells(route: RouteVerdict, reference: str) -> tuple[str, str, str]:
+    """The peak RSS, training delta and memory-ratio cells of a route."""
+    memory = route.memory
+    if memory is None:
+        return DASH, DASH, DASH
+    if route.route == reference:
+        ratio = "reference"
+    elif memory.peak_ratio is None:
+        ratio = DASH
+    else:
+        ratio = f"{memory.peak_ratio:.2f}x"
+        if memory.training_delta_ratio is not None:
+            ratio += f" (Δ {memory.training_delta_ratio:.2f}x)"
+    return (
+        mebibytes_cell(memory.peak_rss_bytes),
+        mebibytes_cell(memory.training_delta_bytes),
+        ratio,
+    )
+
+
+def _parity_cell(route: RouteParity | None, parity: Parity) -> str:
+    """What parity says about one route: agreement, or the step where it parts."""
+    if route is None or route.runs == 0:
+        return DASH
+    if route.repeatable is False and route.repeat_divergence is not None:
+        return f"not repeatable (step {route.repeat_divergence.step})"
+    if route.matches_reference is False and route.divergence is not None:
+        return f"parts at step {route.divergence.step}"
+    if parity.status == "bit-identical":
+        return "bit-identical"
+    if parity.status == "not checked":
+        return "not checked"
+    # Broken elsewhere, or incomplete: this route agrees as far as compared.
+    return f"agrees to step {parity.steps}" if parity.status == "incomplete" else "agrees"
+
+
+def verdict_rows(verdict: Verdict) -> list[list[str]]:
+    """The verdict table as rows of strings, one per route, in `VERDICT_HEADERS` order."""
+    parities = {route.route: route for route in verdict.parity.routes}
+    rows = []
+    for route in verdict.routes:
+        median_cell, first, speed_ratio = _speed_cells(route, verdict.reference)
+        peak, delta, memory_ratio = _memory_cells(route, verdict.reference)
+        rows.append(
+            [
+                route.route,
+                _status_cell(route),
+                median_cell,
+                first,
+                speed_ratio,
+                peak,
+                delta,
+                memory_ratio,
+                _parity_cell(parities.get(route.route), verdict.parity),
+            ]
+        )
+    return rows
+
+
+def verdict_notes(verdict: Verdict) -> list[str]:
+    """The lines after the table: legend, failures with their detail, and warnings."""
+    lines = []
+    tentative = any(
+        route.speed is not None and route.speed.ratio is not None and route.speed.ratio.tentative
+        for route in verdict.routes
+    )
+    if tentative:
+        lines.append(
+            "~ past the threshold, but not significant "
+            f"(Mann-Whitney p ≥ {verdict.settings.significance_level:g})"
+        )
+    for route in verdict.routes:
+        for failure in route.failures:
+            where = f"{route.route} repeat {failure.repeat + 1}: {failure.status}"
+            if failure.nonfinite_step is not None:
+                where += f" at step {failure.nonfinite_step}"
+            detail = [line for line in (failure.detail or "").splitlines() if line.strip()]
+            lines.append(where + (f": {detail[0]}" if detail else ""))
+            lines.extend(f"    {line}" for line in detail[1:])
+    for warning in verdict.warnings:
+        lines.append(f"warning: {warning.message}")
+        lines.append(f"    remedy: {warning.remedy}")
+    return lines
+
+
+def render_verdict_plain(verdict: Verdict, ascii_only: bool = False) -> str:
+    """The verdict as plain text: table, summary sentence, notes and warnings."""
+    table = plain_table(VERDICT_HEADERS, verdict_rows(verdict), ascii_only)
+    parts = [table, "", verdict.summary]
+    notes = verdict_notes(verdict)
+    if notes:
+        parts.extend(["", *notes])
+    return "\n".join(parts) + "\n"
+
+
+def render_verdict_markdown(verdict: Verdict) -> str:
+    """The verdict as Markdown: table, summary in bold, notes and warnings as a list."""
+    parts = [markdown_table(VERDICT_HEADERS, verdict_rows(verdict)), "", f"**{verdict.summary}**"]
+    notes = verdict_notes(verdict)
+    if notes:
+        parts.append("")
+        # Indented lines (a failure's detail, a warning's remedy) nest under the line above.
+        parts.extend(
+            f"  - {note.strip()}" if note.startswith("    ") else f"- {note}" for note in notes
+        )
+    return "\n".join(parts) + "\n"
+
+
+def verdict_table(verdict: Verdict) -> Table:
+    """The verdict as a rich table, statuses and parity coloured."""
+    rows = verdict_rows(verdict)
+    table = rich_table("topos grade", VERDICT_HEADERS, right_aligned={2, 3, 5, 6})
+    for row in rows:
+        cells: list[Text | str] = list(row)
+        cells[1] = Text(row[1], style=status_style(row[1]))
+        cells[8] = Text(row[8], style=status_style(row[8]) if row[8] != DASH else "")
+        if row[4].startswith("~"):
+            cells[4] = Text(row[4], style="yellow")
+        table.add_row(*cells)
+    return table
+
+
+def verdict_renderables(verdict: Verdict) -> list[RenderableType]:
+    """The verdict on a terminal: its table, the summary green or red, the notes coloured."""
+    summary = Text(verdict.summary, style="bold green" if verdict.exit_status == 0 else "bold red")
+    notes = [Text(line, style=_note_style(line)) for line in verdict_notes(verdict)]
+    return [verdict_table(verdict), summary, *notes]
+
+
+#: The verdict in its three forms; `print_verdict(verdict, file=..., markdown=..., plain=...)`.
+VERDICT_FORMS = Forms(render_verdict_markdown, render_verdict_plain, verdict_renderables)
+print_verdict = VERDICT_FORMS.print
+
+
+def _note_style(line: str) -> str:
+    """Warnings, remedies and the legend in yellow; failures and their detail in red."""
+    return "yellow" if line.lstrip().startswith(("warning", "remedy", "~")) else "red"
+
+
+def _format_figure(change: FigureChange, value: float | None) -> str:
+    """An old or new figure in its unit: ms with three digits, bytes as MiB."""
+    if value is None:
+        return DASH
+    if change.unit == "bytes":
+        return f"{value / MEBIBYTE:.1f} MiB"
+    return f"{format_milliseconds(value)} ms"
+
+
+def _test_cell(change: FigureChange) -> str:
+    """What decided significance: the rank test's p, whether ranges overlap, or nothing."""
+    if change.p_value is not None:
+        return f"p = {change.p_value:.3g}"
+    if change.significant is None:
+        return DASH
+    return "ranges apart" if change.significant else "ranges overlap"
+
+
+def comparison_rows(comparison: Comparison) -> list[list[str]]:
+    """The comparison table as rows of strings, in `COMPARISON_HEADERS` order."""
+    return [
+        [
+            change.route,
+            change.figure,
+            _format_figure(change, change.old),
+            _format_figure(change, change.new),
+            DASH if change.change is None else f"{change.change:+.1%}",
+            f"{change.tolerance:.0%}",
+            _test_cell(change),
+            change.status,
+        ]
+        for change in comparison.changes
+    ]
+
+
+def render_comparison_plain(comparison: Comparison, ascii_only: bool = False) -> str:
+    """The comparison as plain text: table, summary, notes."""
+    table = plain_table(COMPARISON_HEADERS, comparison_rows(comparison), ascii_only)
+    parts = [table, "", comparison.summary]
+    parts.extend(f"note: {note}" for note in comparison.notes)
+    return "\n".join(parts) + "\n"
+
+
+def render_comparison_markdown(comparison: Comparison) -> str:
+    """The comparison as Markdown: table, summary in bold, notes as a list."""
+    parts = [
+        markdown_table(COMPARISON_HEADERS, comparison_rows(comparison)),
+        "",
+        f"**{comparison.summary}**",
+    ]
+    if comparison.notes:
+        parts.append("")
+        parts.extend(f"- note: {note}" for note in comparison.notes)
+    return "\n".join(parts) + "\n"
+
+
+def comparison_table(comparison: Comparison) -> Table:
+    """The comparison as a rich table, statuses coloured."""
+    rows = comparison_rows(comparison)
+    table = rich_table(
+        f"topos compare: {comparison.workload}",
+        COMPARISON_HEADERS,
+        right_aligned={2, 3, 4, 5},
+    )
+    for row in rows:
+        table.add_row(*row[:-1], Text(row[-1], style=status_style(row[-1])))
+    return table
+
+
+def comparison_renderables(comparison: Comparison) -> list[RenderableType]:
+    """The comparison on a terminal: its table, the summary red on a regression, the notes."""
+    style = "bold red" if comparison.regressions else "bold green"
+    notes = [Text(f"note: {note}", style="yellow") for note in comparison.notes]
+    return [comparison_table(comparison), Text(comparison.summary, style=style), *notes]
+
+
+#: The comparison in its three forms, printed as the verdict is.
+COMPARISON_FORMS = Forms(
+    render_comparison_markdown, render_comparison_plain, comparison_renderables
+)
+print_comparison = COMPARISON_FORMS.print

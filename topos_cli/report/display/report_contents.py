@@ -1,0 +1,309 @@
+"""What the report of one grade shows, gathered from its result: every run's series, the
+memory plan, the verdict, the circumstances, and what is missing.
+
+Pure Python (no NumPy, no plotting), so the figures and the page are drawn
+from one gathered object, and tests can check it against the JSON directly.
+The verdict is recomputed from the raw runs with the result's own settings,
+as `compare` does (the bootstrap is seeded, so the figures are those the
+grade printed); the stored summary sentence is shown as the grade said it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from topos_cli.report.display.result_description import (
+    describe_host,
+    describe_outcome,
+    describe_settings,
+)
+from topos_cli.report.statistics import RatioEstimate, ratio_estimate_of
+from topos_cli.report.verdict import Divergence, Verdict, VerdictSettings, decide_verdict
+from topos_cli.report.verdict.parity import run_label
+from topos_cli.result.lenient_result import LenientResult
+from topos_cli.result.run_record import RunRecord
+
+
+@dataclass(frozen=True)
+class RunSeries:
+    """One run of one route as the pictures draw it; times in seconds, memory in bytes."""
+
+    route: str
+    repeat: int
+    status: str
+    #: How the run is named on a legend: the route, and its repeat when there are several.
+    label: str
+    detail: str | None
+    #: The RSS timeline: the start of each slice, in seconds since the worker was ready
+    #: (since it started, when it never got ready), and the highest RSS in the slice.
+    rss_seconds: tuple[float, ...]
+    rss_bytes: tuple[int, ...]
+    #: Seconds from the worker's start to its ready point, if it got there.
+    ready_after_seconds: float | None
+    ready_rss_bytes: int | None
+    peak_rss_bytes: int | None
+    training_delta_bytes: int | None
+    step_milliseconds: tuple[float, ...]
+    #: The warm-up step run and thrown away before ready (its time only).
+    warm_up_milliseconds: float | None
+    losses: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class ReportContents:
+    """Everything one grade's report shows, and what it could not show."""
+
+    source: str
+    result: Mapping[str, Any]
+    workload: str
+    routes: tuple[str, ...]
+    runs: tuple[RunSeries, ...]
+    #: Per route, the plan's predicted training bytes (its planned live volume and more).
+    predicted_training_bytes: Mapping[str, int]
+    verdict: Verdict | None
+    #: The sentence the grade printed (or the recomputed one, for a result without it).
+    summary: str | None
+    divergence: Divergence | None
+    #: Leading measured steps the verdict leaves out of its median.
+    warmup_steps: int
+    #: Lines said beside the table: outcome, data, memory prediction, host, settings.
+    circumstances: tuple[str, ...]
+    missing: tuple[str, ...] = field(default_factory=tuple)
+
+    def runs_of(self, route: str) -> list[RunSeries]:
+        """The runs of `route`, in the order they ran."""
+        return [run for run in self.runs if run.route == route]
+
+    def predicted_peak_bytes(self, run: RunSeries) -> int | None:
+        """Where the plan says the run's RSS should top out: its ready RSS plus the
+        predicted training bytes of its route."""
+        predicted = self.predicted_training_bytes.get(run.route)
+        if predicted is None or run.ready_rss_bytes is None:
+            return None
+        return run.ready_rss_bytes + predicted
+
+
+def _object(value: Any) -> Mapping[str, Any]:
+    """`value` if it is a mapping, else an empty one."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def _number(value: Any) -> float | None:
+    """`value` if it is a (non-boolean) finite number, else `None`."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if value == value and abs(value) != float("inf") else None
+
+
+def _timeline(
+    facts: Mapping[str, Any], ready_after: float | None
+) -> tuple[tuple[float, ...], tuple[int, ...]]:
+    """A run's RSS timeline as (seconds since ready, bytes); empty when it has none."""
+    timeline = _object(facts.get("rss_timeline"))
+    points = timeline.get("points")
+    resolution = _number(timeline.get("resolution_seconds"))
+    if not isinstance(points, list) or not points or not resolution:
+        return (), ()
+    offset = ready_after or 0.0
+    seconds, values = [], []
+    for index, point in enumerate(points):
+        if isinstance(point, int) and not isinstance(point, bool):
+            seconds.append(index * resolution - offset)
+            values.append(point)
+    return tuple(seconds), tuple(values)
+
+
+def _warm_up_milliseconds(run: RunRecord) -> float | None:
+    """The time of the step thrown away before ready, in ms, if the worker said it."""
+    ready = _object(run.facts.get("ready"))
+    seconds = _number(ready.get("warm_up_seconds"))
+    return None if seconds is None else seconds * 1000.0
+
+
+def _series(run: RunRecord, name_repeats: bool) -> RunSeries:
+    """The pictures' view of one run."""
+    ready_after = _number(run.facts.get("ready_after_seconds"))
+    seconds, values = _timeline(run.facts, ready_after)
+    return RunSeries(
+        route=run.route,
+        repeat=run.repeat,
+        status=run.status,
+        label=run_label(run.route, run.repeat, name_repeats),
+        detail=run.detail,
+        rss_seconds=seconds,
+        rss_bytes=values,
+        ready_after_seconds=ready_after,
+        ready_rss_bytes=run.ready_rss_bytes,
+        peak_rss_bytes=run.peak_rss_bytes,
+        training_delta_bytes=run.training_delta_bytes,
+        step_milliseconds=tuple(value * 1000.0 for value in run.step_seconds),
+        warm_up_milliseconds=_warm_up_milliseconds(run),
+        losses=run.losses,
+    )
+
+
+def _predictions(result: Mapping[str, Any]) -> dict[str, int]:
+    """Per route, the predicted training bytes: from `memory_prediction`, else the route's
+    live volume as its worker reported it at ready."""
+    predicted: dict[str, int] = {}
+    for entry in result.get("memory_prediction") or []:
+        entry = _object(entry)
+        value = entry.get("predicted_training_bytes", entry.get("predicted_live_bytes"))
+        if isinstance(entry.get("route"), str) and isinstance(value, int):
+            predicted[entry["route"]] = value
+    for route, facts in _object(result.get("routes")).items():
+        volume = _object(_object(facts).get("live_volume"))
+        value = volume.get("predicted_training_bytes", volume.get("peak_bytes"))
+        if route not in predicted and isinstance(value, int):
+            predicted[route] = value
+    return predicted
+
+
+def _verdict_settings(result: Mapping[str, Any]) -> VerdictSettings:
+    """The verdict settings the result was judged with (known fields only), else defaults."""
+    stored = _object(_object(result.get("verdict")).get("settings"))
+    known = {item.name for item in dataclasses.fields(VerdictSettings)}
+    chosen = {key: value for key, value in stored.items() if key in known}
+    try:
+        return VerdictSettings(**chosen)
+    except TypeError:
+        return VerdictSettings()
+
+
+def _stored_time_ratios(result: Mapping[str, Any]) -> dict[str, RatioEstimate]:
+    """The routes' time-ratio estimates the stored verdict holds, by route: the
+    recomputation takes each that still matches the runs instead of bootstrapping again."""
+    estimates = {}
+    for route in _object(result.get("verdict")).get("routes") or []:
+        ratio = _object(_object(_object(route).get("speed")).get("ratio"))
+        estimate = ratio_estimate_of(ratio.get("time_ratio"))
+        if estimate is not None and isinstance(_object(route).get("route"), str):
+            estimates[route["route"]] = estimate
+    return estimates
+
+
+def _recompute_verdict(
+    result: Mapping[str, Any], runs: Sequence[RunRecord], missing: list[str]
+) -> Verdict | None:
+    """The verdict of the runs, judged as the grade judged them; `None` if there are none."""
+    if not runs:
+        return None
+    host = _object(result.get("host"))
+    load = host.get("load_average")
+    cores = host.get("available_cores")
+    try:
+        return decide_verdict(
+            runs,
+            settings=_verdict_settings(result),
+            load_average=load[0] if isinstance(load, list) and load else None,
+            cores=cores if isinstance(cores, int) else None,
+            known_ratios=_stored_time_ratios(result),
+        )
+    except Exception as error:  # an odd older result must not cost the rest of the report
+        missing.append(f"the verdict could not be recomputed ({type(error).__name__}: {error})")
+        return None
+
+
+def _memory_lines(result: Mapping[str, Any]) -> list[str]:
+    """The terminal's `memory:` lines, from the result's memory prediction."""
+    from topos_cli.report.display.result_description import describe_predictions
+
+    entries = [
+        _object(entry)
+        for entry in result.get("memory_prediction") or []
+        if isinstance(_object(entry).get("route"), str)
+    ]
+    complete = [
+        {
+            "route": entry["route"],
+            "predicted_training_bytes": entry.get("predicted_training_bytes"),
+            "predicted_live_bytes": entry.get("predicted_live_bytes"),
+            "measured_training_delta_bytes": entry.get("measured_training_delta_bytes"),
+            "ratio": entry.get("ratio"),
+        }
+        for entry in entries
+    ]
+    return describe_predictions(complete)
+
+
+def _data_line(result: Mapping[str, Any]) -> str:
+    """The terminal's `data:` line."""
+    from topos_cli.report.display.result_description import describe_data
+
+    data = _object(_object(result.get("workload")).get("data"))
+    if not data:
+        return "data: not recorded"
+    return describe_data(data)
+
+
+def _missing_parts(
+    result: Mapping[str, Any], runs: Sequence[RunRecord], series: Sequence[RunSeries]
+) -> list[str]:
+    """What the report cannot draw, run by run, in words."""
+    missing = []
+    if not runs:
+        missing.append("no run of any route was recorded: there is nothing to draw")
+    for run, drawn in zip(runs, series, strict=True):
+        if run.status != "ok":
+            detail = (run.detail or "").strip().splitlines()
+            missing.append(
+                f"{drawn.label} {run.status}"
+                + (f": {detail[-1]}" if detail else "")
+                + f" (drawn as far as it got: {len(run.loss_bits)} steps)"
+            )
+        if not drawn.rss_bytes:
+            missing.append(f"{drawn.label}: no RSS timeline; memory is marked, not drawn over time")
+        if not run.step_seconds:
+            missing.append(f"{drawn.label}: no step times")
+        if not run.loss_bits:
+            missing.append(f"{drawn.label}: no losses")
+    if runs and not result.get("memory_prediction") and not result.get("routes"):
+        missing.append("no memory prediction: the predicted peak is not marked")
+    if runs and not isinstance(result.get("verdict"), Mapping):
+        missing.append("no stored verdict: the table is recomputed from the runs")
+    return missing
+
+
+def gather_report_contents(lenient: LenientResult) -> ReportContents:
+    """Gathers what the report of the result in `lenient` shows."""
+    result = lenient.data
+    missing = list(lenient.missing)
+    runs = [RunRecord.from_dict(repeat) for repeat in result.get("repeats") or []]
+    routes = tuple(dict.fromkeys(run.route for run in runs))
+    name_repeats = any(run.repeat > 0 for run in runs)
+    series = tuple(_series(run, name_repeats) for run in runs)
+    missing += _missing_parts(result, runs, series)
+    verdict = _recompute_verdict(result, runs, missing)
+    stored_summary = _object(result.get("verdict")).get("summary")
+    summary = stored_summary if isinstance(stored_summary, str) else None
+    if summary is None and verdict is not None:
+        summary = verdict.summary
+    circumstances = [
+        describe_outcome(result),
+        _data_line(result),
+        *_memory_lines(result),
+        describe_host(result),
+        describe_settings(result),
+    ]
+    if isinstance(result.get("error"), str):
+        circumstances.append(f"error: {result['error']}")
+    interrupted = _object(result.get("interrupted"))
+    if interrupted:
+        circumstances.append(f"interrupted by {interrupted.get('signal', 'a signal')}")
+    return ReportContents(
+        source=lenient.source,
+        result=result,
+        workload=str(_object(result.get("workload")).get("name", "unknown workload")),
+        routes=routes,
+        runs=series,
+        predicted_training_bytes=_predictions(result),
+        verdict=verdict,
+        summary=summary,
+        divergence=None if verdict is None else verdict.parity.divergence,
+        warmup_steps=_verdict_settings(result).warmup_steps,
+        circumstances=tuple(circumstances),
+        missing=tuple(missing),
+    )

@@ -1,0 +1,193 @@
+"""The step-time pictures of a grade: each route's distribution of step times (a box over
+the measured steps, every step a dot) and the time of every step across the run.
+
+Warm-up is marked in both: the step thrown away before ready (a triangle)
+and the leading steps the verdict leaves out of its median (crosses, and a
+shaded band across the run). A warm-up far slower than the rest would squash
+every other step into a line, so the axis stops above the measured steps and
+a slower warm-up is drawn at its top edge with its time written beside it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from topos_cli.report.display.plotting import note_nothing_to_draw, route_colour
+from topos_cli.report.display.report_contents import ReportContents, RunSeries
+from topos_cli.report.statistics import median
+from topos_cli.shared.units import format_milliseconds
+
+#: How far above the slowest measured step the axis reaches before warm-ups are clipped.
+HEADROOM = 1.25
+
+
+def _measured(run: RunSeries, warmup_steps: int) -> tuple[float, ...]:
+    """The step times (ms) the verdict's median counts: all but the leading warm-up steps."""
+    measured = run.step_milliseconds[warmup_steps:]
+    return measured if measured else run.step_milliseconds
+
+
+def _axis_top(contents: ReportContents) -> float | None:
+    """Where the step-time axes stop: a little above the slowest measured step."""
+    slowest = [
+        max(_measured(run, contents.warmup_steps)) for run in contents.runs if run.step_milliseconds
+    ]
+    return max(slowest) * HEADROOM if slowest else None
+
+
+def _warm_up_marker(
+    axes: Any, x: float, value: float, top: float, colour: str, marker: str, size: float = 7
+) -> None:
+    """A warm-up step at its time, or at the axis top with its time written, if beyond it."""
+    if value <= top:
+        axes.plot([x], [value], marker=marker, color=colour, linestyle="none", markersize=size)
+        return
+    axes.plot(
+        [x],
+        [top * 0.985],
+        marker=marker,
+        color=colour,
+        linestyle="none",
+        markersize=size,
+        clip_on=False,
+    )
+    axes.annotate(
+        f"{value:.0f} ms ↑",
+        (x, top * 0.985),
+        xytext=(5, -3),
+        textcoords="offset points",
+        fontsize=7,
+        color=colour,
+        va="top",
+    )
+
+
+def _route_name(contents: ReportContents, route: str) -> str:
+    """The route's name, with the status of its runs when none finished."""
+    statuses = sorted({run.status for run in contents.runs_of(route)})
+    return route if "ok" in statuses else f"{route} ({', '.join(statuses)})"
+
+
+def draw_step_time_distribution(axes: Any, contents: ReportContents) -> None:
+    """Per route a box of its measured step times, each step a dot, warm-ups marked."""
+    routes = [
+        route
+        for route in contents.routes
+        if any(r.step_milliseconds for r in contents.runs_of(route))
+    ]
+    top = _axis_top(contents)
+    if not routes or top is None:
+        note_nothing_to_draw(axes, "no step times recorded")
+        return
+    pooled = [
+        [
+            value
+            for run in contents.runs_of(route)
+            for value in _measured(run, contents.warmup_steps)
+        ]
+        for route in routes
+    ]
+    boxes = axes.boxplot(
+        pooled,
+        positions=range(len(routes)),
+        widths=0.5,
+        showfliers=False,
+        patch_artist=True,
+        medianprops={"color": "black", "linewidth": 1.5},
+    )
+    for index, (route, box) in enumerate(zip(routes, boxes["boxes"], strict=True)):
+        colour = route_colour(route, contents.routes)
+        box.set_facecolor(colour)
+        box.set_alpha(0.35)
+        box.set_gid(f"steps-box-{route}")
+        values = pooled[index]
+        # A fixed, even spread (golden-ratio steps), so the picture is the same every time.
+        spread = [
+            index + ((position * 0.618034) % 1.0 - 0.5) * 0.34 for position in range(len(values))
+        ]
+        axes.plot(
+            spread, values, marker=".", linestyle="none", color=colour, markersize=3, alpha=0.6
+        )
+        for run in contents.runs_of(route):
+            for value in run.step_milliseconds[: contents.warmup_steps]:
+                _warm_up_marker(axes, index - 0.22, value, top, colour, "x")
+            if run.warm_up_milliseconds is not None:
+                _warm_up_marker(axes, index - 0.42, run.warm_up_milliseconds, top, colour, "^", 6)
+    axes.set_xticks(
+        range(len(routes)),
+        [
+            f"{_route_name(contents, route)}\nmedian {format_milliseconds(median(values))} ms"
+            for route, values in zip(routes, pooled, strict=True)
+        ],
+    )
+    axes.set_xlim(-0.7, len(routes) - 0.3)
+    axes.set_ylim(0, top)
+    axes.set_ylabel("time per step (ms)")
+    axes.set_title("Step times")
+    axes.grid(axis="x", visible=False)
+    _warm_up_legend(axes, contents.warmup_steps)
+
+
+def leading_steps(count: int) -> str:
+    """`step 0`, `steps 0-2`: the leading steps the median leaves out."""
+    return "step 0" if count == 1 else f"steps 0–{count - 1}"
+
+
+def _warm_up_legend(axes: Any, warmup_steps: int) -> None:
+    """What the warm-up markers mean."""
+    from matplotlib.lines import Line2D
+
+    axes.legend(
+        [
+            Line2D([], [], marker="^", color="#555555", linestyle="none"),
+            Line2D([], [], marker="x", color="#555555", linestyle="none"),
+        ],
+        [
+            "warm-up step, thrown away",
+            f"{leading_steps(warmup_steps)}: not in the median",
+        ],
+        loc="lower center",
+        fontsize=8,
+    )
+
+
+def draw_time_per_step(axes: Any, contents: ReportContents) -> None:
+    """Every step's time across the run, per run; the warm-up band shaded."""
+    top = _axis_top(contents)
+    runs = [run for run in contents.runs if run.step_milliseconds]
+    if not runs or top is None:
+        note_nothing_to_draw(axes, "no step times recorded")
+        return
+    styles = ("-", "--", ":", "-.")
+    longest = 0
+    for run in runs:
+        colour = route_colour(run.route, contents.routes)
+        steps = range(len(run.step_milliseconds))
+        longest = max(longest, len(run.step_milliseconds))
+        axes.plot(
+            list(steps),
+            [min(value, top) for value in run.step_milliseconds],
+            color=colour,
+            linestyle=styles[run.repeat % len(styles)],
+            linewidth=1.0,
+            alpha=0.85,
+            label=run.label,
+            gid=f"steps-{run.route}-{run.repeat}",
+        )
+        for step, value in enumerate(run.step_milliseconds):
+            if value > top:
+                _warm_up_marker(axes, step, value, top, colour, "x", 5)
+    if contents.warmup_steps > 0:
+        axes.axvspan(
+            -0.5,
+            contents.warmup_steps - 0.5,
+            color="#999999",
+            alpha=0.25,
+            label=f"{leading_steps(contents.warmup_steps)}: not in the median",
+        )
+    axes.set_xlim(-0.5, max(longest - 0.5, 1))
+    axes.set_ylim(0, top)
+    axes.set_xlabel("step")
+    axes.set_ylabel("time per step (ms)")
+    axes.set_title("Time per step across the run")
+    axes.legend(loc="lower right", fontsize=8)

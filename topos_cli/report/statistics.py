@@ -1,0 +1,323 @@
+"""Descriptive statistics and the rank test the verdict rests on, in pure Python.
+
+The parent process must stay light (no NumPy), and SciPy is not a dependency,
+so everything here is written out: quantiles by linear interpolation (the
+"type 7" definition NumPy and R use by default), Tukey's outlier fences, a
+bootstrap interval for a ratio of medians, and the two-sided Mann-Whitney U
+test with its normal approximation, tie correction and continuity correction.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from topos_cli.result.json_record import JsonRecord
+
+#: The seed of the bootstrap's generator: fixed, so a verdict is reproducible
+#: from its raw data, bit for bit.
+BOOTSTRAP_SEED = 20260814
+
+
+def _sorted_values(values: Sequence[float]) -> list[float]:
+    """Returns the values sorted, refusing an empty sequence or a NaN."""
+    if len(values) == 0:
+        raise ValueError("statistics of an empty sequence are undefined")
+    ordered = sorted(float(value) for value in values)
+    # A NaN sorts anywhere; it would silently corrupt every order statistic.
+    if any(math.isnan(value) for value in ordered):
+        raise ValueError("statistics of a sequence holding NaN are undefined")
+    return ordered
+
+
+def _quantile_of_sorted(ordered: Sequence[float], fraction: float) -> float:
+    """The quantile of already sorted values, by linear interpolation between ranks."""
+    position = (len(ordered) - 1) * fraction
+    below = math.floor(position)
+    above = min(below + 1, len(ordered) - 1)
+    weight = position - below
+    return ordered[below] + (ordered[above] - ordered[below]) * weight
+
+
+def quantile(values: Sequence[float], fraction: float) -> float:
+    """The `fraction` quantile (0 to 1) by linear interpolation between order statistics."""
+    if not 0.0 <= fraction <= 1.0:
+        raise ValueError(f"a quantile fraction lies in [0, 1], not {fraction}")
+    return _quantile_of_sorted(_sorted_values(values), fraction)
+
+
+def median(values: Sequence[float]) -> float:
+    """The middle value; the mean of the two middle values for an even count."""
+    return quantile(values, 0.5)
+
+
+def quartiles(values: Sequence[float]) -> tuple[float, float, float]:
+    """The lower quartile, the median and the upper quartile."""
+    ordered = _sorted_values(values)
+    return (
+        _quantile_of_sorted(ordered, 0.25),
+        _quantile_of_sorted(ordered, 0.5),
+        _quantile_of_sorted(ordered, 0.75),
+    )
+
+
+def interquartile_range(values: Sequence[float]) -> float:
+    """The upper quartile minus the lower quartile: the spread of the middle half."""
+    lower, _, upper = quartiles(values)
+    return upper - lower
+
+
+def mean(values: Sequence[float]) -> float:
+    """The arithmetic mean, summed exactly (`math.fsum`)."""
+    ordered = _sorted_values(values)
+    return math.fsum(ordered) / len(ordered)
+
+
+def standard_deviation(values: Sequence[float]) -> float:
+    """The sample standard deviation (n - 1 in the denominator); 0 for one value."""
+    ordered = _sorted_values(values)
+    if len(ordered) < 2:
+        return 0.0
+    average = math.fsum(ordered) / len(ordered)
+    squares = math.fsum((value - average) ** 2 for value in ordered)
+    return math.sqrt(squares / (len(ordered) - 1))
+
+
+def coefficient_of_variation(values: Sequence[float]) -> float:
+    """The sample standard deviation over the mean: spread relative to size.
+
+    One value has no observed spread, so 0. A zero mean with a spread is
+    infinitely variable relative to its size.
+    """
+    deviation = standard_deviation(values)
+    average = mean(values)
+    if average == 0.0:
+        return 0.0 if deviation == 0.0 else math.inf
+    return deviation / abs(average)
+
+
+def outlier_indices(values: Sequence[float], fence: float = 1.5) -> list[int]:
+    """The positions of values beyond Tukey's fences: `fence` IQRs outside the quartiles.
+
+    Step times are right-skewed and a stalled step (another program, a page
+    fault storm) is what we want to see, so a rank-based fence fits better
+    than a standard-deviation rule that the stall itself inflates.
+    """
+    lower, _, upper = quartiles(values)
+    spread = upper - lower
+    low_fence = lower - fence * spread
+    high_fence = upper + fence * spread
+    return [index for index, value in enumerate(values) if value < low_fence or value > high_fence]
+
+
+@dataclass(frozen=True)
+class Summary(JsonRecord):
+    """The order statistics and spread of one sample."""
+
+    count: int
+    median: float
+    lower_quartile: float
+    upper_quartile: float
+    interquartile_range: float
+    minimum: float
+    maximum: float
+    mean: float
+    coefficient_of_variation: float
+
+
+def summarize(values: Sequence[float]) -> Summary:
+    """Summarizes a non-empty sample: quartiles, extremes, mean and coefficient of variation."""
+    ordered = _sorted_values(values)
+    lower = _quantile_of_sorted(ordered, 0.25)
+    upper = _quantile_of_sorted(ordered, 0.75)
+    return Summary(
+        count=len(ordered),
+        median=_quantile_of_sorted(ordered, 0.5),
+        lower_quartile=lower,
+        upper_quartile=upper,
+        interquartile_range=upper - lower,
+        minimum=ordered[0],
+        maximum=ordered[-1],
+        mean=math.fsum(ordered) / len(ordered),
+        coefficient_of_variation=coefficient_of_variation(ordered),
+    )
+
+
+@dataclass(frozen=True)
+class RatioEstimate(JsonRecord):
+    """A ratio of medians with a bootstrap interval around it.
+
+    `uncertainty` is the larger distance from `ratio` to either end of the
+    interval, so `ratio ± uncertainty` always covers the interval even when
+    the interval is lopsided.
+    """
+
+    ratio: float
+    lower: float
+    upper: float
+    uncertainty: float
+    confidence: float
+    resamples: int
+
+
+def ratio_of_medians(
+    numerator: Sequence[float],
+    denominator: Sequence[float],
+    *,
+    resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = BOOTSTRAP_SEED,
+    known: RatioEstimate | None = None,
+) -> RatioEstimate:
+    """The ratio `median(numerator) / median(denominator)` with a percentile-bootstrap interval.
+
+    `known` is an estimate computed before from the same samples with the same seed (as
+    a result file stores it): it is returned as it stands when its ratio, resamples and
+    confidence match these, since the bootstrap would only draw the same interval again.
+    A report recomputing a grade's verdict from the grade's own runs is spared that way
+    a tenth of a second; an estimate that does not match is ignored.
+
+    Why a bootstrap rather than propagating each median's IQR: step times
+    are skewed and heavy-tailed (a stalled step is far slower, never far
+    faster), so the normal-theory standard error of a median that IQR
+    propagation assumes is off exactly where it matters, and propagation
+    also needs a correlation assumption between the two samples. The
+    bootstrap resamples each sample independently with replacement, takes
+    the ratio of the resampled medians, and reads the interval off the
+    resulting distribution's percentiles: no distributional assumption, and
+    the interval of the reciprocal ratio is the reciprocal interval. The
+    generator is a `random.Random` with a fixed seed, so the same data give
+    the same interval every time.
+
+    What it does not see: steps within one run are not independent (a
+    machine drifts), so this interval is the uncertainty of the medians
+    *given* these runs; drift between runs shows in the spread across
+    repeats, which the verdict reports beside it.
+    """
+    if resamples < 1:
+        raise ValueError(f"a bootstrap needs at least one resample, not {resamples}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"a confidence lies in (0, 1), not {confidence}")
+    top = _sorted_values(numerator)
+    bottom = _sorted_values(denominator)
+    bottom_median = _quantile_of_sorted(bottom, 0.5)
+    if bottom_median == 0.0:
+        raise ValueError("a ratio over a zero median is undefined")
+    ratio = _quantile_of_sorted(top, 0.5) / bottom_median
+    if known is not None and _matches(known, ratio, resamples, confidence):
+        return known
+    generator = random.Random(seed)
+    ratios = []
+    for _ in range(resamples):
+        top_sample = sorted(generator.choices(top, k=len(top)))
+        bottom_sample = sorted(generator.choices(bottom, k=len(bottom)))
+        bottom_sample_median = _quantile_of_sorted(bottom_sample, 0.5)
+        # A resample of mostly zeros has no ratio; it says nothing either way.
+        if bottom_sample_median != 0.0:
+            ratios.append(_quantile_of_sorted(top_sample, 0.5) / bottom_sample_median)
+    if not ratios:
+        return RatioEstimate(ratio, ratio, ratio, 0.0, confidence, resamples)
+    ratios.sort()
+    tail = (1.0 - confidence) / 2.0
+    lower = min(_quantile_of_sorted(ratios, tail), ratio)
+    upper = max(_quantile_of_sorted(ratios, 1.0 - tail), ratio)
+    uncertainty = max(ratio - lower, upper - ratio)
+    return RatioEstimate(ratio, lower, upper, uncertainty, confidence, resamples)
+
+
+def _matches(known: RatioEstimate, ratio: float, resamples: int, confidence: float) -> bool:
+    """Whether a stored estimate is of this ratio with these settings, and well formed."""
+    return (
+        known.ratio == ratio
+        and known.resamples == resamples
+        and known.confidence == confidence
+        and known.lower <= ratio <= known.upper
+        and known.uncertainty == max(ratio - known.lower, known.upper - ratio)
+    )
+
+
+def ratio_estimate_of(stored: object) -> RatioEstimate | None:
+    """The `RatioEstimate` a result stores as JSON (its `to_json`), or None when `stored`
+    is not one (a field missing, of another type, or not finite)."""
+    if not isinstance(stored, Mapping):
+        return None
+    fields = ("ratio", "lower", "upper", "uncertainty", "confidence")
+    values = [stored.get(name) for name in fields]
+    resamples = stored.get("resamples")
+    numbers = all(
+        isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        for value in values
+    )
+    if not numbers or not isinstance(resamples, int) or isinstance(resamples, bool):
+        return None
+    ratio, lower, upper, uncertainty, confidence = (float(value) for value in values)
+    return RatioEstimate(ratio, lower, upper, uncertainty, confidence, resamples)
+
+
+@dataclass(frozen=True)
+class MannWhitneyResult(JsonRecord):
+    """The outcome of a two-sided Mann-Whitney U test of two samples.
+
+    `statistic` is U of the first sample: the number of (first, second)
+    pairs where the first value is larger, ties counting one half. `z` is
+    signed: positive when the first sample tends to be larger.
+    """
+
+    statistic: float
+    z: float
+    p_value: float
+    first_count: int
+    second_count: int
+
+
+def _average_ranks(values: Sequence[float]) -> tuple[list[float], float]:
+    """The 1-based ranks of values, ties sharing their average rank, and the tie term.
+
+    The tie term is the sum over groups of tied values of `t**3 - t`, which
+    shrinks the variance of U: tied pairs carry no information about order.
+    """
+    order = sorted(range(len(values)), key=values.__getitem__)
+    ranks = [0.0] * len(values)
+    tie_term = 0.0
+    start = 0
+    while start < len(order):
+        end = start
+        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
+            end += 1
+        # Positions start..end (0-based) hold ranks start+1..end+1; they share the average.
+        shared = (start + end) / 2.0 + 1.0
+        for position in range(start, end + 1):
+            ranks[order[position]] = shared
+        tied = end - start + 1
+        tie_term += tied**3 - tied
+        start = end + 1
+    return ranks, tie_term
+
+
+def mann_whitney(first: Sequence[float], second: Sequence[float]) -> MannWhitneyResult:
+    """The two-sided Mann-Whitney U test by its normal approximation.
+
+    With n1 and n2 values, U has mean `n1 n2 / 2` and, with ties, variance
+    `n1 n2 / 12 * ((n + 1) - sum(t**3 - t) / (n (n - 1)))`. The continuity
+    correction moves |U - mean| half a unit toward zero, as SciPy's
+    `mannwhitneyu(..., method="asymptotic")` does, so the p-values agree
+    with it. When every value is tied, nothing separates the samples: p = 1.
+    """
+    first_values = _sorted_values(first)
+    second_values = _sorted_values(second)
+    first_count = len(first_values)
+    second_count = len(second_values)
+    ranks, tie_term = _average_ranks(first_values + second_values)
+    first_rank_sum = math.fsum(ranks[:first_count])
+    statistic = first_rank_sum - first_count * (first_count + 1) / 2.0
+    total = first_count + second_count
+    expected = first_count * second_count / 2.0
+    variance = first_count * second_count / 12.0 * ((total + 1) - tie_term / (total * (total - 1)))
+    if variance <= 0.0:
+        return MannWhitneyResult(statistic, 0.0, 1.0, first_count, second_count)
+    distance = max(abs(statistic - expected) - 0.5, 0.0)
+    z = math.copysign(distance / math.sqrt(variance), statistic - expected)
+    p_value = min(1.0, math.erfc(abs(z) / math.sqrt(2.0)))
+    return MannWhitneyResult(statistic, z, p_value, first_count, second_count)

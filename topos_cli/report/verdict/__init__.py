@@ -1,0 +1,45 @@
+"""The verdict of a grade: one module per concept, assembled by `decision`.
+
+`run_record` (one run of a route), `parity`, `speed`, `memory`, `noise`
+(warnings), `pairing` (remat against recorded), `summary` (the sentence and the
+exit status), `settings`; the
+README's "Reading a verdict" and "How the measurement works" say what the
+figures mean.
+"""
+
+from topos_cli.report.verdict.decision import Verdict, decide_verdict
+from topos_cli.report.verdict.memory import Memory
+from topos_cli.report.verdict.noise import NoiseWarning
+from topos_cli.report.verdict.pairing import Pairing
+from topos_cli.report.verdict.parity import (
+    Divergence,
+    Parity,
+    RouteParity,
+    check_parity,
+    first_divergence,
+)
+from topos_cli.report.verdict.route_verdict import Failure, RouteVerdict
+from topos_cli.report.verdict.settings import REFERENCE_ROUTE, VerdictSettings
+from topos_cli.report.verdict.speed import Speed, SpeedRatio
+from topos_cli.result.run_record import STATUSES, RunRecord
+
+__all__ = [
+    "REFERENCE_ROUTE",
+    "STATUSES",
+    "Divergence",
+    "Failure",
+    "Memory",
+    "NoiseWarning",
+    "Pairing",
+    "Parity",
+    "RouteParity",
+    "RouteVerdict",
+    "RunRecord",
+    "Speed",
+    "SpeedRatio",
+    "Verdict",
+    "VerdictSettings",
+    "check_parity",
+    "decide_verdict",
+    "first_divergence",
+]

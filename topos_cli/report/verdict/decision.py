@@ -1,0 +1,104 @@
+"""The verdict of a grade, assembled from its parts: parity, speed, memory, noise, summary.
+
+It is computed in the parent process from the workers' run records, so it
+imports neither NumPy nor the library.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from topos_cli.report.statistics import RatioEstimate
+from topos_cli.report.verdict.noise import NoiseWarning, noise_warnings
+from topos_cli.report.verdict.pairing import Pairing, pair_routes
+from topos_cli.report.verdict.parity import Parity, check_parity
+from topos_cli.report.verdict.route_verdict import RouteVerdict, judge_route, with_ratios
+from topos_cli.report.verdict.settings import VerdictSettings
+from topos_cli.report.verdict.summary import exit_status_of, summary_sentence
+from topos_cli.result.run_record import RunRecord
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The grade's conclusion: per-route figures, parity, warnings, summary and exit status."""
+
+    reference: str
+    settings: VerdictSettings
+    routes: tuple[RouteVerdict, ...]
+    parity: Parity
+    warnings: tuple[NoiseWarning, ...]
+    summary: str
+    exit_status: int
+    #: Routes judged against a partner besides the reference (remat against recorded).
+    pairings: tuple[Pairing, ...] = ()
+
+    def route(self, name: str) -> RouteVerdict:
+        """The verdict on the route called `name`; raises `KeyError` if none."""
+        for route in self.routes:
+            if route.route == name:
+                return route
+        raise KeyError(name)
+
+    def to_json(self) -> dict[str, Any]:
+        """The verdict as a JSON-ready dict (`json.dumps` accepts it as is)."""
+        return {
+            "reference": self.reference,
+            "summary": self.summary,
+            "exit_status": int(self.exit_status),
+            "parity": self.parity.to_json(),
+            "routes": [route.to_json() for route in self.routes],
+            "pairings": [pairing.to_json() for pairing in self.pairings],
+            "warnings": [warning.to_json() for warning in self.warnings],
+            "settings": self.settings.to_json(),
+        }
+
+
+def decide_verdict(
+    repeats: Iterable[RunRecord | Mapping[str, Any]],
+    *,
+    settings: VerdictSettings | None = None,
+    load_average: float | None = None,
+    cores: int | None = None,
+    known_ratios: Mapping[str, RatioEstimate] | None = None,
+) -> Verdict:
+    """Judges the runs of a grade: parity, speed, memory, noise, a summary and an exit status.
+
+    `repeats` are `RunRecord`s or their dicts, in any order; routes keep
+    the order of their first run. `load_average` (the 1-minute figure, read
+    when the grade began) and `cores` feed the load warning. The exit status
+    follows the README's table; a baseline regression (4) is `compare`'s.
+    `known_ratios` are the routes' time ratios to the reference as a result stored them,
+    by route: a report's recomputation takes those that still match (`ratio_of_medians`).
+    """
+    settings = settings or VerdictSettings()
+    runs = [
+        repeat if isinstance(repeat, RunRecord) else RunRecord.from_dict(repeat)
+        for repeat in repeats
+    ]
+    if not runs:
+        raise ValueError("a verdict needs at least one run")
+    names = list(dict.fromkeys(run.route for run in runs))
+    judged = [
+        judge_route(name, [run for run in runs if run.route == name], settings) for name in names
+    ]
+    reference = next((route for route in judged if route.route == settings.reference), None)
+    known = known_ratios or {}
+    routes = tuple(
+        with_ratios(route, reference, settings, known.get(route.route)) for route in judged
+    )
+    parity = check_parity(runs, settings.reference)
+    warnings = noise_warnings(routes, settings, load_average, cores)
+    pairings = pair_routes(judged, settings)
+
+    return Verdict(
+        reference=settings.reference,
+        settings=settings,
+        routes=routes,
+        parity=parity,
+        warnings=tuple(warnings),
+        summary=summary_sentence(routes, reference, parity, settings.reference, pairings),
+        exit_status=exit_status_of(runs, parity),
+        pairings=pairings,
+    )

@@ -1,0 +1,95 @@
+"""Noise warnings: why the machine may have been too noisy to tell, each with a remedy."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from topos_cli.report.statistics import median
+from topos_cli.report.verdict.route_verdict import RouteVerdict
+from topos_cli.report.verdict.settings import VerdictSettings
+from topos_cli.result.json_record import JsonRecord
+
+
+@dataclass(frozen=True)
+class NoiseWarning(JsonRecord):
+    """Why the machine may have been too noisy to tell, and what to do about it."""
+
+    kind: str
+    route: str | None
+    message: str
+    remedy: str
+
+
+def noise_warnings(
+    routes: Sequence[RouteVerdict],
+    settings: VerdictSettings,
+    load_average: float | None,
+    cores: int | None,
+) -> list[NoiseWarning]:
+    """Warnings, each with a remedy, when the machine may have been too noisy to tell."""
+    warnings = []
+    for route in routes:
+        speed = route.speed
+        if speed is None:
+            continue
+        summary = speed.milliseconds_per_step
+        if summary.coefficient_of_variation > settings.variation_limit:
+            warnings.append(
+                NoiseWarning(
+                    kind="variation",
+                    route=route.route,
+                    message=(
+                        f"{route.route}: step times vary by "
+                        f"{summary.coefficient_of_variation:.0%} (coefficient of variation "
+                        f"over {settings.variation_limit:.0%})"
+                    ),
+                    remedy=(
+                        "close other programs, set --threads below the number of cores, "
+                        "and grade with --repeat 3 or more"
+                    ),
+                )
+            )
+        if summary.count and speed.outliers / summary.count > settings.outlier_fraction_limit:
+            warnings.append(
+                NoiseWarning(
+                    kind="outliers",
+                    route=route.route,
+                    message=(
+                        f"{route.route}: {speed.outliers} of {summary.count} steps are "
+                        f"outliers (beyond {settings.outlier_fence:g} IQR of the quartiles)"
+                    ),
+                    remedy="something else ran during the grade; grade again on a quiet machine",
+                )
+            )
+        medians = speed.repeat_medians_milliseconds
+        if len(medians) >= 2:
+            spread = (max(medians) - min(medians)) / median(medians)
+            if spread > settings.repeat_spread_limit:
+                warnings.append(
+                    NoiseWarning(
+                        kind="repeat spread",
+                        route=route.route,
+                        message=(
+                            f"{route.route}: its repeats' medians span {spread:.0%} "
+                            f"({min(medians):.1f} to {max(medians):.1f} ms/step)"
+                        ),
+                        remedy=(
+                            "the machine drifted between runs (frequency scaling, heat, other "
+                            "load); grade on a quiet machine with more --repeat"
+                        ),
+                    )
+                )
+    if load_average is not None:
+        limit = settings.load_per_core_limit * (cores if cores else 1)
+        if load_average > limit:
+            on_cores = f" on {cores} cores" if cores else ""
+            warnings.append(
+                NoiseWarning(
+                    kind="load",
+                    route=None,
+                    message=f"the machine was busy: load average {load_average:.2f}{on_cores}",
+                    remedy="stop other work on the machine, or grade on an idle one",
+                )
+            )
+    return warnings

@@ -1,0 +1,212 @@
+"""Parity: whether every run's loss bits agree at every step, and where they first part."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from topos_cli.report.verdict.settings import REFERENCE_ROUTE
+from topos_cli.result.float_bits import describe_bits, format_bits, ulps_between
+from topos_cli.result.json_values import loss_for_json, optional_json, record_json
+from topos_cli.result.run_record import RunRecord
+
+
+def run_label(route: str, repeat: int, name_repeats: bool) -> str:
+    """How a run is named to people: the route, and its 1-based repeat when there are several."""
+    return f"{route} (repeat {repeat + 1})" if name_repeats else route
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """The first step where one run's loss bits part from another's."""
+
+    step: int
+    reference_route: str
+    reference_repeat: int
+    reference_bits: int
+    route: str
+    repeat: int
+    bits: int
+    #: Distance in float32 ulps; `None` when either loss is NaN (not comparable).
+    ulps: int | None
+
+    def describe(self, name_repeats: bool = False) -> str:
+        """The divergence for people.
+
+        For example `step 7: engine 2.30258512 (40135d8e) vs recorded
+        2.30258536 (40135d8f), 1 ulp apart`.
+        """
+        if self.ulps is None:
+            distance = "not comparable (NaN)"
+        else:
+            distance = f"{self.ulps} ulp{'' if self.ulps == 1 else 's'} apart"
+        reference = run_label(self.reference_route, self.reference_repeat, name_repeats)
+        other = run_label(self.route, self.repeat, name_repeats)
+        return (
+            f"step {self.step}: {reference} {describe_bits(self.reference_bits)} "
+            f"vs {other} {describe_bits(self.bits)}, {distance}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The divergence as a JSON-ready dict, bits in hexadecimal, values where finite."""
+        return {
+            "step": self.step,
+            "reference": {
+                "route": self.reference_route,
+                "repeat": self.reference_repeat,
+                "bits": format_bits(self.reference_bits),
+                "loss": loss_for_json(self.reference_bits),
+            },
+            "other": {
+                "route": self.route,
+                "repeat": self.repeat,
+                "bits": format_bits(self.bits),
+                "loss": loss_for_json(self.bits),
+            },
+            "ulps": self.ulps,
+            "description": self.describe(name_repeats=True),
+        }
+
+
+def first_divergence(reference: RunRecord, other: RunRecord) -> Divergence | None:
+    """The first step, over the steps both runs reached, where their loss bits differ."""
+    for step, (expected, actual) in enumerate(
+        zip(reference.loss_bits, other.loss_bits, strict=False)
+    ):
+        if expected != actual:
+            return Divergence(
+                step=step,
+                reference_route=reference.route,
+                reference_repeat=reference.repeat,
+                reference_bits=expected,
+                route=other.route,
+                repeat=other.repeat,
+                bits=actual,
+                ulps=ulps_between(expected, actual),
+            )
+    return None
+
+
+def _earliest(divergences: Iterable[Divergence | None]) -> Divergence | None:
+    """The divergence at the smallest step (the first such in order on a tie)."""
+    found = [divergence for divergence in divergences if divergence is not None]
+    return min(found, key=lambda divergence: divergence.step) if found else None
+
+
+@dataclass(frozen=True)
+class RouteParity:
+    """How one route's runs agree with each other (A/A) and with the reference run."""
+
+    route: str
+    runs: int
+    #: Whether this route's repeats agree with each other; `None` with fewer than two.
+    repeatable: bool | None
+    repeat_divergence: Divergence | None
+    #: Whether every run of this route agrees with the reference run; `None` without losses.
+    matches_reference: bool | None
+    divergence: Divergence | None
+
+    def to_json(self) -> dict[str, Any]:
+        """The route's parity as a JSON-ready dict."""
+        return record_json(self)
+
+
+@dataclass(frozen=True)
+class Parity:
+    """Whether every run's loss bits agree at every step.
+
+    `status` is `bit-identical`; `broken` (`divergence` names the earliest
+    step where some run parts from the reference run); `not checked` (fewer
+    than two runs reported losses); or `incomplete` (no disagreement, but
+    some runs, listed in `stopped_short`, reached fewer steps than others).
+    """
+
+    status: str
+    #: How many leading steps agree in every run that reported losses.
+    steps: int
+    runs: int
+    reference_route: str | None
+    reference_repeat: int | None
+    divergence: Divergence | None
+    routes: tuple[RouteParity, ...]
+    #: `(route, repeat, steps reached)` of each run that reached fewer steps than the longest.
+    stopped_short: tuple[tuple[str, int, int], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """The parity as a JSON-ready dict."""
+        return {
+            "status": self.status,
+            "steps": self.steps,
+            "runs": self.runs,
+            "reference": None
+            if self.reference_route is None
+            else {"route": self.reference_route, "repeat": self.reference_repeat},
+            "divergence": optional_json(self.divergence),
+            "routes": [route.to_json() for route in self.routes],
+            "stopped_short": [
+                {"route": route, "repeat": repeat, "steps": steps}
+                for route, repeat, steps in self.stopped_short
+            ],
+        }
+
+
+def check_parity(repeats: Sequence[RunRecord], reference_route: str = REFERENCE_ROUTE) -> Parity:
+    """Compares every run's loss bits with the reference run's, step by step.
+
+    The reference run is the reference route's first run that reported a
+    loss (else the first such run of any route). Bit equality is transitive,
+    so agreeing with it at every step means all runs agree with each other.
+    """
+    with_losses = [repeat for repeat in repeats if repeat.loss_bits]
+    routes = list(dict.fromkeys(repeat.route for repeat in repeats))
+    reference = next(
+        (repeat for repeat in with_losses if repeat.route == reference_route),
+        with_losses[0] if with_losses else None,
+    )
+    route_parities = []
+    for route in routes:
+        runs = [repeat for repeat in with_losses if repeat.route == route]
+        repeat_divergence = _earliest(first_divergence(runs[0], run) for run in runs[1:])
+        divergence = (
+            _earliest(first_divergence(reference, run) for run in runs)
+            if reference is not None
+            else None
+        )
+        route_parities.append(
+            RouteParity(
+                route=route,
+                runs=len(runs),
+                repeatable=None if len(runs) < 2 else repeat_divergence is None,
+                repeat_divergence=repeat_divergence,
+                matches_reference=None if not runs else divergence is None,
+                divergence=divergence,
+            )
+        )
+    divergence = _earliest(route.divergence for route in route_parities)
+    compared = min((len(repeat.loss_bits) for repeat in with_losses), default=0)
+    longest = max((len(repeat.loss_bits) for repeat in repeats), default=0)
+    stopped_short = tuple(
+        (repeat.route, repeat.repeat, len(repeat.loss_bits))
+        for repeat in repeats
+        if len(repeat.loss_bits) < longest
+    )
+    if divergence is not None:
+        status = "broken"
+        compared = divergence.step
+    elif len(with_losses) < 2:
+        status = "not checked"
+    elif stopped_short:
+        status = "incomplete"
+    else:
+        status = "bit-identical"
+    return Parity(
+        status=status,
+        steps=compared,
+        runs=len(with_losses),
+        reference_route=None if reference is None else reference.route,
+        reference_repeat=None if reference is None else reference.repeat,
+        divergence=divergence,
+        routes=tuple(route_parities),
+        stopped_short=stopped_short,
+    )

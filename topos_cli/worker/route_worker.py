@@ -1,0 +1,345 @@
+"""The worker: one route of one workload in one process, speaking the grader's protocol.
+
+`topos_cli.worker.protocol` is its command line and its events. Events go to a private
+duplicate of standard output; anything else the process prints goes to
+standard error, so it can never garble them.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import os
+import platform
+import sys
+import time
+import traceback
+from typing import Any, TextIO
+
+from topos_cli import count_own_frames_as_machinery
+from topos_cli.shared import process_memory
+from topos_cli.worker.heap_plugs import plug_free_chunks
+from topos_cli.worker.memory_settling import settle_memory
+from topos_cli.worker.protocol import (
+    EXIT_ERROR,
+    EXIT_NONFINITE,
+    GO_LINE,
+    GRADER_PID_VARIABLE,
+    Done,
+    Error,
+    Event,
+    Loaded,
+    Nonfinite,
+    Ready,
+    Step,
+    WorkerCommand,
+    encode,
+)
+from topos_cli.worker.step_peak import StepPeak
+
+
+class WorkloadRouteError(ValueError):
+    """A route the workload does not offer: a usage error, reported as kind `workload`."""
+
+
+class EventStream:
+    """Writes events as JSON lines to a private duplicate of standard output."""
+
+    def __init__(self) -> None:
+        # Events go to a duplicate of fd 1; fd 1 itself then points at stderr, so a
+        # stray print() from a workload lands in the captured stderr, not the pipe.
+        self._stream: TextIO = os.fdopen(os.dup(1), "w", buffering=1)
+        sys.stdout.flush()
+        os.dup2(2, 1)
+
+    def emit(self, event: Event) -> None:
+        """Sends one event."""
+        self._stream.write(encode(event))
+
+
+def blas_description() -> dict[str, Any]:
+    """Which NumPy and BLAS this worker computes with."""
+    import numpy
+
+    description: dict[str, Any] = {"numpy": numpy.__version__}
+    try:
+        config = numpy.show_config(mode="dicts")
+        blas = config.get("Build Dependencies", {}).get("blas", {})
+        description["blas"] = {
+            key: blas.get(key) for key in ("name", "version", "openblas configuration")
+        }
+    except (TypeError, AttributeError):  # older NumPy without mode="dicts"
+        description["blas"] = None
+    description["environment"] = {
+        key: os.environ.get(key)
+        for key in (
+            "OPENBLAS_NUM_THREADS",
+            "OMP_NUM_THREADS",
+            "MKL_NUM_THREADS",
+            "OPENBLAS_CORETYPE",
+            "OPENBLAS_L2_SIZE",
+            "MALLOC_MMAP_THRESHOLD_",
+        )
+    }
+    return description
+
+
+def train(arguments: WorkerCommand, events: EventStream) -> int:
+    """Loads, lowers, warms up, trains and reports; returns the exit status."""
+    from topos.training import Training
+    from topos.training.object_arenas import carve_object_arenas
+    from topos.training.resident_bytes import mmap_threshold
+    from topos.workloads import resolve
+
+    count_own_frames_as_machinery()
+
+    workload = resolve(arguments.workload)
+    if arguments.route not in workload.routes:
+        raise WorkloadRouteError(
+            f"workload {workload.name!r} has no route {arguments.route!r}; "
+            f"its routes are {', '.join(workload.routes)}"
+        )
+    data = None if arguments.data in (None, "synthetic") else arguments.data
+    budget = arguments.budget if arguments.route == "remat" else None
+    training = Training(workload, arguments.route, workload.dataset(data), arguments.steps, budget)
+    # The process holds the images its steps read, not the whole split; the rest is
+    # freed before ready, so the memory at ready is what the run needs.
+    training.hold_batches()
+    dataset = training.dataset
+    gc.collect()
+    held_seconds = wait_for_turn(events) if arguments.hold else 0.0
+    if held_seconds is None:
+        return EXIT_ERROR  # the grader let this worker go without a turn
+    # Start-up's free heap chunks must not serve the steps' mapped-size arrays: see
+    # heap_plugs (the prediction counts those arrays' pages in the training delta).
+    plugged_bytes = plug_free_chunks(mmap_threshold())
+    warm_up_started = time.perf_counter()
+    training.warm_up()
+    warm_up_seconds = time.perf_counter() - warm_up_started
+    settling_computations = settle_memory(lambda: training.compute(0))
+    program = training.program
+    plan = program.plan
+    # The warm-up has touched BLAS's per-thread buffers, which should not count; the
+    # plans' arenas are what training costs, so they are freed now and counted from
+    # step 0. Every shard runs its own copy of the plan at once, so the figures of one
+    # plan count once per shard.
+    program.release()
+    # Reference cycles left by loading and lowering would be collected during the
+    # measured steps, and what that frees would hide as much of the step's own memory.
+    gc.collect()
+    step_memory = training.step_memory()
+    step_peak = StepPeak()
+    program.at_peak = step_peak.read
+    shards = program.shards
+    itemsize = plan.network.dtype.itemsize
+    # The steps' Python objects must land in pages resident now: see object_arenas (each
+    # shard process carves its own as it marks ready).
+    carved_bytes = carve_object_arenas()
+    # Shard processes: each child's private memory now is its baseline (the route's
+    # memory is this process's resident set plus every child's private memory).
+    children_ready = program.mark_ready()
+    high_water_source = "proc" if process_memory.reset_high_water() else "sampling"
+    parent_ready = process_memory.resident_bytes()
+    ready = dict(
+        pid=os.getpid(),
+        workload=workload.name,
+        route=arguments.route,
+        steps=arguments.steps,
+        dataset={
+            "name": dataset.name,
+            "source": dataset.source,
+            "format": dataset.format,
+            "fingerprint": dataset.fingerprint,
+            "train_images": len(dataset.train),
+        },
+        plan=training.summary(),
+        posture=plan.posture,
+        shards=shards,
+        live_volume={
+            "peak_elements": plan.peak * shards,
+            "peak_bytes": plan.peak * itemsize * shards,
+            "peak_node": plan.live.peak_node,
+            "retain_all_elements": plan.retain_all * shards,
+            "retain_all_bytes": plan.retain_all * itemsize * shards,
+            # The static memory plan: the arena (allocated once), the roots' fresh
+            # buffers per run, the engine sweep's predicted peak, and their sum.
+            "arena_bytes": plan.arena_bytes * shards,
+            "root_bytes": plan.root_bytes * shards,
+            "backward_peak_bytes": (
+                plan.predicted_training_bytes - plan.arena_bytes - plan.root_bytes
+            )
+            * shards,
+            "plan_training_bytes": plan.predicted_training_bytes * shards,
+            # The whole step: the plans, the feeds, the gradients, the update and the
+            # optimizer's state (`step_memory` names the parts).
+            "predicted_training_bytes": step_memory.total,
+        },
+        remat=remat_facts(plan, shards),
+        step_memory=step_memory.to_json(),
+        forward_nodes=training.program.forward_nodes,
+        gradient_nodes=training.program.gradient_nodes,
+        lower_seconds=training.program.lower_seconds,
+        warm_up_seconds=warm_up_seconds,
+        held_seconds=held_seconds,
+        ready_rss_bytes=None if parent_ready is None else parent_ready + sum(children_ready),
+        shard_processes={
+            "pids": program.shard_process_ids,
+            "parent_ready_rss_bytes": parent_ready,
+            "ready_private_bytes": children_ready,
+        }
+        if children_ready
+        else None,
+        heap_plugged_bytes=plugged_bytes,
+        object_pools_carved_bytes=carved_bytes,
+        settling_computations=settling_computations,
+        high_water_source=high_water_source,
+        python=platform.python_version(),
+        numerics=blas_description(),
+    )
+    events.emit(Ready(ready))
+    started = time.perf_counter()
+    try:
+        return _train_steps(arguments, events, training, step_peak, started)
+    finally:
+        program.close()
+
+
+def wait_for_turn(events: EventStream) -> float | None:
+    """Says `loaded`, then waits for the grader's `go` line on standard input; returns the
+    seconds waited, or None when standard input ends first (the grader has no turn for
+    this worker). Everything measured (warm-up, memory, steps) comes after the wait, so
+    another worker loading meanwhile touches none of it."""
+    events.emit(Loaded())
+    began = time.perf_counter()
+    line = sys.stdin.buffer.readline()
+    return time.perf_counter() - began if line == GO_LINE else None
+
+
+def _train_steps(
+    arguments: WorkerCommand,
+    events: EventStream,
+    training: Any,
+    step_peak: StepPeak,
+    started: float,
+) -> int:
+    """The measured steps, one `step` event each, then `done`."""
+    program = training.program
+    for step in range(arguments.steps):
+        began = time.perf_counter()
+        loss = training.step(step)
+        seconds = time.perf_counter() - began
+        value = float(loss)
+        finite = math.isfinite(value)
+        bits = int(loss.view("uint32"))
+        events.emit(Step(step, value if finite else str(value), bits, seconds))
+        if not finite:
+            events.emit(Nonfinite(step, str(value)))
+            events.emit(_done("nonfinite", started, step_peak, program))
+            return EXIT_NONFINITE
+    events.emit(_done("ok", started, step_peak, program))
+    return 0
+
+
+def remat_facts(plan: Any, shards: int) -> dict[str, Any] | None:
+    """A remat plan's budget, planned bytes, floor and recomputations (bytes for every
+    shard's plan together, as the live volume's); None for the other routes."""
+    budget = getattr(plan, "budget_bytes", None)
+    if budget is None:
+        return None
+    return {
+        "budget_bytes": budget * shards,
+        "planned_bytes": plan.planned_bytes * shards,
+        "floor_bytes": plan.floor_bytes * shards,
+        "unconstrained_bytes": plan.unconstrained_bytes * shards,
+        "budget_fraction": budget / plan.unconstrained_bytes,
+        "recomputations": plan.recomputations,
+        "flops": plan.flops,
+        "extra_flops": plan.extra_flops,
+        "extra_flops_fraction": plan.extra_flops_fraction,
+    }
+
+
+def _done(status: str, started: float, step_peak: StepPeak, program: Any) -> Done:
+    """The `done` event: training time, and the memory at the end (the peak is the larger
+    of VmHWM and VmRSS read at each step's peak, see `step_peak`, plus with shard
+    processes each child's largest private memory, read at the end of its computations)."""
+    training_seconds = time.perf_counter() - started
+    high_water = process_memory.high_water_bytes()
+    readings = [value for value in (high_water, step_peak.bytes) if value is not None]
+    children = program.shard_process_memory()
+    children_peak = sum(peak for _, peak in children)
+    return Done(
+        status,
+        training_seconds=training_seconds,
+        peak_rss_bytes=max(readings) + children_peak if high_water is not None else None,
+        end_rss_bytes=process_memory.resident_bytes(),
+        high_water_bytes=high_water,
+        step_peak_rss_bytes=step_peak.bytes,
+        shard_processes_peak_private_bytes=[peak for _, peak in children] or None,
+    )
+
+
+def error_kind(error: BaseException) -> str:
+    """How the grader should classify a failure: bad data, a bad workload, or a crash."""
+    from topos.datasets.errors import DataError
+    from topos.errors import GraphError, ShapeError
+    from topos.workloads import WorkloadNotFoundError
+
+    if isinstance(error, DataError):
+        return "data"
+    if isinstance(error, (WorkloadNotFoundError, WorkloadRouteError, ShapeError, GraphError)):
+        return "workload"
+    return "crash"
+
+
+def where_raised(error: BaseException) -> str:
+    """The innermost frame outside topos itself: the user's offending expression."""
+    frames = traceback.extract_tb(error.__traceback__)
+    package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    library = (os.path.join(package, "topos") + os.sep, os.path.join(package, "topos_cli") + os.sep)
+    for frame in reversed(frames):
+        if not frame.filename.startswith(library):
+            return f"{frame.filename}:{frame.lineno}: {(frame.line or '').strip()}"
+    return ""
+
+
+def die_with_parent() -> None:
+    """Asks Linux to kill this process when the grader that started it dies.
+
+    The grader ends its workers itself on Ctrl-C, SIGTERM and timeouts; this
+    covers the one end it cannot handle, being killed outright (SIGKILL), so
+    even then no worker is left behind. Elsewhere it does nothing.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        set_parent_death_signal = 1  # PR_SET_PDEATHSIG
+        libc.prctl(set_parent_death_signal, int(signal.SIGKILL), 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    # The grader names itself, so a parent that died before the request took effect is
+    # told from a grader that is legitimately pid 1 (in a container).
+    grader = os.environ.get(GRADER_PID_VARIABLE, "")
+    if grader.isdigit() and os.getppid() != int(grader):
+        os._exit(EXIT_ERROR)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Runs the worker; every failure becomes an `error` event and a non-zero exit."""
+    events = EventStream()
+    arguments = WorkerCommand.parse(sys.argv[1:] if argv is None else argv)
+    try:
+        return train(arguments, events)
+    except Exception as error:  # the grader must hear about every failure, in one line
+        where = where_raised(error)
+        if isinstance(error, MemoryError):
+            # The frames still hold what filled memory; free it so the report can be sent.
+            traceback.clear_frames(error.__traceback__)
+        message = str(error).splitlines()[0] if str(error) else type(error).__name__
+        events.emit(Error(error_kind(error), type(error).__name__, message, where))
+        traceback.print_exc()
+        return EXIT_ERROR
