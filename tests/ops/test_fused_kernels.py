@@ -333,7 +333,7 @@ def test_shape_errors_name_the_primitive(operation, operands, attributes):
 def _workspace(name: str, *shapes, **attributes) -> np.ndarray:
     from topos.tensor import Shape
 
-    elements = REGISTRY[name].workspace(*(Shape(s) for s in shapes), **attributes)
+    elements = REGISTRY[name].memory.workspace(*(Shape(s) for s in shapes), **attributes)
     return np.full(elements, np.nan, dtype=np.float32)
 
 
@@ -388,7 +388,7 @@ def test_im2col_pads_a_group_of_images_at_a_time_in_a_dirty_workspace(shape, win
     # at a time; whatever the workspace held before must not reach the patches. Images
     # of a few channels laid out in planes ([N, C, H, W]) are copied plane by plane.
     primitive = REGISTRY["im2col"]
-    elements = primitive.workspace_elements([Shape(shape)], [None], window)
+    elements = primitive.memory.workspace_elements([Shape(shape)], [None], window)
     batch, channels, height, width = shape
     padding = window["window"].padding
     assert elements < batch * (height + 2 * padding) * (width + 2 * padding) * channels

@@ -218,7 +218,7 @@ def outs(shape, dtype=np.float32) -> list[np.ndarray]:
 
 def workspaces(operation: str, shapes, **attributes) -> list:
     """No workspace, the sized one (NaN-filled), one too small and one too narrow."""
-    elements = REGISTRY[operation].workspace(*shapes, **attributes)
+    elements = REGISTRY[operation].memory.workspace(*shapes, **attributes)
     assert elements > 0
     return [
         None,
@@ -388,7 +388,7 @@ def test_lane_kernels_take_their_temporaries_from_their_workspace(operation):
         operands, out, attributes = (x, winners), np.empty_like(g), {}
         shapes = (Shape(shape), Shape(winners.shape))
     reference = kernel(operation)(*operands, **attributes)
-    workspace = np.empty(REGISTRY[operation].workspace(*shapes, **attributes), np.float32)
+    workspace = np.empty(REGISTRY[operation].memory.workspace(*shapes, **attributes), np.float32)
 
     def run(scratch):
         return lambda: kernel(operation)(*operands, out=out, workspace=scratch, **attributes)

@@ -112,7 +112,7 @@ def test_phased_im2col_bits_ignore_layouts_workspace_and_out(shape, attributes, 
     channels_last = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
     for layout in (channels_last, np.asfortranarray(x)):
         assert kernel("im2col")(layout, **phased).tobytes() == reference.tobytes()
-    elements = REGISTRY["im2col"].workspace(Shape(shape), **phased)
+    elements = REGISTRY["im2col"].memory.workspace(Shape(shape), **phased)
     workspace = np.full(max(elements, 1), np.nan, np.float32)
     for out in (np.empty_like(reference), np.asfortranarray(np.empty_like(reference))):
         result = kernel("im2col")(x, out=out, workspace=workspace, **phased)
@@ -133,7 +133,7 @@ def test_phased_col2im_adds_in_the_plain_order(shape, attributes, phases):
     assert contiguous_bytes(result) == expected
     # ...whatever the accumulator and output slots.
     phased_window = with_phases(attributes, phases)
-    elements = REGISTRY["col2im"].workspace(Shape(rows), shape=shape, **phased_window)
+    elements = REGISTRY["col2im"].memory.workspace(Shape(rows), shape=shape, **phased_window)
     workspace = np.full(elements, np.nan, np.float32)
     for out in (None, np.empty(shape, np.float32), np.asfortranarray(np.empty(shape, np.float32))):
         again = kernel("col2im")(

@@ -116,7 +116,7 @@ def test_the_bits_ignore_every_layout(operation):
     reference = kernel[operation](operand, **attributes)
     primitive = REGISTRY[operation]
     output = primitive.infer(Shape(shape), **attributes)
-    size = primitive.workspace(Shape(shape), **attributes)
+    size = primitive.memory.workspace(Shape(shape), **attributes)
     out = np.empty(tuple(output), np.float32, order="F")
     result = kernel[operation](
         np.asfortranarray(operand),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from topos.ops.memory_order import follows_dense_operand
+from topos.ops.memory_rules import ELEMENTWISE, MemoryRules
 from topos.ops.primitive import Primitive, primitive
 from topos.ops.reduction import reduce_to
 from topos.ops.shape_rules import elementwise, same
@@ -101,7 +102,11 @@ def _binary(name: str, ufunc: np.ufunc, derive, summary: str) -> Primitive:
     kernel.__name__ = kernel.__qualname__ = name
     kernel.__doc__ = summary
     return primitive(
-        name, 2, elementwise(name), derive, layout=follows_dense_operand, overwrites=(0, 1)
+        name,
+        2,
+        elementwise(name),
+        derive,
+        memory=MemoryRules(layout=follows_dense_operand, overwrites=(0, 1)),
     )(kernel)
 
 
@@ -157,7 +162,7 @@ def _derive_neg(algebra, inputs, output, gradient, needs):
     return (algebra.neg(gradient),)
 
 
-@primitive("neg", 1, same, _derive_neg, layout=follows_dense_operand)
+@primitive("neg", 1, same, _derive_neg, memory=ELEMENTWISE)
 def neg(operand, out=None):
     """Elementwise negation."""
     return np.negative(operand, out=out)

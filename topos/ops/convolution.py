@@ -21,6 +21,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from topos.ops.memory_order import Layout
+from topos.ops.memory_rules import MemoryRules
 from topos.ops.patch_window import PatchWindow
 from topos.ops.primitive import primitive
 from topos.ops.shape_rules import fail
@@ -102,7 +103,9 @@ def _im2col_workspace(images: Shape, window: PatchWindow) -> int:
     return _padded_elements(Shape((group, channels, height, width)), window.padding)
 
 
-@primitive("im2col", 1, _infer_im2col, _derive_im2col, workspace=_im2col_workspace)
+@primitive(
+    "im2col", 1, _infer_im2col, _derive_im2col, memory=MemoryRules(workspace=_im2col_workspace)
+)
 def im2col(images, out=None, workspace=None, *, window: PatchWindow):
     """The patch matrix `[N*OH*OW, KH*KW*C]`, tap-major, of zero-padded images, its
     rows phase-major when `window.phases > 1`; padded a group of images at a time in
@@ -229,9 +232,9 @@ def _col2im_workspace(patches: Shape, shape: tuple[int, ...], window: PatchWindo
     1,
     _infer_col2im,
     _derive_col2im,
-    workspace=_col2im_workspace,
-    output_in_workspace=True,
-    layout=channels_last_interior,
+    memory=MemoryRules(
+        workspace=_col2im_workspace, output_in_workspace=True, layout=channels_last_interior
+    ),
 )
 def col2im(patches, out=None, workspace=None, *, shape: tuple[int, ...], window: PatchWindow):
     """Adds each patch entry back onto its pixel; `[N, C, H, W]`, channels-last in memory.

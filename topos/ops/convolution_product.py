@@ -32,6 +32,7 @@ import numpy as np
 from topos.ops.convolution import channels_last_interior, col2im, im2col
 from topos.ops.matmul import SMALL_PRODUCT, matmul, matmul_nt
 from topos.ops.memory_order import Layout
+from topos.ops.memory_rules import MemoryRules
 from topos.ops.patch_window import PatchWindow
 from topos.ops.primitive import primitive
 from topos.ops.shape_rules import fail
@@ -140,7 +141,7 @@ def _convolution_images_workspace(
     flat-shift path, else padded."""
     if _same_size(shape, window):
         return Shape(shape).volume
-    return col2im.workspace(Shape((gradient[0], kernel[0])), shape, window)
+    return col2im.memory.workspace(Shape((gradient[0], kernel[0])), shape, window)
 
 
 def _convolution_images_scratch(
@@ -258,10 +259,12 @@ def _shifted_taps(gradient, kernel, accumulator, scratch, shape, window) -> np.n
     2,
     _infer_convolution_images,
     _derive_convolution_images,
-    workspace=_convolution_images_workspace,
-    output_in_workspace=True,
-    scratch=_convolution_images_scratch,
-    layout=_convolution_images_layout,
+    memory=MemoryRules(
+        workspace=_convolution_images_workspace,
+        output_in_workspace=True,
+        scratch=_convolution_images_scratch,
+        layout=_convolution_images_layout,
+    ),
 )
 def convolution_images(
     gradient,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.memory_rules import MemoryRules
 from topos.ops.primitive import primitive
 from topos.ops.shape_rules import fail
 from topos.tensor import Shape
@@ -57,8 +58,8 @@ def _embedding_gradient_workspace(gradient: Shape, indices: Shape, rows: int) ->
     2,
     _infer_embedding_gradient,
     _derive_embedding_gradient,
+    memory=MemoryRules(workspace=_embedding_gradient_workspace),
     index_operands=(1,),
-    workspace=_embedding_gradient_workspace,
 )
 def embedding_gradient(gradient, indices, out=None, workspace=None, rows=1):
     """A `[rows, features]` table of zeros onto which each gradient row is added at its

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from topos.ops.memory_order import follows_dense_operand
+from topos.ops.memory_rules import ELEMENTWISE, MemoryRules
 from topos.ops.primitive import primitive
 from topos.ops.shape_rules import fail, same
 from topos.tensor import Shape
@@ -34,7 +35,7 @@ def _tanh_argument(operand: np.ndarray, out: np.ndarray) -> np.ndarray:
     return np.multiply(out, operand, out=out)
 
 
-@primitive("gelu", 1, same, _derive_gelu, layout=follows_dense_operand, value_method=True)
+@primitive("gelu", 1, same, _derive_gelu, memory=ELEMENTWISE, value_method=True)
 def gelu(operand, out=None):
     """`0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))` of each element."""
     if out is None:
@@ -97,8 +98,7 @@ def _one_scratch(operand: Shape, gradient: Shape) -> int:
     2,
     _infer_gelu_gradient,
     _derive_gelu_gradient,
-    workspace=_one_scratch,
-    layout=follows_dense_operand,
+    memory=MemoryRules(workspace=_one_scratch, layout=follows_dense_operand),
 )
 def gelu_gradient(operand, gradient, out=None, workspace=None):
     """`g * gelu'(x)`, as `g (1 + t) (1/2 + (x u' / 2)(1 - t))` with `t = tanh(u)`,

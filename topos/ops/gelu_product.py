@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from topos.ops.gelu import _derive_gelu_gradient, gelu, gelu_gradient
+from topos.ops.memory_rules import MemoryRules
 from topos.ops.primitive import primitive
 from topos.ops.shape_rules import fail
 from topos.tensor import Shape
@@ -71,7 +72,13 @@ def _one_block(activations: Shape, weights: Shape) -> int:
     return BLOCK_ROWS * activations[1]
 
 
-@primitive("gelu_product", 2, _infer_gelu_product, _derive_gelu_product, workspace=_one_block)
+@primitive(
+    "gelu_product",
+    2,
+    _infer_gelu_product,
+    _derive_gelu_product,
+    memory=MemoryRules(workspace=_one_block),
+)
 def gelu_product(activations, weights, out=None, workspace=None):
     """`gelu(activations) @ weights`, block of rows by block of rows."""
     activations = np.ascontiguousarray(activations)
@@ -118,7 +125,7 @@ def _two_blocks(activations: Shape, gradient: Shape, weights: Shape) -> int:
     3,
     _infer_gelu_product_gradient,
     _derive_gelu_product_gradient,
-    workspace=_two_blocks,
+    memory=MemoryRules(workspace=_two_blocks),
 )
 def gelu_product_gradient(activations, gradient, weights, out=None, workspace=None):
     """The gradient of the activations u of `gelu(u) @ W` given the product's gradient g:
@@ -173,7 +180,7 @@ def _block_and_product(activations: Shape, gradient: Shape) -> int:
     2,
     _infer_gelu_product_weights,
     _derive_gelu_product_weights,
-    workspace=_block_and_product,
+    memory=MemoryRules(workspace=_block_and_product),
 )
 def gelu_product_weights(activations, gradient, out=None, workspace=None):
     """`gelu(u)ᵀ g`: each block's gelu made again, the blocks' products added in order."""

@@ -35,6 +35,7 @@ import math
 import numpy as np
 
 from topos.ops.kink import Kink, own_output
+from topos.ops.memory_rules import MemoryRules
 from topos.ops.pooling import Scratch
 from topos.ops.primitive import primitive
 from topos.ops.shape_rules import fail
@@ -135,7 +136,7 @@ def _lane_argmax_workspace(operand: Shape, axes: tuple[int, ...] = (0,)) -> int:
     1,
     _infer_lane_argmax,
     None,
-    workspace=_lane_argmax_workspace,
+    memory=MemoryRules(workspace=_lane_argmax_workspace),
     kink=Kink(own_output, "a pooling lanes' tie"),
 )
 def lane_argmax(operand, out=None, workspace=None, axes=(0,)):
@@ -240,7 +241,13 @@ def _lane_place_workspace(winners: Shape, gradient: Shape, axes=(0,), extents=(1
     return -(-_mask_bytes(winners.volume) // 4) + 16
 
 
-@primitive("lane_place", 2, _infer_lane_place, _derive_lane_place, workspace=_lane_place_workspace)
+@primitive(
+    "lane_place",
+    2,
+    _infer_lane_place,
+    _derive_lane_place,
+    memory=MemoryRules(workspace=_lane_place_workspace),
+)
 def lane_place(winners, gradient, out=None, workspace=None, axes=(0,), extents=(1,)):
     """`gradient` on each entry's winning lane; zeros on the other lanes."""
     axes = tuple(axes)
@@ -268,7 +275,7 @@ def _lane_select_workspace(values: Shape, winners: Shape, axes=(0,)) -> int:
     2,
     _winning_lane_rule("lane_select"),
     _derive_winning_lane,
-    workspace=_lane_select_workspace,
+    memory=MemoryRules(workspace=_lane_select_workspace),
 )
 def lane_select(values, winners, out=None, workspace=None, axes=(0,)):
     """Each entry of `values`' winning lane."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from topos.ops.memory_order import Layout, identity
+from topos.ops.memory_rules import MemoryRules
 from topos.ops.primitive import primitive
 from topos.ops.shape_rules import fail
 from topos.tensor import Shape
@@ -151,8 +152,7 @@ def _reduction_blocks(left: Shape | tuple[int, ...], right: Shape | tuple[int, .
     2,
     _infer_matmul,
     _derive_matmul,
-    workspace=_copies_workspace,
-    workspace_reads_layouts=True,
+    memory=MemoryRules(workspace=_copies_workspace, workspace_reads_layouts=True),
 )
 def matmul(left, right, out=None, workspace=None):
     """The matrix product `left @ right`; one with few columns in blocks of rows."""
@@ -196,8 +196,7 @@ def _derive_matmul_nt(algebra, inputs, output, gradient, needs):
     2,
     _infer_matmul_nt,
     _derive_matmul_nt,
-    workspace=_copies_workspace,
-    workspace_reads_layouts=True,
+    memory=MemoryRules(workspace=_copies_workspace, workspace_reads_layouts=True),
 )
 def matmul_nt(left, right, out=None, workspace=None):
     """`left @ right^T` (over the last two axes), BLAS reading `right` transposed."""
@@ -231,8 +230,7 @@ def _matmul_tn_workspace(left: Shape, right: Shape, layouts=None) -> int:
     2,
     _infer_matmul_tn,
     _derive_matmul_tn,
-    workspace=_matmul_tn_workspace,
-    workspace_reads_layouts=True,
+    memory=MemoryRules(workspace=_matmul_tn_workspace, workspace_reads_layouts=True),
 )
 def matmul_tn(left, right, out=None, workspace=None):
     """`left^T @ right` (over the last two axes), BLAS reading `left` transposed; a long

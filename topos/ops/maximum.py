@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from topos.ops.kink import Kink
-from topos.ops.memory_order import follows_dense_operand
+from topos.ops.memory_rules import ELEMENTWISE
 from topos.ops.primitive import primitive
 from topos.ops.reduction import reduce_to
 from topos.ops.shape_rules import elementwise
@@ -33,8 +33,8 @@ def _right_wins(inputs, output, **attributes):
     2,
     elementwise("maximum"),
     _derive_maximum,
+    memory=ELEMENTWISE,
     kink=Kink(_right_wins, "a maximum's tie"),
-    layout=follows_dense_operand,
     value_method=True,
 )
 def maximum(left, right, out=None):

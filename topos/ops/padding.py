@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from topos.ops.primitive import VIEW_ALWAYS, primitive
+from topos.ops.memory_rules import VIEW_ALWAYS, MemoryRules
+from topos.ops.primitive import primitive
 from topos.ops.shape_rules import check_axis, fail
 from topos.tensor import Shape
 
@@ -62,7 +63,7 @@ def _derive_narrow(algebra, inputs, output, gradient, needs, axis, start, length
     return (algebra.pad(gradient, widths=widths),)
 
 
-@primitive("narrow", 1, _infer_narrow, _derive_narrow, view=VIEW_ALWAYS)
+@primitive("narrow", 1, _infer_narrow, _derive_narrow, memory=MemoryRules(view=VIEW_ALWAYS))
 def narrow(operand, out=None, axis=0, start=0, length=0):
     """The slice `start:start+length` along one axis (a view)."""
     view = operand[(slice(None),) * axis + (slice(start, start + length),)]

@@ -33,6 +33,7 @@ import numpy as np
 
 from topos.ops.kink import Kink
 from topos.ops.memory_order import follows_first
+from topos.ops.memory_rules import MemoryRules
 from topos.ops.primitive import primitive
 from topos.ops.shape_rules import fail
 from topos.ops.split_view import split_axis
@@ -185,8 +186,7 @@ def _window_winners(inputs, output, **attributes):
     1,
     _infer_max_pool,
     _derive_max_pool,
-    workspace=_max_pool_workspace,
-    layout=follows_first,
+    memory=MemoryRules(workspace=_max_pool_workspace, layout=follows_first),
     kink=Kink(_window_winners, "a max_pool window's tie"),
 )
 def max_pool(operand, out=None, workspace=None, size=1, stride=1):
@@ -241,8 +241,7 @@ def _max_pool_route_workspace(operand: Shape, gradient: Shape, size: int, stride
     2,
     _infer_max_pool_route,
     _derive_max_pool_route,
-    workspace=_max_pool_route_workspace,
-    layout=follows_first,
+    memory=MemoryRules(workspace=_max_pool_route_workspace, layout=follows_first),
 )
 def max_pool_route(operand, gradient, out=None, workspace=None, size=1, stride=1):
     """Each window's gradient on the lane that won it; zeros on every other lane."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from topos.ops.memory_order import contiguous
+from topos.ops.memory_rules import MemoryRules
 from topos.ops.primitive import primitive
 from topos.ops.row_sums import row_sums
 from topos.ops.shape_rules import fail
@@ -78,7 +79,9 @@ def _derive_row_scale(algebra, inputs, output, gradient, needs, eps):
     return (algebra.mul(centred, factor),)
 
 
-@primitive("row_scale", 1, _infer_row_scale, _derive_row_scale, workspace=_one_scratch)
+@primitive(
+    "row_scale", 1, _infer_row_scale, _derive_row_scale, memory=MemoryRules(workspace=_one_scratch)
+)
 def row_scale(operand, out=None, eps=1e-5, workspace=None):
     """`1 / sqrt(mean((x - mean(x))^2) + eps)` of each row along the last axis, `[..., 1]`."""
     operand = np.ascontiguousarray(operand)
@@ -167,8 +170,7 @@ def _derive_standardize_gradient(algebra, inputs, output, gradient, needs):
     3,
     _infer_standardize_gradient,
     _derive_standardize_gradient,
-    workspace=_one_scratch,
-    layout=contiguous,
+    memory=MemoryRules(workspace=_one_scratch, layout=contiguous),
 )
 def standardize_gradient(normalised, gradient, scale, out=None, workspace=None):
     """The gradient of `x` through `standardize(x, row_scale(x))`, from the standardised

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from topos.ops.kink import Kink, positive_side
-from topos.ops.memory_order import follows_dense_operand
+from topos.ops.memory_rules import ELEMENTWISE
 from topos.ops.primitive import primitive
 from topos.ops.shape_rules import same
 from topos.tensor import Shape
@@ -16,7 +16,7 @@ def _derive_exp(algebra, inputs, output, gradient, needs):
     return (algebra.mul(gradient, output),)
 
 
-@primitive("exp", 1, same, _derive_exp, layout=follows_dense_operand, value_method=True)
+@primitive("exp", 1, same, _derive_exp, memory=ELEMENTWISE, value_method=True)
 def exp(operand, out=None):
     """e raised to each element."""
     return np.exp(operand, out=out)
@@ -26,7 +26,7 @@ def _derive_ln(algebra, inputs, output, gradient, needs):
     return (algebra.div(gradient, inputs[0]),)
 
 
-@primitive("ln", 1, same, _derive_ln, layout=follows_dense_operand, value_method=True)
+@primitive("ln", 1, same, _derive_ln, memory=ELEMENTWISE, value_method=True)
 def ln(operand, out=None):
     """The natural logarithm of each element."""
     return np.log(operand, out=out)
@@ -36,7 +36,7 @@ def _derive_sqrt(algebra, inputs, output, gradient, needs):
     return (algebra.div(gradient, algebra.add(output, output)),)
 
 
-@primitive("sqrt", 1, same, _derive_sqrt, layout=follows_dense_operand, value_method=True)
+@primitive("sqrt", 1, same, _derive_sqrt, memory=ELEMENTWISE, value_method=True)
 def sqrt(operand, out=None):
     """The square root of each element."""
     return np.sqrt(operand, out=out)
@@ -47,7 +47,7 @@ def _derive_tanh(algebra, inputs, output, gradient, needs):
     return (algebra.mul(gradient, algebra.sub(one, algebra.mul(output, output))),)
 
 
-@primitive("tanh", 1, same, _derive_tanh, layout=follows_dense_operand, value_method=True)
+@primitive("tanh", 1, same, _derive_tanh, memory=ELEMENTWISE, value_method=True)
 def tanh(operand, out=None):
     """The hyperbolic tangent of each element."""
     return np.tanh(operand, out=out)
@@ -64,7 +64,7 @@ def _derive_relu(algebra, inputs, output, gradient, needs):
     1,
     same,
     _derive_relu,
-    layout=follows_dense_operand,
+    memory=ELEMENTWISE,
     value_method=True,
     kink=Kink(positive_side, "relu at 0"),
 )
@@ -83,7 +83,7 @@ def _derive_heaviside(algebra, inputs, output, gradient, needs):
     1,
     same,
     _derive_heaviside,
-    layout=follows_dense_operand,
+    memory=ELEMENTWISE,
     value_method=True,
     kink=Kink(positive_side, "the Heaviside step at 0"),
 )
@@ -109,7 +109,7 @@ def _derive_abs(algebra, inputs, output, gradient, needs):
     1,
     same,
     _derive_abs,
-    layout=follows_dense_operand,
+    memory=ELEMENTWISE,
     value_method=True,
     kink=Kink(positive_side, "abs at 0"),
 )
@@ -137,7 +137,7 @@ def _infer_power(operand: Shape, exponent: float) -> Shape:
     return operand
 
 
-@primitive("power", 1, _infer_power, _derive_power, layout=follows_dense_operand)
+@primitive("power", 1, _infer_power, _derive_power, memory=ELEMENTWISE)
 def power(operand, out=None, exponent=1.0):
     """Each element raised to the constant `exponent` (a square as a product, exactly)."""
     if exponent == 2.0:

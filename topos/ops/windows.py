@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from topos.ops.primitive import VIEW_ALWAYS, primitive
+from topos.ops.memory_rules import VIEW_ALWAYS, MemoryRules
+from topos.ops.primitive import primitive
 from topos.ops.shape_rules import check_axis, fail
 from topos.tensor import Shape
 
@@ -32,7 +33,7 @@ def _derive_unfold(algebra, inputs, output, gradient, needs, axis, size, stride)
     )
 
 
-@primitive("unfold", 1, _infer_unfold, _derive_unfold, view=VIEW_ALWAYS)
+@primitive("unfold", 1, _infer_unfold, _derive_unfold, memory=MemoryRules(view=VIEW_ALWAYS))
 def unfold(operand, out=None, axis=0, size=1, stride=1):
     """Sliding windows along `axis` as a strided view; lanes form the new last axis."""
     windows = sliding_window_view(operand, size, axis=axis)

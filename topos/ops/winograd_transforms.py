@@ -39,6 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from topos.ops.memory_order import Layout
+from topos.ops.memory_rules import MemoryRules
 from topos.ops.patch_window import PatchWindow
 from topos.ops.primitive import primitive
 from topos.ops.shape_rules import fail
@@ -317,7 +318,9 @@ def _by_position(flat: np.ndarray, batch: int, height: int, width: int, channels
     return flat.reshape(INPUT_TILE, INPUT_TILE, batch, height // TILE, width // TILE, channels)
 
 
-@primitive("winograd_input", 1, _infer_input, _derive_input, workspace=_input_workspace)
+@primitive(
+    "winograd_input", 1, _infer_input, _derive_input, memory=MemoryRules(workspace=_input_workspace)
+)
 def winograd_input(images, out=None, workspace=None, *, window: PatchWindow):
     """`B^T d B` of every 6x6 tile `d` of the images zero-padded by 1, `[36, T, C]`."""
     batch, channels, height, width = images.shape
@@ -354,8 +357,7 @@ def winograd_input(images, out=None, workspace=None, *, window: PatchWindow):
     1,
     _infer_input_adjoint,
     _derive_input_adjoint,
-    workspace=_input_adjoint_workspace,
-    layout=_channels_last,
+    memory=MemoryRules(workspace=_input_adjoint_workspace, layout=_channels_last),
 )
 def winograd_input_adjoint(
     tiles, out=None, workspace=None, *, shape: tuple[int, ...], window: PatchWindow
@@ -409,7 +411,13 @@ def _placed(rows: np.ndarray, tiles: np.ndarray, pixels: tuple[int, ...], phases
     return by_row, by_tile.transpose(1, 3, 4, 5, 0, 6, 2, 7)
 
 
-@primitive("winograd_output", 1, _infer_output, _derive_output, workspace=_output_workspace)
+@primitive(
+    "winograd_output",
+    1,
+    _infer_output,
+    _derive_output,
+    memory=MemoryRules(workspace=_output_workspace),
+)
 def winograd_output(
     products, out=None, workspace=None, *, pixels: tuple[int, ...], window: PatchWindow
 ):
@@ -436,7 +444,7 @@ def winograd_output(
     1,
     _infer_output_adjoint,
     _derive_output_adjoint,
-    workspace=_output_adjoint_workspace,
+    memory=MemoryRules(workspace=_output_adjoint_workspace),
 )
 def winograd_output_adjoint(
     rows, out=None, workspace=None, *, pixels: tuple[int, ...], window: PatchWindow
