@@ -1,7 +1,7 @@
 """lane_argmax, lane_max, and lane_max's derivative pair lane_place and lane_select.
 
 What these tests prove, beyond the finite-difference and route-parity checks that the
-lane cases of `PHASED_CASES` in `cases.py` get from test_derivatives and
+lane primitives' declared examples get from test_derivatives and
 test_route_parity (which, being drawn away from ties, cannot see a tie):
 
 - `lane_argmax` is `np.argmax` over the lane axes (lanes numbered in row-major order

@@ -1,8 +1,8 @@
 """Phase-major patch rows, and conv2d_max_pool built from them and the lane maximum.
 
 What these tests prove, beyond the finite-difference and route-parity checks that
-`PHASED_CASES` and the conv2d_max_pool cases in `cases.py` get from test_derivatives
-and test_route_parity (the lane primitives themselves: test_lane_maximum):
+the phased examples of im2col and col2im and the conv2d_max_pool cases in `cases.py`
+get from test_derivatives and test_route_parity (the lane primitives themselves: test_lane_maximum):
 
 - `im2col(..., phases=P)` is exactly the `P = 1` patch matrix with its rows reordered
   phase-major by the documented formula (an independent loop over that formula, not

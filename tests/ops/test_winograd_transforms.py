@@ -4,7 +4,7 @@ gradients are the direct form's; its kernels' bits are fixed by the shapes (neve
 an operand's, the output's or the workspace's layout); a shape it cannot compute is
 refused in one line naming it; and `Conv2d` uses it only where it was asked for, applies
 and pays. (Its derivative rules against finite differences, and the routes' bits: the
-`winograd` cases in `cases.py`, run by test_derivatives and test_route_parity.)"""
+examples the transforms declare, run by test_derivatives and test_route_parity.)"""
 
 from __future__ import annotations
 

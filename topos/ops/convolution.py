@@ -20,10 +20,11 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from topos.ops.example import Example, normal, recorded, window
 from topos.ops.memory_order import Layout
 from topos.ops.memory_rules import MemoryRules
 from topos.ops.patch_window import PatchWindow
-from topos.ops.primitive import primitive
+from topos.ops.primitive import declare_examples, primitive
 from topos.ops.shape_rules import fail
 from topos.ops.split_view import split_axis
 from topos.tensor import Shape
@@ -311,3 +312,37 @@ def col2im(patches, out=None, workspace=None, *, shape: tuple[int, ...], window:
         return interior.transpose(0, 3, 1, 2)
     np.copyto(out, interior.transpose(0, 3, 1, 2))
     return out
+
+
+def _im2col_example(name: str, shape: tuple[int, ...], **attributes) -> Example:
+    return Example(name, normal(shape), recorded("im2col", **attributes))
+
+
+def _col2im_example(name: str, shape: tuple[int, ...], **attributes) -> Example:
+    patches = _infer_im2col(Shape(shape), **attributes)
+    return Example(name, normal(tuple(patches)), recorded("col2im", shape=shape, **attributes))
+
+
+# Examples: what each primitive's derivative test differentiates ---------------------
+
+declare_examples(
+    "im2col",
+    _im2col_example("im2col_3x3_same", (2, 2, 4, 5), **window()),
+    _im2col_example("im2col_stride2", (1, 3, 5, 6), **window(stride=2, padding=1)),
+    _im2col_example("im2col_2x3_valid", (2, 2, 4, 5), **window(2, 3, 1, 0)),
+    _im2col_example("im2col_3x3_same_phases2", (2, 2, 4, 4), **window(phases=2)),
+    _im2col_example("im2col_stride2_phases2", (1, 3, 7, 7), **window(stride=2, phases=2)),
+    _im2col_example("im2col_3x3_same_phases3", (1, 2, 6, 6), **window(phases=3)),
+    _im2col_example("im2col_2x3_valid_phases2", (1, 2, 5, 6), **window(2, 3, 1, 0, phases=2)),
+)
+
+declare_examples(
+    "col2im",
+    _col2im_example("col2im_3x3_same", (2, 2, 4, 5), **window()),
+    _col2im_example("col2im_stride2", (1, 3, 5, 6), **window(stride=2, padding=1)),
+    _col2im_example("col2im_2x3_valid", (2, 2, 4, 5), **window(2, 3, 1, 0)),
+    _col2im_example("col2im_3x3_same_phases2", (2, 2, 4, 4), **window(phases=2)),
+    _col2im_example("col2im_stride2_phases2", (1, 3, 7, 7), **window(stride=2, phases=2)),
+    _col2im_example("col2im_3x3_same_phases3", (1, 2, 6, 6), **window(phases=3)),
+    _col2im_example("col2im_2x3_valid_phases2", (1, 2, 5, 6), **window(2, 3, 1, 0, phases=2)),
+)

@@ -11,9 +11,10 @@ import math
 
 import numpy as np
 
+from topos.ops.example import Example, normal, on_parameters, recorded
 from topos.ops.memory_order import follows_dense_operand
 from topos.ops.memory_rules import ELEMENTWISE, MemoryRules
-from topos.ops.primitive import primitive
+from topos.ops.primitive import declare_examples, primitive
 from topos.ops.shape_rules import fail, same
 from topos.tensor import Shape
 
@@ -123,3 +124,16 @@ def gelu_gradient(operand, gradient, out=None, workspace=None):
     np.subtract(kind(2), tangent, out=tangent)
     np.multiply(out, tangent, out=out)
     return np.multiply(out, gradient, out=out)
+
+
+# Examples: what each primitive's derivative test differentiates ---------------------
+
+declare_examples(
+    "gelu",
+    Example("gelu", normal((3, 4)), on_parameters(lambda a: a.gelu())),
+)
+
+declare_examples(
+    "gelu_gradient",
+    Example("gelu_gradient", normal((3, 4), (3, 4)), recorded("gelu_gradient")),
+)

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.example import Example, normal, recorded
 from topos.ops.gelu import _derive_gelu_gradient, gelu, gelu_gradient
 from topos.ops.memory_rules import MemoryRules
-from topos.ops.primitive import primitive
+from topos.ops.primitive import declare_examples, primitive
 from topos.ops.shape_rules import fail
 from topos.tensor import Shape
 
@@ -202,3 +203,23 @@ def gelu_product_weights(activations, gradient, out=None, workspace=None):
         np.matmul(block.T, gradient[start:end], out=partial)
         np.add(out, partial, out=out)
     return out
+
+
+# Examples: what each primitive's derivative test differentiates ---------------------
+
+declare_examples(
+    "gelu_product",
+    Example("gelu_product", normal((3, 4), (4, 2)), recorded("gelu_product")),
+)
+
+declare_examples(
+    "gelu_product_gradient",
+    Example(
+        "gelu_product_gradient", normal((3, 4), (3, 2), (4, 2)), recorded("gelu_product_gradient")
+    ),
+)
+
+declare_examples(
+    "gelu_product_weights",
+    Example("gelu_product_weights", normal((3, 4), (3, 2)), recorded("gelu_product_weights")),
+)

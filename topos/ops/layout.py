@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.example import Example, normal, on_parameters
 from topos.ops.memory_rules import VIEW_ALWAYS, VIEW_WHEN_CONTIGUOUS, MemoryRules
-from topos.ops.primitive import primitive
+from topos.ops.primitive import declare_examples, primitive
 from topos.ops.shape_rules import fail
 from topos.tensor import Shape
 
@@ -79,3 +80,17 @@ def reshape(operand, out=None, shape=()):
     else:
         np.copyto(out, np.reshape(operand, shape))
     return out
+
+
+# Examples: what each primitive's derivative test differentiates ---------------------
+
+declare_examples(
+    "permute",
+    Example("permute", normal((2, 3, 4)), on_parameters(lambda a: a.permute(2, 0, 1))),
+    Example("transpose", normal((3, 4)), on_parameters(lambda a: a.T)),
+)
+
+declare_examples(
+    "reshape",
+    Example("reshape", normal((2, 3, 4)), on_parameters(lambda a: a.reshape(4, 6))),
+)

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.example import Example, normal, on_parameters, recorded
 from topos.ops.memory_order import Layout, identity
 from topos.ops.memory_rules import MemoryRules
-from topos.ops.primitive import primitive
+from topos.ops.primitive import declare_examples, primitive
 from topos.ops.shape_rules import fail
 from topos.tensor import Shape
 
@@ -271,3 +272,24 @@ def matmul_tn(left, right, out=None, workspace=None):
         return total.copy()
     np.copyto(out, total)
     return out
+
+
+# Examples: what each primitive's derivative test differentiates ---------------------
+
+declare_examples(
+    "matmul",
+    Example("matmul", normal((3, 4), (4, 2)), on_parameters(lambda a, b: a @ b)),
+    Example("matmul_batched", normal((2, 3, 4), (2, 4, 2)), on_parameters(lambda a, b: a @ b)),
+)
+
+declare_examples(
+    "matmul_nt",
+    Example("matmul_nt", normal((3, 4), (2, 4)), recorded("matmul_nt")),
+    Example("matmul_nt_batched", normal((2, 3, 4), (2, 5, 4)), recorded("matmul_nt")),
+)
+
+declare_examples(
+    "matmul_tn",
+    Example("matmul_tn", normal((4, 3), (4, 2)), recorded("matmul_tn")),
+    Example("matmul_tn_batched", normal((2, 4, 3), (2, 4, 5)), recorded("matmul_tn")),
+)

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from topos.ops.example import Example
 from topos.ops.kink import Kink
 from topos.ops.memory_rules import MemoryRules
 from topos.tensor import Shape
@@ -34,7 +35,8 @@ class Primitive:
 
     The rest is optional. `memory` is what the static memory plan needs to know about
     the kernel (a view, a memory order, scratch; see `MemoryRules`): left out, the
-    defaults.
+    defaults. `examples` are the expressions its finite-difference derivative test
+    differentiates (see `Example`).
 
     `index_operands` are the positions of operands that are index inputs (integer
     arrays: an embedding's token ids); every other operand is a float value, and the
@@ -54,11 +56,13 @@ class Primitive:
     kernel: Kernel
     derive: DerivativeRule | None
     memory: MemoryRules = field(default_factory=MemoryRules)
+    examples: tuple[Example, ...] = ()
     value_method: bool = False
     index_operands: tuple[int, ...] = ()
     kink: Kink | None = None
 
     def __post_init__(self) -> None:
+        self.examples = tuple(self.examples)
         self.index_operands = tuple(self.index_operands)
 
     def __repr__(self) -> str:
@@ -69,7 +73,7 @@ def primitive(
     name: str, arity: int, infer: ShapeRule, derive: DerivativeRule | None, **options: Any
 ) -> Callable[[Kernel], Primitive]:
     """Registers the decorated kernel as primitive `name`, beside its shape and derivative
-    rules; `options` are the rest of `Primitive`'s fields, by name (`memory`,
+    rules; `options` are the rest of `Primitive`'s fields, by name (`memory`, `examples`,
     `value_method`, ...)."""
 
     def register(kernel: Kernel) -> Primitive:
@@ -88,3 +92,12 @@ def lookup(name: str) -> Primitive:
         return REGISTRY[name]
     except KeyError:
         raise ValueError(f"no primitive is called {name!r}") from None
+
+
+def declare_examples(name: str, *examples: Example) -> None:
+    """Adds `examples` to primitive `name`'s: what its derivative test differentiates.
+    Called in the primitive's own module, below its registration."""
+    if not examples:
+        raise ValueError(f"{name}: declare at least one example")
+    registered = lookup(name)
+    registered.examples = registered.examples + tuple(examples)

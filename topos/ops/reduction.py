@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.example import Example, normal, on_parameters, record
 from topos.ops.memory_rules import VIEW_ALWAYS, MemoryRules
-from topos.ops.primitive import primitive
+from topos.ops.primitive import declare_examples, primitive
 from topos.ops.row_sums import column_sums
 from topos.ops.shape_rules import broadcast, check_axis, fail
 from topos.tensor import Shape
@@ -263,3 +264,54 @@ def broadcast_to(operand, out=None, shape=()):
         return view
     np.copyto(out, view)
     return out
+
+
+# Examples: what each primitive's derivative test differentiates ---------------------
+
+declare_examples(
+    "sum",
+    Example("sum", normal((2, 3)), on_parameters(lambda a: a.sum())),
+)
+
+declare_examples(
+    "expand",
+    Example("expand", normal(()), on_parameters(lambda a: a.expand(2, 3))),
+)
+
+declare_examples(
+    "sum_along",
+    Example("sum_along", normal((2, 3, 4)), on_parameters(lambda a: a.sum_along(1))),
+)
+
+declare_examples(
+    "broadcast_along",
+    Example("broadcast_along", normal((2, 4)), on_parameters(lambda a: a.broadcast_along(1, 3))),
+)
+
+declare_examples(
+    "logsumexp",
+    Example("logsumexp", normal((3, 4)), on_parameters(lambda a: a.logsumexp(1))),
+    Example("logsumexp_axis0", normal((3, 4)), on_parameters(lambda a: a.logsumexp(0))),
+)
+
+declare_examples(
+    "sum_to",
+    Example(
+        "sum_to_rows", normal((2, 3, 4)), on_parameters(lambda a: record("sum_to", a, shape=(4,)))
+    ),
+    Example(
+        "sum_to_keepdims",
+        normal((2, 3, 4)),
+        on_parameters(lambda a: record("sum_to", a, shape=(2, 1, 4))),
+    ),
+    Example(
+        "sum_to_mixed",
+        normal((2, 3, 4)),
+        on_parameters(lambda a: record("sum_to", a, shape=(3, 1))),
+    ),
+)
+
+declare_examples(
+    "broadcast_to",
+    Example("broadcast_to", normal((3, 1)), on_parameters(lambda a: a.broadcast_to(2, 3, 4))),
+)

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.example import Example, away_from_zero, normal, on_parameters, positive
 from topos.ops.kink import Kink, positive_side
 from topos.ops.memory_rules import ELEMENTWISE
-from topos.ops.primitive import primitive
+from topos.ops.primitive import declare_examples, primitive
 from topos.ops.shape_rules import same
 from topos.tensor import Shape
 
@@ -143,3 +144,49 @@ def power(operand, out=None, exponent=1.0):
     if exponent == 2.0:
         return np.multiply(operand, operand, out=out)
     return np.power(operand, operand.dtype.type(exponent), out=out)
+
+
+# Examples: what each primitive's derivative test differentiates ---------------------
+
+declare_examples(
+    "exp",
+    Example("exp", normal((2, 3)), on_parameters(lambda a: a.exp())),
+)
+
+declare_examples(
+    "ln",
+    Example("ln", positive((2, 3)), on_parameters(lambda a: a.ln())),
+)
+
+declare_examples(
+    "sqrt",
+    Example("sqrt", positive((2, 3)), on_parameters(lambda a: a.sqrt())),
+)
+
+declare_examples(
+    "tanh",
+    Example("tanh", normal((2, 3)), on_parameters(lambda a: a.tanh())),
+)
+
+declare_examples(
+    "relu",
+    Example("relu", away_from_zero((3, 4)), on_parameters(lambda a: a.relu())),
+)
+
+declare_examples(
+    "abs",
+    Example("abs", away_from_zero((3, 4)), on_parameters(lambda a: a.abs())),
+)
+
+declare_examples(
+    "heaviside",
+    Example("heaviside", away_from_zero((3, 4)), on_parameters(lambda a: a.heaviside() * a)),
+)
+
+declare_examples(
+    "power",
+    Example("power_square", normal((2, 3)), on_parameters(lambda a: a**2)),
+    Example("power_cube", normal((2, 3)), on_parameters(lambda a: a**3)),
+    Example("power_inverse_root", positive((2, 3)), on_parameters(lambda a: a**-0.5)),
+    Example("power_one", normal((2, 3)), on_parameters(lambda a: a**1)),
+)

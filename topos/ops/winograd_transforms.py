@@ -38,10 +38,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.example import Example, recorded, window
 from topos.ops.memory_order import Layout
 from topos.ops.memory_rules import MemoryRules
 from topos.ops.patch_window import PatchWindow
-from topos.ops.primitive import primitive
+from topos.ops.primitive import declare_examples, primitive
 from topos.ops.shape_rules import fail
 from topos.tensor import Shape
 
@@ -464,3 +465,65 @@ def winograd_output_adjoint(
         out=target.reshape(POSITIONS, -1),
     )
     return _delivered(target, out)
+
+
+def _winograd_example(name: str, subject: str, operand, **attributes) -> Example:
+    """One Winograd transform over a varying operand of shape `operand`, drawn small: the
+    transforms multiply by up to 64, and the loss's size is what rounds a finite
+    difference."""
+
+    def draw(rng):
+        return [rng.standard_normal(operand) / 16]
+
+    return Example(name, draw, recorded(subject, **attributes))
+
+
+# Examples: what each primitive's derivative test differentiates ---------------------
+
+declare_examples(
+    "winograd_input",
+    _winograd_example("winograd_input", "winograd_input", (2, 2, 4, 8), **window()),
+)
+
+declare_examples(
+    "winograd_input_adjoint",
+    _winograd_example(
+        "winograd_input_adjoint",
+        "winograd_input_adjoint",
+        (36, 4, 2),
+        shape=(2, 2, 4, 8),
+        **window(),
+    ),
+)
+
+declare_examples(
+    "winograd_output",
+    _winograd_example(
+        "winograd_output", "winograd_output", (36, 4, 3), pixels=(2, 8, 4), **window()
+    ),
+    _winograd_example(
+        "winograd_output_phases2",
+        "winograd_output",
+        (36, 4, 3),
+        pixels=(1, 8, 8),
+        **window(phases=2),
+    ),
+)
+
+declare_examples(
+    "winograd_output_adjoint",
+    _winograd_example(
+        "winograd_output_adjoint_phases4",
+        "winograd_output_adjoint",
+        (64, 3),
+        pixels=(1, 8, 8),
+        **window(phases=4),
+    ),
+    _winograd_example(
+        "winograd_output_adjoint",
+        "winograd_output_adjoint",
+        (32, 2),
+        pixels=(2, 4, 4),
+        **window(),
+    ),
+)
