@@ -28,6 +28,12 @@ def test_every_primitive_has_a_case():
     assert not missing, f"registered primitives without an example: {missing}"
 
 
+def test_example_names_are_unique():
+    # An example's name fixes its seed and its test id: two alike would hide one.
+    names = [case.name for case in PRIMITIVE_CASES]
+    assert sorted(name for name in set(names) if names.count(name) > 1) == []
+
+
 def test_a_primitive_without_an_example_is_caught(monkeypatch: pytest.MonkeyPatch):
     # A primitive registered with no example gets no case, and the check above names it.
     bare = Primitive("without_example", 1, same, lambda operand, out=None: operand, None)
