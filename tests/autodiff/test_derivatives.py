@@ -1,6 +1,7 @@
 """Every derivative rule against central finite differences, in float64, by both routes.
 
-One case per registered primitive at least (see `cases.py`), plus the composites.
+One case per example a registered primitive declares (at least one each, beside it in
+its module; gathered in `cases.py`), plus the composites.
 """
 
 from __future__ import annotations
@@ -10,16 +11,35 @@ import pytest
 
 from tests.support.cases import ALL_CASES, FOLD_WITH_SLACK, PRIMITIVE_CASES, Case
 from tests.support.routes import ROUTES, finite_differences, operations
-from topos.ops import REGISTRY
+from topos.ops import REGISTRY, Primitive
+from topos.ops.shape_rules import same
 
 RELATIVE = 1e-6
 ABSOLUTE = 1e-8
 
 
+def without_a_case(cases: list[Case]) -> list[str]:
+    """The registered primitives no case is about."""
+    return sorted(set(REGISTRY) - {case.subject for case in cases})
+
+
 def test_every_primitive_has_a_case():
-    covered = {case.subject for case in PRIMITIVE_CASES}
-    missing = sorted(set(REGISTRY) - covered)
-    assert not missing, f"registered primitives without a derivative check: {missing}"
+    missing = without_a_case(PRIMITIVE_CASES)
+    assert not missing, f"registered primitives without an example: {missing}"
+
+
+def test_example_names_are_unique():
+    # An example's name fixes its seed and its test id: two alike would hide one.
+    names = [case.name for case in PRIMITIVE_CASES]
+    assert sorted(name for name in set(names) if names.count(name) > 1) == []
+
+
+def test_a_primitive_without_an_example_is_caught(monkeypatch: pytest.MonkeyPatch):
+    # A primitive registered with no example gets no case, and the check above names it.
+    bare = Primitive("without_example", 1, same, lambda operand, out=None: operand, None)
+    monkeypatch.setitem(REGISTRY, bare.name, bare)
+    cases = [Case(e.name, p.name, e.draw, e.build) for p in REGISTRY.values() for e in p.examples]
+    assert without_a_case(cases) == ["without_example"]
 
 
 @pytest.mark.parametrize("case", PRIMITIVE_CASES, ids=repr)

@@ -65,7 +65,7 @@ def assert_takeovers(backward) -> None:
         storages = call.operand_storages
         overwritten = [
             storages[p]
-            for p in REGISTRY[call.operation].overwrites
+            for p in REGISTRY[call.operation].memory.overwrites
             if storages[p] is not None
             and call.operand_shapes[p] == call.shape == calls[maker].shape
             and call.operand_layouts[p] == call.layout == calls[maker].layout

@@ -4,6 +4,7 @@ of an operand nothing reads after it, and the bits do not change."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import pairwise
 
 import numpy as np
@@ -49,7 +50,7 @@ def arena_intervals(plan) -> list[tuple[int, int, int, int]]:
     for index, slot in memory.workspaces.items():
         node = plan.network.nodes[index]
         # A workspace holding the output lives as long as the output.
-        end = memory.storage_end[index] if node.primitive.output_in_workspace else index
+        end = memory.storage_end[index] if node.primitive.memory.output_in_workspace else index
         spans.append((index, end, slot.offset, slot.offset + slot.size))
     for index, slot in memory.scratches.items():
         # A scratch beside an output-holding workspace lives during its step only.
@@ -114,7 +115,7 @@ def assert_takeovers_are_safe(network, plan) -> None:
             last[input_index] = index
     for index, operand in memory.taken_over.items():
         node, taken = network.nodes[index], network.nodes[operand]
-        assert operand in [node.inputs[p] for p in node.primitive.overwrites]
+        assert operand in [node.inputs[p] for p in node.primitive.memory.overwrites]
         assert memory.storage[operand] == operand and operand in memory.slots
         assert taken.shape == node.shape and memory.layouts[operand] == memory.layouts[index]
         readers = [v for v in plan.evaluated if memory.storage.get(v) == operand]
@@ -298,13 +299,15 @@ def test_the_images_gradients_scratch_is_freed_after_its_step(monkeypatch):
             for start, _, other_low, other_high in spans
         )
     primitive = REGISTRY["convolution_images"]
-    held, scratch_rule = primitive.workspace, primitive.scratch
+    held, scratch_rule = primitive.memory.workspace, primitive.memory.scratch
     with monkeypatch.context() as patched:
         # The whole workspace held as long as the output, as before the split.
-        patched.setattr(primitive, "scratch", None)
-        patched.setattr(
-            primitive, "workspace", lambda *a, **k: held(*a, **k) + scratch_rule(*a, **k)
+        whole_workspace = replace(
+            primitive.memory,
+            scratch=None,
+            workspace=lambda *a, **k: held(*a, **k) + scratch_rule(*a, **k),
         )
+        patched.setattr(primitive, "memory", whole_workspace)
         whole = entry.lower()
         assert not whole.memory.scratches
         # One tap's slab is small beside the accumulator: holding it longer costs this

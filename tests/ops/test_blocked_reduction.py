@@ -83,7 +83,7 @@ def test_a_blocked_reduction_is_its_blocks_added_in_order(problem):
         mock.patch.object(matmul, "_GROUP_ELEMENTS", group),
     ):
         assert _reduction_blocks(left.shape, right.shape) == left.shape[0] // block
-        size = REGISTRY["matmul_tn"].workspace(Shape(left.shape), Shape(right.shape))
+        size = REGISTRY["matmul_tn"].memory.workspace(Shape(left.shape), Shape(right.shape))
         workspace = np.full(size, np.nan, np.float32)
         result = matmul_tn(left, right, workspace=workspace)
         into = np.empty((left.shape[1], right.shape[1]), np.float32, order="F")
@@ -112,7 +112,7 @@ def test_the_bits_do_not_depend_on_the_operands_layout(order):
 
 def test_the_block_products_live_in_the_workspace():
     left, right = operands(50 * BLOCK, 144, 32)
-    size = REGISTRY["matmul_tn"].workspace(Shape(left.shape), Shape(right.shape))
+    size = REGISTRY["matmul_tn"].memory.workspace(Shape(left.shape), Shape(right.shape))
     group = (1 << 15) // (144 * 32)
     assert size == (group + 2) * 144 * 32
     workspace = np.empty(size, np.float32)

@@ -64,8 +64,8 @@ def test_the_images_gradients_bits_ignore_every_layout(shape, filters, attribute
     expected = np.ascontiguousarray(reference).tobytes()
     out = np.empty(shape, np.float32, order="F")
     shapes = (Shape(gradient.shape), Shape(weights.shape), shape)
-    size = REGISTRY["convolution_images"].workspace(*shapes, **attributes)
-    scratch = REGISTRY["convolution_images"].scratch(*shapes, **attributes)
+    size = REGISTRY["convolution_images"].memory.workspace(*shapes, **attributes)
+    scratch = REGISTRY["convolution_images"].memory.scratch(*shapes, **attributes)
     result = kernel["convolution_images"](
         np.asfortranarray(gradient),
         np.asfortranarray(weights),
@@ -92,8 +92,8 @@ def test_the_output_lives_in_the_workspace_and_the_scratch_only_during_the_call(
     ).tobytes()
     shapes = (Shape(gradient.shape), Shape(weights.shape), shape)
     primitive = REGISTRY["convolution_images"]
-    workspace = np.full(primitive.workspace(*shapes, **attributes), np.nan, np.float32)
-    scratch = np.full(primitive.scratch(*shapes, **attributes), np.nan, np.float32)
+    workspace = np.full(primitive.memory.workspace(*shapes, **attributes), np.nan, np.float32)
+    scratch = np.full(primitive.memory.scratch(*shapes, **attributes), np.nan, np.float32)
     result = kernel["convolution_images"](
         gradient, weights, workspace=workspace, scratch=scratch, shape=shape, **attributes
     )
@@ -141,8 +141,10 @@ def test_the_flat_shift_path_is_the_definition(problem):
     shapes = (Shape(gradient.shape), Shape(weights.shape), shape)
     primitive = REGISTRY["convolution_images"]
     with mock.patch.object(convolution_product, "SMALL_PRODUCT", cap):
-        workspace = np.full(primitive.workspace(*shapes, window=attribute), np.nan, np.float32)
-        scratch = np.full(primitive.scratch(*shapes, window=attribute), np.nan, np.float32)
+        workspace = np.full(
+            primitive.memory.workspace(*shapes, window=attribute), np.nan, np.float32
+        )
+        scratch = np.full(primitive.memory.scratch(*shapes, window=attribute), np.nan, np.float32)
         result = kernel["convolution_images"](
             gradient, weights, workspace=workspace, scratch=scratch, shape=shape, window=attribute
         )

@@ -3,7 +3,7 @@ matmul_nt/matmul_tn.
 
 Each is checked four ways: its derivative rule against central finite differences
 in float64 by both routes, and both routes bit for bit in float32 (its cases,
-`FUSED_CASES` in `cases.py`, run in test_derivatives and test_route_parity); here,
+the examples each declares in its module, run in test_derivatives and test_route_parity); here,
 its kernel against the composed form it replaces (bit for bit where the arithmetic
 is the same, to float32 rounding where a summation is regrouped), and its kernel's
 bits against every memory layout of its operands.
@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 from tests.support.allocations import peak_allocation
-from tests.support.cases import FUSED_CASES
 from tests.support.cases import window as _window
 from topos import ShapeError, Tape, Tensor, conv2d, max_pool
 from topos.ops import REGISTRY
@@ -31,7 +30,7 @@ def kernel(name: str):
 
 def test_every_fused_primitive_is_registered_and_has_a_case():
     assert set(FUSED) <= set(REGISTRY)
-    assert {case.subject for case in FUSED_CASES} == set(FUSED)
+    assert all(REGISTRY[name].examples for name in FUSED)
 
 
 def test_composites_record_the_fused_primitives():
@@ -333,7 +332,7 @@ def test_shape_errors_name_the_primitive(operation, operands, attributes):
 def _workspace(name: str, *shapes, **attributes) -> np.ndarray:
     from topos.tensor import Shape
 
-    elements = REGISTRY[name].workspace(*(Shape(s) for s in shapes), **attributes)
+    elements = REGISTRY[name].memory.workspace(*(Shape(s) for s in shapes), **attributes)
     return np.full(elements, np.nan, dtype=np.float32)
 
 
@@ -388,7 +387,7 @@ def test_im2col_pads_a_group_of_images_at_a_time_in_a_dirty_workspace(shape, win
     # at a time; whatever the workspace held before must not reach the patches. Images
     # of a few channels laid out in planes ([N, C, H, W]) are copied plane by plane.
     primitive = REGISTRY["im2col"]
-    elements = primitive.workspace_elements([Shape(shape)], [None], window)
+    elements = primitive.memory.workspace_elements([Shape(shape)], [None], window)
     batch, channels, height, width = shape
     padding = window["window"].padding
     assert elements < batch * (height + 2 * padding) * (width + 2 * padding) * channels

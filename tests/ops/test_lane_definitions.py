@@ -68,7 +68,7 @@ def laid_out(x: np.ndarray, layout: str) -> np.ndarray:
 
 def workspaces(operation: str, shapes, **attributes) -> list:
     """No workspace, the sized one (NaN-filled), and one too small."""
-    elements = REGISTRY[operation].workspace(*shapes, **attributes)
+    elements = REGISTRY[operation].memory.workspace(*shapes, **attributes)
     return [None, np.full(elements, np.nan, np.float32), np.full(3, np.nan, np.float32)]
 
 

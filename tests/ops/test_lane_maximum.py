@@ -1,7 +1,7 @@
 """lane_argmax, lane_max, and lane_max's derivative pair lane_place and lane_select.
 
 What these tests prove, beyond the finite-difference and route-parity checks that the
-lane cases of `PHASED_CASES` in `cases.py` get from test_derivatives and
+lane primitives' declared examples get from test_derivatives and
 test_route_parity (which, being drawn away from ties, cannot see a tie):
 
 - `lane_argmax` is `np.argmax` over the lane axes (lanes numbered in row-major order
@@ -218,7 +218,7 @@ def outs(shape, dtype=np.float32) -> list[np.ndarray]:
 
 def workspaces(operation: str, shapes, **attributes) -> list:
     """No workspace, the sized one (NaN-filled), one too small and one too narrow."""
-    elements = REGISTRY[operation].workspace(*shapes, **attributes)
+    elements = REGISTRY[operation].memory.workspace(*shapes, **attributes)
     assert elements > 0
     return [
         None,
@@ -388,7 +388,7 @@ def test_lane_kernels_take_their_temporaries_from_their_workspace(operation):
         operands, out, attributes = (x, winners), np.empty_like(g), {}
         shapes = (Shape(shape), Shape(winners.shape))
     reference = kernel(operation)(*operands, **attributes)
-    workspace = np.empty(REGISTRY[operation].workspace(*shapes, **attributes), np.float32)
+    workspace = np.empty(REGISTRY[operation].memory.workspace(*shapes, **attributes), np.float32)
 
     def run(scratch):
         return lambda: kernel(operation)(*operands, out=out, workspace=scratch, **attributes)

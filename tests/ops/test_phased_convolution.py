@@ -1,8 +1,8 @@
 """Phase-major patch rows, and conv2d_max_pool built from them and the lane maximum.
 
 What these tests prove, beyond the finite-difference and route-parity checks that
-`PHASED_CASES` and the conv2d_max_pool cases in `cases.py` get from test_derivatives
-and test_route_parity (the lane primitives themselves: test_lane_maximum):
+the phased examples of im2col and col2im and the conv2d_max_pool cases in `cases.py`
+get from test_derivatives and test_route_parity (the lane primitives themselves: test_lane_maximum):
 
 - `im2col(..., phases=P)` is exactly the `P = 1` patch matrix with its rows reordered
   phase-major by the documented formula (an independent loop over that formula, not
@@ -112,7 +112,7 @@ def test_phased_im2col_bits_ignore_layouts_workspace_and_out(shape, attributes, 
     channels_last = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
     for layout in (channels_last, np.asfortranarray(x)):
         assert kernel("im2col")(layout, **phased).tobytes() == reference.tobytes()
-    elements = REGISTRY["im2col"].workspace(Shape(shape), **phased)
+    elements = REGISTRY["im2col"].memory.workspace(Shape(shape), **phased)
     workspace = np.full(max(elements, 1), np.nan, np.float32)
     for out in (np.empty_like(reference), np.asfortranarray(np.empty_like(reference))):
         result = kernel("im2col")(x, out=out, workspace=workspace, **phased)
@@ -133,7 +133,7 @@ def test_phased_col2im_adds_in_the_plain_order(shape, attributes, phases):
     assert contiguous_bytes(result) == expected
     # ...whatever the accumulator and output slots.
     phased_window = with_phases(attributes, phases)
-    elements = REGISTRY["col2im"].workspace(Shape(rows), shape=shape, **phased_window)
+    elements = REGISTRY["col2im"].memory.workspace(Shape(rows), shape=shape, **phased_window)
     workspace = np.full(elements, np.nan, np.float32)
     for out in (None, np.empty(shape, np.float32), np.asfortranarray(np.empty(shape, np.float32))):
         again = kernel("col2im")(

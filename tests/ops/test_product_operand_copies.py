@@ -42,7 +42,7 @@ def test_a_product_copies_its_strided_operands_into_its_workspace(operation):
     primitive = REGISTRY[operation]
     left, right, left_layout, right_layout = CASES[operation]
     shapes = [Shape(left.shape), Shape(right.shape)]
-    size = primitive.workspace_elements(shapes, [left_layout, right_layout], {})
+    size = primitive.memory.workspace_elements(shapes, [left_layout, right_layout], {})
     copies = sum(operand.size for operand in (left, right) if not operand.flags.c_contiguous)
     assert size == copies > 0
     workspace = np.empty(size, np.float32)
@@ -59,4 +59,4 @@ def test_contiguous_operands_need_no_workspace(operation):
     left, right, _, _ = CASES[operation]
     shapes = [Shape(left.shape), Shape(right.shape)]
     dense = [identity(4), identity(4)]
-    assert REGISTRY[operation].workspace_elements(shapes, dense, {}) == 0
+    assert REGISTRY[operation].memory.workspace_elements(shapes, dense, {}) == 0

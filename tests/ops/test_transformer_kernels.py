@@ -78,8 +78,8 @@ def test_writing_into_a_slot_and_a_workspace_gives_the_same_bits(kernel, operand
     fresh = kernel.kernel(*arrays, **attributes)
     out = np.full_like(fresh, np.nan)
     extra = {}
-    if kernel.workspace is not None:
-        size = kernel.workspace(*(Shape(np.shape(a)) for a in arrays), **attributes)
+    if kernel.memory.workspace is not None:
+        size = kernel.memory.workspace(*(Shape(np.shape(a)) for a in arrays), **attributes)
         extra["workspace"] = np.full(size, np.nan, np.float32)
     written = kernel.kernel(*arrays, out=out, **attributes, **extra)
     assert written is out and out.tobytes() == fresh.tobytes()

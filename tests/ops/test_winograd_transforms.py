@@ -4,7 +4,7 @@ gradients are the direct form's; its kernels' bits are fixed by the shapes (neve
 an operand's, the output's or the workspace's layout); a shape it cannot compute is
 refused in one line naming it; and `Conv2d` uses it only where it was asked for, applies
 and pays. (Its derivative rules against finite differences, and the routes' bits: the
-`winograd` cases in `cases.py`, run by test_derivatives and test_route_parity.)"""
+examples the transforms declare, run by test_derivatives and test_route_parity.)"""
 
 from __future__ import annotations
 
@@ -116,7 +116,7 @@ def test_the_bits_ignore_every_layout(operation):
     reference = kernel[operation](operand, **attributes)
     primitive = REGISTRY[operation]
     output = primitive.infer(Shape(shape), **attributes)
-    size = primitive.workspace(Shape(shape), **attributes)
+    size = primitive.memory.workspace(Shape(shape), **attributes)
     out = np.empty(tuple(output), np.float32, order="F")
     result = kernel[operation](
         np.asfortranarray(operand),

@@ -90,18 +90,19 @@ class ShapeAlgebra(Algebra):
         shapes = [operand.shape for operand in operands]
         shape = primitive.infer(*shapes, **attributes)
         layouts = [operand.layout for operand in operands]
-        layout = primitive.output_layout(layouts, shapes, shape, attributes)
+        layout = primitive.memory.output_layout(layouts, shapes, shape, attributes)
         read = dict.fromkeys(
             operand.storage.number for operand in operands if operand.storage is not None
         )
-        view = primitive.returns_view(layouts)
+        view = primitive.memory.returns_view(layouts)
         size = workspace = 0
         if not view:
-            workspace = primitive.workspace_elements(shapes, layouts, attributes) * self.itemsize
+            elements = primitive.memory.workspace_elements(shapes, layouts, attributes)
+            workspace = elements * self.itemsize
             size = shape.volume * self.itemsize
-            if primitive.output_in_workspace:
+            if primitive.memory.output_in_workspace:
                 # The workspace holds the output; only the scratch is the call's own.
-                scratch = primitive.scratch
+                scratch = primitive.memory.scratch
                 size = max(size, workspace)
                 workspace = 0 if scratch is None else int(scratch(*shapes, **attributes))
                 workspace *= self.itemsize
@@ -117,7 +118,7 @@ class ShapeAlgebra(Algebra):
                 view,
                 size,
                 workspace,
-                primitive.output_in_workspace and not view,
+                primitive.memory.output_in_workspace and not view,
                 tuple(read),
                 tuple(
                     None if operand.storage is None else operand.storage.number

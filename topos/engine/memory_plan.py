@@ -86,7 +86,7 @@ class MemoryPlan:
 
 
 def _workspace_elements(node, nodes, layouts) -> int:
-    return node.primitive.workspace_elements(
+    return node.primitive.memory.workspace_elements(
         [nodes[i].shape for i in node.inputs],
         [layouts[i] for i in node.inputs],
         node.attributes,
@@ -95,7 +95,7 @@ def _workspace_elements(node, nodes, layouts) -> int:
 
 def scratch_elements(node, nodes) -> int:
     """The elements of a node's scratch (see `Primitive`): 0 when it has none."""
-    rule = node.primitive.scratch
+    rule = node.primitive.memory.scratch
     return (
         0 if rule is None else int(rule(*(nodes[i].shape for i in node.inputs), **node.attributes))
     )
@@ -146,15 +146,15 @@ class MemoryPlanner:
                 layouts[index] = identity(node.shape.rank)
                 continue
             shapes = [nodes[i].shape for i in node.inputs]
-            layouts[index] = node.primitive.output_layout(
+            layouts[index] = node.primitive.memory.output_layout(
                 operand_layouts, shapes, node.shape, node.attributes
             )
-            if node.primitive.returns_view(operand_layouts):
+            if node.primitive.memory.returns_view(operand_layouts):
                 views.add(index)
                 storage[index] = storage[node.inputs[0]]
             else:
                 storage[index] = index
-                if layouts[index] is None and not node.primitive.output_in_workspace:
+                if layouts[index] is None and not node.primitive.memory.output_in_workspace:
                     layouts[index] = identity(node.shape.rank)
 
         # A storage lives until the last use of itself or of any view of it.
@@ -205,7 +205,7 @@ class MemoryPlanner:
             if scratch and index not in views:
                 intervals.append(Interval((SCRATCH, index), index, index, scratch))
             arena_output = index not in views and index not in fresh and index not in first
-            if arena_output and node.primitive.output_in_workspace:
+            if arena_output and node.primitive.memory.output_in_workspace:
                 size = max(workspace, node.shape.volume * itemsize)
                 intervals.append(Interval(index, index, storage_end[index], size))
                 continue
@@ -286,16 +286,16 @@ def _takeovers(nodes, evaluated, storage, storage_end, layouts, views, fresh) ->
         node = nodes[index]
         if node.is_source or index in views or index in fresh:
             continue
-        if node.primitive.output_in_workspace:
+        if node.primitive.memory.output_in_workspace:
             continue
-        for position in node.primitive.overwrites:
+        for position in node.primitive.memory.overwrites:
             operand = node.inputs[position]
             other = nodes[operand]
             if (
                 not other.is_source
                 and storage[operand] == operand
                 and operand not in fresh
-                and not other.primitive.output_in_workspace
+                and not other.primitive.memory.output_in_workspace
                 and other.shape == node.shape
                 and layouts[operand] == layouts[index]
                 and storage_end[operand] == index

@@ -277,7 +277,7 @@ def _buffer_bytes(
         node = nodes[index]
         if node.is_source or index in memory.views:
             continue
-        scratch = itemsize * node.primitive.workspace_elements(
+        scratch = itemsize * node.primitive.memory.workspace_elements(
             [nodes[i].shape for i in node.inputs],
             [memory.layouts[i] for i in node.inputs],
             node.attributes,
@@ -285,7 +285,7 @@ def _buffer_bytes(
         output = node.shape.volume * itemsize
         # Scratch beside a workspace that holds the output: live during the step only.
         during = aligned(scratch_elements(node, nodes) * itemsize)
-        if node.primitive.output_in_workspace and index not in memory.fresh:
+        if node.primitive.memory.output_in_workspace and index not in memory.fresh:
             sizes[index] = aligned(max(output, scratch))
         else:
             sizes[index] = aligned(output)

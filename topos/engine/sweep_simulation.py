@@ -69,7 +69,7 @@ def takeovers(
     for position, call in enumerate(calls):
         if call.view or call.output_in_workspace or made.get(position) in returned:
             continue
-        for operand in REGISTRY[call.operation].overwrites:
+        for operand in REGISTRY[call.operation].memory.overwrites:
             number = call.operand_storages[operand]
             if number is None or number in returned or ends[number] != position:
                 continue

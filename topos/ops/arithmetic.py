@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.example import Example, both, normal, on_parameters, positive
 from topos.ops.memory_order import follows_dense_operand
-from topos.ops.primitive import Primitive, primitive
+from topos.ops.memory_rules import ELEMENTWISE, MemoryRules
+from topos.ops.primitive import Primitive, declare_examples, primitive
 from topos.ops.reduction import reduce_to
 from topos.ops.shape_rules import elementwise, same
 
@@ -101,7 +103,11 @@ def _binary(name: str, ufunc: np.ufunc, derive, summary: str) -> Primitive:
     kernel.__name__ = kernel.__qualname__ = name
     kernel.__doc__ = summary
     return primitive(
-        name, 2, elementwise(name), derive, layout=follows_dense_operand, overwrites=(0, 1)
+        name,
+        2,
+        elementwise(name),
+        derive,
+        memory=MemoryRules(layout=follows_dense_operand, overwrites=(0, 1)),
     )(kernel)
 
 
@@ -157,7 +163,59 @@ def _derive_neg(algebra, inputs, output, gradient, needs):
     return (algebra.neg(gradient),)
 
 
-@primitive("neg", 1, same, _derive_neg, layout=follows_dense_operand)
+@primitive("neg", 1, same, _derive_neg, memory=ELEMENTWISE)
 def neg(operand, out=None):
     """Elementwise negation."""
     return np.negative(operand, out=out)
+
+
+# Examples: what each primitive's derivative test differentiates ---------------------
+
+declare_examples(
+    "add",
+    Example("add", normal((2, 3), (2, 3)), on_parameters(lambda a, b: a + b)),
+    Example("add_scalar_right", normal((2, 3), ()), on_parameters(lambda a, b: a + b)),
+    Example("add_scalar_left", normal((), (2, 3)), on_parameters(lambda a, b: a + b)),
+    Example("add_broadcast_row", normal((2, 3, 4), (4,)), on_parameters(lambda a, b: a + b)),
+    Example("add_broadcast_row_left", normal((3, 4), (2, 3, 4)), on_parameters(lambda a, b: a + b)),
+)
+
+declare_examples(
+    "sub",
+    Example("sub", normal((2, 3), (2, 3)), on_parameters(lambda a, b: a - b)),
+    Example("sub_scalar_right", normal((2, 3), ()), on_parameters(lambda a, b: a - b)),
+    Example("sub_scalar_left", normal((), (2, 3)), on_parameters(lambda a, b: a - b)),
+    Example(
+        "sub_broadcast_keepdims", normal((2, 3, 4), (2, 3, 1)), on_parameters(lambda a, b: a - b)
+    ),
+)
+
+declare_examples(
+    "mul",
+    Example("mul", normal((2, 3), (2, 3)), on_parameters(lambda a, b: a * b)),
+    Example("mul_scalar_right", normal((2, 3), ()), on_parameters(lambda a, b: a * b)),
+    Example("mul_scalar_left", normal((), (2, 3)), on_parameters(lambda a, b: a * b)),
+    Example("mul_square", normal((2, 3)), on_parameters(lambda a: a * a)),
+    Example("mul_broadcast_both", normal((2, 1, 4), (3, 1)), on_parameters(lambda a, b: a * b)),
+)
+
+declare_examples(
+    "div",
+    Example("div", both(normal((2, 3)), positive((2, 3))), on_parameters(lambda a, b: a / b)),
+    Example(
+        "div_scalar_right", both(normal((2, 3)), positive(())), on_parameters(lambda a, b: a / b)
+    ),
+    Example(
+        "div_scalar_left", both(normal(()), positive((2, 3))), on_parameters(lambda a, b: a / b)
+    ),
+    Example(
+        "div_broadcast",
+        both(normal((2, 3, 4)), positive((3, 1))),
+        on_parameters(lambda a, b: a / b),
+    ),
+)
+
+declare_examples(
+    "neg",
+    Example("neg", normal((2, 3)), on_parameters(lambda a: -a)),
+)

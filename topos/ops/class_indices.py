@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from topos.ops.primitive import primitive
+from topos.ops.example import Example, normal, on_indices, record
+from topos.ops.primitive import declare_examples, primitive
 from topos.ops.shape_rules import fail
 from topos.tensor import Shape
 
@@ -57,3 +58,24 @@ def place_class(values, indices, out=None, classes=1):
         out.fill(0)
     np.put_along_axis(out, indices[..., None], values[..., None], axis=-1)
     return out
+
+
+# Examples: what each primitive's derivative test differentiates ---------------------
+
+declare_examples(
+    "pick_class",
+    Example(
+        "pick_class",
+        normal((2, 4, 5)),
+        on_indices(lambda targets, logits: record("pick_class", logits, targets)),
+    ),
+)
+
+declare_examples(
+    "place_class",
+    Example(
+        "place_class",
+        normal((2, 4)),
+        on_indices(lambda targets, values: record("place_class", values, targets, classes=5)),
+    ),
+)

@@ -20,9 +20,11 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from topos.ops.example import Example, normal, recorded, window
 from topos.ops.memory_order import Layout
+from topos.ops.memory_rules import MemoryRules
 from topos.ops.patch_window import PatchWindow
-from topos.ops.primitive import primitive
+from topos.ops.primitive import declare_examples, primitive
 from topos.ops.shape_rules import fail
 from topos.ops.split_view import split_axis
 from topos.tensor import Shape
@@ -102,7 +104,9 @@ def _im2col_workspace(images: Shape, window: PatchWindow) -> int:
     return _padded_elements(Shape((group, channels, height, width)), window.padding)
 
 
-@primitive("im2col", 1, _infer_im2col, _derive_im2col, workspace=_im2col_workspace)
+@primitive(
+    "im2col", 1, _infer_im2col, _derive_im2col, memory=MemoryRules(workspace=_im2col_workspace)
+)
 def im2col(images, out=None, workspace=None, *, window: PatchWindow):
     """The patch matrix `[N*OH*OW, KH*KW*C]`, tap-major, of zero-padded images, its
     rows phase-major when `window.phases > 1`; padded a group of images at a time in
@@ -229,9 +233,9 @@ def _col2im_workspace(patches: Shape, shape: tuple[int, ...], window: PatchWindo
     1,
     _infer_col2im,
     _derive_col2im,
-    workspace=_col2im_workspace,
-    output_in_workspace=True,
-    layout=channels_last_interior,
+    memory=MemoryRules(
+        workspace=_col2im_workspace, output_in_workspace=True, layout=channels_last_interior
+    ),
 )
 def col2im(patches, out=None, workspace=None, *, shape: tuple[int, ...], window: PatchWindow):
     """Adds each patch entry back onto its pixel; `[N, C, H, W]`, channels-last in memory.
@@ -308,3 +312,37 @@ def col2im(patches, out=None, workspace=None, *, shape: tuple[int, ...], window:
         return interior.transpose(0, 3, 1, 2)
     np.copyto(out, interior.transpose(0, 3, 1, 2))
     return out
+
+
+def _im2col_example(name: str, shape: tuple[int, ...], **attributes) -> Example:
+    return Example(name, normal(shape), recorded("im2col", **attributes))
+
+
+def _col2im_example(name: str, shape: tuple[int, ...], **attributes) -> Example:
+    patches = _infer_im2col(Shape(shape), **attributes)
+    return Example(name, normal(tuple(patches)), recorded("col2im", shape=shape, **attributes))
+
+
+# Examples: what each primitive's derivative test differentiates ---------------------
+
+declare_examples(
+    "im2col",
+    _im2col_example("im2col_3x3_same", (2, 2, 4, 5), **window()),
+    _im2col_example("im2col_stride2", (1, 3, 5, 6), **window(stride=2, padding=1)),
+    _im2col_example("im2col_2x3_valid", (2, 2, 4, 5), **window(2, 3, 1, 0)),
+    _im2col_example("im2col_3x3_same_phases2", (2, 2, 4, 4), **window(phases=2)),
+    _im2col_example("im2col_stride2_phases2", (1, 3, 7, 7), **window(stride=2, phases=2)),
+    _im2col_example("im2col_3x3_same_phases3", (1, 2, 6, 6), **window(phases=3)),
+    _im2col_example("im2col_2x3_valid_phases2", (1, 2, 5, 6), **window(2, 3, 1, 0, phases=2)),
+)
+
+declare_examples(
+    "col2im",
+    _col2im_example("col2im_3x3_same", (2, 2, 4, 5), **window()),
+    _col2im_example("col2im_stride2", (1, 3, 5, 6), **window(stride=2, padding=1)),
+    _col2im_example("col2im_2x3_valid", (2, 2, 4, 5), **window(2, 3, 1, 0)),
+    _col2im_example("col2im_3x3_same_phases2", (2, 2, 4, 4), **window(phases=2)),
+    _col2im_example("col2im_stride2_phases2", (1, 3, 7, 7), **window(stride=2, phases=2)),
+    _col2im_example("col2im_3x3_same_phases3", (1, 2, 6, 6), **window(phases=3)),
+    _col2im_example("col2im_2x3_valid_phases2", (1, 2, 5, 6), **window(2, 3, 1, 0, phases=2)),
+)

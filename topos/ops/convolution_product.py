@@ -30,10 +30,12 @@ from __future__ import annotations
 import numpy as np
 
 from topos.ops.convolution import channels_last_interior, col2im, im2col
+from topos.ops.example import Example, normal, on_parameters, record, recorded, window
 from topos.ops.matmul import SMALL_PRODUCT, matmul, matmul_nt
 from topos.ops.memory_order import Layout
+from topos.ops.memory_rules import MemoryRules
 from topos.ops.patch_window import PatchWindow
-from topos.ops.primitive import primitive
+from topos.ops.primitive import declare_examples, primitive
 from topos.ops.shape_rules import fail
 from topos.tensor import Shape
 
@@ -140,7 +142,7 @@ def _convolution_images_workspace(
     flat-shift path, else padded."""
     if _same_size(shape, window):
         return Shape(shape).volume
-    return col2im.workspace(Shape((gradient[0], kernel[0])), shape, window)
+    return col2im.memory.workspace(Shape((gradient[0], kernel[0])), shape, window)
 
 
 def _convolution_images_scratch(
@@ -258,10 +260,12 @@ def _shifted_taps(gradient, kernel, accumulator, scratch, shape, window) -> np.n
     2,
     _infer_convolution_images,
     _derive_convolution_images,
-    workspace=_convolution_images_workspace,
-    output_in_workspace=True,
-    scratch=_convolution_images_scratch,
-    layout=_convolution_images_layout,
+    memory=MemoryRules(
+        workspace=_convolution_images_workspace,
+        output_in_workspace=True,
+        scratch=_convolution_images_scratch,
+        layout=_convolution_images_layout,
+    ),
 )
 def convolution_images(
     gradient,
@@ -320,3 +324,45 @@ def convolution_images(
         return interior.transpose(0, 3, 1, 2)
     np.copyto(out, interior.transpose(0, 3, 1, 2))
     return out
+
+
+def _convolution_example(name: str, shape, filters: int, **attributes) -> Example:
+    """The product over `im2col(images)` recorded with the images, both varying."""
+    depth = im2col.infer(Shape(shape), **attributes)[1]
+
+    def express(images, kernel):
+        patches = record("im2col", images, **attributes)
+        return images.tape.record("convolution", (patches, kernel, images), **attributes)
+
+    return Example(name, normal(shape, (depth, filters)), on_parameters(express))
+
+
+def _convolution_images_example(name: str, shape, filters: int, **attributes) -> Example:
+    rows, depth = im2col.infer(Shape(shape), **attributes)
+    return Example(
+        name,
+        normal((rows, filters), (depth, filters)),
+        recorded("convolution_images", shape=shape, **attributes),
+    )
+
+
+# Examples: what each primitive's derivative test differentiates ---------------------
+
+declare_examples(
+    "convolution",
+    _convolution_example("convolution_3x3_same", (2, 2, 4, 5), 3, **window()),
+    _convolution_example("convolution_stride2", (1, 3, 5, 6), 2, **window(stride=2, padding=1)),
+    _convolution_example("convolution_phases2", (2, 2, 4, 4), 3, **window(phases=2)),
+)
+
+declare_examples(
+    "convolution_images",
+    _convolution_images_example("convolution_images_3x3_same", (2, 2, 4, 5), 3, **window()),
+    _convolution_images_example(
+        "convolution_images_2x3_valid", (2, 3, 4, 5), 2, **window(2, 3, 1, 0)
+    ),
+    _convolution_images_example(
+        "convolution_images_stride2", (1, 3, 5, 6), 2, **window(stride=2, padding=1)
+    ),
+    _convolution_images_example("convolution_images_phases2", (2, 2, 4, 4), 3, **window(phases=2)),
+)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from topos.ops.primitive import primitive
+from topos.ops.example import Example, normal, on_indices, record
+from topos.ops.memory_rules import MemoryRules
+from topos.ops.primitive import declare_examples, primitive
 from topos.ops.shape_rules import fail
 from topos.tensor import Shape
 
@@ -57,8 +59,8 @@ def _embedding_gradient_workspace(gradient: Shape, indices: Shape, rows: int) ->
     2,
     _infer_embedding_gradient,
     _derive_embedding_gradient,
+    memory=MemoryRules(workspace=_embedding_gradient_workspace),
     index_operands=(1,),
-    workspace=_embedding_gradient_workspace,
 )
 def embedding_gradient(gradient, indices, out=None, workspace=None, rows=1):
     """A `[rows, features]` table of zeros onto which each gradient row is added at its
@@ -99,3 +101,24 @@ def embedding_gradient(gradient, indices, out=None, workspace=None, rows=1):
 
 #: Distinct indices past which a loop over their runs costs more than `np.add.at`.
 _MOST_RUNS = 256
+
+
+# Examples: what each primitive's derivative test differentiates ---------------------
+
+declare_examples(
+    "embedding",
+    Example(
+        "embedding",
+        normal((5, 3)),
+        on_indices(lambda tokens, table: record("embedding", table, tokens)),
+    ),
+)
+
+declare_examples(
+    "embedding_gradient",
+    Example(
+        "embedding_gradient",
+        normal((2, 4, 3)),
+        on_indices(lambda tokens, rows: record("embedding_gradient", rows, tokens, rows=6)),
+    ),
+)

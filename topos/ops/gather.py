@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from topos.ops.primitive import primitive
+from topos.ops.example import Example, normal, on_parameters
+from topos.ops.primitive import declare_examples, primitive
 from topos.ops.shape_rules import check_axis, fail, replace_axis
 from topos.tensor import Shape
 
@@ -54,3 +55,20 @@ def scatter(operand, out=None, axis=0, indices=(), length=1):
         out.fill(0)
     np.add.at(out, (slice(None),) * axis + (np.asarray(indices, dtype=np.intp),), operand)
     return out
+
+
+def _scatter(value):
+    return value.tape.record("scatter", (value,), axis=1, indices=(0, 2, 2, 1), length=3)
+
+
+# Examples: what each primitive's derivative test differentiates ---------------------
+
+declare_examples(
+    "gather",
+    Example("gather", normal((3, 4)), on_parameters(lambda a: a.gather(1, (2, 0, 2, 1)))),
+)
+
+declare_examples(
+    "scatter",
+    Example("scatter", normal((2, 4)), on_parameters(_scatter)),
+)

@@ -11,8 +11,10 @@ import math
 
 import numpy as np
 
+from topos.ops.example import Example, normal, on_parameters, recorded
 from topos.ops.memory_order import follows_dense_operand
-from topos.ops.primitive import primitive
+from topos.ops.memory_rules import ELEMENTWISE, MemoryRules
+from topos.ops.primitive import declare_examples, primitive
 from topos.ops.shape_rules import fail, same
 from topos.tensor import Shape
 
@@ -34,7 +36,7 @@ def _tanh_argument(operand: np.ndarray, out: np.ndarray) -> np.ndarray:
     return np.multiply(out, operand, out=out)
 
 
-@primitive("gelu", 1, same, _derive_gelu, layout=follows_dense_operand, value_method=True)
+@primitive("gelu", 1, same, _derive_gelu, memory=ELEMENTWISE, value_method=True)
 def gelu(operand, out=None):
     """`0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))` of each element."""
     if out is None:
@@ -97,8 +99,7 @@ def _one_scratch(operand: Shape, gradient: Shape) -> int:
     2,
     _infer_gelu_gradient,
     _derive_gelu_gradient,
-    workspace=_one_scratch,
-    layout=follows_dense_operand,
+    memory=MemoryRules(workspace=_one_scratch, layout=follows_dense_operand),
 )
 def gelu_gradient(operand, gradient, out=None, workspace=None):
     """`g * gelu'(x)`, as `g (1 + t) (1/2 + (x u' / 2)(1 - t))` with `t = tanh(u)`,
@@ -123,3 +124,16 @@ def gelu_gradient(operand, gradient, out=None, workspace=None):
     np.subtract(kind(2), tangent, out=tangent)
     np.multiply(out, tangent, out=out)
     return np.multiply(out, gradient, out=out)
+
+
+# Examples: what each primitive's derivative test differentiates ---------------------
+
+declare_examples(
+    "gelu",
+    Example("gelu", normal((3, 4)), on_parameters(lambda a: a.gelu())),
+)
+
+declare_examples(
+    "gelu_gradient",
+    Example("gelu_gradient", normal((3, 4), (3, 4)), recorded("gelu_gradient")),
+)

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.example import Example, normal, recorded
 from topos.ops.gelu import _derive_gelu_gradient, gelu, gelu_gradient
-from topos.ops.primitive import primitive
+from topos.ops.memory_rules import MemoryRules
+from topos.ops.primitive import declare_examples, primitive
 from topos.ops.shape_rules import fail
 from topos.tensor import Shape
 
@@ -71,7 +73,13 @@ def _one_block(activations: Shape, weights: Shape) -> int:
     return BLOCK_ROWS * activations[1]
 
 
-@primitive("gelu_product", 2, _infer_gelu_product, _derive_gelu_product, workspace=_one_block)
+@primitive(
+    "gelu_product",
+    2,
+    _infer_gelu_product,
+    _derive_gelu_product,
+    memory=MemoryRules(workspace=_one_block),
+)
 def gelu_product(activations, weights, out=None, workspace=None):
     """`gelu(activations) @ weights`, block of rows by block of rows."""
     activations = np.ascontiguousarray(activations)
@@ -118,7 +126,7 @@ def _two_blocks(activations: Shape, gradient: Shape, weights: Shape) -> int:
     3,
     _infer_gelu_product_gradient,
     _derive_gelu_product_gradient,
-    workspace=_two_blocks,
+    memory=MemoryRules(workspace=_two_blocks),
 )
 def gelu_product_gradient(activations, gradient, weights, out=None, workspace=None):
     """The gradient of the activations u of `gelu(u) @ W` given the product's gradient g:
@@ -173,7 +181,7 @@ def _block_and_product(activations: Shape, gradient: Shape) -> int:
     2,
     _infer_gelu_product_weights,
     _derive_gelu_product_weights,
-    workspace=_block_and_product,
+    memory=MemoryRules(workspace=_block_and_product),
 )
 def gelu_product_weights(activations, gradient, out=None, workspace=None):
     """`gelu(u)ᵀ g`: each block's gelu made again, the blocks' products added in order."""
@@ -195,3 +203,23 @@ def gelu_product_weights(activations, gradient, out=None, workspace=None):
         np.matmul(block.T, gradient[start:end], out=partial)
         np.add(out, partial, out=out)
     return out
+
+
+# Examples: what each primitive's derivative test differentiates ---------------------
+
+declare_examples(
+    "gelu_product",
+    Example("gelu_product", normal((3, 4), (4, 2)), recorded("gelu_product")),
+)
+
+declare_examples(
+    "gelu_product_gradient",
+    Example(
+        "gelu_product_gradient", normal((3, 4), (3, 2), (4, 2)), recorded("gelu_product_gradient")
+    ),
+)
+
+declare_examples(
+    "gelu_product_weights",
+    Example("gelu_product_weights", normal((3, 4), (3, 2)), recorded("gelu_product_weights")),
+)

@@ -34,11 +34,13 @@ import math
 
 import numpy as np
 
+from topos.ops.example import Example, distinct, normal, on_parameters, record
 from topos.ops.kink import Kink, own_output
+from topos.ops.memory_rules import MemoryRules
 from topos.ops.pooling import Scratch
-from topos.ops.primitive import primitive
+from topos.ops.primitive import declare_examples, primitive
 from topos.ops.shape_rules import fail
-from topos.tensor import Shape
+from topos.tensor import Shape, Tensor
 
 
 def _lane_shape(operation: str, operand: Shape, axes: tuple[int, ...]) -> Shape:
@@ -135,7 +137,7 @@ def _lane_argmax_workspace(operand: Shape, axes: tuple[int, ...] = (0,)) -> int:
     1,
     _infer_lane_argmax,
     None,
-    workspace=_lane_argmax_workspace,
+    memory=MemoryRules(workspace=_lane_argmax_workspace),
     kink=Kink(own_output, "a pooling lanes' tie"),
 )
 def lane_argmax(operand, out=None, workspace=None, axes=(0,)):
@@ -240,7 +242,13 @@ def _lane_place_workspace(winners: Shape, gradient: Shape, axes=(0,), extents=(1
     return -(-_mask_bytes(winners.volume) // 4) + 16
 
 
-@primitive("lane_place", 2, _infer_lane_place, _derive_lane_place, workspace=_lane_place_workspace)
+@primitive(
+    "lane_place",
+    2,
+    _infer_lane_place,
+    _derive_lane_place,
+    memory=MemoryRules(workspace=_lane_place_workspace),
+)
 def lane_place(winners, gradient, out=None, workspace=None, axes=(0,), extents=(1,)):
     """`gradient` on each entry's winning lane; zeros on the other lanes."""
     axes = tuple(axes)
@@ -268,7 +276,7 @@ def _lane_select_workspace(values: Shape, winners: Shape, axes=(0,)) -> int:
     2,
     _winning_lane_rule("lane_select"),
     _derive_winning_lane,
-    workspace=_lane_select_workspace,
+    memory=MemoryRules(workspace=_lane_select_workspace),
 )
 def lane_select(values, winners, out=None, workspace=None, axes=(0,)):
     """Each entry of `values`' winning lane."""
@@ -282,3 +290,96 @@ def lane_select(values, winners, out=None, workspace=None, axes=(0,)):
         np.equal(winners, number, out=won)
         np.copyto(out, lane, where=won)
     return out
+
+
+def _winners(x, axes):
+    """lane_argmax recorded from `x`: the winners lane_max, lane_place and lane_select
+    take (lane_max's must be lane_argmax of its own operand)."""
+    return record("lane_argmax", x, axes=tuple(axes))
+
+
+def _lane_max_example(name: str, shape, axes=(0,)) -> Example:
+    """lane_max over lanes of distinct values, its winners found in the graph from the
+    same operand: no tie for finite differences to straddle, so the winners (piecewise
+    constant: lane_argmax has no derivative rule and lane_max sends it nothing) stay put."""
+
+    def express(x):
+        return record("lane_max", x, _winners(x, axes), axes=tuple(axes))
+
+    return Example(name, distinct(shape), on_parameters(express))
+
+
+def _lane_argmax_example(name: str, shape, axes=(0,)) -> Example:
+    """lane_argmax has no derivative rule: its example is that a gradient flowing past
+    it (`lane_select(tanh(x), lane_argmax(x))`: the sweep visits the argmax, which
+    depends on x, and sends it nothing) matches finite differences, which see the
+    winners as the constants they are away from ties."""
+
+    def express(x):
+        return record("lane_select", x.tanh(), _winners(x, axes), axes=tuple(axes))
+
+    return Example(name, distinct(shape), on_parameters(express))
+
+
+def _lanes_with_fixed_input(name: str, subject: str, shape, axes=(0,)) -> Example:
+    """For lane_place and lane_select: the winners are lane_argmax of a fixed leaf of
+    distinct values (no tie), only the other operand varies: the gradient `[lane shape]`
+    of lane_place, the values `shape` of lane_select."""
+    fixed = distinct(shape)(np.random.default_rng(7))[0]
+    axes = tuple(axes)
+    lane = tuple(extent for axis, extent in enumerate(shape) if axis not in axes)
+    extents = tuple(shape[axis] for axis in axes)
+    varying = lane if subject == "lane_place" else tuple(shape)
+
+    def build(tape, tensors):
+        winners = _winners(tape.leaf(Tensor(shape, fixed, dtype=tape.dtype)), axes)
+        values = tape.parameter(tensors[0])
+        if subject == "lane_place":
+            output = tape.record(subject, (winners, values), axes=axes, extents=extents)
+        else:
+            output = tape.record(subject, (values, winners), axes=axes)
+        return output, [values.symbol]
+
+    return Example(name, normal(varying), build)
+
+
+# Examples: what each primitive's derivative test differentiates ---------------------
+
+declare_examples(
+    "lane_argmax",
+    _lane_argmax_example("lane_argmax_4_lanes", (4, 3, 2)),
+    _lane_argmax_example("lane_argmax_pooling_axes", (1, 2, 2, 2, 2, 3), axes=(2, 4)),
+)
+
+declare_examples(
+    "lane_max",
+    _lane_max_example("lane_max_1_lane", (1, 3, 2)),
+    _lane_max_example("lane_max_2_lanes", (2, 3, 4)),
+    _lane_max_example("lane_max_4_lanes", (4, 5, 3)),
+    _lane_max_example("lane_max_4_lanes_rank3", (4, 2, 3, 2)),
+    _lane_max_example("lane_max_9_lanes_rank1", (9, 4)),
+    _lane_max_example("lane_max_5_lanes_rank0", (5,)),
+    _lane_max_example("lane_max_middle_axis", (3, 4, 2), axes=(1,)),
+    _lane_max_example("lane_max_middle_axis_1_lane", (2, 1, 3), axes=(1,)),
+    _lane_max_example("lane_max_pooling_axes", (2, 2, 2, 3, 2, 3), axes=(2, 4)),
+)
+
+declare_examples(
+    "lane_place",
+    _lanes_with_fixed_input("lane_place_2_lanes", "lane_place", (2, 3, 4)),
+    _lanes_with_fixed_input("lane_place_4_lanes_rank3", "lane_place", (4, 2, 3, 2)),
+    _lanes_with_fixed_input("lane_place_last_axis", "lane_place", (3, 2, 5), axes=(2,)),
+    _lanes_with_fixed_input(
+        "lane_place_pooling_axes", "lane_place", (2, 2, 2, 1, 2, 3), axes=(2, 4)
+    ),
+)
+
+declare_examples(
+    "lane_select",
+    _lanes_with_fixed_input("lane_select_2_lanes", "lane_select", (2, 3, 4)),
+    _lanes_with_fixed_input("lane_select_4_lanes_rank3", "lane_select", (4, 2, 3, 2)),
+    _lanes_with_fixed_input("lane_select_last_axis", "lane_select", (3, 2, 5), axes=(2,)),
+    _lanes_with_fixed_input(
+        "lane_select_pooling_axes", "lane_select", (2, 2, 2, 1, 2, 3), axes=(2, 4)
+    ),
+)

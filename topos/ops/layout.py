@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from topos.ops.primitive import VIEW_ALWAYS, VIEW_WHEN_CONTIGUOUS, primitive
+from topos.ops.example import Example, normal, on_parameters
+from topos.ops.memory_rules import VIEW_ALWAYS, VIEW_WHEN_CONTIGUOUS, MemoryRules
+from topos.ops.primitive import declare_examples, primitive
 from topos.ops.shape_rules import fail
 from topos.tensor import Shape
 
@@ -31,7 +33,13 @@ def _derive_permute(algebra, inputs, output, gradient, needs, axes):
     return (algebra.permute(gradient, axes=tuple(inverse)),)
 
 
-@primitive("permute", 1, _infer_permute, _derive_permute, view=VIEW_ALWAYS, layout=_permuted_layout)
+@primitive(
+    "permute",
+    1,
+    _infer_permute,
+    _derive_permute,
+    memory=MemoryRules(view=VIEW_ALWAYS, layout=_permuted_layout),
+)
 def permute(operand, out=None, axes=()):
     """Reorders the axes (a view where NumPy can give one)."""
     view = np.transpose(operand, axes)
@@ -56,7 +64,9 @@ def _derive_reshape(algebra, inputs, output, gradient, needs, shape):
     return (algebra.reshape(gradient, shape=tuple(algebra.shape(inputs[0]))),)
 
 
-@primitive("reshape", 1, _infer_reshape, _derive_reshape, view=VIEW_WHEN_CONTIGUOUS)
+@primitive(
+    "reshape", 1, _infer_reshape, _derive_reshape, memory=MemoryRules(view=VIEW_WHEN_CONTIGUOUS)
+)
 def reshape(operand, out=None, shape=()):
     """The elements in row-major order under another shape: a view of a C-contiguous
     operand, else a copy (so whether it is a view follows from the layout alone)."""
@@ -70,3 +80,17 @@ def reshape(operand, out=None, shape=()):
     else:
         np.copyto(out, np.reshape(operand, shape))
     return out
+
+
+# Examples: what each primitive's derivative test differentiates ---------------------
+
+declare_examples(
+    "permute",
+    Example("permute", normal((2, 3, 4)), on_parameters(lambda a: a.permute(2, 0, 1))),
+    Example("transpose", normal((3, 4)), on_parameters(lambda a: a.T)),
+)
+
+declare_examples(
+    "reshape",
+    Example("reshape", normal((2, 3, 4)), on_parameters(lambda a: a.reshape(4, 6))),
+)

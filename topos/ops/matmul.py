@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.example import Example, normal, on_parameters, recorded
 from topos.ops.memory_order import Layout, identity
-from topos.ops.primitive import primitive
+from topos.ops.memory_rules import MemoryRules
+from topos.ops.primitive import declare_examples, primitive
 from topos.ops.shape_rules import fail
 from topos.tensor import Shape
 
@@ -151,8 +153,7 @@ def _reduction_blocks(left: Shape | tuple[int, ...], right: Shape | tuple[int, .
     2,
     _infer_matmul,
     _derive_matmul,
-    workspace=_copies_workspace,
-    workspace_reads_layouts=True,
+    memory=MemoryRules(workspace=_copies_workspace, workspace_reads_layouts=True),
 )
 def matmul(left, right, out=None, workspace=None):
     """The matrix product `left @ right`; one with few columns in blocks of rows."""
@@ -196,8 +197,7 @@ def _derive_matmul_nt(algebra, inputs, output, gradient, needs):
     2,
     _infer_matmul_nt,
     _derive_matmul_nt,
-    workspace=_copies_workspace,
-    workspace_reads_layouts=True,
+    memory=MemoryRules(workspace=_copies_workspace, workspace_reads_layouts=True),
 )
 def matmul_nt(left, right, out=None, workspace=None):
     """`left @ right^T` (over the last two axes), BLAS reading `right` transposed."""
@@ -231,8 +231,7 @@ def _matmul_tn_workspace(left: Shape, right: Shape, layouts=None) -> int:
     2,
     _infer_matmul_tn,
     _derive_matmul_tn,
-    workspace=_matmul_tn_workspace,
-    workspace_reads_layouts=True,
+    memory=MemoryRules(workspace=_matmul_tn_workspace, workspace_reads_layouts=True),
 )
 def matmul_tn(left, right, out=None, workspace=None):
     """`left^T @ right` (over the last two axes), BLAS reading `left` transposed; a long
@@ -273,3 +272,24 @@ def matmul_tn(left, right, out=None, workspace=None):
         return total.copy()
     np.copyto(out, total)
     return out
+
+
+# Examples: what each primitive's derivative test differentiates ---------------------
+
+declare_examples(
+    "matmul",
+    Example("matmul", normal((3, 4), (4, 2)), on_parameters(lambda a, b: a @ b)),
+    Example("matmul_batched", normal((2, 3, 4), (2, 4, 2)), on_parameters(lambda a, b: a @ b)),
+)
+
+declare_examples(
+    "matmul_nt",
+    Example("matmul_nt", normal((3, 4), (2, 4)), recorded("matmul_nt")),
+    Example("matmul_nt_batched", normal((2, 3, 4), (2, 5, 4)), recorded("matmul_nt")),
+)
+
+declare_examples(
+    "matmul_tn",
+    Example("matmul_tn", normal((4, 3), (4, 2)), recorded("matmul_tn")),
+    Example("matmul_tn_batched", normal((2, 4, 3), (2, 4, 5)), recorded("matmul_tn")),
+)

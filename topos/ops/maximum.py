@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.example import Example, apart, on_parameters
 from topos.ops.kink import Kink
-from topos.ops.memory_order import follows_dense_operand
-from topos.ops.primitive import primitive
+from topos.ops.memory_rules import ELEMENTWISE
+from topos.ops.primitive import declare_examples, primitive
 from topos.ops.reduction import reduce_to
 from topos.ops.shape_rules import elementwise
 
@@ -33,10 +34,21 @@ def _right_wins(inputs, output, **attributes):
     2,
     elementwise("maximum"),
     _derive_maximum,
+    memory=ELEMENTWISE,
     kink=Kink(_right_wins, "a maximum's tie"),
-    layout=follows_dense_operand,
     value_method=True,
 )
 def maximum(left, right, out=None):
     """The elementwise larger of the two operands."""
     return np.maximum(left, right, out=out)
+
+
+# Examples: what each primitive's derivative test differentiates ---------------------
+
+declare_examples(
+    "maximum",
+    Example("maximum", apart((3, 4)), on_parameters(lambda a, b: a.maximum(b))),
+    Example("maximum_scalar_right", apart((3, 4), ()), on_parameters(lambda a, b: a.maximum(b))),
+    Example("maximum_scalar_left", apart((3, 4), ()), on_parameters(lambda a, b: b.maximum(a))),
+    Example("maximum_broadcast", apart((2, 3), (3,)), on_parameters(lambda a, b: a.maximum(b))),
+)

@@ -3,7 +3,7 @@
 A layout is the order of a buffer's axes in memory, outermost first (the identity
 order is C-contiguous), or None for a view that does not cover its memory densely
 (a slice, a sliding window, a broadcast). Each primitive declares at registration
-the rule its kernel follows (`Primitive.layout`, one of the rules below or its own),
+the rule its kernel follows (`MemoryRules.layout`, one of the rules below or its own),
 and the memory plan lays each slot out in that order, so the kernels run over the
 same layouts with or without the arena; no kernel's bits depend on a layout.
 """

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from topos.ops.primitive import VIEW_ALWAYS, primitive
+from topos.ops.example import Example, normal, on_parameters
+from topos.ops.memory_rules import VIEW_ALWAYS, MemoryRules
+from topos.ops.primitive import declare_examples, primitive
 from topos.ops.shape_rules import check_axis, fail
 from topos.tensor import Shape
 
@@ -62,7 +64,7 @@ def _derive_narrow(algebra, inputs, output, gradient, needs, axis, start, length
     return (algebra.pad(gradient, widths=widths),)
 
 
-@primitive("narrow", 1, _infer_narrow, _derive_narrow, view=VIEW_ALWAYS)
+@primitive("narrow", 1, _infer_narrow, _derive_narrow, memory=MemoryRules(view=VIEW_ALWAYS))
 def narrow(operand, out=None, axis=0, start=0, length=0):
     """The slice `start:start+length` along one axis (a view)."""
     view = operand[(slice(None),) * axis + (slice(start, start + length),)]
@@ -70,3 +72,16 @@ def narrow(operand, out=None, axis=0, start=0, length=0):
         return view
     np.copyto(out, view)
     return out
+
+
+# Examples: what each primitive's derivative test differentiates ---------------------
+
+declare_examples(
+    "pad",
+    Example("pad", normal((2, 3)), on_parameters(lambda a: a.pad(((1, 0), (0, 2))))),
+)
+
+declare_examples(
+    "narrow",
+    Example("narrow", normal((3, 5)), on_parameters(lambda a: a.narrow(1, 1, 3))),
+)

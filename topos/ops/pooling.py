@@ -31,12 +31,14 @@ import math
 
 import numpy as np
 
+from topos.ops.example import Example, distinct, normal, recorded
 from topos.ops.kink import Kink
 from topos.ops.memory_order import follows_first
-from topos.ops.primitive import primitive
+from topos.ops.memory_rules import MemoryRules
+from topos.ops.primitive import declare_examples, primitive
 from topos.ops.shape_rules import fail
 from topos.ops.split_view import split_axis
-from topos.tensor import Shape
+from topos.tensor import Shape, Tensor
 
 
 def _pooled_shape(operation: str, operand: Shape, size: int, stride: int) -> Shape:
@@ -185,8 +187,7 @@ def _window_winners(inputs, output, **attributes):
     1,
     _infer_max_pool,
     _derive_max_pool,
-    workspace=_max_pool_workspace,
-    layout=follows_first,
+    memory=MemoryRules(workspace=_max_pool_workspace, layout=follows_first),
     kink=Kink(_window_winners, "a max_pool window's tie"),
 )
 def max_pool(operand, out=None, workspace=None, size=1, stride=1):
@@ -241,8 +242,7 @@ def _max_pool_route_workspace(operand: Shape, gradient: Shape, size: int, stride
     2,
     _infer_max_pool_route,
     _derive_max_pool_route,
-    workspace=_max_pool_route_workspace,
-    layout=follows_first,
+    memory=MemoryRules(workspace=_max_pool_route_workspace, layout=follows_first),
 )
 def max_pool_route(operand, gradient, out=None, workspace=None, size=1, stride=1):
     """Each window's gradient on the lane that won it; zeros on every other lane."""
@@ -307,3 +307,45 @@ def max_pool_pick(operand, values, out=None, size=1, stride=1):
     for pick, won in zip(picks[1:], won_by_lane[1:]):
         np.copyto(out, pick, where=won)
     return out
+
+
+def _max_pool_example(name: str, shape: tuple[int, ...], size: int, stride: int) -> Example:
+    """max_pool over distinct values (no ties, so every window has one winner)."""
+    return Example(name, distinct(shape), recorded("max_pool", size=size, stride=stride))
+
+
+def _pool_with_fixed_input(name: str, subject: str, shape, size: int, stride: int) -> Example:
+    """route and pick are flat in the pooled input (winners are piecewise constant), so
+    the input is a fixed leaf of distinct values and only the gradient operand varies."""
+    fixed = distinct(shape)(np.random.default_rng(7))[0]
+    pooled = max_pool.infer(Shape(shape), size=size, stride=stride)
+    varying = tuple(pooled) if subject == "max_pool_route" else shape
+
+    def build(tape, tensors):
+        operand = tape.leaf(Tensor(shape, fixed, dtype=tape.dtype))
+        values = tape.parameter(tensors[0])
+        output = tape.record(subject, (operand, values), size=size, stride=stride)
+        return output, [values.symbol]
+
+    return Example(name, normal(varying), build)
+
+
+# Examples: what each primitive's derivative test differentiates ---------------------
+
+declare_examples(
+    "max_pool",
+    _max_pool_example("max_pool_fused_2x2", (2, 3, 4, 6), size=2, stride=2),
+    _max_pool_example("max_pool_fused_3x3_stride2", (1, 2, 5, 5), size=3, stride=2),
+)
+
+declare_examples(
+    "max_pool_route",
+    _pool_with_fixed_input("max_pool_route_2x2", "max_pool_route", (2, 3, 4, 6), 2, 2),
+    _pool_with_fixed_input("max_pool_route_2x2_stride1", "max_pool_route", (1, 2, 4, 5), 2, 1),
+)
+
+declare_examples(
+    "max_pool_pick",
+    _pool_with_fixed_input("max_pool_pick_2x2", "max_pool_pick", (2, 3, 4, 6), 2, 2),
+    _pool_with_fixed_input("max_pool_pick_3x3_stride2", "max_pool_pick", (1, 2, 5, 5), 3, 2),
+)

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from topos.ops.primitive import VIEW_ALWAYS, primitive
+from topos.ops.example import Example, normal, on_parameters, record
+from topos.ops.memory_rules import VIEW_ALWAYS, MemoryRules
+from topos.ops.primitive import declare_examples, primitive
 from topos.ops.row_sums import column_sums
 from topos.ops.shape_rules import broadcast, check_axis, fail
 from topos.tensor import Shape
@@ -125,7 +127,13 @@ def _derive_broadcast_along(algebra, inputs, output, gradient, needs, axis, size
     return (algebra.sum_along(gradient, axis=axis),)
 
 
-@primitive("broadcast_along", 1, _infer_broadcast_along, _derive_broadcast_along, view=VIEW_ALWAYS)
+@primitive(
+    "broadcast_along",
+    1,
+    _infer_broadcast_along,
+    _derive_broadcast_along,
+    memory=MemoryRules(view=VIEW_ALWAYS),
+)
 def broadcast_along(operand, out=None, axis=0, size=1):
     """Inserts a new axis at `axis` holding `size` copies (a read-only view)."""
     expanded = np.expand_dims(operand, axis)
@@ -155,7 +163,13 @@ def _logsumexp_workspace(operand: Shape, axis: int) -> int:
     return operand.volume
 
 
-@primitive("logsumexp", 1, _infer_logsumexp, _derive_logsumexp, workspace=_logsumexp_workspace)
+@primitive(
+    "logsumexp",
+    1,
+    _infer_logsumexp,
+    _derive_logsumexp,
+    memory=MemoryRules(workspace=_logsumexp_workspace),
+)
 def logsumexp(operand, out=None, workspace=None, axis=0):
     """log(sum(exp(x))) along one axis, shifted by the maximum so it never overflows; the
     shifted exponentials in `workspace` when given (the same C-ordered values, so the
@@ -236,7 +250,13 @@ def _derive_broadcast_to(algebra, inputs, output, gradient, needs, shape):
     return (algebra.sum_to(gradient, shape=tuple(algebra.shape(inputs[0]))),)
 
 
-@primitive("broadcast_to", 1, _infer_broadcast_to, _derive_broadcast_to, view=VIEW_ALWAYS)
+@primitive(
+    "broadcast_to",
+    1,
+    _infer_broadcast_to,
+    _derive_broadcast_to,
+    memory=MemoryRules(view=VIEW_ALWAYS),
+)
 def broadcast_to(operand, out=None, shape=()):
     """`operand` repeated along the axes it is broadcast over, NumPy's rules (a view)."""
     view = np.broadcast_to(operand, shape)
@@ -244,3 +264,54 @@ def broadcast_to(operand, out=None, shape=()):
         return view
     np.copyto(out, view)
     return out
+
+
+# Examples: what each primitive's derivative test differentiates ---------------------
+
+declare_examples(
+    "sum",
+    Example("sum", normal((2, 3)), on_parameters(lambda a: a.sum())),
+)
+
+declare_examples(
+    "expand",
+    Example("expand", normal(()), on_parameters(lambda a: a.expand(2, 3))),
+)
+
+declare_examples(
+    "sum_along",
+    Example("sum_along", normal((2, 3, 4)), on_parameters(lambda a: a.sum_along(1))),
+)
+
+declare_examples(
+    "broadcast_along",
+    Example("broadcast_along", normal((2, 4)), on_parameters(lambda a: a.broadcast_along(1, 3))),
+)
+
+declare_examples(
+    "logsumexp",
+    Example("logsumexp", normal((3, 4)), on_parameters(lambda a: a.logsumexp(1))),
+    Example("logsumexp_axis0", normal((3, 4)), on_parameters(lambda a: a.logsumexp(0))),
+)
+
+declare_examples(
+    "sum_to",
+    Example(
+        "sum_to_rows", normal((2, 3, 4)), on_parameters(lambda a: record("sum_to", a, shape=(4,)))
+    ),
+    Example(
+        "sum_to_keepdims",
+        normal((2, 3, 4)),
+        on_parameters(lambda a: record("sum_to", a, shape=(2, 1, 4))),
+    ),
+    Example(
+        "sum_to_mixed",
+        normal((2, 3, 4)),
+        on_parameters(lambda a: record("sum_to", a, shape=(3, 1))),
+    ),
+)
+
+declare_examples(
+    "broadcast_to",
+    Example("broadcast_to", normal((3, 1)), on_parameters(lambda a: a.broadcast_to(2, 3, 4))),
+)

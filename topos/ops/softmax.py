@@ -12,7 +12,8 @@ import functools
 
 import numpy as np
 
-from topos.ops.primitive import primitive
+from topos.ops.example import Example, normal, on_parameters, record, recorded
+from topos.ops.primitive import declare_examples, primitive
 from topos.ops.row_sums import row_sums
 from topos.ops.shape_rules import fail
 from topos.tensor import Shape
@@ -107,3 +108,41 @@ def softmax_gradient(probabilities, gradient, out=None):
     np.subtract(gradient, total, out=out)
     np.multiply(out, probabilities, out=out)
     return out
+
+
+def _probabilities(shape, causal: bool = False):
+    """Softmax rows of normal scores (causal: zero above the diagonal), then normal values."""
+
+    def draw(rng):
+        scores = rng.standard_normal(shape)
+        if causal:
+            scores = np.where(np.tri(shape[-1], dtype=bool), scores, -np.inf)
+        exponentials = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        return [exponentials / exponentials.sum(axis=-1, keepdims=True), rng.standard_normal(shape)]
+
+    return draw
+
+
+# Examples: what each primitive's derivative test differentiates ---------------------
+
+declare_examples(
+    "softmax",
+    Example(
+        "softmax", normal((2, 3, 4)), on_parameters(lambda a: record("softmax", a, causal=False))
+    ),
+    Example(
+        "softmax_causal",
+        normal((2, 4, 4)),
+        on_parameters(lambda a: record("softmax", a, causal=True)),
+    ),
+)
+
+declare_examples(
+    "softmax_gradient",
+    Example("softmax_gradient", _probabilities((2, 3, 4)), recorded("softmax_gradient")),
+    Example(
+        "softmax_gradient_causal",
+        _probabilities((2, 4, 4), causal=True),
+        recorded("softmax_gradient"),
+    ),
+)

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.example import Example, both, normal, on_parameters, positive, record
 from topos.ops.memory_order import contiguous
-from topos.ops.primitive import primitive
+from topos.ops.memory_rules import MemoryRules
+from topos.ops.primitive import declare_examples, primitive
 from topos.ops.row_sums import row_sums
 from topos.ops.shape_rules import fail
 from topos.tensor import Shape
@@ -78,7 +80,9 @@ def _derive_row_scale(algebra, inputs, output, gradient, needs, eps):
     return (algebra.mul(centred, factor),)
 
 
-@primitive("row_scale", 1, _infer_row_scale, _derive_row_scale, workspace=_one_scratch)
+@primitive(
+    "row_scale", 1, _infer_row_scale, _derive_row_scale, memory=MemoryRules(workspace=_one_scratch)
+)
 def row_scale(operand, out=None, eps=1e-5, workspace=None):
     """`1 / sqrt(mean((x - mean(x))^2) + eps)` of each row along the last axis, `[..., 1]`."""
     operand = np.ascontiguousarray(operand)
@@ -167,8 +171,7 @@ def _derive_standardize_gradient(algebra, inputs, output, gradient, needs):
     3,
     _infer_standardize_gradient,
     _derive_standardize_gradient,
-    workspace=_one_scratch,
-    layout=contiguous,
+    memory=MemoryRules(workspace=_one_scratch, layout=contiguous),
 )
 def standardize_gradient(normalised, gradient, scale, out=None, workspace=None):
     """The gradient of `x` through `standardize(x, row_scale(x))`, from the standardised
@@ -188,3 +191,39 @@ def standardize_gradient(normalised, gradient, scale, out=None, workspace=None):
     np.multiply(normalised, along, out=product)
     np.subtract(out, product, out=out)
     return np.multiply(out, scale, out=out)
+
+
+# Examples: what each primitive's derivative test differentiates ---------------------
+
+declare_examples(
+    "row_scale",
+    Example("row_scale", normal((3, 5)), on_parameters(lambda a: record("row_scale", a, eps=1e-5))),
+    Example(
+        "row_scale_rank3",
+        normal((2, 3, 4)),
+        on_parameters(lambda a: record("row_scale", a, eps=0.1)),
+    ),
+)
+
+declare_examples(
+    "standardize",
+    Example(
+        "standardize",
+        normal((3, 5)),
+        on_parameters(lambda a: record("standardize", a, record("row_scale", a, eps=1e-5))),
+    ),
+    Example(
+        "standardize_rank3",
+        normal((2, 3, 4)),
+        on_parameters(lambda a: record("standardize", a, record("row_scale", a, eps=0.1))),
+    ),
+)
+
+declare_examples(
+    "standardize_gradient",
+    Example(
+        "standardize_gradient",
+        both(normal((3, 5), (3, 5)), positive((3, 1))),
+        on_parameters(lambda x, g, s: record("standardize_gradient", x, g, s)),
+    ),
+)

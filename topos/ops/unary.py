@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.example import Example, away_from_zero, normal, on_parameters, positive
 from topos.ops.kink import Kink, positive_side
-from topos.ops.memory_order import follows_dense_operand
-from topos.ops.primitive import primitive
+from topos.ops.memory_rules import ELEMENTWISE
+from topos.ops.primitive import declare_examples, primitive
 from topos.ops.shape_rules import same
 from topos.tensor import Shape
 
@@ -16,7 +17,7 @@ def _derive_exp(algebra, inputs, output, gradient, needs):
     return (algebra.mul(gradient, output),)
 
 
-@primitive("exp", 1, same, _derive_exp, layout=follows_dense_operand, value_method=True)
+@primitive("exp", 1, same, _derive_exp, memory=ELEMENTWISE, value_method=True)
 def exp(operand, out=None):
     """e raised to each element."""
     return np.exp(operand, out=out)
@@ -26,7 +27,7 @@ def _derive_ln(algebra, inputs, output, gradient, needs):
     return (algebra.div(gradient, inputs[0]),)
 
 
-@primitive("ln", 1, same, _derive_ln, layout=follows_dense_operand, value_method=True)
+@primitive("ln", 1, same, _derive_ln, memory=ELEMENTWISE, value_method=True)
 def ln(operand, out=None):
     """The natural logarithm of each element."""
     return np.log(operand, out=out)
@@ -36,7 +37,7 @@ def _derive_sqrt(algebra, inputs, output, gradient, needs):
     return (algebra.div(gradient, algebra.add(output, output)),)
 
 
-@primitive("sqrt", 1, same, _derive_sqrt, layout=follows_dense_operand, value_method=True)
+@primitive("sqrt", 1, same, _derive_sqrt, memory=ELEMENTWISE, value_method=True)
 def sqrt(operand, out=None):
     """The square root of each element."""
     return np.sqrt(operand, out=out)
@@ -47,7 +48,7 @@ def _derive_tanh(algebra, inputs, output, gradient, needs):
     return (algebra.mul(gradient, algebra.sub(one, algebra.mul(output, output))),)
 
 
-@primitive("tanh", 1, same, _derive_tanh, layout=follows_dense_operand, value_method=True)
+@primitive("tanh", 1, same, _derive_tanh, memory=ELEMENTWISE, value_method=True)
 def tanh(operand, out=None):
     """The hyperbolic tangent of each element."""
     return np.tanh(operand, out=out)
@@ -64,7 +65,7 @@ def _derive_relu(algebra, inputs, output, gradient, needs):
     1,
     same,
     _derive_relu,
-    layout=follows_dense_operand,
+    memory=ELEMENTWISE,
     value_method=True,
     kink=Kink(positive_side, "relu at 0"),
 )
@@ -83,7 +84,7 @@ def _derive_heaviside(algebra, inputs, output, gradient, needs):
     1,
     same,
     _derive_heaviside,
-    layout=follows_dense_operand,
+    memory=ELEMENTWISE,
     value_method=True,
     kink=Kink(positive_side, "the Heaviside step at 0"),
 )
@@ -109,7 +110,7 @@ def _derive_abs(algebra, inputs, output, gradient, needs):
     1,
     same,
     _derive_abs,
-    layout=follows_dense_operand,
+    memory=ELEMENTWISE,
     value_method=True,
     kink=Kink(positive_side, "abs at 0"),
 )
@@ -137,9 +138,55 @@ def _infer_power(operand: Shape, exponent: float) -> Shape:
     return operand
 
 
-@primitive("power", 1, _infer_power, _derive_power, layout=follows_dense_operand)
+@primitive("power", 1, _infer_power, _derive_power, memory=ELEMENTWISE)
 def power(operand, out=None, exponent=1.0):
     """Each element raised to the constant `exponent` (a square as a product, exactly)."""
     if exponent == 2.0:
         return np.multiply(operand, operand, out=out)
     return np.power(operand, operand.dtype.type(exponent), out=out)
+
+
+# Examples: what each primitive's derivative test differentiates ---------------------
+
+declare_examples(
+    "exp",
+    Example("exp", normal((2, 3)), on_parameters(lambda a: a.exp())),
+)
+
+declare_examples(
+    "ln",
+    Example("ln", positive((2, 3)), on_parameters(lambda a: a.ln())),
+)
+
+declare_examples(
+    "sqrt",
+    Example("sqrt", positive((2, 3)), on_parameters(lambda a: a.sqrt())),
+)
+
+declare_examples(
+    "tanh",
+    Example("tanh", normal((2, 3)), on_parameters(lambda a: a.tanh())),
+)
+
+declare_examples(
+    "relu",
+    Example("relu", away_from_zero((3, 4)), on_parameters(lambda a: a.relu())),
+)
+
+declare_examples(
+    "abs",
+    Example("abs", away_from_zero((3, 4)), on_parameters(lambda a: a.abs())),
+)
+
+declare_examples(
+    "heaviside",
+    Example("heaviside", away_from_zero((3, 4)), on_parameters(lambda a: a.heaviside() * a)),
+)
+
+declare_examples(
+    "power",
+    Example("power_square", normal((2, 3)), on_parameters(lambda a: a**2)),
+    Example("power_cube", normal((2, 3)), on_parameters(lambda a: a**3)),
+    Example("power_inverse_root", positive((2, 3)), on_parameters(lambda a: a**-0.5)),
+    Example("power_one", normal((2, 3)), on_parameters(lambda a: a**1)),
+)

@@ -10,7 +10,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from topos.ops.primitive import VIEW_ALWAYS, primitive
+from topos.ops.example import Example, normal, on_parameters
+from topos.ops.memory_rules import VIEW_ALWAYS, MemoryRules
+from topos.ops.primitive import declare_examples, primitive
 from topos.ops.shape_rules import check_axis, fail
 from topos.tensor import Shape
 
@@ -32,7 +34,7 @@ def _derive_unfold(algebra, inputs, output, gradient, needs, axis, size, stride)
     )
 
 
-@primitive("unfold", 1, _infer_unfold, _derive_unfold, view=VIEW_ALWAYS)
+@primitive("unfold", 1, _infer_unfold, _derive_unfold, memory=MemoryRules(view=VIEW_ALWAYS))
 def unfold(operand, out=None, axis=0, size=1, stride=1):
     """Sliding windows along `axis` as a strided view; lanes form the new last axis."""
     windows = sliding_window_view(operand, size, axis=axis)
@@ -90,3 +92,19 @@ def fold(operand, out=None, axis=0, length=1, stride=1):
         stop = lane + stride * (windows - 1) + 1
         out[(*leading, slice(lane, stop, stride))] += operand[..., lane]
     return out
+
+
+# Examples: what each primitive's derivative test differentiates ---------------------
+
+declare_examples(
+    "unfold",
+    Example("unfold", normal((2, 7)), on_parameters(lambda a: a.unfold(1, 3, 1))),
+    Example("unfold_stride2", normal((2, 7)), on_parameters(lambda a: a.unfold(1, 3, 2))),
+    Example("unfold_stride2_remainder", normal((2, 6)), on_parameters(lambda a: a.unfold(1, 3, 2))),
+)
+
+declare_examples(
+    "fold",
+    Example("fold", normal((2, 4, 3)), on_parameters(lambda a: a.fold(1, 6, 1))),
+    Example("fold_stride2", normal((2, 3, 2)), on_parameters(lambda a: a.fold(1, 6, 2))),
+)

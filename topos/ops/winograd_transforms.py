@@ -38,9 +38,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.example import Example, recorded, window
 from topos.ops.memory_order import Layout
+from topos.ops.memory_rules import MemoryRules
 from topos.ops.patch_window import PatchWindow
-from topos.ops.primitive import primitive
+from topos.ops.primitive import declare_examples, primitive
 from topos.ops.shape_rules import fail
 from topos.tensor import Shape
 
@@ -317,7 +319,9 @@ def _by_position(flat: np.ndarray, batch: int, height: int, width: int, channels
     return flat.reshape(INPUT_TILE, INPUT_TILE, batch, height // TILE, width // TILE, channels)
 
 
-@primitive("winograd_input", 1, _infer_input, _derive_input, workspace=_input_workspace)
+@primitive(
+    "winograd_input", 1, _infer_input, _derive_input, memory=MemoryRules(workspace=_input_workspace)
+)
 def winograd_input(images, out=None, workspace=None, *, window: PatchWindow):
     """`B^T d B` of every 6x6 tile `d` of the images zero-padded by 1, `[36, T, C]`."""
     batch, channels, height, width = images.shape
@@ -354,8 +358,7 @@ def winograd_input(images, out=None, workspace=None, *, window: PatchWindow):
     1,
     _infer_input_adjoint,
     _derive_input_adjoint,
-    workspace=_input_adjoint_workspace,
-    layout=_channels_last,
+    memory=MemoryRules(workspace=_input_adjoint_workspace, layout=_channels_last),
 )
 def winograd_input_adjoint(
     tiles, out=None, workspace=None, *, shape: tuple[int, ...], window: PatchWindow
@@ -409,7 +412,13 @@ def _placed(rows: np.ndarray, tiles: np.ndarray, pixels: tuple[int, ...], phases
     return by_row, by_tile.transpose(1, 3, 4, 5, 0, 6, 2, 7)
 
 
-@primitive("winograd_output", 1, _infer_output, _derive_output, workspace=_output_workspace)
+@primitive(
+    "winograd_output",
+    1,
+    _infer_output,
+    _derive_output,
+    memory=MemoryRules(workspace=_output_workspace),
+)
 def winograd_output(
     products, out=None, workspace=None, *, pixels: tuple[int, ...], window: PatchWindow
 ):
@@ -436,7 +445,7 @@ def winograd_output(
     1,
     _infer_output_adjoint,
     _derive_output_adjoint,
-    workspace=_output_adjoint_workspace,
+    memory=MemoryRules(workspace=_output_adjoint_workspace),
 )
 def winograd_output_adjoint(
     rows, out=None, workspace=None, *, pixels: tuple[int, ...], window: PatchWindow
@@ -456,3 +465,65 @@ def winograd_output_adjoint(
         out=target.reshape(POSITIONS, -1),
     )
     return _delivered(target, out)
+
+
+def _winograd_example(name: str, subject: str, operand, **attributes) -> Example:
+    """One Winograd transform over a varying operand of shape `operand`, drawn small: the
+    transforms multiply by up to 64, and the loss's size is what rounds a finite
+    difference."""
+
+    def draw(rng):
+        return [rng.standard_normal(operand) / 16]
+
+    return Example(name, draw, recorded(subject, **attributes))
+
+
+# Examples: what each primitive's derivative test differentiates ---------------------
+
+declare_examples(
+    "winograd_input",
+    _winograd_example("winograd_input", "winograd_input", (2, 2, 4, 8), **window()),
+)
+
+declare_examples(
+    "winograd_input_adjoint",
+    _winograd_example(
+        "winograd_input_adjoint",
+        "winograd_input_adjoint",
+        (36, 4, 2),
+        shape=(2, 2, 4, 8),
+        **window(),
+    ),
+)
+
+declare_examples(
+    "winograd_output",
+    _winograd_example(
+        "winograd_output", "winograd_output", (36, 4, 3), pixels=(2, 8, 4), **window()
+    ),
+    _winograd_example(
+        "winograd_output_phases2",
+        "winograd_output",
+        (36, 4, 3),
+        pixels=(1, 8, 8),
+        **window(phases=2),
+    ),
+)
+
+declare_examples(
+    "winograd_output_adjoint",
+    _winograd_example(
+        "winograd_output_adjoint_phases4",
+        "winograd_output_adjoint",
+        (64, 3),
+        pixels=(1, 8, 8),
+        **window(phases=4),
+    ),
+    _winograd_example(
+        "winograd_output_adjoint",
+        "winograd_output_adjoint",
+        (32, 2),
+        pixels=(2, 4, 4),
+        **window(),
+    ),
+)
