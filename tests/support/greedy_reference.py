@@ -36,24 +36,18 @@ by recursion; every walk starts from the first node; nothing is kept between vic
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Sequence
 
 from topos.engine.compute_cost import cost
 from topos.engine.remat_schedule import Evaluation, RematSchedule
-from topos.graph.node import Node
 
 
-def reference_schedule(
-    nodes: Sequence[Node],
-    evaluated: Sequence[int],
-    roots: Collection[int],
-    storage: Mapping[int, int],
-    views: Collection[int],
-    sizes: Mapping[int, int],
-    workspaces: Mapping[int, int],
-    budget: int,
-) -> RematSchedule:
-    """The schedule `RematScheduler(...).schedule(budget)` must give (see the module)."""
+def reference_schedule(nodes, evaluated, roots, storage, views, sizes, workspaces, budget):
+    """The schedule `RematScheduler(...).schedule(budget)` must give (see the module),
+    from the arguments `RematScheduler` and its `schedule` take: `nodes` (sequence of
+    `Node`), `evaluated` (node indices, recording order), `roots`, `storage` (node ->
+    storage, absent: itself), `views`, `sizes` (storage -> bytes, absent: none),
+    `workspaces` (node -> bytes during its step, absent: none), `budget` (bytes)."""
     protected: set[int] = set()
     while True:
         walk = _Walk(nodes, evaluated, roots, storage, views, sizes, workspaces, budget)
