@@ -1,7 +1,8 @@
 """The arena's placement: no two buffers live at a common step share a byte, no
 placement beats the most bytes live at one step, the search reaches that bound
 where the plain orders miss it, and a search kept for several targets places as the
-placement first written (tests/support/placement_reference.py) does for each."""
+plain reference written from the specification alone
+(tests/support/placement_reference.py) does for each."""
 
 from hypothesis import given, settings
 from hypothesis import strategies as st

@@ -1,7 +1,7 @@
 """The remat schedule: the scheduler (candidate sets, walks resumed from snapshots, one
-set of tables for every budget) gives exactly the schedules of the greedy as it was
-first written (tests/support/greedy_reference.py), evaluation for evaluation, with the
-same simulated peak and the same verdict on fitting."""
+set of tables for every budget) gives exactly the schedules of a plain greedy written
+from the specification alone (tests/support/greedy_reference.py), evaluation for
+evaluation, with the same simulated peak and the same verdict on fitting."""
 
 from __future__ import annotations
 
