@@ -1,7 +1,8 @@
 """The arena's placement: no two buffers live at a common step share a byte, no
 placement beats the most bytes live at one step, the search reaches that bound
 where the plain orders miss it, and a search kept for several targets places as the
-placement first written (tests/support/placement_reference.py) does for each."""
+plain reference written from the specification alone
+(tests/support/placement_reference.py) does for each."""
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -92,3 +93,23 @@ def test_a_kept_search_replays_its_trail_for_a_target_it_passed():
     # orders meet, then none: each is the reference's.
     for target in (640, 768, None, 700):
         assert search.placement(target) == reference_place(intervals, target=target)
+
+
+#: Four buffers the search places at the bound (768 bytes) only by way of orders that
+#: place no better than the best before them: a search that kept strictly better
+#: orders alone would give other offsets.
+REACHED_THROUGH_EQUAL_ORDERS = [
+    Interval("a", 0, 2, 128),
+    Interval("b", 3, 7, 384),
+    Interval("c", 2, 4, 320),
+    Interval("d", 2, 2, 320),
+]
+
+
+def test_the_search_keeps_orders_that_place_no_worse():
+    intervals = REACHED_THROUGH_EQUAL_ORDERS
+    expected = ({"a": 0, "b": 0, "c": 448, "d": 128}, 768)
+    assert lower_bound(intervals) == 768
+    assert reference_place(intervals) == expected
+    assert place(intervals) == expected
+    assert PlacementSearch(intervals).placement() == expected

@@ -1,7 +1,8 @@
 """What a remat lowering keeps between the budgets it tries (walks whose range covers
 another budget, a memory planner and its placement search per schedule) changes none
-of its plans: lowered with every schedule walked afresh by the greedy as first written
-and every arena placed afresh by the placement as first written, each plan is the same.
+of its plans: lowered with every schedule walked afresh by the plain reference greedy
+and every arena placed afresh by the plain reference placement (both written from the
+specification alone, in tests/support/), each plan is the same.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The remat schedule: the scheduler (candidate sets, walks resumed from snapshots, one
-set of tables for every budget) gives exactly the schedules of the greedy as it was
-first written (tests/support/greedy_reference.py), evaluation for evaluation, with the
-same simulated peak and the same verdict on fitting."""
+set of tables for every budget) gives exactly the schedules of a plain greedy written
+from the specification alone (tests/support/greedy_reference.py), evaluation for
+evaluation, with the same simulated peak and the same verdict on fitting."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from tests.engine.test_remat_plan import convnet, recorded_network
 from tests.support.greedy_reference import reference_schedule
 from tests.support.random_graphs import Program, programs
+from topos import Tape, Tensor
 from topos.engine.plan import Plan
 from topos.engine.remat_plan import _buffer_bytes, _planned_bytes
 from topos.engine.remat_schedule import RematScheduler, schedule_recomputation
@@ -59,3 +60,28 @@ def test_a_convnet_gets_the_reference_schedules_at_every_budget():
         expected = reference_schedule(*inputs, budget)
         assert scheduler.schedule(budget) == expected, budget
         assert schedule_recomputation(*inputs, budget) == expected, budget
+
+
+def test_a_tie_in_h_evicts_the_lower_numbered_storage():
+    # exp and tanh of one input: the same cost, the same bytes, both read next by the
+    # same node. At 768 bytes the sum needs one of them evicted; the lower-numbered
+    # (the exp, node 1) goes, and is recomputed for the final add.
+    tape = Tape()
+    x = tape.input(Tensor.filled([64], 1.0))
+    a, b = x.exp(), x.tanh()
+    negated = -x
+    total = negated.sum()
+    both = a + b
+    network = tape.into_network()
+    inputs, _ = simulation_inputs(network, network.entry([both.symbol, total.symbol]).roots)
+    schedule = RematScheduler(*inputs).schedule(768)
+    assert schedule == reference_schedule(*inputs, 768)
+    assert [(e.node, e.recomputation) for e in schedule.evaluations] == [
+        (0, False),
+        (1, False),
+        (2, False),
+        (3, False),
+        (4, False),
+        (1, True),
+        (5, False),
+    ]

@@ -1,247 +1,223 @@
-"""The remat schedule's greedy as it was first written: a slow, plain reference.
+"""The remat schedule's greedy, written again from its specification: a slow, plain
+reference.
 
-`reference_schedule` walks the plan and picks every victim by scanning all held
-storages and costing their restoration afresh, restarting the whole walk whenever a
-recomputation gets stuck. `topos.engine.remat_schedule` gets the same schedules faster
-(see `topos.engine.remat_simulation`); the tests compare the two on random graphs.
+What `topos.engine.remat_schedule` promises (its module docstring, `RematScheduler`'s
+and `RematSimulation`'s are the specification):
+
+- The walk visits the plan's nodes in recording order. A source is allocated and
+  evaluated. Any other node first has its operands made resident, in operand order,
+  each pinned as soon as it is (an operand that is not resident is recomputed first,
+  from its own operands, the same way); then its own buffer is allocated, it is
+  evaluated, its operands are unpinned, and every resident node that is not a source,
+  not a root and that no later node reads is dropped.
+- Allocating a node needs its storage's bytes (none if a resident node holds that
+  storage already) plus its kernel's workspace. While the need is not zero and the
+  live bytes plus the need exceed the budget, a victim storage is evicted: every
+  resident node holding it is dropped. The peak is the most live bytes plus need any
+  allocation saw.
+- A victim is a held storage whose own node is no source and no root, with bytes, not
+  protected and with no resident holder pinned. One that no later node reads (through
+  any resident holder) goes first, the lowest numbered; else the one with the
+  smallest h = (cost of its own node + cost of restoring each operand of its node) /
+  (its bytes * (the nearest later reader of a resident holder - the current step)),
+  ties to the lowest numbered. Restoring a node costs nothing when it is resident,
+  else its own cost plus restoring each of its operands: an ancestor reached by two
+  paths counts twice. Costs are `compute_cost.cost` (the cost model the greedy is
+  given; a view costs nothing).
+- With no victim, if some node being recomputed (outermost first) was last dropped by
+  an eviction whose storage is not protected, that storage becomes protected and the
+  walk starts over; else the schedule does not fit, and the walk goes on.
+
+Nothing here is taken from `topos.engine` but the cost model and the `Evaluation` and
+`RematSchedule` records the answer is given in. The restore cost is counted by paths
+(each missing node's cost times the number of paths to it through missing nodes), not
+by recursion; every walk starts from the first node; nothing is kept between victims.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
-from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Sequence
 
 from topos.engine.compute_cost import cost
 from topos.engine.remat_schedule import Evaluation, RematSchedule
-from topos.graph.node import Node
 
 
-def reference_schedule(
-    nodes: Sequence[Node],
-    evaluated: Sequence[int],
-    roots: Collection[int],
-    storage: Mapping[int, int],
-    views: Collection[int],
-    sizes: Mapping[int, int],
-    workspaces: Mapping[int, int],
-    budget: int,
-) -> RematSchedule:
-    """The schedule that keeps the simulated planned memory within `budget` bytes,
-    recomputing as little as the greedy finds. `storage` and `views` are the
-    unconstrained memory plan's: which buffer each node's payload lives in, and which
-    nodes are views of an operand; `sizes` gives the bytes of each storage the plan
-    allocates (absent: none, as for a source), `workspaces` the scratch bytes a node's
-    kernel holds during its own step.
-
-    When the greedy gets stuck (the buffers a kernel needs at once exceed the budget)
-    inside a recomputation, the eviction that made the recomputation necessary is
-    forbidden and the walk starts over; when no such eviction is left, the schedule
-    is returned with `fits` False."""
+def reference_schedule(nodes, evaluated, roots, storage, views, sizes, workspaces, budget):
+    """The schedule `RematScheduler(...).schedule(budget)` must give (see the module),
+    from the arguments `RematScheduler` and its `schedule` take: `nodes` (sequence of
+    `Node`), `evaluated` (node indices, recording order), `roots`, `storage` (node ->
+    storage, absent: itself), `views`, `sizes` (storage -> bytes, absent: none),
+    `workspaces` (node -> bytes during its step, absent: none), `budget` (bytes)."""
     protected: set[int] = set()
     while True:
-        simulation = _Simulation(
-            nodes, evaluated, roots, storage, views, sizes, workspaces, budget, protected
-        )
-        try:
-            return simulation.run()
-        except _StuckError as stuck:
-            protected.add(stuck.storage)
+        walk = _Walk(nodes, evaluated, roots, storage, views, sizes, workspaces, budget)
+        walk.protected = set(protected)
+        outcome = walk.run()
+        if isinstance(outcome, RematSchedule):
+            return outcome
+        protected.add(outcome)
 
 
-class _StuckError(Exception):
-    """The simulation cannot fit a recomputation that evicting `storage` caused."""
+class _Walk:
+    """One walk from the first node under one budget and one protected set."""
 
-    def __init__(self, storage: int) -> None:
-        super().__init__(storage)
-        self.storage = storage
-
-
-class _Simulation:
-    """The live volume of a schedule as it is built (see the module)."""
-
-    def __init__(
-        self, nodes, evaluated, roots, storage, views, sizes, workspaces, budget, protected
-    ) -> None:
-        self.protected = protected
+    def __init__(self, nodes, evaluated, roots, storage, views, sizes, workspaces, budget):
+        self.nodes = nodes
+        self.evaluated = list(evaluated)
+        self.roots = set(roots)
+        self.storage_map = storage
+        self.views = set(views)
         self.sizes = sizes
         self.workspaces = workspaces
-        # The nodes being recomputed, outermost first, and the storage whose eviction
-        # dropped each evicted node.
-        self.chain: list[int] = []
-        self.evicted_by: dict[int, int] = {}
-        self.nodes = nodes
-        self.evaluated = evaluated
-        self.roots = frozenset(roots)
-        self.storage = storage
-        self.views = frozenset(views)
         self.budget = budget
-        self.readers: dict[int, list[int]] = {}
-        for index in evaluated:
-            for operand in nodes[index].inputs:
-                readers = self.readers.setdefault(operand, [])
-                if not readers or readers[-1] != index:
-                    readers.append(index)
-        # The nodes whose last reader each node is: they die after its step.
-        self.dying: dict[int, list[int]] = {}
-        for index, readers in self.readers.items():
-            self.dying.setdefault(readers[-1], []).append(index)
-        # Nodes made resident during the current step (a recomputed ancestor may already
-        # be past its last reader).
-        self.arrived: list[int] = []
-        self.costs = {index: cost(nodes[index], nodes, index in self.views) for index in evaluated}
-        # Resident nodes (their latest evaluation's position), and which resident nodes
-        # hold each storage: a storage costs memory while any of them is resident.
+        self.protected: set[int] = set()
+        # node -> position in `evaluations` of its latest evaluation, while resident
         self.resident: dict[int, int] = {}
-        self.holders: dict[int, set[int]] = {}
-        self.pins: Counter[int] = Counter()
+        # node -> the storage whose eviction last dropped it (absent: it left otherwise)
+        self.dropped_by: dict[int, int] = {}
+        # node -> how many kernels about to run (or being recomputed) read it
+        self.pins: dict[int, int] = {}
+        self.recomputing: list[int] = []
         self.evaluations: list[Evaluation] = []
-        self.evaluated_once: set[int] = set()
-        self.live = 0
         self.peak = 0
         self.fits = True
         self.now = 0
 
-    def size(self, storage: int) -> int:
+    # What the plan says, looked up plainly every time.
+
+    def storage_of(self, node: int) -> int:
+        return self.storage_map.get(node, node)
+
+    def bytes_of(self, storage: int) -> int:
         return self.sizes.get(storage, 0)
 
-    def run(self) -> RematSchedule:
-        nodes = self.nodes
+    def cost_of(self, node: int) -> int:
+        return cost(self.nodes[node], self.nodes, node in self.views)
+
+    def readers_after(self, node: int, step: int) -> list[int]:
+        return [
+            reader
+            for reader in self.evaluated
+            if reader > step and node in self.nodes[reader].inputs
+        ]
+
+    def live_bytes(self) -> int:
+        held = {self.storage_of(node) for node in self.resident}
+        return sum(self.bytes_of(storage) for storage in held)
+
+    # The walk.
+
+    def run(self) -> RematSchedule | int:
+        """The schedule, or the storage to protect before walking again."""
         for index in self.evaluated:
             self.now = index
-            node = nodes[index]
-            if node.is_source:
+            if self.nodes[index].is_source:
                 self.allocate(index)
-                self.emit(index)
+                self.evaluate(index)
                 continue
-            self.gather(node.inputs)
-            self.allocate(index)
-            self.emit(index)
-            self.unpin(node.inputs)
-            self.release_dead()
+            stuck = self.evaluate_with_operands(index)
+            if stuck is not None:
+                return stuck
+            for node in sorted(self.resident):
+                if (
+                    not self.nodes[node].is_source
+                    and node not in self.roots
+                    and not self.readers_after(node, self.now)
+                ):
+                    self.leave(node, None)
         return RematSchedule(tuple(self.evaluations), self.peak, self.fits)
 
-    def gather(self, operands: Sequence[int]) -> None:
-        """Makes every operand resident, pinning each as soon as it is, so that
-        recomputing a later operand never evicts an earlier one."""
+    def evaluate_with_operands(self, index: int) -> int | None:
+        operands = self.nodes[index].inputs
         for operand in operands:
             if operand not in self.resident:
-                self.recompute(operand)
-            self.pins[operand] += 1
-
-    def unpin(self, operands: Sequence[int]) -> None:
+                self.recomputing.append(operand)
+                stuck = self.evaluate_with_operands(operand)
+                self.recomputing.pop()
+                if stuck is not None:
+                    return stuck
+            self.pins[operand] = self.pins.get(operand, 0) + 1
+        stuck = self.allocate(index)
+        if stuck is not None:
+            return stuck
+        self.evaluate(index)
         for operand in operands:
             self.pins[operand] -= 1
+        return None
 
-    def recompute(self, index: int) -> None:
-        self.chain.append(index)
-        operands = self.nodes[index].inputs
-        self.gather(operands)
-        self.allocate(index)
-        self.emit(index)
-        self.unpin(operands)
-        self.chain.pop()
+    def evaluate(self, index: int) -> None:
+        inputs = tuple(self.resident[operand] for operand in self.nodes[index].inputs)
+        before = any(evaluation.node == index for evaluation in self.evaluations)
+        self.evaluations.append(Evaluation(index, inputs, before))
+        self.resident[index] = len(self.evaluations) - 1
 
-    def allocate(self, index: int) -> None:
-        """Evicts until the buffer of `index` fits, then counts it as live."""
-        storage = self.storage[index]
-        need = 0 if self.holders.get(storage) else self.size(storage)
-        need += self.workspaces.get(index, 0)
-        while need and self.live + need > self.budget:
+    def leave(self, node: int, evicted_by: int | None) -> None:
+        del self.resident[node]
+        if evicted_by is None:
+            self.dropped_by.pop(node, None)
+        else:
+            self.dropped_by[node] = evicted_by
+
+    def allocate(self, index: int) -> int | None:
+        """Evicts until `index`'s buffer and workspace fit; the storage to protect when
+        a recomputation is stuck."""
+        storage = self.storage_of(index)
+        held = any(self.storage_of(node) == storage for node in self.resident)
+        need = (0 if held else self.bytes_of(storage)) + self.workspaces.get(index, 0)
+        while need > 0 and self.live_bytes() + need > self.budget:
             victim = self.victim()
             if victim is None:
-                for node in self.chain:
-                    cause = self.evicted_by.get(node)
+                for node in self.recomputing:
+                    cause = self.dropped_by.get(node)
                     if cause is not None and cause not in self.protected:
-                        raise _StuckError(cause)
+                        return cause
                 self.fits = False
                 break
-            self.evict(victim)
-        self.peak = max(self.peak, self.live + need)
-
-    def emit(self, index: int) -> None:
-        node = self.nodes[index]
-        inputs = tuple(self.resident[i] for i in node.inputs)
-        self.evaluations.append(Evaluation(index, inputs, index in self.evaluated_once))
-        self.evaluated_once.add(index)
-        storage = self.storage[index]
-        holders = self.holders.setdefault(storage, set())
-        if not holders:
-            self.live += self.size(storage)
-        holders.add(index)
-        self.resident[index] = len(self.evaluations) - 1
-        self.arrived.append(index)
-
-    def drop(self, index: int) -> None:
-        del self.resident[index]
-        self.evicted_by.pop(index, None)
-        storage = self.storage[index]
-        holders = self.holders[storage]
-        holders.discard(index)
-        if not holders:
-            self.live -= self.size(storage)
-
-    def evict(self, storage: int) -> None:
-        for index in sorted(self.holders[storage]):
-            self.drop(index)
-            self.evicted_by[index] = storage
-
-    def next_use(self, index: int) -> int | None:
-        readers = self.readers.get(index, ())
-        position = bisect_right(readers, self.now)
-        return readers[position] if position < len(readers) else None
-
-    def release_dead(self) -> None:
-        """Drops every resident buffer that no later kernel of the plan reads (a later
-        recomputation that needs one recomputes it). Only two kinds can have died in
-        this step: those whose last reader it ran, and those it made resident."""
-        candidates = [*self.dying.get(self.now, ()), *self.arrived]
-        self.arrived = []
-        for index in candidates:
-            if index not in self.resident:
-                continue
-            node = self.nodes[index]
-            if node.is_source or index in self.roots or self.pins[index]:
-                continue
-            if self.next_use(index) is None:
-                self.drop(index)
-
-    def evictable(self, storage: int) -> bool:
-        node = self.nodes[storage]
-        if node.is_source or storage in self.roots or storage in self.protected:
-            return False
-        if not self.size(storage):
-            return False
-        return not any(self.pins[index] for index in self.holders[storage])
+            for node in sorted(self.resident):
+                if self.storage_of(node) == victim:
+                    self.leave(node, victim)
+        self.peak = max(self.peak, self.live_bytes() + need)
+        return None
 
     def victim(self) -> int | None:
-        """The evictable storage with the smallest h (see the module), or None."""
-        best: tuple | None = None
-        memo: dict[int, int] = {}
-        for storage, holders in self.holders.items():
-            if not holders or not self.evictable(storage):
+        holders: dict[int, list[int]] = {}
+        for node in self.resident:
+            holders.setdefault(self.storage_of(node), []).append(node)
+        choices = []
+        for storage in sorted(holders):
+            if self.nodes[storage].is_source or storage in self.roots:
                 continue
-            uses = [use for use in map(self.next_use, holders) if use is not None]
-            if not uses:
+            if storage in self.protected or self.bytes_of(storage) == 0:
+                continue
+            if any(self.pins.get(node, 0) > 0 for node in holders[storage]):
+                continue
+            later = [
+                reader for node in holders[storage] for reader in self.readers_after(node, self.now)
+            ]
+            choices.append((storage, min(later) if later else None))
+        for storage, nearest in choices:
+            if nearest is None:
                 return storage
-            distance = min(uses) - self.now
-            base = self.costs[storage] + sum(
-                self.restore_cost(operand, memo) for operand in self.nodes[storage].inputs
-            )
-            score = (base / (self.size(storage) * distance), storage)
-            if best is None or score < best:
-                best = score
-        return None if best is None else best[1]
+        best = None
+        best_h = None
+        for storage, nearest in choices:
+            work = self.cost_of(storage) + self.restore_cost(self.nodes[storage].inputs)
+            h = work / (self.bytes_of(storage) * (nearest - self.now))
+            if best_h is None or h < best_h:
+                best, best_h = storage, h
+        return best
 
-    def restore_cost(self, index: int, memo: dict[int, int]) -> int:
-        """What making `index` resident again costs now: nothing if it is, else its own
-        kernel and those of its missing ancestors."""
-        if index in self.resident:
-            return 0
-        known = memo.get(index)
-        if known is None:
-            known = self.costs[index] + sum(
-                self.restore_cost(operand, memo) for operand in self.nodes[index].inputs
-            )
-            memo[index] = known
-        return known
+    def restore_cost(self, operands: Sequence[int]) -> int:
+        """What making every one of `operands` resident again costs, an ancestor counted
+        once for every path to it through nodes that are not resident."""
+        paths = [0] * len(self.nodes)
+        for operand in operands:
+            paths[operand] += 1
+        total = 0
+        for node in reversed(range(len(self.nodes))):
+            if paths[node] == 0 or node in self.resident:
+                continue
+            total += paths[node] * self.cost_of(node)
+            for operand in self.nodes[node].inputs:
+                paths[operand] += paths[node]
+        return total
