@@ -76,8 +76,8 @@ def example_result(
             run = _run(route, repeat, steps, broken_at=broken_at, failed=failed)
             factor = (ms_scale or {}).get(route, 1.0)
             if factor != 1.0:
-                run = RunRecord.from_dict(
-                    {**run.to_dict(), "step_seconds": [s * factor for s in run.step_seconds]}
+                run = RunRecord.from_json(
+                    {**run.to_json(), "step_seconds": [s * factor for s in run.step_seconds]}
                 )
             runs.append(run)
     verdict = decide_verdict(runs)
@@ -110,7 +110,7 @@ def example_result(
             "environment": {},
             "sample_interval_seconds": 0.005,
         },
-    )
+    ).to_json()
     result["created"] = created
     result["status"] = "complete"
     result["exit_status"] = verdict.exit_status

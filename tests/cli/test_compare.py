@@ -8,7 +8,7 @@ import pytest
 
 from topos_cli.report.compare import compare_results
 from topos_cli.report.verdict import decide_verdict
-from topos_cli.result.result_file import compose_result
+from topos_cli.result.result_file import compose_result, read_result
 from topos_cli.result.run_record import RunRecord
 from topos_cli.result.tolerance import CompareSettings
 from topos_cli.shared.errors import IncomparableResultsError, ResultFileError
@@ -56,6 +56,15 @@ def make_result(
         repeats=runs,
         verdict=decide_verdict(runs),
         settings={"threads": 2},
+    ).to_json()
+
+
+def compare_documents(old: dict, new: dict, **options):
+    """`compare_results` of two results as their files hold them (read as `load_result` does)."""
+    return compare_results(
+        read_result(old, options.get("old_source", "the old result")),
+        read_result(new, options.get("new_source", "the new result")),
+        **options,
     )
 
 
@@ -66,7 +75,7 @@ def change_of(comparison, route: str, figure: str):
 
 
 def test_the_same_figures_show_no_regression():
-    comparison = compare_results(make_result(), make_result(seed=2))
+    comparison = compare_documents(make_result(), make_result(seed=2))
     assert comparison.regressions == ()
     assert comparison.exit_status == 0
     assert {change.status for change in comparison.changes} == {"within tolerance"}
@@ -77,7 +86,7 @@ def test_the_same_figures_show_no_regression():
 def test_a_significant_slowdown_beyond_tolerance_is_a_regression():
     old = make_result(repeats=2)
     new = make_result(repeats=2, milliseconds={"engine": 100.0, "recorded": 108.0}, seed=3)
-    comparison = compare_results(old, new)
+    comparison = compare_documents(old, new)
     change = change_of(comparison, "recorded", "ms/step")
     assert change.change == pytest.approx(0.2, abs=0.01)
     assert change.p_value < 1e-10
@@ -90,7 +99,7 @@ def test_a_significant_slowdown_beyond_tolerance_is_a_regression():
 def test_one_repeat_a_side_lets_the_tolerance_alone_decide():
     old = make_result()
     new = make_result(milliseconds={"engine": 100.0, "recorded": 108.0})
-    change = change_of(compare_results(old, new), "recorded", "ms/step")
+    change = change_of(compare_documents(old, new), "recorded", "ms/step")
     assert change.p_value is None
     assert change.significant is None
     assert change.status == "regression"
@@ -109,7 +118,7 @@ def test_a_slowdown_the_rank_test_cannot_confirm_is_not_flagged():
     # (+12.5%, past the 10% tolerance), but the samples interleave almost completely.
     old = with_step_seconds(make_result(repeats=2), "recorded", [9, 0.2, 0.3, 0.4, 0.5, 0.6])
     new = with_step_seconds(make_result(repeats=2), "recorded", [9, 0.1, 0.2, 0.45, 0.5, 0.6])
-    comparison = compare_results(old, new)
+    comparison = compare_documents(old, new)
     change = change_of(comparison, "recorded", "ms/step")
     assert (change.old, change.new) == pytest.approx((400.0, 450.0))
     assert change.p_value >= 0.05
@@ -120,7 +129,7 @@ def test_a_slowdown_the_rank_test_cannot_confirm_is_not_flagged():
 def test_a_speedup_is_an_improvement_not_a_regression():
     old = make_result()
     new = make_result(milliseconds={"engine": 100.0, "recorded": 60.0})
-    comparison = compare_results(old, new)
+    comparison = compare_documents(old, new)
     assert change_of(comparison, "recorded", "ms/step").status == "improvement"
     assert comparison.exit_status == 0
 
@@ -128,7 +137,7 @@ def test_a_speedup_is_an_improvement_not_a_regression():
 def test_memory_growth_past_five_percent_is_a_regression():
     old = make_result(peaks={"recorded": [800 * MEBIBYTE]})
     new = make_result(peaks={"recorded": [848 * MEBIBYTE]})
-    comparison = compare_results(old, new)
+    comparison = compare_documents(old, new)
     peak = change_of(comparison, "recorded", "peak RSS")
     delta = change_of(comparison, "recorded", "training delta")
     assert peak.change == pytest.approx(0.06)
@@ -141,7 +150,7 @@ def test_memory_growth_past_five_percent_is_a_regression():
 def test_memory_growth_within_overlapping_repeat_ranges_is_not_significant():
     old = make_result(repeats=2, peaks={"recorded": [800 * MEBIBYTE, 900 * MEBIBYTE]})
     new = make_result(repeats=2, peaks={"recorded": [880 * MEBIBYTE, 910 * MEBIBYTE]})
-    peak = change_of(compare_results(old, new), "recorded", "peak RSS")
+    peak = change_of(compare_documents(old, new), "recorded", "peak RSS")
     assert peak.change > 0.05
     assert peak.significant is False
     assert peak.status == "not significant"
@@ -150,14 +159,14 @@ def test_memory_growth_within_overlapping_repeat_ranges_is_not_significant():
 def test_memory_growth_beyond_the_repeat_ranges_is_significant():
     old = make_result(repeats=2, peaks={"recorded": [800 * MEBIBYTE, 801 * MEBIBYTE]})
     new = make_result(repeats=2, peaks={"recorded": [880 * MEBIBYTE, 881 * MEBIBYTE]})
-    peak = change_of(compare_results(old, new), "recorded", "peak RSS")
+    peak = change_of(compare_documents(old, new), "recorded", "peak RSS")
     assert (peak.significant, peak.status) == (True, "regression")
 
 
 def test_a_tiny_memory_change_is_within_tolerance_whatever_its_ratio():
     old = make_result(ready=799 * MEBIBYTE)  # a 1 MiB training delta
     new = make_result(ready=int(798.5 * MEBIBYTE))  # 1.5 MiB: +50%, but half a MiB
-    delta = change_of(compare_results(old, new), "recorded", "training delta")
+    delta = change_of(compare_documents(old, new), "recorded", "training delta")
     assert delta.change == pytest.approx(0.5)
     assert delta.status == "within tolerance"
 
@@ -166,14 +175,14 @@ def test_tolerances_are_settings():
     old = make_result()
     new = make_result(milliseconds={"engine": 100.0, "recorded": 95.0})
     strict = CompareSettings(time_tolerance=0.02)
-    assert change_of(compare_results(old, new, settings=strict), "recorded", "ms/step").status == (
-        "regression"
-    )
+    assert change_of(
+        compare_documents(old, new, settings=strict), "recorded", "ms/step"
+    ).status == ("regression")
 
 
 def test_another_workload_is_refused_in_one_line():
     with pytest.raises(IncomparableResultsError) as raised:
-        compare_results(
+        compare_documents(
             make_result(),
             make_result(workload="mnist"),
             old_source="old.json",
@@ -189,7 +198,7 @@ def test_another_schema_is_refused_in_one_line():
     old = make_result()
     old["schema"] = "topos.grade/0"
     with pytest.raises(ResultFileError) as raised:
-        compare_results(old, make_result(), old_source="old.json")
+        compare_documents(old, make_result(), old_source="old.json")
     assert str(raised.value) == "old.json has schema topos.grade/0; this topos reads topos.grade/1"
     assert raised.value.exit_status == 2
 
@@ -198,7 +207,7 @@ def test_differences_between_the_grades_are_noted():
     old = make_result(steps=60)
     new = make_result(steps=50, milliseconds={"engine": 100.0, "adjoint": 80.0})
     new["settings"]["threads"] = 4
-    comparison = compare_results(old, new, old_source="old.json", new_source="new.json")
+    comparison = compare_documents(old, new, old_source="old.json", new_source="new.json")
     assert comparison.notes == (
         "steps differs: 60 then 50",
         "threads differs: 2 then 4",
@@ -214,7 +223,7 @@ def test_a_route_that_failed_in_the_new_result_is_a_failure_never_no_regression(
     for repeat in new["repeats"]:
         if repeat["route"] == "recorded":
             repeat["status"] = "failed"
-    comparison = compare_results(old, new, new_source="new.json")
+    comparison = compare_documents(old, new, new_source="new.json")
     assert change_of(comparison, "recorded", "ms/step").status == "missing"
     assert "route recorded did not complete in new.json" in comparison.notes
     assert comparison.exit_status == 1
@@ -227,7 +236,7 @@ def test_a_route_with_no_runs_in_the_new_result_is_a_failure():
     old = make_result()
     new = make_result()
     new["repeats"] = [repeat for repeat in new["repeats"] if repeat["route"] != "recorded"]
-    comparison = compare_results(old, new, new_source="new.json")
+    comparison = compare_documents(old, new, new_source="new.json")
     assert comparison.exit_status == 1
     assert comparison.failures == ("route recorded has no run in new.json",)
 
@@ -235,6 +244,6 @@ def test_a_route_with_no_runs_in_the_new_result_is_a_failure():
 def test_the_comparison_is_json_ready():
     import json
 
-    document = compare_results(make_result(), make_result()).to_json()
+    document = compare_documents(make_result(), make_result()).to_json()
     assert json.loads(json.dumps(document, allow_nan=False))["exit_status"] == 0
     assert document["changes"][0]["figure"] == "ms/step"

@@ -35,12 +35,12 @@ def test_outside_a_repository_there_is_no_commit(tmp_path):
 def test_inside_the_project_the_commit_is_named():
     commit = host.git_commit()
     if commit is not None:  # an installed copy outside git has none, and says so
-        assert re.fullmatch(r"[0-9a-f]{40}", commit["commit"])
-        assert commit["dirty"] in (True, False, None)
+        assert re.fullmatch(r"[0-9a-f]{40}", commit.commit)
+        assert commit.dirty in (True, False, None)
 
 
 def test_host_facts_are_json_ready_and_complete():
-    facts = host.host_facts()
+    facts = host.host_facts().to_json()
     assert json.loads(json.dumps(facts, allow_nan=False)) == facts
     assert facts["python"].startswith(host.python_version().split()[0])
     assert facts["logical_cores"] >= 1

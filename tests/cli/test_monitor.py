@@ -16,7 +16,7 @@ from topos_cli.harness.monitor import (
     WorkerRequest,
     worker_environment,
 )
-from topos_cli.result.run_record import RunRecord
+from topos_cli.result.run_record import ExitFacts, RunRecord
 
 
 class Recorder(WorkerObserver):
@@ -51,14 +51,14 @@ def test_a_run_reports_every_step_and_its_memory_as_a_repeat_result():
     watched = monitor("tiny", steps=5, repeat=2)
     result = watched.run()
     assert result is watched.result
-    repeat = RunRecord.from_dict(result.to_dict())  # the verdict's own reader accepts it
+    repeat = RunRecord.from_json(result.to_json())  # the verdict's own reader accepts it
     assert (repeat.route, repeat.repeat, repeat.status) == ("recorded", 2, "ok")
     assert len(repeat.loss_bits) == len(repeat.step_seconds) == 5
     assert repeat.training_delta_bytes == repeat.peak_rss_bytes - repeat.ready_rss_bytes
     facts = result.facts
-    assert facts["ready"]["warm_up_seconds"] == result.first_step_seconds > 0
-    assert facts["ready"]["numerics"]["environment"]["OMP_NUM_THREADS"] == "1"
-    assert facts["stderr_tail"] == [] and facts["error"] is None
+    assert facts.ready.warm_up_seconds == result.first_step_seconds > 0
+    assert facts.ready.numerics.environment["OMP_NUM_THREADS"] == "1"
+    assert facts.stderr_tail == [] and facts.error is None
     calls = watched.observer.calls
     assert calls[0][0] == "started" and calls[-1] == ("finished", "ok")
     assert [call for call in calls if call[0] == "event"] == [
@@ -66,24 +66,24 @@ def test_a_run_reports_every_step_and_its_memory_as_a_repeat_result():
         *[("event", "step")] * 5,
         ("event", "done"),
     ]
-    assert watched.observer.samples == facts["rss_timeline"]["samples"] > 0
-    assert not psutil.pid_exists(facts["pid"])  # reaped, not left a zombie
+    assert watched.observer.samples == facts.rss_timeline.samples > 0
+    assert not psutil.pid_exists(facts.pid)  # reaped, not left a zombie
 
 
 def test_a_worker_error_before_ready_is_kept_with_its_kind():
     result = monitor("no_such_attribute").run()
     assert result.status == "failed" and result.loss_bits == ()
-    error = result.facts["error"]
-    assert error["kind"] == "workload" and error["type"] == "WorkloadNotFoundError"
+    error = result.facts.error
+    assert error.kind == "workload" and error.type == "WorkloadNotFoundError"
     assert result.detail.startswith("exit status 1: WorkloadNotFoundError: workload ")
-    assert result.facts["ready"] is None and result.peak_rss_bytes is None
+    assert result.facts.ready is None and result.peak_rss_bytes is None
 
 
 def test_a_timeout_kills_the_worker_and_says_how_far_it_got():
     result = monitor("hangs", steps=6, timeout=3.5).run()
     assert result.status == "timed out"
     assert result.detail.startswith("timed out after 3.5 s, 3 of 6 steps done")
-    assert result.facts["exit"] == {"status": None, "signal": "SIGKILL"}
+    assert result.facts.exit == ExitFacts(status=None, signal="SIGKILL")
 
 
 def live_volume_of(workload, route):
@@ -115,7 +115,7 @@ def test_ready_reports_the_shards_and_the_memory_of_every_shards_plan(workload, 
     steps = 3
     result = monitor(workload, route=route, steps=steps).run()
     assert result.status == "ok", result.detail
-    ready = result.facts["ready"]
+    ready = result.facts.ready.to_json()
     shards, live_volume = live_volume_of(getattr(tiny_workloads, workload), route)
     assert (ready["shards"], shards) == ({"tiny": 1, "sharded": 2}[workload],) * 2
     assert ready["live_volume"] == live_volume
@@ -125,7 +125,7 @@ def test_ready_reports_the_shards_and_the_memory_of_every_shards_plan(workload, 
     expected = step_memory(program, program.workload.optimizer(), heap_threshold=65536)
     assert ready["step_memory"] == expected.to_json()
     assert sum(ready["step_memory"]["parts"].values()) == live_volume["predicted_training_bytes"]
-    readings = (result.facts["high_water_bytes"], result.facts["step_peak_rss_bytes"])
+    readings = (result.facts.high_water_bytes, result.facts.step_peak_rss_bytes)
     assert result.peak_rss_bytes == max(readings) and min(readings) > 0
     assert (live_volume["backward_peak_bytes"] > 0) == (route == "engine")
     # The worker trains the step Training takes in this process (sharded or not), with

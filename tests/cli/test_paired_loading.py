@@ -34,13 +34,12 @@ def test_the_second_of_a_pair_loads_beside_the_first_and_waits_out_its_run():
     second_result = second.run()
     assert first_result.status == second_result.status == "ok"
     # The first's end killed its own leftovers, never the other worker waiting its turn.
-    assert first_result.facts["leftover_processes_killed"] == 0
-    assert second_result.facts["held_seconds"] > 0
-    assert second_result.facts["start_up_overlapped_seconds"] > 0
+    assert first_result.facts.leftover_processes_killed == 0
+    assert second_result.facts.held_seconds > 0
+    assert second_result.facts.start_up_overlapped_seconds > 0
     # The wait is not the worker's own time.
-    assert (
-        second_result.facts["ready_after_seconds"]
-        < second_result.facts["held_seconds"] + (second_result.facts["wall_seconds"])
+    assert second_result.facts.ready_after_seconds < second_result.facts.held_seconds + (
+        second_result.facts.wall_seconds
     )
     # The same losses as a worker that never waited.
     alone = held("recorded", hold=False).run()

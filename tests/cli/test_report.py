@@ -229,7 +229,7 @@ def test_the_comparison_renders_its_regressions():
         "topos_cli.commands.data_commands",
         "topos_cli.commands.grade",
         "topos_cli.harness.grade_plan",
-        "topos_cli.commands.grade_result",
+        "topos_cli.commands.result_composition",
         "topos_cli.harness.monitor",
         "topos_cli.harness.progress",
         "topos_cli.shared.interruption",

@@ -11,6 +11,7 @@ import pytest
 from tests.cli.grading import TINY, grade_tiny, one_line_error, topos
 from tests.cli.result_examples import MEBIBYTE, ROUTES, example_result
 from topos_cli.report.display.report_html import write_report
+from topos_cli.shared.errors import ResultFileError
 from topos_cli.shared.units import format_milliseconds
 
 
@@ -109,12 +110,10 @@ def damaged(kind):
         return json.dumps(result), "engine: no RSS timeline"
     if kind == "failed route":
         return json.dumps(example_result(failed=True)), "recorded failed: ValueError: boom"
-    text = json.dumps(result, indent=2)
-    # Cut inside the second run: the first is whole, the verdict and the rest are gone.
-    return text[: text.index('"route": "recorded"') + 200], "the file is truncated"
+    raise ValueError(kind)
 
 
-@pytest.mark.parametrize("kind", ["another schema", "no timeline", "failed route", "truncated"])
+@pytest.mark.parametrize("kind", ["another schema", "no timeline", "failed route"])
 def test_a_damaged_result_is_drawn_as_far_as_it_goes_and_says_what_is_missing(tmp_path, kind):
     text, expected = damaged(kind)
     path = tmp_path / "result.json"
@@ -126,6 +125,15 @@ def test_a_damaged_result_is_drawn_as_far_as_it_goes_and_says_what_is_missing(tm
     assert len(svgs(page)) == 3
     assert 'id="rss-engine-0"' in page or kind == "no timeline"
     assert 'id="loss-engine-0"' in page
+
+
+def test_a_result_cut_short_is_refused_in_one_line(tmp_path):
+    # A result is written atomically: a file cut short was damaged, and is no result.
+    text = json.dumps(example_result(), indent=2)
+    path = tmp_path / "result.json"
+    path.write_text(text[: text.index('"route": "recorded"') + 200])
+    with pytest.raises(ResultFileError, match=r"is not a topos result \(not JSON: .*truncated"):
+        write_report(path)
 
 
 def test_topos_report_writes_what_it_is_asked_and_refuses_what_is_no_result(tmp_path):
@@ -194,13 +202,13 @@ def test_the_report_takes_the_stored_bootstrap_interval_and_judges_the_rest_anew
     ratio that matches the runs is taken as stored, and one that does not is recomputed."""
     from topos_cli.report import statistics
     from topos_cli.report.display.report_contents import gather_report_contents
-    from topos_cli.result.lenient_result import LenientResult
+    from topos_cli.result.lenient_result import interpret_result
 
     result = example_result(steps=40, ms_scale={"recorded": 0.8})
     stored = result["verdict"]
 
     def contents_of(data):
-        return gather_report_contents(LenientResult(data=data, source="test", missing=()))
+        return gather_report_contents(interpret_result(data, "test"))
 
     bootstraps = []
     original = statistics.random.Random

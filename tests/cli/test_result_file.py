@@ -15,19 +15,17 @@ from pathlib import Path
 import pytest
 
 from topos_cli.harness.result_destination import check_destination
+from topos_cli.report.github_benchmark import github_benchmark_entries, write_github_benchmark
 from topos_cli.report.verdict import decide_verdict
 from topos_cli.result import result_file
 from topos_cli.result.float_bits import float32_bits
+from topos_cli.result.grade_result import SCHEMA
 from topos_cli.result.result_file import (
-    SCHEMA,
     compose_result,
     default_result_path,
-    github_benchmark_entries,
     load_result,
-    read_repeats,
-    validate_result,
+    read_result,
     write_atomically,
-    write_github_benchmark,
 )
 from topos_cli.result.run_record import RunRecord
 from topos_cli.shared.errors import ResultFileError, ToposUsageError
@@ -68,10 +66,11 @@ def test_a_written_result_loads_back_and_its_runs_parse(tmp_path):
     path = tmp_path / "result.json"
     write_atomically(path, make_result())
     loaded = load_result(path)
-    assert loaded["schema"] == SCHEMA
-    assert loaded["created"] == "2026-08-14T10:15:00Z"
-    assert [run.route for run in read_repeats(loaded)] == ["engine", "recorded"]
-    assert loaded["verdict"]["exit_status"] == 0
+    assert loaded.schema == SCHEMA
+    assert loaded.created == "2026-08-14T10:15:00Z"
+    assert [run.route for run in loaded.repeats] == ["engine", "recorded"]
+    assert loaded.verdict.exit_status == 0
+    assert loaded == make_result()
     assert list(tmp_path.iterdir()) == [path]  # no temporary file left behind
 
 
@@ -209,7 +208,10 @@ def test_the_default_path_names_the_workload_and_the_utc_time():
         ('{"name": "x"}', "is not a topos result (no schema)"),
         ('{"schema": "pytest-benchmark"}', "is not a topos result (schema 'pytest-benchmark')"),
         ('{"schema": "topos.grade/2"}', f"has schema topos.grade/2; this topos reads {SCHEMA}"),
-        (f'{{"schema": "{SCHEMA}", "steps": 1}}', "malformed topos result: its workload has no"),
+        (
+            f'{{"schema": "{SCHEMA}", "steps": 1}}',
+            "malformed topos result: Object missing required field `workload`",
+        ),
     ],
 )
 def test_load_errors_are_one_line_naming_the_file(tmp_path, content, message):
@@ -234,10 +236,10 @@ def test_a_missing_or_binary_file_is_named(tmp_path):
 
 
 def test_a_malformed_run_is_named_by_its_index():
-    result = make_result()
+    result = make_result().to_json()
     result["repeats"][1]["status"] = "exploded"
-    with pytest.raises(ResultFileError, match=r"repeat 1: a run's status is one of"):
-        validate_result(result, "new.json")
+    with pytest.raises(ResultFileError, match=r"'exploded' - at `\$\.repeats\[1\]\.status`"):
+        read_result(result, "new.json")
 
 
 def test_compose_result_requires_a_workload_name():
@@ -252,7 +254,9 @@ def test_compose_result_requires_a_workload_name():
 
 
 def test_github_benchmark_entries_give_time_and_bytes_per_route(tmp_path):
-    entries = github_benchmark_entries(make_result())
+    result = make_result()
+    verdict = decide_verdict(result.repeats)
+    entries = github_benchmark_entries(result.workload.name, verdict)
     names = [entry["name"] for entry in entries]
     assert names == [
         "cifar10 engine: time per step",
@@ -276,5 +280,5 @@ def test_github_benchmark_entries_give_time_and_bytes_per_route(tmp_path):
     }
     assert all(set(entry) == {"name", "unit", "value", "range", "extra"} for entry in entries)
     path = tmp_path / "benchmark.json"
-    write_github_benchmark(path, make_result())
+    write_github_benchmark(path, result.workload.name, verdict)
     assert json.loads(path.read_text(encoding="utf-8")) == entries

@@ -108,11 +108,9 @@ def test_a_failure_here_ends_the_forks_still_drawing(forking):
 def test_the_report_figures_are_the_same_text_drawn_side_by_side_or_one_by_one(monkeypatch):
     from topos_cli.report.display.grade_figures import report_svgs
     from topos_cli.report.display.report_contents import gather_report_contents
-    from topos_cli.result.lenient_result import LenientResult
+    from topos_cli.result.lenient_result import interpret_result
 
-    contents = gather_report_contents(
-        LenientResult(data=example_result(steps=20), source="test", missing=[])
-    )
+    contents = gather_report_contents(interpret_result(example_result(steps=20), "test"))
     monkeypatch.setattr(side_by_side, "forking_is_safe", lambda: True)
     together = report_svgs(contents)
     monkeypatch.setattr(side_by_side, "forking_is_safe", lambda: False)

@@ -11,13 +11,14 @@ statuses are those of `topos grade`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
+
+import msgspec
 
 from topos_cli.commands.grade import end_grade, grade_exit_status, grade_with, judge_record
-from topos_cli.commands.grade_result import (
+from topos_cli.commands.result_composition import (
     GradeRecord,
     compose_grade_result,
     memory_predictions,
@@ -32,7 +33,15 @@ from topos_cli.report.display.frontier_picture import FrontierPoint, frontier_sv
 from topos_cli.report.display.result_description import describe_data, describe_predictions
 from topos_cli.report.display.tables import markdown_table, plain_table
 from topos_cli.report.verdict import Verdict
+from topos_cli.result.grade_result import (
+    FrontierFacts,
+    GradeResult,
+    HostFacts,
+    RefusedPoint,
+    RouteFacts,
+)
 from topos_cli.result.result_file import default_result_path
+from topos_cli.result.worker_facts import LiveVolume
 from topos_cli.shared.units import MEBIBYTE, format_bytes, format_milliseconds
 
 HEADERS = (
@@ -61,47 +70,46 @@ def picture_path(result_path: str, workload: str) -> Path:
 
 
 def _is_refused_budget(result, request) -> bool:
-    error = result.facts.get("error") or {}
-    return request.route == "remat" and error.get("type") == "BudgetError"
+    error = result.facts.error
+    return request.route == "remat" and error is not None and error.type == "BudgetError"
 
 
 def run_points(
     plan: GradePlan, display: WorkerObserver | None = None
-) -> tuple[GradeRecord, list[dict[str, Any]]]:
+) -> tuple[GradeRecord, list[RefusedPoint]]:
     """Runs every point, one at a time, as a grade runs its routes; a budget below the floor
     is set aside, not graded, and each remat point is labelled with its budget."""
-    refused: list[dict[str, Any]] = []
+    refused: list[RefusedPoint] = []
 
     def admit(result, request):
         label = point_label(request.route, request.budget)
         if _is_refused_budget(result, request):
-            message = (result.facts.get("error") or {}).get("message")
-            refused.append({"point": label, "budget": request.budget, "why": message})
+            refused.append(
+                RefusedPoint(point=label, budget=request.budget, why=result.facts.error.message)
+            )
             return None
         return replace(result, route=label, repeat=0) if request.route == "remat" else result
 
     return run_routes(plan, display, admit), refused
 
 
-def frontier_rows(result: dict[str, Any], verdict: Verdict | None) -> list[list[str]]:
+def frontier_rows(result: GradeResult, verdict: Verdict | None) -> list[list[str]]:
     """The table's rows: one per graded point, in the order they ran."""
     rows = []
     if verdict is None:
         return rows
     pairings = {pairing.route: pairing for pairing in verdict.pairings}
     for route in verdict.routes:
-        facts = (result["routes"].get(route.route) or {}).get("remat") or {}
-        volume = (result["routes"].get(route.route) or {}).get("live_volume") or {}
+        route_facts = result.routes.get(route.route) or RouteFacts()
+        remat = route_facts.remat
+        volume = route_facts.live_volume or LiveVolume()
         speed, memory = route.speed, route.memory
-        planned = facts.get("planned_bytes", volume.get("plan_training_bytes"))
+        planned = volume.plan_training_bytes if remat is None else remat.planned_bytes
         budget = "—"
-        if facts:
-            budget = (
-                f"{format_bytes(facts['budget_bytes'])} ({100 * facts['budget_fraction']:.0f}%)"
-            )
         recomputed = "—"
-        if facts:
-            recomputed = f"{facts['recomputations']} (+{100 * facts['extra_flops_fraction']:.1f}%)"
+        if remat is not None:
+            budget = f"{format_bytes(remat.budget_bytes)} ({100 * remat.budget_fraction:.0f}%)"
+            recomputed = f"{remat.recomputations} (+{100 * remat.extra_flops_fraction:.1f}%)"
         pairing = pairings.get(route.route)
         rows.append(
             [
@@ -142,7 +150,7 @@ def frontier_points(verdict: Verdict | None) -> list[FrontierPoint]:
 
 def grade_points(
     plan: GradePlan,
-    host: Mapping[str, Any],
+    host: HostFacts,
     display: WorkerObserver | None,
     stdout: TextIO,
     stderr: TextIO,
@@ -160,15 +168,16 @@ def _finish(plan, record, refused, host, *, stdout: TextIO, stderr: TextIO) -> i
     exit_status = grade_exit_status(record, verdict, None)
     result = compose_grade_result(plan, record, host, verdict, None, exit_status)
     labels = list(dict.fromkeys(run.route for run in record.results))
-    result["routes"] = route_facts(record.results, labels)
-    result["memory_prediction"] = memory_predictions(result["routes"], verdict)
+    facts_by_point = route_facts(record.results, labels)
     picture = picture_path(plan.result_path, options.workload)
-    result["frontier"] = {
-        "budgets": list(options.budgets),
-        "points": labels,
-        "refused": refused,
-        "picture": str(picture),
-    }
+    result = msgspec.structs.replace(
+        result,
+        routes=facts_by_point,
+        memory_prediction=memory_predictions(facts_by_point, verdict),
+        frontier=FrontierFacts(
+            budgets=list(options.budgets), points=labels, refused=refused, picture=str(picture)
+        ),
+    )
     saved = save_result(plan.result_path, result, default=plan.default_path)
     if saved.path not in (None, "-"):
         picture = Path(saved.path).with_suffix(".svg")
@@ -182,16 +191,16 @@ def _finish(plan, record, refused, host, *, stdout: TextIO, stderr: TextIO) -> i
     except OSError as error:
         stderr.write(f"topos: error: cannot write the picture {picture}: {error}\n")
     rows = frontier_rows(result, verdict)
-    rows += [[entry["point"], "below the floor", "", "", "", "", "", ""] for entry in refused]
+    rows += [[entry.point, "below the floor", "", "", "", "", "", ""] for entry in refused]
     table = markdown_table(HEADERS, rows) if options.markdown else plain_table(HEADERS, rows)
     lines = [table, ""]
     if verdict is not None:
         lines.append(verdict.summary)
     for entry in refused:
-        lines.append(f"{entry['point']}: not graded: {entry['why']}")
+        lines.append(f"{entry.point}: not graded: {entry.why}")
     lines.append("")
-    lines.append(describe_data(result["workload"]["data"]))
-    lines += describe_predictions(result["memory_prediction"])
+    lines.append(describe_data(result.workload.data))
+    lines += describe_predictions(result.memory_prediction)
     table_stream.write("\n".join(lines) + "\n")
     table_stream.flush()
     if saved.path not in (None, "-"):

@@ -11,10 +11,10 @@ promises (the exit-status table, where the result goes).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
-from typing import Any, TextIO
+from collections.abc import Callable
+from typing import TextIO
 
-from topos_cli.commands.grade_result import compose_grade_result
+from topos_cli.commands.result_composition import compose_grade_result
 from topos_cli.harness.grade_plan import GradeOptions, GradePlan, prepare
 from topos_cli.harness.host import host_facts
 from topos_cli.harness.monitor import WorkerObserver
@@ -29,8 +29,9 @@ from topos_cli.report.display.result_description import (
     describe_predictions,
     describe_remat,
 )
+from topos_cli.report.github_benchmark import write_github_benchmark
 from topos_cli.report.verdict import Verdict, decide_verdict
-from topos_cli.result.result_file import write_github_benchmark
+from topos_cli.result.grade_result import GradeResult, HostFacts
 from topos_cli.shared.errors import ToposError, ToposUsageError
 from topos_cli.shared.exit_status import ExitStatus, most_severe
 from topos_cli.shared.interruption import interruptions_raised
@@ -50,16 +51,16 @@ def grade_exit_status(
     )
 
 
-def judge_record(record: GradeRecord, host: Mapping[str, Any]) -> Verdict | None:
+def judge_record(record: GradeRecord, host: HostFacts) -> Verdict | None:
     """The verdict on what `run_routes` gathered, on this host's load and cores (None
     when no route ran)."""
     if not record.results:
         return None
-    load = host.get("load_average")
+    load = host.load_average
     return decide_verdict(
         record.results,
         load_average=load[0] if load else None,
-        cores=host.get("available_cores"),
+        cores=host.available_cores,
     )
 
 
@@ -76,7 +77,7 @@ def end_grade(record: GradeRecord, stderr: TextIO) -> None:
 def finish_grade(
     plan: GradePlan,
     record: GradeRecord,
-    host: Mapping[str, Any],
+    host: HostFacts,
     *,
     stdout: TextIO,
     stderr: TextIO,
@@ -111,7 +112,7 @@ def finish_grade(
                 saved = save_result(plan.result_path, result, default=False, replace_own=saved.path)
     if options.github_benchmark is not None:
         try:
-            write_github_benchmark(options.github_benchmark, result)
+            write_github_benchmark(options.github_benchmark, options.workload, verdict)
         except ToposError as error:
             stderr.write(f"topos: error: --github-benchmark: {error}\n")
             exit_status = most_severe((exit_status, ExitStatus.USAGE))
@@ -122,9 +123,9 @@ def finish_grade(
     table = stderr if plan.result_path == "-" else stdout
     if record.usage_error is None and verdict is not None:
         print_verdict(verdict, file=table, markdown=options.markdown)
-        notes = [describe_data(result["workload"]["data"])]
-        notes += describe_predictions(result["memory_prediction"])
-        notes += describe_remat(result["routes"])
+        notes = [describe_data(result.workload.data)]
+        notes += describe_predictions(result.memory_prediction)
+        notes += describe_remat(result.routes)
         table.write("\n" + "\n".join(notes) + "\n")
         if comparison is not None:
             table.write("\n")
@@ -148,14 +149,14 @@ def _start_report(saved: Saved, child: ReportChild | None) -> ReportDrawing | No
     return ReportDrawing(saved.path, child)
 
 
-def _report_saved(saved: Saved, result: Mapping[str, Any], exit_status: int, stderr: TextIO) -> int:
+def _report_saved(saved: Saved, result: GradeResult, exit_status: int, stderr: TextIO) -> int:
     """Says where the result went (and why not where asked); returns the exit status."""
     if saved.path is not None and saved.path != "-":
         stderr.write(f"results: {saved.path}\n")
     if saved.kept is not None:
         stderr.write(
             f"topos: {saved.kept} holds a complete result, kept; this "
-            f"{result.get('status')} grade's result is beside it\n"
+            f"{result.status} grade's result is beside it\n"
         )
     if saved.error is None:
         return exit_status
@@ -172,7 +173,7 @@ def _report_saved(saved: Saved, result: Mapping[str, Any], exit_status: int, std
 
 #: How a prepared grade is run and finished: the routes (`grade_routes`) or a frontier's
 #: points (`topos_cli.commands.frontier.grade_points`); returns the exit status.
-Grading = Callable[[GradePlan, Mapping[str, Any], "WorkerObserver | None", TextIO, TextIO], int]
+Grading = Callable[[GradePlan, HostFacts, "WorkerObserver | None", TextIO, TextIO], int]
 
 
 def grade_with(
@@ -210,7 +211,7 @@ def grade_with(
 
 def grade_routes(
     plan: GradePlan,
-    host: Mapping[str, Any],
+    host: HostFacts,
     display: WorkerObserver | None,
     stdout: TextIO,
     stderr: TextIO,

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
 
 from topos.budget_text import BudgetTextError, parse_budget
 from topos.names import (
@@ -23,6 +22,7 @@ from topos.names import (
 from topos_cli.harness.data_option import data_directory
 from topos_cli.harness.monitor import WorkerRequest, worker_environment
 from topos_cli.harness.result_destination import check_destination, check_distinct
+from topos_cli.result.grade_result import GradeResult
 from topos_cli.result.result_file import default_result_path, load_result
 from topos_cli.result.tolerance import CompareSettings, parse_tolerance
 from topos_cli.shared.errors import IncomparableResultsError, ToposUsageError
@@ -69,7 +69,7 @@ class GradePlan:
     result_path: str
     #: Whether `result_path` is the default name (claimed exclusively, never replacing a file).
     default_path: bool
-    baseline: dict[str, Any] | None
+    baseline: GradeResult | None
     compare_settings: CompareSettings
     requests: list[WorkerRequest]
     environment: dict[str, str]
@@ -138,10 +138,10 @@ def prepare(options: GradeOptions, moment: datetime | None = None) -> GradePlan:
     baseline = None
     if options.baseline is not None:
         baseline = load_result(options.baseline)
-        if baseline["workload"]["name"] != options.workload:
+        if baseline.workload.name != options.workload:
             raise IncomparableResultsError(
                 f"--baseline {options.baseline} is a result of workload "
-                f"{baseline['workload']['name']}, not {options.workload}"
+                f"{baseline.workload.name}, not {options.workload}"
             )
     requests = [
         WorkerRequest(

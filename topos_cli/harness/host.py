@@ -13,7 +13,8 @@ import platform
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+
+from topos_cli.result.grade_result import GitFacts, HostFacts
 
 #: The project's root: the folder holding the `topos_cli` package.
 PROJECT_DIRECTORY = Path(__file__).resolve().parents[2]
@@ -97,30 +98,30 @@ def _git(directory: Path, *arguments: str) -> str | None:
     return completed.stdout.strip()
 
 
-def git_commit(directory: Path = PROJECT_DIRECTORY) -> dict[str, Any] | None:
+def git_commit(directory: Path = PROJECT_DIRECTORY) -> GitFacts | None:
     """The project's commit and whether its tree has uncommitted changes; `None` outside git."""
     commit = _git(directory, "rev-parse", "HEAD")
     if not commit:
         return None
     status = _git(directory, "status", "--porcelain", "--untracked-files=no")
-    return {"commit": commit, "dirty": None if status is None else bool(status)}
+    return GitFacts(commit=commit, dirty=None if status is None else bool(status))
 
 
-def host_facts(directory: Path = PROJECT_DIRECTORY) -> dict[str, Any]:
-    """Every host fact the result records, as a JSON-ready dict."""
+def host_facts(directory: Path = PROJECT_DIRECTORY) -> HostFacts:
+    """Every host fact the result records (the workers add their numerics)."""
     loads = load_average()
-    return {
-        "cpu_model": cpu_model(),
-        "logical_cores": logical_cores(),
-        "available_cores": available_cores(),
-        "physical_cores": physical_cores(),
-        "load_average": None if loads is None else list(loads),
-        "memory_bytes": total_memory_bytes(),
-        "system": f"{platform.system()} {platform.release()}".strip(),
-        "machine": platform.machine(),
-        "python": python_version(),
-        "python_executable": sys.executable,
-        "git": git_commit(directory),
+    return HostFacts(
+        cpu_model=cpu_model(),
+        logical_cores=logical_cores(),
+        available_cores=available_cores(),
+        physical_cores=physical_cores(),
+        load_average=None if loads is None else list(loads),
+        memory_bytes=total_memory_bytes(),
+        system=f"{platform.system()} {platform.release()}".strip(),
+        machine=platform.machine(),
+        python=python_version(),
+        python_executable=sys.executable,
+        git=git_commit(directory),
         # Where /proc is missing, workers cannot read VmHWM and fall back to sampling.
-        "proc_filesystem": Path("/proc/self/status").exists(),
-    }
+        proc_filesystem=Path("/proc/self/status").exists(),
+    )

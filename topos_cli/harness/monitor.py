@@ -28,7 +28,7 @@ import psutil
 from topos_cli.harness.pipe_reader import PipeReader
 from topos_cli.harness.rss_timeline import RssTimeline
 from topos_cli.harness.worker_process import KILL_WAIT_SECONDS, WorkerProcess, signal_name
-from topos_cli.result.run_record import RunRecord
+from topos_cli.result.run_record import RssTimelineFacts, RunFacts, RunRecord
 from topos_cli.shared import process_memory
 from topos_cli.shared.interruption import Interrupted, interruptions_ignored
 from topos_cli.worker import protocol
@@ -388,7 +388,7 @@ class WorkerMonitor:
                 next_census = time.monotonic() + _DESCENDANTS_INTERVAL_SECONDS
             # A route with shard processes is the worker and them, as every figure of it
             # is (see the worker): once ready names them, their private memory is added.
-            shard_pids = self._ready.shard_process_ids if self._ready is not None else []
+            shard_pids = self._ready.facts.shard_process_ids if self._ready is not None else []
             if shard_pids and time.monotonic() >= next_shards:
                 shards_private = sum(process_memory.private_bytes(pid) or 0 for pid in shard_pids)
                 next_shards = time.monotonic() + _SHARD_PROCESSES_INTERVAL_SECONDS
@@ -472,7 +472,7 @@ class WorkerMonitor:
         if self._done is None:
             return None, None
         reported = self._done.peak_rss_bytes
-        if reported is not None and self._ready is not None and self._ready.reads_high_water:
+        if reported is not None and self._ready is not None and self._ready.facts.reads_high_water:
             return reported, "VmHWM"
         return self._sampled_peak_after_ready, "sampling"
 
@@ -481,7 +481,7 @@ class WorkerMonitor:
         request, worker = self.request, self._worker
         status, detail = self._classify()
         ready = self._ready
-        ready_rss = ready.ready_rss_bytes if ready is not None else None
+        ready_rss = ready.facts.ready_rss_bytes if ready is not None else None
         if ready_rss is None:
             ready_rss = self._rss_at_ready
         peak, peak_source = self._peak() if status == "ok" else (None, None)
@@ -491,34 +491,36 @@ class WorkerMonitor:
         rusage = worker.rusage
         # Linux counts ru_maxrss in KiB, macOS in bytes.
         scale = 1 if sys.platform == "darwin" else 1024
-        facts: dict[str, Any] = {
-            "pid": worker.pid,
-            "exit": worker.exit_facts(),
-            "wall_seconds": ended - started,
-            "ready_after_seconds": None
+        facts = RunFacts(
+            pid=worker.pid,
+            exit=worker.exit_facts(),
+            wall_seconds=ended - started,
+            ready_after_seconds=None
             if self._ready_moment is None
             else self._ready_moment - started,
-            "held_seconds": self._held,
-            "start_up_overlapped_seconds": self._overlapped,
-            "training_seconds": None if self._done is None else self._done.training_seconds,
-            "timeout_seconds": request.timeout,
-            "ready": dict(ready.facts) if ready is not None and ready.facts else None,
-            "peak_source": peak_source,
-            "end_rss_bytes": None if self._done is None else self._done.end_rss_bytes,
-            "high_water_bytes": None if self._done is None else self._done.high_water_bytes,
-            "step_peak_rss_bytes": None if self._done is None else self._done.step_peak_rss_bytes,
-            "shard_processes_peak_private_bytes": None
+            held_seconds=self._held,
+            start_up_overlapped_seconds=self._overlapped,
+            training_seconds=None if self._done is None else self._done.training_seconds,
+            timeout_seconds=request.timeout,
+            ready=None if ready is None else ready.facts,
+            peak_source=peak_source,
+            end_rss_bytes=None if self._done is None else self._done.end_rss_bytes,
+            high_water_bytes=None if self._done is None else self._done.high_water_bytes,
+            step_peak_rss_bytes=None if self._done is None else self._done.step_peak_rss_bytes,
+            shard_processes_peak_private_bytes=None
             if self._done is None
             else self._done.shard_processes_peak_private_bytes,
-            "sampled_peak_rss_bytes": self._sampled_peak_after_ready,
-            "ru_maxrss_bytes": None if rusage is None else int(rusage.ru_maxrss) * scale,
-            "cpu_seconds": None if rusage is None else rusage.ru_utime + rusage.ru_stime,
-            "rss_timeline": self._timeline.to_json() if self._timeline else None,
-            "nonfinite": None if self._nonfinite is None else self._nonfinite.to_json(),
-            "error": None if self._error is None else self._error.details(),
-            "stderr_tail": self._stderr_tail(),
-            "leftover_processes_killed": worker.leftovers_killed,
-        }
+            sampled_peak_rss_bytes=self._sampled_peak_after_ready,
+            ru_maxrss_bytes=None if rusage is None else int(rusage.ru_maxrss) * scale,
+            cpu_seconds=None if rusage is None else rusage.ru_utime + rusage.ru_stime,
+            rss_timeline=RssTimelineFacts.from_json(self._timeline.to_json())
+            if self._timeline
+            else None,
+            nonfinite=None if self._nonfinite is None else self._nonfinite.facts(),
+            error=None if self._error is None else self._error.details(),
+            stderr_tail=self._stderr_tail(),
+            leftover_processes_killed=worker.leftovers_killed,
+        )
         return RunRecord(
             route=request.route,
             repeat=request.repeat,
@@ -526,7 +528,7 @@ class WorkerMonitor:
             detail=detail,
             loss_bits=tuple(step.bits for step in self._steps),
             step_seconds=tuple(step.seconds for step in self._steps),
-            first_step_seconds=None if ready is None else ready.warm_up_seconds,
+            first_step_seconds=None if ready is None else ready.facts.warm_up_seconds,
             ready_rss_bytes=ready_rss,
             peak_rss_bytes=peak,
             facts=facts,

@@ -102,7 +102,8 @@ class PlainProgress(WorkerObserver):
         state = self._states.setdefault(request, _RunState())
         if isinstance(event, protocol.Ready):
             state.training_started = time.monotonic()
-            volume = (event.facts.get("live_volume") or {}).get("peak_bytes")
+            live_volume = event.facts.live_volume
+            volume = None if live_volume is None else live_volume.peak_bytes
             self._line(
                 request,
                 f"ready after {format_duration(state.training_started - state.started)} "

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
 import secrets
 import stat
@@ -34,7 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from topos_cli.result.result_file import dumps, read_regular_file, write_atomically
+from topos_cli.result.grade_result import GradeResult
+from topos_cli.result.result_file import dumps, load_result, write_atomically
 from topos_cli.shared.errors import ResultFileError, ToposUsageError
 
 #: The exit statuses of a grade in which every run ran: its result may replace another.
@@ -111,20 +111,17 @@ def check_distinct(paths: Mapping[str, str | None]) -> None:
         seen[target] = option
 
 
-def is_complete(result: Mapping[str, Any]) -> bool:
+def is_complete(result: GradeResult) -> bool:
     """Whether a result is of a grade in which every run ran (see the module docstring)."""
-    return result.get("status") == "complete" and result.get("exit_status") in (
-        COMPLETE_EXIT_STATUSES
-    )
+    return result.status == "complete" and result.exit_status in COMPLETE_EXIT_STATUSES
 
 
 def _holds_complete_result(path: Path) -> bool:
     """Whether `path` holds a complete topos result (anything unreadable is not one)."""
     try:
-        data = json.loads(read_regular_file(path))
-    except (OSError, ValueError, ResultFileError):
+        return is_complete(load_result(path))
+    except ResultFileError:
         return False
-    return isinstance(data, dict) and is_complete(data)
 
 
 def _numbered(path: Path, number: int) -> Path:
@@ -192,7 +189,7 @@ def _fall_back(data: Any, name: str) -> str | None:
 
 
 def save_result(
-    path: str, result: Mapping[str, Any], *, default: bool, replace_own: str | None = None
+    path: str, result: GradeResult, *, default: bool, replace_own: str | None = None
 ) -> Saved:
     """Writes a grade's result to `path` as the module docstring says, or somewhere that takes it.
 
@@ -210,8 +207,7 @@ def save_result(
             return Saved(str(write_exclusively(Path(path), result)))
         target = written_path(path)
         if not is_complete(result) and _holds_complete_result(target):
-            status = result.get("status")
-            status = status if status in ("error", "interrupted") else "failed"
+            status = result.status if result.status in ("error", "interrupted") else "failed"
             beside = target.with_name(f"{target.stem}.{status}{target.suffix}")
             return Saved(str(write_exclusively(beside, result)), kept=path)
         if target.exists() and not target.is_file():
@@ -224,6 +220,6 @@ def save_result(
         return Saved(_fall_back(result, name), error=str(error))
 
 
-def last_resort_text(result: Mapping[str, Any]) -> str:
+def last_resort_text(result: GradeResult) -> str:
     """The result as text, for a grade that could save it nowhere (printed to stderr)."""
     return dumps(result, ensure_ascii=True)

@@ -31,14 +31,14 @@ class GradeRecord:
 
 def usage_error_of(result: RunRecord, workload: str) -> str | None:
     """The one-line usage or data error a run reported before it was ready, if any."""
-    error = result.facts.get("error")
-    if result.status != "failed" or not error or result.facts.get("ready"):
+    error = result.facts.error
+    if result.status != "failed" or error is None or result.facts.ready is not None:
         return None
-    if error.get("kind") not in ("data", "workload"):
+    if error.kind not in ("data", "workload"):
         return None
-    message = error.get("message") or error.get("type") or "error"
-    if error.get("type") in ("ShapeError", "GraphError"):
-        where = error.get("where")
+    message = error.message or error.type or "error"
+    if error.type in ("ShapeError", "GraphError"):
+        where = error.where
         message = f"workload {workload!r} failed to record: {message}" + (
             f" (at {where})" if where else ""
         )

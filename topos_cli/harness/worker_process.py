@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from topos_cli.harness import process_tree
+from topos_cli.result.run_record import ExitFacts
 from topos_cli.shared.interruption import interruptions_deferred
 
 #: How often the parent looks whether the worker has ended, without a pidfd to wait on.
@@ -202,10 +203,10 @@ class WorkerProcess:
         leftovers = {key for key in leftovers if key[0] not in _LIVE_WORKERS - {self.pid}}
         self.leftovers_killed = process_tree.end_processes(leftovers, self._children_before)
 
-    def exit_facts(self) -> dict[str, Any]:
+    def exit_facts(self) -> ExitFacts:
         """How the process ended, for the result: exit status or signal name."""
         code = self.returncode
-        return {
-            "status": code if code is not None and code >= 0 else None,
-            "signal": signal_name(-code) if code is not None and code < 0 else None,
-        }
+        return ExitFacts(
+            status=code if code is not None and code >= 0 else None,
+            signal=signal_name(-code) if code is not None and code < 0 else None,
+        )

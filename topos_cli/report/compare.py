@@ -21,13 +21,13 @@ verdicts, so both sides are measured the same way.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from topos_cli.report.statistics import mann_whitney, median
+from topos_cli.result.grade_result import GradeResult
 from topos_cli.result.json_record import JsonRecord
-from topos_cli.result.result_file import read_repeats, validate_result
 from topos_cli.result.run_record import RunRecord
 from topos_cli.result.tolerance import CompareSettings
 from topos_cli.shared.errors import IncomparableResultsError
@@ -120,11 +120,9 @@ class Comparison:
         }
 
 
-def _warmup_steps(result: Mapping[str, Any]) -> int:
+def _warmup_steps(result: GradeResult) -> int:
     """How many leading steps the result's own verdict left out of its median (default 1)."""
-    settings = result.get("verdict", {}).get("settings", {})
-    warmup = settings.get("warmup_steps", 1)
-    return warmup if isinstance(warmup, int) and warmup >= 0 else 1
+    return 1 if result.verdict is None else result.verdict.settings.warmup_steps
 
 
 def _completed(runs: Sequence[RunRecord], route: str) -> list[RunRecord]:
@@ -234,7 +232,7 @@ def _compare_memory(
     )
 
 
-def _notes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+def _notes(old: GradeResult, new: GradeResult) -> list[str]:
     """What differs between the two grades besides the code: steps, data, threads, host, commit."""
     notes = []
 
@@ -242,41 +240,40 @@ def _notes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
         if old_value != new_value:
             notes.append(f"{label} differs: {old_value} then {new_value}")
 
-    differs("steps", old.get("steps"), new.get("steps"))
-    old_data = old["workload"].get("data")
-    new_data = new["workload"].get("data")
-    differs("data", old_data, new_data)
-    old_settings, new_settings = old.get("settings", {}), new.get("settings", {})
-    differs("threads", old_settings.get("threads"), new_settings.get("threads"))
-    old_host, new_host = old.get("host", {}), new.get("host", {})
-    differs("CPU", old_host.get("cpu_model"), new_host.get("cpu_model"))
+    differs("steps", old.steps, new.steps)
+    differs("data", _data_of(old), _data_of(new))
+    differs("threads", old.settings.threads, new.settings.threads)
+    differs("CPU", old.host.cpu_model, new.host.cpu_model)
     return notes
 
 
+def _data_of(result: GradeResult) -> dict[str, Any] | None:
+    """The data a result was graded on, as a comparable value."""
+    data = result.workload.data
+    return None if data is None else data.to_json()
+
+
 def compare_results(
-    old: Mapping[str, Any],
-    new: Mapping[str, Any],
+    old: GradeResult,
+    new: GradeResult,
     *,
     settings: CompareSettings | None = None,
     old_source: str = "the old result",
     new_source: str = "the new result",
 ) -> Comparison:
-    """Compares two result dicts of one schema and workload, route by route and figure by figure.
+    """Compares two results of one workload, route by route and figure by figure.
 
-    Raises `ResultFileError` when either is not a result of this schema and
-    `IncomparableResultsError` when their workloads differ (both exit 2,
-    one line naming the sources).
+    Raises `IncomparableResultsError` when their workloads differ (exit 2, one line
+    naming the sources).
     """
     settings = settings or CompareSettings()
-    validate_result(old, old_source)
-    validate_result(new, new_source)
-    old_workload, new_workload = old["workload"]["name"], new["workload"]["name"]
+    old_workload, new_workload = old.workload.name, new.workload.name
     if old_workload != new_workload:
         raise IncomparableResultsError(
             f"cannot compare results of different workloads: {old_source} is {old_workload}, "
             f"{new_source} is {new_workload}"
         )
-    old_runs, new_runs = read_repeats(old), read_repeats(new)
+    old_runs, new_runs = old.repeats, new.repeats
     old_routes = list(dict.fromkeys(run.route for run in old_runs))
     new_routes = list(dict.fromkeys(run.route for run in new_runs))
     notes = _notes(old, new)

@@ -15,7 +15,6 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from topos_cli.report.compare import (
     FIGURES,
@@ -24,8 +23,10 @@ from topos_cli.report.compare import (
     compare_results,
 )
 from topos_cli.report.display.result_description import describe_commit
+from topos_cli.result.grade_result import DataFacts, GradeResult
 from topos_cli.result.result_file import load_result
 from topos_cli.result.tolerance import CompareSettings
+from topos_cli.result.worker_facts import Numerics
 from topos_cli.shared.errors import ToposError, ToposUsageError
 
 
@@ -105,44 +106,37 @@ class History:
         )
 
 
-def _object(value: Any) -> Mapping[str, Any]:
-    """`value` if it is a mapping, else an empty one."""
-    return value if isinstance(value, Mapping) else {}
-
-
-def grouping_key(result: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+def grouping_key(result: GradeResult) -> tuple[tuple[str, str], ...]:
     """What must be equal for two grades' figures to be compared: workload, host, settings."""
-    host = _object(result.get("host"))
-    numerics = _object(host.get("numerics"))
-    blas = _object(numerics.get("blas"))
-    settings = _object(result.get("settings"))
-    data = _object(_object(result.get("workload")).get("data"))
-    environment = _object(settings.get("environment"))
-    shards = sorted(
-        f"{route} {_object(facts).get('shards')}"
-        for route, facts in _object(result.get("routes")).items()
-    )
-    threads = settings.get("threads")
-    fingerprint = str(data.get("fingerprint") or "")[:12]
+    host, settings = result.host, result.settings
+    numerics = host.numerics or Numerics()
+    blas = numerics.blas or {}
+    data = result.workload.data or DataFacts()
+    shards = sorted(f"{route} {facts.shards}" for route, facts in result.routes.items())
+    threads = settings.threads
+    fingerprint = str(data.fingerprint or "")[:12]
+    source = data.source if data.source is not None else settings.data
     return (
-        ("workload", str(_object(result.get("workload")).get("name"))),
-        ("CPU", str(host.get("cpu_model"))),
-        ("cores", f"{host.get('logical_cores')} ({host.get('available_cores')} available)"),
-        ("NumPy", str(numerics.get("numpy"))),
+        ("workload", result.workload.name),
+        ("CPU", str(host.cpu_model)),
+        ("cores", f"{host.logical_cores} ({host.available_cores} available)"),
+        ("NumPy", str(numerics.numpy)),
         ("BLAS", f"{blas.get('name')} {blas.get('version')}"),
-        ("steps", str(result.get("steps"))),
+        ("steps", str(result.steps)),
         ("threads", "default" if threads is None else str(threads)),
-        ("data", f"{data.get('source', settings.get('data'))} {fingerprint}".strip()),
+        ("data", f"{source} {fingerprint}".strip()),
         (
             "environment",
-            ", ".join(f"{name}={value}" for name, value in sorted(environment.items()) if value)
+            ", ".join(
+                f"{name}={value}" for name, value in sorted(settings.environment.items()) if value
+            )
             or "none set",
         ),
         ("shards", ", ".join(shards) or "unknown"),
     )
 
 
-def figure_values(result: Mapping[str, Any]) -> dict[tuple[str, str], float | None]:
+def figure_values(result: GradeResult) -> dict[tuple[str, str], float | None]:
     """Per route and figure, the value `compare` reads from a result's raw runs (median
     ms/step over measured steps, median peak RSS and training delta over completed runs)."""
     itself = compare_results(result, result)
@@ -162,13 +156,13 @@ def result_files(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
     return files
 
 
-def _point(source: str, result: Mapping[str, Any]) -> HistoryPoint:
+def _point(source: str, result: GradeResult) -> HistoryPoint:
     """A history point of a loaded result (its changes are filled in once ordered)."""
     return HistoryPoint(
         source=source,
-        created=str(result.get("created") or ""),
+        created=result.created or "",
         commit=describe_commit(result),
-        status=str(result.get("status") or "unknown"),
+        status=result.status or "unknown",
         values=figure_values(result),
     )
 
@@ -186,7 +180,7 @@ def read_history(
     `ToposUsageError` when a path does not exist or no result is left.
     """
     settings = settings or CompareSettings()
-    loaded: list[tuple[str, dict[str, Any]]] = []
+    loaded: list[tuple[str, GradeResult]] = []
     skipped: list[str] = []
     for path in result_files(paths):
         try:
@@ -194,18 +188,18 @@ def read_history(
         except ToposError as error:
             skipped.append(str(error))
             continue
-        if workload is not None and result["workload"]["name"] != workload:
-            skipped.append(f"{path} is a grade of {result['workload']['name']}, not {workload}")
+        if workload is not None and result.workload.name != workload:
+            skipped.append(f"{path} is a grade of {result.workload.name}, not {workload}")
             continue
-        if not result["repeats"]:
-            skipped.append(f"{path} holds no runs ({result.get('status')})")
+        if not result.repeats:
+            skipped.append(f"{path} holds no runs ({result.status})")
             continue
         loaded.append((str(path), result))
     if not loaded:
         where = ", ".join(str(path) for path in paths)
         raise ToposUsageError(f"no topos grade results to draw in {where}")
-    loaded.sort(key=lambda item: (str(item[1].get("created") or ""), item[0]))
-    grouped: dict[tuple[tuple[str, str], ...], list[tuple[str, dict[str, Any]]]] = {}
+    loaded.sort(key=lambda item: (item[1].created or "", item[0]))
+    grouped: dict[tuple[tuple[str, str], ...], list[tuple[str, GradeResult]]] = {}
     for source, result in loaded:
         grouped.setdefault(grouping_key(result), []).append((source, result))
     groups = [_group(key, members, settings) for key, members in grouped.items()]
@@ -214,7 +208,7 @@ def read_history(
 
 def _group(
     key: tuple[tuple[str, str], ...],
-    members: Sequence[tuple[str, dict[str, Any]]],
+    members: Sequence[tuple[str, GradeResult]],
     settings: CompareSettings,
 ) -> HistoryGroup:
     """One group's points, each with its changes against the one before."""

@@ -106,3 +106,15 @@ def describe_bits(bits: int) -> str:
         # Nine significant digits always distinguish two float32 values.
         shown = f"{value:.9g}"
     return f"{shown} ({format_bits(bits)})"
+
+
+class BitPattern(int):
+    """A float32 bit pattern as a result keeps it: an int in code, 8 hexadecimal digits in
+    JSON (`topos_cli.result.record` writes and reads it so)."""
+
+    def __new__(cls, bits: int | str) -> BitPattern:
+        """Checks `bits` (an int, or 1 to 8 hexadecimal digits); raises `ValueError`."""
+        return super().__new__(cls, parse_bits(bits))
+
+    def __repr__(self) -> str:
+        return f"BitPattern({format_bits(self)})"

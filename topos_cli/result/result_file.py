@@ -1,23 +1,11 @@
-"""The result file of `topos grade`: its schema, how it is written, read and exported.
+"""The result file of `topos grade`: how it is written, read and exported.
 
-A result is one JSON object:
-
-    {
-      "schema": "topos.grade/1",
-      "created": "2026-08-14T10:15:00Z",
-      "tool": {"name": "topos", "version": "0.1.0"},
-      "host": {...},                   # host.host_facts(), plus what the workers add
-      "workload": {"name": "cifar10", ...},   # data source and fingerprint, ...
-      "steps": 300,
-      "settings": {...},               # routes, repeat, threads, environment, timeout
-      "repeats": [RunRecord.to_dict(), ...],   # raw: per-step times, loss bits
-      "verdict": Verdict.to_json()
-    }
-
-The raw repeats are authoritative: a verdict or a comparison can always be
-recomputed from them. Every write is atomic (a temporary file in the same
-directory, flushed to disk, then renamed over the target), so a kill at any
-moment leaves the old file or the new one, never half of one.
+A result is one JSON object whose every field `topos_cli.result.grade_result` names
+(`GradeResult`). The raw repeats are authoritative: a verdict or a comparison can always
+be recomputed from them. Every write is atomic (a temporary file in the same directory,
+flushed to disk, then renamed over the target), so a kill at any moment leaves the old
+file or the new one, never half of one. A read is bounded (size, nesting, every number's
+type and range) and refuses anything else in one line (`ResultFileError`, exit 2).
 """
 
 from __future__ import annotations
@@ -35,21 +23,28 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
+import msgspec
+
+from topos_cli.result.grade_result import (
+    SCHEMA,
+    SCHEMA_FAMILY,
+    GradeResult,
+    GradeSettings,
+    HostFacts,
+    JudgedVerdict,
+    Tool,
+    WorkloadFacts,
+)
+from topos_cli.result.record import R, Record
 from topos_cli.result.run_record import RunRecord
 from topos_cli.shared.errors import ResultFileError
 from topos_cli.shared.output_stream import can_encode
-
-#: The schema this topos writes and reads. A change that breaks readers bumps the number.
-SCHEMA = "topos.grade/1"
-
-#: What every topos result schema starts with, to tell "another schema" from "not ours".
-SCHEMA_FAMILY = "topos.grade/"
 
 #: Where results go when the user names no path.
 DEFAULT_DIRECTORY = Path("results")
 
 
-class JudgedVerdict(Protocol):
+class Judgement(Protocol):
     """What a result keeps of a verdict: its JSON form (the report's `Verdict`)."""
 
     def to_json(self) -> dict[str, Any]:
@@ -97,31 +92,32 @@ def _tool_version() -> str:
 
 def compose_result(
     *,
-    workload: Mapping[str, Any],
-    host: Mapping[str, Any],
+    workload: WorkloadFacts | Mapping[str, Any],
+    host: HostFacts | Mapping[str, Any],
     steps: int,
     repeats: Sequence[RunRecord],
-    verdict: JudgedVerdict | None,
-    settings: Mapping[str, Any] | None = None,
+    verdict: Judgement | None,
+    settings: GradeSettings | Mapping[str, Any] | None = None,
     created: datetime | None = None,
-) -> dict[str, Any]:
-    """Assembles a result object in the module docstring's shape; `workload` must have a name.
+) -> GradeResult:
+    """Assembles a result; `verdict` is `None` for a grade interrupted before any run (still
+    a valid result). Mappings are read as their records (checked: a wrong field raises
+    `ValueError` naming it)."""
+    return GradeResult(
+        created=utc_timestamp(created),
+        tool=Tool(name="topos", version=_tool_version()),
+        host=_as(HostFacts, host),
+        workload=_as(WorkloadFacts, workload),
+        steps=steps,
+        settings=_as(GradeSettings, settings or {}),
+        repeats=list(repeats),
+        verdict=None if verdict is None else JudgedVerdict.from_json(json_safe(verdict.to_json())),
+    )
 
-    `verdict` is `None` for a grade interrupted before any run: still a valid record.
-    """
-    if not isinstance(workload.get("name"), str):
-        raise ValueError("a result's workload needs a name")
-    return {
-        "schema": SCHEMA,
-        "created": utc_timestamp(created),
-        "tool": {"name": "topos", "version": _tool_version()},
-        "host": dict(host),
-        "workload": dict(workload),
-        "steps": steps,
-        "settings": dict(settings or {}),
-        "repeats": [repeat.to_dict() for repeat in repeats],
-        "verdict": None if verdict is None else verdict.to_json(),
-    }
+
+def _as(kind: type[R], value: R | Mapping[str, Any]) -> R:
+    """`value` as a `kind` record: itself, or read from its mapping."""
+    return value if isinstance(value, kind) else kind.from_json(json_safe(dict(value)))
 
 
 def json_safe(value: Any) -> Any:
@@ -142,6 +138,8 @@ def json_safe(value: Any) -> Any:
 def dumps(data: Any, ensure_ascii: bool = False) -> str:
     """The strict-JSON text topos writes: indented, UTF-8 (or ASCII with `\\u` escapes,
     the same JSON), ending in a newline."""
+    if isinstance(data, Record):
+        data = data.to_json()
     text = json.dumps(json_safe(data), indent=2, ensure_ascii=ensure_ascii, allow_nan=False)
     return text + "\n"
 
@@ -219,6 +217,10 @@ def write_atomically(path: str | os.PathLike[str], data: Any) -> None:
     _fsync_directory(directory)
 
 
+#: How deep a result's JSON may nest: a real one nests less than ten deep.
+DEEPEST_NESTING = 64
+
+
 def result_schema(data: Any, source: str = "the result") -> str:
     """The schema of `data`, a topos result of some version; raises `ResultFileError` if
     it is no topos result at all (not an object, or without a `topos.grade/` schema)."""
@@ -227,53 +229,93 @@ def result_schema(data: Any, source: str = "the result") -> str:
         raise ResultFileError(f"{source} is not a topos result (it holds {kind}, not an object)")
     schema = data.get("schema")
     if not isinstance(schema, str) or not schema.startswith(SCHEMA_FAMILY):
-        found = "no schema" if schema is None else f"schema {schema!r}"
+        found = "no schema" if schema is None else f"schema {_shown(schema)}"
         raise ResultFileError(f"{source} is not a topos result ({found})")
     return schema
 
 
-def validate_result(data: Any, source: str = "the result") -> dict[str, Any]:
-    """Returns `data` if it is a topos result of this schema; else raises `ResultFileError`.
+def _shown(value: Any) -> str:
+    """A value from a file, shortened for a one-line message."""
+    text = repr(value) if isinstance(value, str) else type(value).__name__
+    return text if len(text) <= 60 else text[:57] + "..."
 
-    Every message is one line naming `source` and what is wrong with it.
-    """
+
+def read_result(data: Any, source: str = "the result") -> GradeResult:
+    """`data` (decoded JSON) as a `GradeResult` of this schema; raises `ResultFileError`
+    naming `source` and the first field that is wrong."""
     schema = result_schema(data, source)
     if schema != SCHEMA:
-        raise ResultFileError(f"{source} has schema {schema}; this topos reads {SCHEMA}")
-    workload = data.get("workload")
-    if not isinstance(workload, dict) or not isinstance(workload.get("name"), str):
-        raise ResultFileError(f"{source} is a malformed topos result: its workload has no name")
-    steps = data.get("steps")
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
-        raise ResultFileError(f"{source} is a malformed topos result: steps is {steps!r}")
-    repeats = data.get("repeats")
-    if not isinstance(repeats, list):
-        raise ResultFileError(f"{source} is a malformed topos result: it has no list of repeats")
-    for index, repeat in enumerate(repeats):
-        try:
-            RunRecord.from_dict(repeat)
-        except ValueError as error:
-            raise ResultFileError(
-                f"{source} is a malformed topos result: repeat {index}: {error}"
-            ) from None
-    # Every part a comparison reads is checked now, before any work, so that a result
-    # which passes here cannot fail a grade (or a comparison) at its end.
-    for key in ("host", "settings", "verdict"):
-        if key in data and not isinstance(data[key], dict):
-            raise ResultFileError(
-                f"{source} is a malformed topos result: its {key} is not an object"
-            )
-    verdict_settings = data.get("verdict", {}).get("settings", {})
-    if not isinstance(verdict_settings, dict):
-        raise ResultFileError(
-            f"{source} is a malformed topos result: its verdict's settings is not an object"
-        )
+        raise ResultFileError(f"{source} has schema {schema[:60]}; this topos reads {SCHEMA}")
+    try:
+        return GradeResult.from_json(data)
+    except (msgspec.ValidationError, ValueError, RecursionError) as error:
+        raise ResultFileError(f"{source} is a malformed topos result: {_one_line(error)}") from None
+
+
+def _one_line(error: BaseException) -> str:
+    """An error's message on one line, shortened."""
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def decode_json(raw: bytes, source: str) -> Any:
+    """The JSON value in `raw`, bounded: UTF-8, strict JSON (no NaN), nesting at most
+    `DEEPEST_NESTING` deep, integers of at most 19 digits and floats in range; raises
+    `ResultFileError` in one line otherwise."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ResultFileError(f"{source} is not a topos result (not UTF-8 text)") from None
+    try:
+        data = msgspec.json.decode(raw)
+    except RecursionError:
+        raise ResultFileError(f"{source} is not a topos result (nested too deeply)") from None
+    except msgspec.ValidationError as error:  # a number past what a result can hold
+        reason = str(error).split(" - at ", 1)[0].lower()
+        raise ResultFileError(f"{source} is not a topos result ({reason})") from None
+    except msgspec.DecodeError as error:
+        where = _position(text, error)
+        raise ResultFileError(f"{source} is not a topos result (not JSON{where})") from None
+    problem = _unbounded(data, 0)
+    if problem is not None:
+        raise ResultFileError(f"{source} is not a topos result ({problem})")
     return data
 
 
-def read_repeats(result: Mapping[str, Any]) -> list[RunRecord]:
-    """The runs of a validated result, as `RunRecord`s."""
-    return [RunRecord.from_dict(repeat) for repeat in result["repeats"]]
+def _position(text: str, error: msgspec.DecodeError) -> str:
+    """`: <what> at line L, column C` from msgspec's `(byte N)`, when it says one."""
+    message = str(error)
+    found = re.search(r"\(byte (\d+)\)", message)
+    what = message.split(" (byte", 1)[0].removeprefix("JSON is malformed: ")
+    if found is None:
+        return f": {what}"
+    offset = min(int(found.group(1)), len(text))
+    line = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return f": {what} at line {line}, column {column}"
+
+
+def _unbounded(value: Any, depth: int) -> str | None:
+    """What in `value` is past the bounds a result keeps to, or None; iterative, so a
+    deep value cannot exhaust the stack here."""
+    pending = [(value, depth)]
+    while pending:
+        item, level = pending.pop()
+        if level > DEEPEST_NESTING:
+            return f"nested more than {DEEPEST_NESTING} deep"
+        if isinstance(item, bool) or item is None or isinstance(item, str):
+            continue
+        if isinstance(item, int):
+            if not -(2**63) <= item < 2**64:
+                return "an integer has too many digits"
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                return "a number is out of range"
+        elif isinstance(item, dict):
+            pending.extend((child, level + 1) for child in item.values())
+        elif isinstance(item, list):
+            pending.extend((child, level + 1) for child in item)
+    return None
 
 
 #: The largest result file topos reads: a grade of thousands of steps and repeats is a few
@@ -316,12 +358,9 @@ def read_regular_file(path: str | os.PathLike[str]) -> bytes:
         os.close(descriptor)
 
 
-def load_result(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Reads and validates a result file (`-` reads standard input); one-line errors.
-
-    Raises `ResultFileError` when the file is missing, unreadable, not JSON,
-    not a topos result, of another schema, or malformed.
-    """
+def read_result_bytes(path: str | os.PathLike[str]) -> tuple[bytes, str]:
+    """The bytes of a result file (`-`: standard input) and the name to call it by, read
+    with a cap; raises `ResultFileError` in one line."""
     source = str(path)
     try:
         if source == "-":
@@ -329,82 +368,25 @@ def load_result(path: str | os.PathLike[str]) -> dict[str, Any]:
             raw = _read_capped(sys.stdin.buffer if hasattr(sys.stdin, "buffer") else None)
         else:
             raw = read_regular_file(path)
-        if raw is None:
-            raise ResultFileError(f"{source} is not a topos result (nothing to read)")
-        if len(raw) > LARGEST_RESULT_BYTES:
-            raise ResultFileError(
-                f"{source} is not a topos result (larger than "
-                f"{LARGEST_RESULT_BYTES // (1024 * 1024)} MiB)"
-            )
-        text = raw.decode("utf-8")
     except FileNotFoundError:
         raise ResultFileError(f"{source}: no such file") from None
-    except UnicodeDecodeError:
-        raise ResultFileError(f"{source} is not a topos result (not UTF-8 text)") from None
     except OSError as error:
         raise ResultFileError(f"cannot read {source}: {error.strerror or error}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
+    if raw is None:
+        raise ResultFileError(f"{source} is not a topos result (nothing to read)")
+    if len(raw) > LARGEST_RESULT_BYTES:
         raise ResultFileError(
-            f"{source} is not a topos result (not JSON: {error.msg} at line {error.lineno}, "
-            f"column {error.colno})"
-        ) from None
-    return validate_result(data, source)
+            f"{source} is not a topos result (larger than "
+            f"{LARGEST_RESULT_BYTES // (1024 * 1024)} MiB)"
+        )
+    return raw, source
 
 
-def github_benchmark_entries(result: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The entries github-action-benchmark's `customSmallerIsBetter` tool reads.
+def load_result(path: str | os.PathLike[str]) -> GradeResult:
+    """Reads and checks a result file (`-` reads standard input); one-line errors.
 
-    Per route: the median ms/step (range: half the IQR), and the peak RSS
-    and training delta in bytes (range: half the spread across repeats).
-    Names are `<workload> <route>: <figure>`, stable across runs so the
-    action can chart them.
+    Raises `ResultFileError` when the file is missing, unreadable, not JSON,
+    not a topos result, of another schema, or malformed.
     """
-    workload = result["workload"]["name"]
-    entries: list[dict[str, Any]] = []
-    for route in result.get("verdict", {}).get("routes", []):
-        name = route["route"]
-        repeats = f"{route['completed']} of {route['repeats']} repeats completed"
-        speed = route.get("speed")
-        if speed is not None:
-            steps = speed["milliseconds_per_step"]
-            first = speed.get("first_step_milliseconds")
-            first_text = "" if first is None else f"; first step {first:.3f} ms"
-            entries.append(
-                {
-                    "name": f"{workload} {name}: time per step",
-                    "unit": "ms/step",
-                    "value": steps["median"],
-                    "range": f"± {steps['interquartile_range'] / 2:.3f}",
-                    "extra": (
-                        f"median of {steps['count']} steps; IQR {steps['lower_quartile']:.3f} "
-                        f"to {steps['upper_quartile']:.3f} ms; {repeats}{first_text}"
-                    ),
-                }
-            )
-        memory = route.get("memory")
-        if memory is None:
-            continue
-        for figure, key, range_key in (
-            ("peak RSS", "peak_rss_bytes", "peak_rss_range"),
-            ("training delta", "training_delta_bytes", "training_delta_range"),
-        ):
-            if memory.get(key) is None:
-                continue
-            low, high = memory.get(range_key) or (memory[key], memory[key])
-            entries.append(
-                {
-                    "name": f"{workload} {name}: {figure}",
-                    "unit": "bytes",
-                    "value": memory[key],
-                    "range": f"± {(high - low) / 2:.0f}",
-                    "extra": f"median over repeats; from {low} to {high} bytes; {repeats}",
-                }
-            )
-    return entries
-
-
-def write_github_benchmark(path: str | os.PathLike[str], result: Mapping[str, Any]) -> None:
-    """Writes `github_benchmark_entries(result)` atomically to `path` (`-` for stdout)."""
-    write_atomically(path, github_benchmark_entries(result))
+    raw, source = read_result_bytes(path)
+    return read_result(decode_json(raw, source), source)

@@ -1,85 +1,122 @@
-"""The run record: one run of one route, as its worker reported it.
+"""The run record: one run of one route, as its worker reported it and the harness saw it.
 
-Its dict form (`RunRecord.to_dict`) is what a result file keeps under
-`"repeats"`; the README's "Reading a verdict" shows one.
+A result file keeps its runs under `"repeats"` (`RunRecord.to_json`); `RunRecord.from_json`
+reads one back, checking every field (see `topos_cli.result.record`).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from topos_cli.result.float_bits import float32_value, format_bits, is_finite, parse_bits
+import msgspec
+
+from topos_cli.result.float_bits import BitPattern, float32_value, is_finite
 from topos_cli.result.json_values import loss_for_json
+from topos_cli.result.record import (
+    Bytes,
+    Count,
+    ProcessId,
+    Record,
+    Seconds,
+    SignedBytes,
+    decode_other,
+)
+from topos_cli.result.worker_facts import ErrorFacts, NonfiniteFacts, ReadyFacts
 
 #: Every status a run can end in.
 STATUSES = ("ok", "failed", "timed out", "interrupted", "nonfinite")
 
+Status = Literal["ok", "failed", "timed out", "interrupted", "nonfinite"]
 
-@dataclass(frozen=True)
-class RunRecord:
-    """One run of one route, as its worker reported it; `to_dict` is its JSON form."""
 
-    route: str
-    repeat: int
-    status: str
-    loss_bits: tuple[int, ...] = ()
-    step_seconds: tuple[float, ...] = ()
-    first_step_seconds: float | None = None
-    ready_rss_bytes: int | None = None
-    peak_rss_bytes: int | None = None
-    training_delta_bytes: int | None = None
+class ExitFacts(Record):
+    """How a worker process ended: its exit status, or the signal that ended it."""
+
+    status: int | None = None
+    signal: str | None = None
+
+
+class RssTimelineFacts(Record):
+    """A worker's resident set over time: `points[i]` is the peak over
+    `[i * resolution, (i + 1) * resolution)` seconds after it started."""
+
+    sample_interval_seconds: Seconds | None = None
+    resolution_seconds: Seconds | None = None
+    samples: Count | None = None
+    sampled_peak_bytes: Bytes | None = None
+    points: list[Bytes] = msgspec.field(default_factory=list)
+
+
+class RunFacts(Record):
+    """What the harness saw of a run besides its steps: the worker's ready facts, its
+    times, how it ended, its memory readings and its resident-set timeline."""
+
+    pid: ProcessId | None = None
+    exit: ExitFacts | None = None
+    wall_seconds: Seconds | None = None
+    ready_after_seconds: Seconds | None = None
+    held_seconds: Seconds | None = None
+    start_up_overlapped_seconds: Seconds | None = None
+    training_seconds: Seconds | None = None
+    timeout_seconds: Seconds | None = None
+    ready: ReadyFacts | None = None
+    #: Where the peak came from: `VmHWM` or `sampling`.
+    peak_source: str | None = None
+    end_rss_bytes: Bytes | None = None
+    high_water_bytes: Bytes | None = None
+    step_peak_rss_bytes: Bytes | None = None
+    shard_processes_peak_private_bytes: list[Bytes] | None = None
+    sampled_peak_rss_bytes: Bytes | None = None
+    ru_maxrss_bytes: Bytes | None = None
+    cpu_seconds: Seconds | None = None
+    rss_timeline: RssTimelineFacts | None = None
+    nonfinite: NonfiniteFacts | None = None
+    error: ErrorFacts | None = None
+    stderr_tail: list[str] = msgspec.field(default_factory=list)
+    leftover_processes_killed: Count | None = None
+
+
+class RunRecord(Record, kw_only=False, frozen=True):
+    """One run of one route: its status, loss bits, step times and memory, and its facts.
+
+    Built by the harness (lists of ints and a facts dict are taken and normalised) or
+    read from a result (`from_json`, every field checked).
+    """
+
+    route: Annotated[str, msgspec.Meta(min_length=1)]
+    repeat: Count
+    status: Status
+    loss_bits: tuple[BitPattern, ...] = ()
+    step_seconds: tuple[Seconds, ...] = ()
+    first_step_seconds: Seconds | None = None
+    ready_rss_bytes: Bytes | None = None
+    peak_rss_bytes: Bytes | None = None
+    training_delta_bytes: SignedBytes | None = None
     detail: str | None = None
-    facts: Mapping[str, Any] = field(default_factory=dict)
+    facts: RunFacts = RunFacts()
 
     def __post_init__(self) -> None:
-        if not isinstance(self.route, str) or not self.route:
-            raise ValueError(f"a route is named by a non-empty string, not {self.route!r}")
         if self.status not in STATUSES:
             raise ValueError(f"a run's status is one of {', '.join(STATUSES)}; not {self.status!r}")
-        if isinstance(self.repeat, bool) or not isinstance(self.repeat, int) or self.repeat < 0:
-            raise ValueError(f"a repeat index is a non-negative integer, not {self.repeat!r}")
-        # Every field is checked here, where a result file's runs are read: a wrong type
-        # found later, after an hour's grade, would cost the grade.
-        for name in ("loss_bits", "step_seconds"):
-            if isinstance(getattr(self, name), str | bytes | Mapping):
-                raise ValueError(f"{self.route}: {name} is a list")
-        # Normalise so callers may pass lists, hex strings or ints alike.
-        object.__setattr__(self, "loss_bits", tuple(parse_bits(bits) for bits in self.loss_bits))
-        if not all(_is_number(value) for value in self.step_seconds):
-            raise ValueError(f"{self.route}: step times are numbers")
-        seconds = tuple(float(value) for value in self.step_seconds)
-        if any(not math.isfinite(value) or value < 0.0 for value in seconds):
-            raise ValueError(f"{self.route}: step times are finite and non-negative")
-        object.__setattr__(self, "step_seconds", seconds)
-        first = self.first_step_seconds
-        if first is not None and not (_is_number(first) and math.isfinite(first) and first >= 0):
-            raise ValueError(
-                f"{self.route}: first_step_seconds is a non-negative number or null, not {first!r}"
-            )
-        for name in ("ready_rss_bytes", "peak_rss_bytes", "training_delta_bytes"):
-            value = getattr(self, name)
-            whole = isinstance(value, int) and not isinstance(value, bool)
-            if value is not None and not (whole and (value >= 0 or name == "training_delta_bytes")):
-                raise ValueError(
-                    f"{self.route}: {name} is a whole number of bytes or null, not {value!r}"
-                )
-        if self.detail is not None and not isinstance(self.detail, str):
-            raise ValueError(f"{self.route}: detail is text or null, not {self.detail!r}")
-        if not isinstance(self.facts, Mapping):
-            raise ValueError(f"{self.route}: facts is an object, not {type(self.facts).__name__}")
-        if self.first_step_seconds is None and seconds:
-            object.__setattr__(self, "first_step_seconds", seconds[0])
+        set_field = msgspec.structs.force_setattr
+        set_field(self, "loss_bits", tuple(BitPattern(bits) for bits in self.loss_bits))
+        set_field(self, "step_seconds", tuple(float(value) for value in self.step_seconds))
+        if isinstance(self.facts, Mapping):
+            set_field(self, "facts", RunFacts.from_json(dict(self.facts)))
+        if self.first_step_seconds is None and self.step_seconds:
+            set_field(self, "first_step_seconds", self.step_seconds[0])
         if (
             self.training_delta_bytes is None
             and self.peak_rss_bytes is not None
             and self.ready_rss_bytes is not None
         ):
-            object.__setattr__(
-                self, "training_delta_bytes", self.peak_rss_bytes - self.ready_rss_bytes
-            )
+            set_field(self, "training_delta_bytes", self.peak_rss_bytes - self.ready_rss_bytes)
+
+    @property
+    def ready(self) -> ReadyFacts | None:
+        """What the worker said when ready, if it got that far."""
+        return self.facts.ready
 
     @property
     def losses(self) -> tuple[float, ...]:
@@ -103,60 +140,27 @@ class RunRecord:
         measured = self.step_seconds[warmup_steps:]
         return measured if measured else self.step_seconds
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> RunRecord:
-        """Reads a run from its dict (the module docstring's shape); raises `ValueError`."""
-        if not isinstance(data, Mapping):
-            raise ValueError(f"a run is a JSON object, not {type(data).__name__}")
-        missing = [key for key in ("route", "repeat", "status") if key not in data]
-        if missing:
-            raise ValueError(f"a run lacks {', '.join(missing)}")
-        try:
-            return cls(
-                route=data["route"],
-                repeat=data["repeat"],
-                status=data["status"],
-                loss_bits=tuple(data.get("loss_bits") or ()),
-                step_seconds=tuple(data.get("step_seconds") or ()),
-                first_step_seconds=data.get("first_step_seconds"),
-                ready_rss_bytes=data.get("ready_rss_bytes"),
-                peak_rss_bytes=data.get("peak_rss_bytes"),
-                training_delta_bytes=data.get("training_delta_bytes"),
-                detail=data.get("detail"),
-                facts=_object_or_empty(data.get("facts"), "facts"),
-            )
-        except TypeError as error:
-            raise ValueError(f"a run holds a value of the wrong type: {error}") from None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The run as a JSON-ready dict, bit patterns as hexadecimal, plus first and final loss."""
+    def to_json(self) -> dict[str, Any]:
+        """The run as a result keeps it: bit patterns as hexadecimal, with its step count
+        and first and final loss for people reading the file."""
+        fields = super().to_json()
         return {
-            "route": self.route,
-            "repeat": self.repeat,
-            "status": self.status,
-            "detail": self.detail,
+            "route": fields["route"],
+            "repeat": fields["repeat"],
+            "status": fields["status"],
+            "detail": fields["detail"],
             "steps": len(self.loss_bits),
             "first_loss": loss_for_json(self.loss_bits[0]) if self.loss_bits else None,
             "final_loss": loss_for_json(self.loss_bits[-1]) if self.loss_bits else None,
-            "loss_bits": [format_bits(bits) for bits in self.loss_bits],
-            "step_seconds": list(self.step_seconds),
-            "first_step_seconds": self.first_step_seconds,
-            "ready_rss_bytes": self.ready_rss_bytes,
-            "peak_rss_bytes": self.peak_rss_bytes,
-            "training_delta_bytes": self.training_delta_bytes,
-            "facts": dict(self.facts),
+            **{key: value for key, value in fields.items() if key not in _LEADING},
         }
 
+    @classmethod
+    def from_json(cls, data: Any) -> RunRecord:
+        """Reads a run from a result; raises `msgspec.ValidationError` (a `ValueError`)
+        naming the field that is wrong."""
+        return msgspec.convert(data, cls, dec_hook=decode_other)
 
-def _is_number(value: Any) -> bool:
-    """Whether `value` is an int or a float (a bool is neither, here)."""
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
-
-def _object_or_empty(value: Any, name: str) -> dict[str, Any]:
-    """`value` as a dict (`{}` for null); raises `ValueError` for anything but an object."""
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise ValueError(f"{name} is an object, not {type(value).__name__}")
-    return dict(value)
+#: The fields `to_json` writes first, before the derived ones.
+_LEADING = ("route", "repeat", "status", "detail")

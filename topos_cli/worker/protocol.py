@@ -17,10 +17,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import msgspec
+
+from topos_cli.result.record import Bytes, Count, Record, Seconds
+from topos_cli.result.worker_facts import ErrorFacts, NonfiniteFacts, ReadyFacts
 
 #: The module the grader runs as a worker (`python -m`).
 WORKER_MODULE = "topos_cli.worker"
@@ -76,111 +80,72 @@ class WorkerCommand:
         )
 
 
-class _Event:
-    """What every event shares: its name on the wire, and its fields as its JSON."""
+class _Event(Record, tag_field="event", kw_only=False, frozen=True):
+    """What every event shares: its name on the wire (`event`), then its fields."""
 
-    name: ClassVar[str]
+    @property
+    def name(self) -> str:
+        """The event's name on the wire."""
+        return type(self).__struct_config__.tag
 
-    def to_json(self) -> dict[str, Any]:
-        """The event as its JSON object: its name, then its fields in order."""
-        return {"event": self.name, **asdict(self)}
 
-
-@dataclass(frozen=True)
-class Loaded(_Event):
+class Loaded(_Event, tag="loaded", frozen=True):
     """A held worker has loaded its data and lowered its plan, and now waits for `go`."""
-
-    name: ClassVar[str] = "loaded"
 
 
 #: The line a held worker waits for on standard input before it warms up and trains.
 GO_LINE = b"go\n"
 
 
-@dataclass(frozen=True)
-class Ready(_Event):
-    """The worker has loaded its data, lowered its plan and run a warm-up step.
+class Ready(_Event, tag="ready", frozen=True):
+    """The worker has loaded its data, lowered its plan and run a warm-up step: `facts`
+    is all it said (`ReadyFacts`), kept whole in the result."""
 
-    `facts` is all it said (plan summary, live volume, dataset, numerics, ...),
-    kept whole in the result; the properties are what the grader reads of it.
-    """
-
-    facts: Mapping[str, Any] = field(default_factory=dict)
-    name: ClassVar[str] = "ready"
-
-    @property
-    def ready_rss_bytes(self) -> int | None:
-        """VmRSS at ready, when the worker could read it."""
-        value = self.facts.get("ready_rss_bytes")
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-    @property
-    def warm_up_seconds(self) -> float | None:
-        """The time of the thrown-away warm-up step: the run's first step."""
-        value = self.facts.get("warm_up_seconds")
-        number = isinstance(value, int | float) and not isinstance(value, bool)
-        return float(value) if number and math.isfinite(value) and value >= 0 else None
-
-    @property
-    def shard_process_ids(self) -> list[int]:
-        """The worker's shard processes (empty when its shards run on threads)."""
-        processes = self.facts.get("shard_processes")
-        pids = processes.get("pids") if isinstance(processes, Mapping) else None
-        if not isinstance(pids, list):
-            return []
-        return [pid for pid in pids if isinstance(pid, int) and not isinstance(pid, bool)]
-
-    @property
-    def reads_high_water(self) -> bool:
-        """Whether the worker reset and will read the kernel's high-water mark (`/proc`)."""
-        return self.facts.get("high_water_source") == "proc"
+    facts: ReadyFacts = ReadyFacts()
 
     def to_json(self) -> dict[str, Any]:
-        """The event as its JSON object."""
-        return {"event": self.name, **self.facts}
+        """The event as its JSON object: its name, then the facts' fields (flat)."""
+        return {"event": self.name, **self.facts.to_json()}
 
 
-@dataclass(frozen=True)
-class Step(_Event):
+class Step(_Event, tag="step", frozen=True):
     """One training step: its loss (a string when not finite), float32 bits and time."""
 
-    step: int
-    loss: float | str
-    bits: int
-    seconds: float
-    name: ClassVar[str] = "step"
+    step: Count
+    loss: float | str | None
+    bits: Annotated[int, msgspec.Meta(ge=0, le=0xFFFF_FFFF)]
+    seconds: Seconds
 
 
-@dataclass(frozen=True)
-class Nonfinite(_Event):
+class Nonfinite(_Event, tag="nonfinite", frozen=True):
     """The loss became NaN or infinite at `step`; training stopped there."""
 
-    step: int
+    step: Count
     loss: str
-    name: ClassVar[str] = "nonfinite"
+
+    def facts(self) -> NonfiniteFacts:
+        """What the result keeps of it."""
+        return NonfiniteFacts(step=self.step, loss=self.loss)
 
 
-@dataclass(frozen=True)
-class Done(_Event):
+class Done(_Event, tag="done", frozen=True):
     """Training ended (`status` is ok or nonfinite): its time, and the memory at the end."""
 
     status: str
-    training_seconds: float | None = None
+    training_seconds: Seconds | None = None
     #: The peak since ready: the larger of VmHWM (see `process_memory`) and VmRSS read
     #: at each step's peak (see `step_peak`), or `None` where neither can be read.
-    peak_rss_bytes: int | None = None
-    end_rss_bytes: int | None = None
+    peak_rss_bytes: Bytes | None = None
+    end_rss_bytes: Bytes | None = None
     #: The two readings the peak is the larger of.
-    high_water_bytes: int | None = None
-    step_peak_rss_bytes: int | None = None
+    high_water_bytes: Bytes | None = None
+    step_peak_rss_bytes: Bytes | None = None
     #: With shard processes: each child's largest private memory (USS) read since ready,
     #: in shard order (already added into `peak_rss_bytes`).
-    shard_processes_peak_private_bytes: list[int] | None = None
-    name: ClassVar[str] = "done"
+    shard_processes_peak_private_bytes: list[Bytes] | None = None
 
 
-@dataclass(frozen=True)
-class Error(_Event):
+class Error(_Event, tag="error", frozen=True):
     """What stopped the worker, in one line: `kind` is data, workload or crash."""
 
     kind: str
@@ -188,11 +153,10 @@ class Error(_Event):
     message: str
     #: The innermost frame outside topos: the user's offending expression, or empty.
     where: str = ""
-    name: ClassVar[str] = "error"
 
-    def details(self) -> dict[str, Any]:
-        """The error's fields without the event's name, as the result keeps them."""
-        return asdict(self)
+    def details(self) -> ErrorFacts:
+        """The error as the result keeps it."""
+        return ErrorFacts(kind=self.kind, type=self.type, message=self.message, where=self.where)
 
 
 Event = Loaded | Ready | Step | Nonfinite | Done | Error
@@ -203,59 +167,19 @@ def encode(event: Event) -> str:
     return json.dumps(event.to_json()) + "\n"
 
 
-def decode(line: str) -> Event | None:
-    """The event on `line`, or `None` for anything that is not one (kept as a clue)."""
+def decode(line: str | bytes) -> Event | None:
+    """The event on `line`, or `None` for anything that is not one (kept as a clue): a
+    malformed event ends nothing and corrupts nothing, it is stray output."""
     try:
         data = json.loads(line)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):
         return None
     if not isinstance(data, dict):
         return None
-    kind = data.get("event")
     try:
-        if kind == "loaded":
-            return Loaded()
-        if kind == "ready":
-            return Ready({key: value for key, value in data.items() if key != "event"})
-        if kind == "step":
-            step = Step(
-                int(data["step"]), data.get("loss"), int(data["bits"]), float(data["seconds"])
-            )
-            # A run record holds 32-bit patterns and finite, non-negative times.
-            if not (0 <= step.bits < 2**32 and math.isfinite(step.seconds) and step.seconds >= 0):
-                return None
-            return step
-        if kind == "nonfinite":
-            return Nonfinite(int(data["step"]), str(data.get("loss")))
-        if kind == "done":
-            return Done(
-                str(data.get("status")),
-                data.get("training_seconds"),
-                _whole_or_none(data.get("peak_rss_bytes")),
-                _whole_or_none(data.get("end_rss_bytes")),
-                _whole_or_none(data.get("high_water_bytes")),
-                _whole_or_none(data.get("step_peak_rss_bytes")),
-                _wholes_or_none(data.get("shard_processes_peak_private_bytes")),
-            )
-        if kind == "error":
-            return Error(
-                str(data.get("kind") or "crash"),
-                str(data.get("type") or "error"),
-                str(data.get("message") or ""),
-                str(data.get("where") or ""),
-            )
-    except (KeyError, TypeError, ValueError):
-        return None  # a malformed event ends nothing and corrupts nothing: it is stray output
-    return None
-
-
-def _whole_or_none(value: Any) -> int | None:
-    """`value` if it is a whole number (not a bool), else `None`."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _wholes_or_none(value: Any) -> list[int] | None:
-    """`value` if it is a list of whole numbers, else `None`."""
-    if not isinstance(value, list) or any(_whole_or_none(each) is None for each in value):
+        if data.get("event") == "ready":
+            facts = {key: value for key, value in data.items() if key != "event"}
+            return Ready(ReadyFacts.from_json(facts))
+        return msgspec.convert(data, Event)
+    except (msgspec.ValidationError, RecursionError):
         return None
-    return list(value)

@@ -17,6 +17,15 @@ import traceback
 from typing import Any, TextIO
 
 from topos_cli import count_own_frames_as_machinery
+from topos_cli.result.worker_facts import (
+    DatasetFacts,
+    LiveVolume,
+    Numerics,
+    ReadyFacts,
+    RematFacts,
+    ShardProcessFacts,
+    StepMemoryFacts,
+)
 from topos_cli.shared import process_memory
 from topos_cli.worker.heap_plugs import plug_free_chunks
 from topos_cli.worker.memory_settling import settle_memory
@@ -57,7 +66,7 @@ class EventStream:
         self._stream.write(encode(event))
 
 
-def blas_description() -> dict[str, Any]:
+def blas_description() -> Numerics:
     """Which NumPy and BLAS this worker computes with."""
     import numpy
 
@@ -81,7 +90,7 @@ def blas_description() -> dict[str, Any]:
             "MALLOC_MMAP_THRESHOLD_",
         )
     }
-    return description
+    return Numerics.from_json(description)
 
 
 def train(arguments: WorkerCommand, events: EventStream) -> int:
@@ -140,53 +149,51 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
     children_ready = program.mark_ready()
     high_water_source = "proc" if process_memory.reset_high_water() else "sampling"
     parent_ready = process_memory.resident_bytes()
-    ready = dict(
+    ready = ReadyFacts(
         pid=os.getpid(),
         workload=workload.name,
         route=arguments.route,
         steps=arguments.steps,
-        dataset={
-            "name": dataset.name,
-            "source": dataset.source,
-            "format": dataset.format,
-            "fingerprint": dataset.fingerprint,
-            "train_images": len(dataset.train),
-        },
+        dataset=DatasetFacts(
+            name=dataset.name,
+            source=dataset.source,
+            format=dataset.format,
+            fingerprint=dataset.fingerprint,
+            train_images=len(dataset.train),
+        ),
         plan=training.summary(),
         posture=plan.posture,
         shards=shards,
-        live_volume={
-            "peak_elements": plan.peak * shards,
-            "peak_bytes": plan.peak * itemsize * shards,
-            "peak_node": plan.live.peak_node,
-            "retain_all_elements": plan.retain_all * shards,
-            "retain_all_bytes": plan.retain_all * itemsize * shards,
+        live_volume=LiveVolume(
+            peak_elements=plan.peak * shards,
+            peak_bytes=plan.peak * itemsize * shards,
+            peak_node=plan.live.peak_node,
+            retain_all_elements=plan.retain_all * shards,
+            retain_all_bytes=plan.retain_all * itemsize * shards,
             # The static memory plan: the arena (allocated once), the roots' fresh
             # buffers per run, the engine sweep's predicted peak, and their sum.
-            "arena_bytes": plan.arena_bytes * shards,
-            "root_bytes": plan.root_bytes * shards,
-            "backward_peak_bytes": (
-                plan.predicted_training_bytes - plan.arena_bytes - plan.root_bytes
-            )
+            arena_bytes=plan.arena_bytes * shards,
+            root_bytes=plan.root_bytes * shards,
+            backward_peak_bytes=(plan.predicted_training_bytes - plan.arena_bytes - plan.root_bytes)
             * shards,
-            "plan_training_bytes": plan.predicted_training_bytes * shards,
+            plan_training_bytes=plan.predicted_training_bytes * shards,
             # The whole step: the plans, the feeds, the gradients, the update and the
             # optimizer's state (`step_memory` names the parts).
-            "predicted_training_bytes": step_memory.total,
-        },
+            predicted_training_bytes=step_memory.total,
+        ),
         remat=remat_facts(plan, shards),
-        step_memory=step_memory.to_json(),
+        step_memory=StepMemoryFacts.from_json(step_memory.to_json()),
         forward_nodes=training.program.forward_nodes,
         gradient_nodes=training.program.gradient_nodes,
         lower_seconds=training.program.lower_seconds,
         warm_up_seconds=warm_up_seconds,
         held_seconds=held_seconds,
         ready_rss_bytes=None if parent_ready is None else parent_ready + sum(children_ready),
-        shard_processes={
-            "pids": program.shard_process_ids,
-            "parent_ready_rss_bytes": parent_ready,
-            "ready_private_bytes": children_ready,
-        }
+        shard_processes=ShardProcessFacts(
+            pids=list(program.shard_process_ids),
+            parent_ready_rss_bytes=parent_ready,
+            ready_private_bytes=list(children_ready),
+        )
         if children_ready
         else None,
         heap_plugged_bytes=plugged_bytes,
@@ -240,23 +247,23 @@ def _train_steps(
     return 0
 
 
-def remat_facts(plan: Any, shards: int) -> dict[str, Any] | None:
+def remat_facts(plan: Any, shards: int) -> RematFacts | None:
     """A remat plan's budget, planned bytes, floor and recomputations (bytes for every
     shard's plan together, as the live volume's); None for the other routes."""
     budget = getattr(plan, "budget_bytes", None)
     if budget is None:
         return None
-    return {
-        "budget_bytes": budget * shards,
-        "planned_bytes": plan.planned_bytes * shards,
-        "floor_bytes": plan.floor_bytes * shards,
-        "unconstrained_bytes": plan.unconstrained_bytes * shards,
-        "budget_fraction": budget / plan.unconstrained_bytes,
-        "recomputations": plan.recomputations,
-        "flops": plan.flops,
-        "extra_flops": plan.extra_flops,
-        "extra_flops_fraction": plan.extra_flops_fraction,
-    }
+    return RematFacts(
+        budget_bytes=budget * shards,
+        planned_bytes=plan.planned_bytes * shards,
+        floor_bytes=plan.floor_bytes * shards,
+        unconstrained_bytes=plan.unconstrained_bytes * shards,
+        budget_fraction=budget / plan.unconstrained_bytes,
+        recomputations=plan.recomputations,
+        flops=plan.flops,
+        extra_flops=plan.extra_flops,
+        extra_flops_fraction=plan.extra_flops_fraction,
+    )
 
 
 def _done(status: str, started: float, step_peak: StepPeak, program: Any) -> Done:

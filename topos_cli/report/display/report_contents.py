@@ -10,21 +10,25 @@ grade printed); the stored summary sentence is shown as the grade said it.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from topos_cli.report.display.result_description import (
+    describe_data,
     describe_host,
     describe_outcome,
+    describe_predictions,
     describe_settings,
 )
-from topos_cli.report.statistics import RatioEstimate, ratio_estimate_of
-from topos_cli.report.verdict import Divergence, Verdict, VerdictSettings, decide_verdict
+from topos_cli.report.statistics import RatioEstimate
+from topos_cli.report.verdict import Divergence, Verdict, decide_verdict
 from topos_cli.report.verdict.parity import run_label
+from topos_cli.report.verdict.speed import stored_time_ratio
+from topos_cli.result.grade_result import GradeResult
 from topos_cli.result.lenient_result import LenientResult
 from topos_cli.result.run_record import RunRecord
+from topos_cli.result.verdict_settings import VerdictSettings
+from topos_cli.result.worker_facts import LiveVolume
 
 
 @dataclass(frozen=True)
@@ -57,7 +61,7 @@ class ReportContents:
     """Everything one grade's report shows, and what it could not show."""
 
     source: str
-    result: Mapping[str, Any]
+    result: GradeResult
     workload: str
     routes: tuple[str, ...]
     runs: tuple[RunSeries, ...]
@@ -86,47 +90,30 @@ class ReportContents:
         return run.ready_rss_bytes + predicted
 
 
-def _object(value: Any) -> Mapping[str, Any]:
-    """`value` if it is a mapping, else an empty one."""
-    return value if isinstance(value, Mapping) else {}
-
-
-def _number(value: Any) -> float | None:
-    """`value` if it is a (non-boolean) finite number, else `None`."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if value == value and abs(value) != float("inf") else None
-
-
 def _timeline(
-    facts: Mapping[str, Any], ready_after: float | None
+    run: RunRecord, ready_after: float | None
 ) -> tuple[tuple[float, ...], tuple[int, ...]]:
     """A run's RSS timeline as (seconds since ready, bytes); empty when it has none."""
-    timeline = _object(facts.get("rss_timeline"))
-    points = timeline.get("points")
-    resolution = _number(timeline.get("resolution_seconds"))
-    if not isinstance(points, list) or not points or not resolution:
+    timeline = run.facts.rss_timeline
+    if timeline is None or not timeline.points or not timeline.resolution_seconds:
         return (), ()
     offset = ready_after or 0.0
-    seconds, values = [], []
-    for index, point in enumerate(points):
-        if isinstance(point, int) and not isinstance(point, bool):
-            seconds.append(index * resolution - offset)
-            values.append(point)
-    return tuple(seconds), tuple(values)
+    resolution = timeline.resolution_seconds
+    seconds = tuple(index * resolution - offset for index in range(len(timeline.points)))
+    return seconds, tuple(timeline.points)
 
 
 def _warm_up_milliseconds(run: RunRecord) -> float | None:
     """The time of the step thrown away before ready, in ms, if the worker said it."""
-    ready = _object(run.facts.get("ready"))
-    seconds = _number(ready.get("warm_up_seconds"))
+    ready = run.facts.ready
+    seconds = None if ready is None else ready.warm_up_seconds
     return None if seconds is None else seconds * 1000.0
 
 
 def _series(run: RunRecord, name_repeats: bool) -> RunSeries:
     """The pictures' view of one run."""
-    ready_after = _number(run.facts.get("ready_after_seconds"))
-    seconds, values = _timeline(run.facts, ready_after)
+    ready_after = run.facts.ready_after_seconds
+    seconds, values = _timeline(run, ready_after)
     return RunSeries(
         route=run.route,
         repeat=run.repeat,
@@ -145,61 +132,53 @@ def _series(run: RunRecord, name_repeats: bool) -> RunSeries:
     )
 
 
-def _predictions(result: Mapping[str, Any]) -> dict[str, int]:
+def _predictions(result: GradeResult) -> dict[str, int]:
     """Per route, the predicted training bytes: from `memory_prediction`, else the route's
     live volume as its worker reported it at ready."""
     predicted: dict[str, int] = {}
-    for entry in result.get("memory_prediction") or []:
-        entry = _object(entry)
-        value = entry.get("predicted_training_bytes", entry.get("predicted_live_bytes"))
-        if isinstance(entry.get("route"), str) and isinstance(value, int):
-            predicted[entry["route"]] = value
-    for route, facts in _object(result.get("routes")).items():
-        volume = _object(_object(facts).get("live_volume"))
-        value = volume.get("predicted_training_bytes", volume.get("peak_bytes"))
-        if route not in predicted and isinstance(value, int):
+    for entry in result.memory_prediction:
+        value = entry.predicted_training_bytes
+        value = entry.predicted_live_bytes if value is None else value
+        if value is not None:
+            predicted[entry.route] = value
+    for route, facts in result.routes.items():
+        volume = facts.live_volume or LiveVolume()
+        value = volume.predicted_training_bytes
+        value = volume.peak_bytes if value is None else value
+        if route not in predicted and value is not None:
             predicted[route] = value
     return predicted
 
 
-def _verdict_settings(result: Mapping[str, Any]) -> VerdictSettings:
-    """The verdict settings the result was judged with (known fields only), else defaults."""
-    stored = _object(_object(result.get("verdict")).get("settings"))
-    known = {item.name for item in dataclasses.fields(VerdictSettings)}
-    chosen = {key: value for key, value in stored.items() if key in known}
-    try:
-        return VerdictSettings(**chosen)
-    except TypeError:
-        return VerdictSettings()
+def _verdict_settings(result: GradeResult) -> VerdictSettings:
+    """The verdict settings the result was judged with, else the defaults."""
+    return VerdictSettings() if result.verdict is None else result.verdict.settings
 
 
-def _stored_time_ratios(result: Mapping[str, Any]) -> dict[str, RatioEstimate]:
+def _stored_time_ratios(result: GradeResult) -> dict[str, RatioEstimate]:
     """The routes' time-ratio estimates the stored verdict holds, by route: the
     recomputation takes each that still matches the runs instead of bootstrapping again."""
-    estimates = {}
-    for route in _object(result.get("verdict")).get("routes") or []:
-        ratio = _object(_object(_object(route).get("speed")).get("ratio"))
-        estimate = ratio_estimate_of(ratio.get("time_ratio"))
-        if estimate is not None and isinstance(_object(route).get("route"), str):
-            estimates[route["route"]] = estimate
+    estimates: dict[str, RatioEstimate] = {}
+    for route in [] if result.verdict is None else result.verdict.routes:
+        estimate = stored_time_ratio(route)
+        if estimate is not None:
+            estimates[estimate[0]] = estimate[1]
     return estimates
 
 
 def _recompute_verdict(
-    result: Mapping[str, Any], runs: Sequence[RunRecord], missing: list[str]
+    result: GradeResult, runs: Sequence[RunRecord], missing: list[str]
 ) -> Verdict | None:
     """The verdict of the runs, judged as the grade judged them; `None` if there are none."""
     if not runs:
         return None
-    host = _object(result.get("host"))
-    load = host.get("load_average")
-    cores = host.get("available_cores")
+    load = result.host.load_average
     try:
         return decide_verdict(
             runs,
             settings=_verdict_settings(result),
-            load_average=load[0] if isinstance(load, list) and load else None,
-            cores=cores if isinstance(cores, int) else None,
+            load_average=load[0] if load else None,
+            cores=result.host.available_cores,
             known_ratios=_stored_time_ratios(result),
         )
     except Exception as error:  # an odd older result must not cost the rest of the report
@@ -207,40 +186,15 @@ def _recompute_verdict(
         return None
 
 
-def _memory_lines(result: Mapping[str, Any]) -> list[str]:
-    """The terminal's `memory:` lines, from the result's memory prediction."""
-    from topos_cli.report.display.result_description import describe_predictions
-
-    entries = [
-        _object(entry)
-        for entry in result.get("memory_prediction") or []
-        if isinstance(_object(entry).get("route"), str)
-    ]
-    complete = [
-        {
-            "route": entry["route"],
-            "predicted_training_bytes": entry.get("predicted_training_bytes"),
-            "predicted_live_bytes": entry.get("predicted_live_bytes"),
-            "measured_training_delta_bytes": entry.get("measured_training_delta_bytes"),
-            "ratio": entry.get("ratio"),
-        }
-        for entry in entries
-    ]
-    return describe_predictions(complete)
-
-
-def _data_line(result: Mapping[str, Any]) -> str:
+def _data_line(result: GradeResult) -> str:
     """The terminal's `data:` line."""
-    from topos_cli.report.display.result_description import describe_data
-
-    data = _object(_object(result.get("workload")).get("data"))
-    if not data:
+    if result.workload.data is None:
         return "data: not recorded"
-    return describe_data(data)
+    return describe_data(result.workload.data)
 
 
 def _missing_parts(
-    result: Mapping[str, Any], runs: Sequence[RunRecord], series: Sequence[RunSeries]
+    result: GradeResult, runs: Sequence[RunRecord], series: Sequence[RunSeries]
 ) -> list[str]:
     """What the report cannot draw, run by run, in words."""
     missing = []
@@ -260,43 +214,41 @@ def _missing_parts(
             missing.append(f"{drawn.label}: no step times")
         if not run.loss_bits:
             missing.append(f"{drawn.label}: no losses")
-    if runs and not result.get("memory_prediction") and not result.get("routes"):
+    if runs and not result.memory_prediction and not result.routes:
         missing.append("no memory prediction: the predicted peak is not marked")
-    if runs and not isinstance(result.get("verdict"), Mapping):
+    if runs and result.verdict is None:
         missing.append("no stored verdict: the table is recomputed from the runs")
     return missing
 
 
 def gather_report_contents(lenient: LenientResult) -> ReportContents:
     """Gathers what the report of the result in `lenient` shows."""
-    result = lenient.data
+    result = lenient.result
     missing = list(lenient.missing)
-    runs = [RunRecord.from_dict(repeat) for repeat in result.get("repeats") or []]
+    runs = list(result.repeats)
     routes = tuple(dict.fromkeys(run.route for run in runs))
     name_repeats = any(run.repeat > 0 for run in runs)
     series = tuple(_series(run, name_repeats) for run in runs)
     missing += _missing_parts(result, runs, series)
     verdict = _recompute_verdict(result, runs, missing)
-    stored_summary = _object(result.get("verdict")).get("summary")
-    summary = stored_summary if isinstance(stored_summary, str) else None
+    summary = None if result.verdict is None else result.verdict.summary
     if summary is None and verdict is not None:
         summary = verdict.summary
     circumstances = [
         describe_outcome(result),
         _data_line(result),
-        *_memory_lines(result),
+        *describe_predictions(result.memory_prediction),
         describe_host(result),
         describe_settings(result),
     ]
-    if isinstance(result.get("error"), str):
-        circumstances.append(f"error: {result['error']}")
-    interrupted = _object(result.get("interrupted"))
-    if interrupted:
-        circumstances.append(f"interrupted by {interrupted.get('signal', 'a signal')}")
+    if result.error is not None:
+        circumstances.append(f"error: {result.error}")
+    if result.interrupted is not None:
+        circumstances.append(f"interrupted by {result.interrupted.signal}")
     return ReportContents(
         source=lenient.source,
         result=result,
-        workload=str(_object(result.get("workload")).get("name", "unknown workload")),
+        workload=result.workload.name,
         routes=routes,
         runs=series,
         predicted_training_bytes=_predictions(result),

@@ -141,10 +141,10 @@ def loss_rows(contents: ReportContents) -> list[list[str]]:
 def _verdict_section(contents: ReportContents) -> str:
     """The summary sentence, the verdict table and its notes, as the terminal prints them."""
     verdict = contents.verdict
-    exit_status = contents.result.get("exit_status")
+    exit_status = contents.result.exit_status
     good = (
         exit_status == 0
-        if isinstance(exit_status, int)
+        if exit_status is not None
         else (verdict is not None and verdict.exit_status == 0)
     )
     parts = []
@@ -189,7 +189,7 @@ def render_report_html(contents: ReportContents, svgs: dict[str, str] | None = N
 
         svgs = report_svgs(contents)
     title = f"topos grade: {contents.workload}"
-    created = contents.result.get("created") or "an unknown time"
+    created = contents.result.created or "an unknown time"
     body = [
         f"<h1>{escape(title)}</h1>",
         f"<p>Graded {escape(created)}; from <code>{escape(contents.source)}</code>.</p>",
@@ -235,11 +235,10 @@ def render_report_html(contents: ReportContents, svgs: dict[str, str] | None = N
 
 def _footer(contents: ReportContents) -> str:
     """Which topos wrote the result, and which drew this page."""
-    tool = contents.result.get("tool")
-    version = tool.get("version") if isinstance(tool, dict) else None
+    version = contents.result.tool.version
     return (
         f"Result written by topos {version or '(version unknown)'}; schema "
-        f"{contents.result.get('schema')}. This page is self-contained: nothing is fetched "
+        f"{contents.result.schema}. This page is self-contained: nothing is fetched "
         f"when it is viewed."
     )
 

@@ -19,9 +19,9 @@ from topos_cli.report.verdict.parity import (
     first_divergence,
 )
 from topos_cli.report.verdict.route_verdict import Failure, RouteVerdict
-from topos_cli.report.verdict.settings import REFERENCE_ROUTE, VerdictSettings
 from topos_cli.report.verdict.speed import Speed, SpeedRatio
 from topos_cli.result.run_record import STATUSES, RunRecord
+from topos_cli.result.verdict_settings import REFERENCE_ROUTE, VerdictSettings
 
 __all__ = [
     "REFERENCE_ROUTE",

@@ -15,9 +15,9 @@ from topos_cli.report.verdict.noise import NoiseWarning, noise_warnings
 from topos_cli.report.verdict.pairing import Pairing, pair_routes
 from topos_cli.report.verdict.parity import Parity, check_parity
 from topos_cli.report.verdict.route_verdict import RouteVerdict, judge_route, with_ratios
-from topos_cli.report.verdict.settings import VerdictSettings
 from topos_cli.report.verdict.summary import exit_status_of, summary_sentence
 from topos_cli.result.run_record import RunRecord
+from topos_cli.result.verdict_settings import VerdictSettings
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ def decide_verdict(
     """
     settings = settings or VerdictSettings()
     runs = [
-        repeat if isinstance(repeat, RunRecord) else RunRecord.from_dict(repeat)
+        repeat if isinstance(repeat, RunRecord) else RunRecord.from_json(repeat)
         for repeat in repeats
     ]
     if not runs:

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from topos_cli.report.statistics import median
 from topos_cli.report.verdict.route_verdict import RouteVerdict
-from topos_cli.report.verdict.settings import VerdictSettings
 from topos_cli.result.json_record import JsonRecord
+from topos_cli.result.verdict_settings import VerdictSettings
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from topos_cli.report.verdict.route_verdict import RouteVerdict, with_ratios
-from topos_cli.report.verdict.settings import VerdictSettings
 from topos_cli.report.verdict.speed import SpeedRatio
 from topos_cli.result.json_values import record_json
+from topos_cli.result.verdict_settings import VerdictSettings
 
 #: Which route a route is also judged against: remat (at any budget) against recorded.
 PAIRED_WITH = {"remat": "recorded"}

@@ -6,10 +6,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from topos_cli.report.verdict.settings import REFERENCE_ROUTE
 from topos_cli.result.float_bits import describe_bits, format_bits, ulps_between
 from topos_cli.result.json_values import loss_for_json, optional_json, record_json
 from topos_cli.result.run_record import RunRecord
+from topos_cli.result.verdict_settings import REFERENCE_ROUTE
 
 
 def run_label(route: str, repeat: int, name_repeats: bool) -> str:

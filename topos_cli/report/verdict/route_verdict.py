@@ -8,11 +8,11 @@ from typing import Any
 
 from topos_cli.report.statistics import RatioEstimate
 from topos_cli.report.verdict.memory import Memory, measure_memory, memory_ratio
-from topos_cli.report.verdict.settings import VerdictSettings
 from topos_cli.report.verdict.speed import Speed, measure_speed, speed_ratio
 from topos_cli.result.json_record import JsonRecord
 from topos_cli.result.json_values import record_json
 from topos_cli.result.run_record import RunRecord
+from topos_cli.result.verdict_settings import VerdictSettings
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,12 +13,13 @@ from topos_cli.report.statistics import (
     mann_whitney,
     median,
     outlier_indices,
+    ratio_estimate_of,
     ratio_of_medians,
     summarize,
 )
-from topos_cli.report.verdict.settings import VerdictSettings
 from topos_cli.result.json_values import optional_json
 from topos_cli.result.run_record import RunRecord
+from topos_cli.result.verdict_settings import VerdictSettings
 
 
 @dataclass(frozen=True)
@@ -164,3 +165,13 @@ def speed_ratio(
         significant=significant,
         tentative=tentative,
     )
+
+
+def stored_time_ratio(route: Mapping[str, Any]) -> tuple[str, RatioEstimate] | None:
+    """The time-ratio estimate a stored verdict's route holds (`RouteVerdict`'s JSON, as
+    `SpeedRatio.to_json` wrote it), with the route's name; None when it holds none."""
+    speed = route.get("speed")
+    ratio = speed.get("ratio") if isinstance(speed, Mapping) else None
+    estimate = ratio_estimate_of(ratio.get("time_ratio")) if isinstance(ratio, Mapping) else None
+    name = route.get("route")
+    return None if estimate is None or not isinstance(name, str) else (name, estimate)

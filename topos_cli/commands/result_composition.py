@@ -1,0 +1,210 @@
+"""The result of a grade as the result file holds it: what the runs gathered, composed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import msgspec
+
+from topos_cli.harness.grade_plan import GradePlan
+from topos_cli.harness.monitor import SAMPLE_INTERVAL_SECONDS, environment_facts
+from topos_cli.harness.route_runner import GradeRecord
+from topos_cli.report.compare import Comparison
+from topos_cli.report.verdict import Verdict
+from topos_cli.result.grade_result import (
+    BaselineComparison,
+    DataFacts,
+    GradeResult,
+    GradeSettings,
+    HostFacts,
+    Interruption,
+    MemoryPrediction,
+    RouteFacts,
+    WorkloadFacts,
+)
+from topos_cli.result.result_file import compose_result
+from topos_cli.result.run_record import RunRecord
+from topos_cli.result.worker_facts import LiveVolume, ReadyFacts, StepMemoryFacts
+
+#: How close the measured training delta should come to the predicted one: within
+#: this fraction of the measured delta, or within `PREDICTION_FLOOR_BYTES` where that
+#: is more (a small delta is at the mercy of the allocator's own pages).
+PREDICTION_TOLERANCE = 0.05
+PREDICTION_FLOOR_BYTES = 256 * 1024
+
+#: What the result file says about how memory was measured (README has the long story).
+MEMORY_METHOD = {
+    "ready": "data loaded (of an image split fed by the default feeds, only the images the "
+    "steps read), plan lowered, one warm-up step of the route run and thrown away, "
+    "the plans' arenas freed and garbage collected",
+    "peak": "the larger of VmHWM at the end of the measured steps, after resetting it at "
+    "ready (writing 5 to /proc/self/clear_refs), and VmRSS read at each step's peak "
+    "(VmHWM lags per-CPU counters); psutil sampling where /proc is missing",
+    "training_delta": "peak minus VmRSS at ready",
+    "cross_check": "ru_maxrss from os.wait4, which includes start-up and shutdown",
+    "shard_processes": "a workload whose shards run in forked processes counts each child's "
+    "private memory (USS, Private_Clean + Private_Dirty of /proc/PID/smaps_rollup) on top "
+    "of the worker's: at ready, and the largest read at the end of its computations",
+}
+
+
+def _first_ready(results: Sequence[RunRecord], route: str | None = None) -> ReadyFacts | None:
+    """The `ready` facts of the first run (of `route`, if given) that reached ready."""
+    for result in results:
+        ready = result.facts.ready
+        if ready is not None and (route is None or result.route == route):
+            return ready
+    return None
+
+
+def route_facts(results: Sequence[RunRecord], routes: Sequence[str]) -> dict[str, RouteFacts]:
+    """Per route, what its worker said at ready: plan summary, live volume, node counts."""
+    facts = {}
+    for route in routes:
+        ready = _first_ready(results, route)
+        if ready is None:
+            continue
+        facts[route] = RouteFacts(
+            posture=ready.posture,
+            shards=ready.shards,
+            plan=list(ready.plan),
+            live_volume=ready.live_volume,
+            remat=ready.remat,
+            forward_nodes=ready.forward_nodes,
+            gradient_nodes=ready.gradient_nodes,
+            lower_seconds=ready.lower_seconds,
+            warm_up_seconds=ready.warm_up_seconds,
+            high_water_source=ready.high_water_source,
+            step_memory=ready.step_memory,
+        )
+    return facts
+
+
+def memory_predictions(
+    route_facts: Mapping[str, RouteFacts], verdict: Verdict | None
+) -> list[MemoryPrediction]:
+    """Per route, the predicted training delta (the whole step's parts, see
+    `topos.training.step_memory`; the plan's figure, or its live volume, from workers
+    that do not say) beside the measured one, and how much of it the prediction does
+    not explain, in bytes."""
+    predictions = []
+    for route, facts in route_facts.items():
+        volume = facts.live_volume or LiveVolume()
+        live = volume.peak_bytes
+        predicted = volume.predicted_training_bytes
+        predicted = live if predicted is None else predicted
+        step = facts.step_memory or StepMemoryFacts()
+        measured = None
+        if verdict is not None:
+            try:
+                memory = verdict.route(route).memory
+            except KeyError:
+                memory = None
+            measured = None if memory is None else memory.training_delta_bytes
+        ratio = measured / predicted if measured is not None and predicted else None
+        unexplained = None if measured is None or predicted is None else measured - predicted
+        within = None
+        if measured is not None and unexplained is not None:
+            allowed = max(PREDICTION_TOLERANCE * measured, PREDICTION_FLOOR_BYTES)
+            within = abs(unexplained) <= allowed
+        predictions.append(
+            MemoryPrediction(
+                route=route,
+                predicted_live_bytes=live,
+                predicted_training_bytes=predicted,
+                parts=dict(step.parts) if facts.step_memory is not None else None,
+                moment=step.moment,
+                measured_training_delta_bytes=measured,
+                unexplained_bytes=unexplained,
+                ratio=ratio,
+                within_tolerance=within,
+                tolerance=PREDICTION_TOLERANCE,
+                tolerance_floor_bytes=PREDICTION_FLOOR_BYTES,
+            )
+        )
+    return predictions
+
+
+def _data_facts(plan: GradePlan, results: Sequence[RunRecord]) -> DataFacts:
+    """Which data the grade used: what was asked for, and what the worker loaded."""
+    ready = _first_ready(results)
+    dataset = ready.dataset if ready is not None and ready.dataset is not None else None
+    if dataset is None:
+        return DataFacts(requested=plan.data or "synthetic")
+    return DataFacts(
+        requested=plan.data or "synthetic",
+        name=dataset.name,
+        source=dataset.source,
+        format=dataset.format,
+        fingerprint=dataset.fingerprint,
+        train_images=dataset.train_images,
+    )
+
+
+def compose_grade_result(
+    plan: GradePlan,
+    record: GradeRecord,
+    host: HostFacts,
+    verdict: Verdict | None,
+    comparison: Comparison | None,
+    exit_status: int,
+) -> GradeResult:
+    """The result of a grade: `compose_result`'s parts, plus what a grade adds."""
+    options = plan.options
+    ready = _first_ready(record.results)
+    host = msgspec.structs.replace(
+        host, numerics=None if ready is None else ready.numerics, threads=options.threads
+    )
+    workload = WorkloadFacts(name=options.workload, data=_data_facts(plan, record.results))
+    settings = GradeSettings(
+        routes=list(options.routes),
+        repeat=options.repeat,
+        order=[(request.route, request.repeat) for request in plan.requests],
+        threads=options.threads,
+        timeout_seconds=options.timeout,
+        data=plan.data or "synthetic",
+        environment=environment_facts(plan.environment),
+        sample_interval_seconds=SAMPLE_INTERVAL_SECONDS,
+        memory_method=MEMORY_METHOD,
+        tolerance=plan.compare_settings,
+        baseline=options.baseline,
+        budget=options.budget,
+    )
+    result = compose_result(
+        workload=workload,
+        host=host,
+        steps=options.steps,
+        repeats=record.results,
+        verdict=verdict,
+        settings=settings,
+        created=plan.started,
+    )
+    if record.interrupted_by is not None:
+        status = "interrupted"
+    elif record.usage_error is not None:
+        status = "error"
+    else:
+        status = "complete"
+    facts_by_route = route_facts(record.results, options.routes)
+    ran = {(result.route, result.repeat) for result in record.results}
+    return msgspec.structs.replace(
+        result,
+        status=status,
+        exit_status=int(exit_status),
+        error=record.usage_error,
+        interrupted=None
+        if record.interrupted_by is None
+        else Interruption(
+            signal=record.interrupted_by,
+            not_run=[
+                (request.route, request.repeat)
+                for request in plan.requests
+                if (request.route, request.repeat) not in ran
+            ],
+        ),
+        routes=facts_by_route,
+        memory_prediction=memory_predictions(facts_by_route, verdict),
+        baseline=None
+        if comparison is None
+        else BaselineComparison(path=options.baseline, comparison=comparison.to_json()),
+    )

@@ -1,0 +1,227 @@
+"""GradeResult: the whole result of a grade (or a frontier) as its file holds it, typed.
+
+    {
+      "schema": "topos.grade/1",
+      "created": "2026-08-14T10:15:00Z",
+      "tool": {"name": "topos", "version": "0.1.0"},
+      "host": HostFacts,                    # the machine, plus what the workers add
+      "workload": {"name": "cifar10", "data": DataFacts},
+      "steps": 300,
+      "settings": GradeSettings,            # routes, repeat, threads, environment, ...
+      "repeats": [RunRecord, ...],          # raw: per-step times, loss bits, facts
+      "verdict": {...},                     # the report's verdict (its settings typed)
+      "status": "complete", "exit_status": 0, "error": null, "interrupted": null,
+      "routes": {"engine": RouteFacts, ...},
+      "memory_prediction": [MemoryPrediction, ...],
+      "baseline": null, "frontier": null
+    }
+
+The raw repeats are authoritative: a verdict or a comparison can always be recomputed
+from them. This module is the one place a field of a result is named; `result_file`
+reads and writes the file.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from topos_cli.result.record import Bytes, Count, Ratio, Record, Seconds, SignedBytes
+from topos_cli.result.run_record import RunRecord
+from topos_cli.result.tolerance import CompareSettings
+from topos_cli.result.verdict_settings import VerdictSettings
+from topos_cli.result.worker_facts import (
+    LiveVolume,
+    Numerics,
+    RematFacts,
+    StepMemoryFacts,
+)
+
+#: The schema this topos writes and reads. A change that breaks readers bumps the number.
+SCHEMA = "topos.grade/1"
+
+#: What every topos result schema starts with, to tell "another schema" from "not ours".
+SCHEMA_FAMILY = "topos.grade/"
+
+
+class Tool(Record):
+    """The program that wrote the result."""
+
+    name: str = "topos"
+    version: str = "unknown"
+
+
+class GitFacts(Record):
+    """The project's commit, and whether its tree had uncommitted changes."""
+
+    commit: str | None = None
+    dirty: bool | None = None
+
+
+class HostFacts(Record):
+    """The machine a grade ran on (gathered without NumPy), and the numerics its workers
+    computed with."""
+
+    cpu_model: str | None = None
+    logical_cores: Count | None = None
+    available_cores: Count | None = None
+    physical_cores: Count | None = None
+    load_average: list[Ratio] | None = None
+    memory_bytes: Bytes | None = None
+    system: str | None = None
+    machine: str | None = None
+    python: str | None = None
+    python_executable: str | None = None
+    git: GitFacts | None = None
+    #: Where /proc is missing, workers cannot read VmHWM and fall back to sampling.
+    proc_filesystem: bool | None = None
+    numerics: Numerics | None = None
+    threads: Count | None = None
+
+
+class DataFacts(Record):
+    """Which data the grade used: what was asked for, and what the worker loaded."""
+
+    requested: str | None = None
+    name: str | None = None
+    source: str | None = None
+    format: str | None = None
+    fingerprint: str | None = None
+    train_images: Count | None = None
+
+
+class WorkloadFacts(Record):
+    """The workload graded, by name, and its data."""
+
+    name: str
+    data: DataFacts | None = None
+
+
+class GradeSettings(Record):
+    """What the grade was asked to do, and how it measured."""
+
+    routes: list[str] = msgspec.field(default_factory=list)
+    repeat: Count | None = None
+    #: The runs in the order they ran: `[route, repeat]` pairs.
+    order: list[tuple[str, Count]] = msgspec.field(default_factory=list)
+    threads: Count | None = None
+    timeout_seconds: Seconds | None = None
+    data: str | None = None
+    environment: dict[str, str | None] = msgspec.field(default_factory=dict)
+    sample_interval_seconds: Seconds | None = None
+    #: How each memory figure was measured, in words.
+    memory_method: dict[str, str] = msgspec.field(default_factory=dict)
+    tolerance: CompareSettings | None = None
+    baseline: str | None = None
+    budget: str | None = None
+
+
+class RouteFacts(Record):
+    """Per route, what its worker said at ready: plan summary, live volume, node counts."""
+
+    posture: str | None = None
+    shards: Count | None = None
+    plan: list[str] = msgspec.field(default_factory=list)
+    live_volume: LiveVolume | None = None
+    remat: RematFacts | None = None
+    forward_nodes: Count | None = None
+    gradient_nodes: Count | None = None
+    lower_seconds: Seconds | None = None
+    warm_up_seconds: Seconds | None = None
+    high_water_source: str | None = None
+    step_memory: StepMemoryFacts | None = None
+
+
+class MemoryPrediction(Record):
+    """A route's predicted training delta beside the measured one."""
+
+    route: str
+    predicted_live_bytes: Bytes | None = None
+    predicted_training_bytes: Bytes | None = None
+    parts: dict[str, Bytes] | None = None
+    moment: str | None = None
+    measured_training_delta_bytes: SignedBytes | None = None
+    #: What the prediction leaves unexplained (negative: it predicted more).
+    unexplained_bytes: SignedBytes | None = None
+    ratio: Ratio | None = None
+    within_tolerance: bool | None = None
+    tolerance: Ratio | None = None
+    tolerance_floor_bytes: Bytes | None = None
+
+
+class Interruption(Record):
+    """A grade cut short: the signal, and the runs that never ran."""
+
+    signal: str
+    not_run: list[tuple[str, Count]] = msgspec.field(default_factory=list)
+
+
+class BaselineComparison(Record):
+    """The comparison with `--baseline`: its path, and the comparison's JSON."""
+
+    path: str | None = None
+    comparison: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class RefusedPoint(Record):
+    """A frontier's budget that was not graded, and why."""
+
+    point: str
+    budget: str | None = None
+    why: str | None = None
+
+
+class FrontierFacts(Record):
+    """A frontier's budgets, the points graded, those refused, and its picture."""
+
+    budgets: list[str] = msgspec.field(default_factory=list)
+    points: list[str] = msgspec.field(default_factory=list)
+    refused: list[RefusedPoint] = msgspec.field(default_factory=list)
+    picture: str | None = None
+
+
+class JudgedVerdict(Record, forbid_unknown_fields=False):
+    """The verdict as a result keeps it. The report's own `Verdict` writes it and can
+    always recompute it from the repeats; what a reader takes from it (the settings
+    that steer recomputing) is typed and bounded, the rest kept as written."""
+
+    settings: VerdictSettings = VerdictSettings()
+    reference: str | None = None
+    summary: str | None = None
+    exit_status: int | None = None
+    parity: dict[str, Any] | None = None
+    routes: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    pairings: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    warnings: list[dict[str, Any]] = msgspec.field(default_factory=list)
+
+
+Status = Literal["complete", "interrupted", "error", "failed"]
+
+
+class GradeResult(Record, kw_only=True):
+    """The whole result of a grade (or frontier), as its file holds it."""
+
+    schema: str = SCHEMA
+    created: str | None = None
+    tool: Tool = Tool()
+    host: HostFacts = HostFacts()
+    workload: WorkloadFacts
+    steps: Count
+    settings: GradeSettings = GradeSettings()
+    repeats: list[RunRecord] = msgspec.field(default_factory=list)
+    verdict: JudgedVerdict | None = None
+    status: Status | None = None
+    exit_status: int | None = None
+    error: str | None = None
+    interrupted: Interruption | None = None
+    routes: dict[str, RouteFacts] = msgspec.field(default_factory=dict)
+    memory_prediction: list[MemoryPrediction] = msgspec.field(default_factory=list)
+    baseline: BaselineComparison | None = None
+    frontier: FrontierFacts | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The result as its file holds it; each run as `RunRecord.to_json` writes it."""
+        data = super().to_json()
+        data["repeats"] = [run.to_json() for run in self.repeats]
+        return data

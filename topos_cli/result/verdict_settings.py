@@ -1,0 +1,47 @@
+"""The thresholds a verdict applies, and the route every other route is measured against.
+
+A result keeps them beside its verdict, and the report recomputes with them: so each is
+bounded, and a file cannot ask the reader for unbounded work (10^11 bootstrap resamples).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+
+from topos_cli.result.record import Record
+
+#: The route every other route is measured against.
+REFERENCE_ROUTE = "engine"
+
+#: A fraction or probability.
+Fraction = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
+
+#: A positive factor, such as a threshold on a ratio or a fence in IQRs.
+Factor = Annotated[float, msgspec.Meta(ge=0.0, le=1e6)]
+
+
+class VerdictSettings(Record):
+    """The thresholds the verdict applies; the defaults are the documented ones."""
+
+    reference: str = REFERENCE_ROUTE
+    #: Leading measured steps left out of the median (their times are reported on their own).
+    warmup_steps: Annotated[int, msgspec.Meta(ge=0, le=1_000_000)] = 1
+    #: A speed factor past this is a claim of faster or slower, marked `~` if not significant.
+    speed_threshold: Factor = 1.0
+    #: The Mann-Whitney p-value under which a difference in speed is significant.
+    significance_level: Fraction = 0.05
+    #: Warn when a route's step times vary by more than this coefficient of variation.
+    variation_limit: Factor = 0.10
+    #: Tukey's fence, in IQRs beyond the quartiles, past which a step is an outlier.
+    outlier_fence: Factor = 1.5
+    #: Warn when more than this fraction of a route's steps are outliers.
+    outlier_fraction_limit: Fraction = 0.05
+    #: Warn when a route's per-repeat medians span more than this fraction of their median.
+    repeat_spread_limit: Factor = 0.10
+    #: Warn when the load average exceeds this many runnable processes per core.
+    load_per_core_limit: Factor = 0.5
+    #: Resamples of a bootstrap interval: enough for two digits, bounded for a file's sake.
+    bootstrap_resamples: Annotated[int, msgspec.Meta(ge=1, le=100_000)] = 1000
+    confidence: Annotated[float, msgspec.Meta(gt=0.0, lt=1.0)] = 0.95

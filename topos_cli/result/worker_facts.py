@@ -1,0 +1,143 @@
+"""What a worker says of its route when it is ready (`ReadyFacts`), and of how its run ended
+(`ErrorFacts`, `NonfiniteFacts`): typed, so the worker writes and the harness, the report
+and compare read the same named fields. The worker fills them; a result keeps them whole
+in each run's facts (`RunFacts.ready`).
+
+Every field an older worker may not send has a default, so older results still load.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from topos_cli.result.record import Bytes, Count, ProcessId, Ratio, Record, Seconds
+
+
+class DatasetFacts(Record):
+    """The data a worker trained on: its name, where it came from, its fingerprint."""
+
+    name: str | None = None
+    #: `synthetic` for the built-in stand-in, else the folder or file read.
+    source: str | None = None
+    format: str | None = None
+    fingerprint: str | None = None
+    train_images: Count | None = None
+
+
+class LiveVolume(Record):
+    """The plan's memory, for every shard's plan together: live volume in elements and
+    bytes, and the static memory plan (the arena, the roots, the engine sweep's peak)."""
+
+    peak_elements: Count | None = None
+    peak_bytes: Bytes | None = None
+    peak_node: Count | None = None
+    retain_all_elements: Count | None = None
+    retain_all_bytes: Bytes | None = None
+    arena_bytes: Bytes | None = None
+    root_bytes: Bytes | None = None
+    backward_peak_bytes: Bytes | None = None
+    plan_training_bytes: Bytes | None = None
+    #: The whole step's predicted memory (plans, feeds, gradients, update, optimizer state).
+    predicted_training_bytes: Bytes | None = None
+
+
+class RematFacts(Record):
+    """A remat plan's budget, planned bytes, floor and recomputations."""
+
+    budget_bytes: Bytes
+    planned_bytes: Bytes
+    floor_bytes: Bytes
+    unconstrained_bytes: Bytes
+    budget_fraction: Ratio
+    recomputations: Count
+    extra_flops_fraction: Ratio
+    flops: Ratio | None = None
+    extra_flops: Ratio | None = None
+
+
+class StepMemoryFacts(Record):
+    """The step's predicted memory by part (`topos.training.StepMemory.to_json`)."""
+
+    parts: dict[str, Bytes] = msgspec.field(default_factory=dict)
+    total_bytes: Bytes | None = None
+    #: When in the step the parts are all held at once.
+    moment: str | None = None
+    shards: Count | None = None
+    update_in_place: bool | None = None
+    optimizer_declared: bool | None = None
+
+
+class ShardProcessFacts(Record):
+    """A route whose shards run in processes of their own: their ids and ready memory."""
+
+    pids: list[ProcessId] = msgspec.field(default_factory=list)
+    parent_ready_rss_bytes: Bytes | None = None
+    ready_private_bytes: list[Bytes] = msgspec.field(default_factory=list)
+
+
+class Numerics(Record):
+    """Which NumPy and BLAS a worker computed with, and the environment that steers them."""
+
+    numpy: str | None = None
+    #: The BLAS library's name, version and configuration, as NumPy reports them.
+    blas: dict[str, str | None] | None = None
+    environment: dict[str, str | None] = msgspec.field(default_factory=dict)
+
+
+class ReadyFacts(Record):
+    """Everything a worker says when ready: what it loaded and lowered, its warm-up, its
+    memory at ready; the harness reads what it needs of it, the result keeps it whole."""
+
+    pid: ProcessId | None = None
+    workload: str | None = None
+    route: str | None = None
+    steps: Count | None = None
+    dataset: DatasetFacts | None = None
+    #: The plan's summary lines, as `describe()` ends.
+    plan: list[str] = msgspec.field(default_factory=list)
+    posture: str | None = None
+    shards: Count | None = None
+    live_volume: LiveVolume | None = None
+    remat: RematFacts | None = None
+    step_memory: StepMemoryFacts | None = None
+    forward_nodes: Count | None = None
+    gradient_nodes: Count | None = None
+    lower_seconds: Seconds | None = None
+    warm_up_seconds: Seconds | None = None
+    held_seconds: Seconds | None = None
+    ready_rss_bytes: Bytes | None = None
+    shard_processes: ShardProcessFacts | None = None
+    heap_plugged_bytes: Bytes | None = None
+    object_pools_carved_bytes: Bytes | None = None
+    settling_computations: Count | None = None
+    #: `proc` when the worker reset and reads the kernel's high-water mark, else `sampling`.
+    high_water_source: str | None = None
+    python: str | None = None
+    numerics: Numerics | None = None
+
+    @property
+    def shard_process_ids(self) -> list[int]:
+        """The worker's shard processes (empty when its shards run on threads)."""
+        return [] if self.shard_processes is None else list(self.shard_processes.pids)
+
+    @property
+    def reads_high_water(self) -> bool:
+        """Whether the worker reset and will read the kernel's high-water mark (`/proc`)."""
+        return self.high_water_source == "proc"
+
+
+class ErrorFacts(Record):
+    """A worker's failure in one line: its kind (`data`, `workload`, `crash`), the
+    exception's type and message, and the user's offending expression, if any."""
+
+    kind: str
+    type: str
+    message: str
+    where: str = ""
+
+
+class NonfiniteFacts(Record):
+    """The first step whose loss stopped being finite, and that loss as text."""
+
+    step: Count
+    loss: str
