@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 
 import pytest
 
@@ -61,7 +60,6 @@ DAMAGES = [
 def test_a_malformed_baseline_is_refused_before_any_work(tmp_path, complete_result, damage):
     baseline = tmp_path / "baseline.json"
     baseline.write_text(_damaged(complete_result, damage))
-    started = time.monotonic()
     completed = topos(
         "grade",
         "--workload",
@@ -74,7 +72,7 @@ def test_a_malformed_baseline_is_refused_before_any_work(tmp_path, complete_resu
     )
     assert completed.returncode == 2, completed.stderr
     assert f"{baseline} is a malformed topos result" in one_line_error(completed)
-    assert time.monotonic() - started < 10
+    assert "started (worker" not in completed.stderr  # refused before any worker
     assert not (tmp_path / "out").exists()  # nothing ran, nothing was created
 
 

@@ -133,12 +133,14 @@ def _grandchildren(process) -> list:
 def test_the_grader_reads_the_shard_processes_named_at_ready():
     import os
 
-    from topos_cli.shared import process_memory
-    from topos_cli.worker.protocol import Ready
+    from topos.system import process_memory
+    from topos_cli.worker.protocol import Ready, decode
 
-    ready = Ready({"shard_processes": {"pids": [12, True, "x", 34]}})
-    assert ready.shard_process_ids == [12, 34]
-    assert Ready({"shard_processes": None}).shard_process_ids == []
-    assert Ready({}).shard_process_ids == []
+    ready = decode('{"event": "ready", "shard_processes": {"pids": [12, 34]}}')
+    assert ready.facts.shard_process_ids == [12, 34]
+    # An event whose ids are no process ids is no event: stray output, not a crash.
+    assert decode('{"event": "ready", "shard_processes": {"pids": [12, true, "x"]}}') is None
+    assert decode('{"event": "ready", "shard_processes": null}').facts.shard_process_ids == []
+    assert Ready().facts.shard_process_ids == []
     assert process_memory.private_bytes(os.getpid()) > 0
     assert process_memory.private_bytes(2**22 + 1) is None  # past pid_max: no such process

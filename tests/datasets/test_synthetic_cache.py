@@ -25,7 +25,7 @@ def test_a_hit_returns_the_stored_bytes_without_generating(tmp_path, monkeypatch
     second = cached_split("toy", (2, 1, 3, 4), generator(calls))
     assert len(calls) == 1
     assert all(np.array_equal(a, b) for a, b in zip(first, second, strict=True))
-    assert not list(tmp_path.glob("*.partial"))
+    assert not list(tmp_path.glob(".*.tmp"))
 
 
 def test_a_damaged_file_is_regenerated_not_used(tmp_path, monkeypatch):
@@ -135,7 +135,7 @@ def test_a_broken_sidecar_is_a_miss_and_is_rebuilt(tmp_path, monkeypatch, damage
         assert isinstance(json.loads(sidecar.read_text()), dict)
         cached_split("toy", SHAPE, generator(calls))
         assert len(calls) == 1
-    assert not list(tmp_path.glob("*.partial"))
+    assert not list(tmp_path.glob(".*.tmp"))
 
 
 @pytest.mark.parametrize(
@@ -155,7 +155,7 @@ def test_a_broken_archive_is_a_miss_and_is_rebuilt(tmp_path, monkeypatch, damage
     calls = []
     pixels = cached_split("toy", SHAPE, generator(calls)).pixels
     assert len(calls) == 1 and pixels.reshape(-1).tolist() == list(range(24))
-    assert not list(tmp_path.glob("*.partial"))
+    assert not list(tmp_path.glob(".*.tmp"))
 
 
 def test_an_archive_whose_header_claims_more_is_a_miss_before_it_is_allocated(
@@ -239,7 +239,7 @@ def test_an_entry_without_a_crc_is_checked_by_its_sha256_once_and_its_sidecar_co
     hit = cached_split("toy", SHAPE, generator(calls))
     assert calls == [] and hit.sha256 == meta["sha256"]
     assert json.loads(sidecar.read_text()) == meta
-    assert not list(tmp_path.glob("*.partial"))
+    assert not list(tmp_path.glob(".*.tmp"))
     # Without a CRC, a damaged pixel still fails its sha256.
     sidecar.write_text(json.dumps({"sha256": meta["sha256"]}))
     damage_a_pixel(archive)

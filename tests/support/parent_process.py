@@ -1,6 +1,7 @@
-"""What the grading parent may load: the library's NumPy-free modules (`topos.names`, and
-`topos.budget_text`, which reads `--budget`), never NumPy, matplotlib or the rest of the
-library. Tests run a statement in a fresh interpreter and ask what it loaded."""
+"""What the grading parent may load: the library's NumPy-free modules (`topos.names`,
+`topos.budget_text`, which reads `--budget`, and `topos.system`, the helpers both sides
+share), never NumPy, matplotlib or the rest of the library. Tests run a statement in a
+fresh interpreter and ask what it loaded."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from pathlib import Path
 REPORT_LOADED = (
     "\nimport sys as _sys\n"
     "print('loaded', sorted(name for name in _sys.modules if name in ('numpy', 'matplotlib') or "
-    "name.startswith('topos.') and name not in ('topos.names', 'topos.budget_text')), "
+    "name.startswith('topos.') and name not in ('topos.names', 'topos.budget_text') "
+    "and name.partition('.')[2].partition('.')[0] != 'system'), "
     "file=_sys.stderr)\n"
 )
 

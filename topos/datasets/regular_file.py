@@ -10,28 +10,11 @@ more than the format allows.
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 from typing import BinaryIO
 
 from topos.datasets.errors import DataError
-
-# What a path that is not a regular file holds, by the stat test that tells it.
-KINDS = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISFIFO, "a FIFO"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
-def kind_of(mode: int) -> str:
-    """What a file of st_mode `mode` is, in words ("a FIFO", "a directory", ...)."""
-    for test, kind in KINDS:
-        if test(mode):
-            return kind
-    return "not a regular file"
+from topos.system import regular_file
 
 
 def open_regular_file(path: str | os.PathLike[str]) -> BinaryIO:
@@ -42,23 +25,15 @@ def open_regular_file(path: str | os.PathLike[str]) -> BinaryIO:
     """
     path = Path(path)
     try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        return regular_file.open_regular_file(path)
     except FileNotFoundError:
         raise DataError(path, "missing") from None
     except IsADirectoryError:
         raise DataError(path, "is a directory, expected a file") from None
+    except regular_file.NotRegularFileError as error:
+        raise DataError(path, f"is {error.kind}, expected a regular file") from None
     except OSError as error:
         raise DataError(path, f"cannot be opened: {error.strerror or error}") from None
-    try:
-        mode = os.fstat(descriptor).st_mode
-        if not stat.S_ISREG(mode):
-            raise DataError(path, f"is {kind_of(mode)}, expected a regular file")
-        # Reads of a regular file never block; blocking mode is what file objects expect.
-        os.set_blocking(descriptor, True)
-        return os.fdopen(descriptor, "rb")
-    except BaseException:
-        os.close(descriptor)
-        raise
 
 
 def file_size(file: BinaryIO) -> int:
@@ -74,7 +49,7 @@ def read_capped(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
         if size > limit:
             raise DataError(path, f"too large: {size} bytes, and a {what} holds at most {limit}")
         # The file may grow after the size was read; never read past the limit.
-        content = file.read(limit + 1)
+        content = regular_file.read_at_most(file, limit)
     if len(content) > limit:
         raise DataError(path, f"too large: over {limit} bytes, and a {what} holds at most {limit}")
     return content

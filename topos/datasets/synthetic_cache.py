@@ -26,7 +26,6 @@ import math
 import mmap
 import os
 import struct
-import tempfile
 import zipfile
 import zlib
 from collections.abc import Callable
@@ -36,6 +35,7 @@ from typing import BinaryIO, NamedTuple
 import numpy as np
 
 from topos.datasets.regular_file import file_size, open_regular_file, read_capped
+from topos.system.atomic_file import replace_atomically
 
 # Bump whenever the synthetic recipe changes, so no stale bytes are ever read.
 GENERATOR_VERSION = 1
@@ -169,8 +169,8 @@ def _write(path: Path, arrays: Arrays, digest: str) -> None:
     except OSError:
         return
     try:
-        _replace_atomically(path, lambda handle: np.savez(handle, **arrays))
-        _replace_atomically(
+        replace_atomically(path, lambda handle: np.savez(handle, **arrays))
+        replace_atomically(
             path.with_suffix(".json"),
             lambda handle: handle.write(_sidecar_text(digest, _check(arrays, digest))),
         )
@@ -182,20 +182,6 @@ def _write(path: Path, arrays: Arrays, digest: str) -> None:
             raise
 
 
-def _replace_atomically(target: Path, write: Callable[[BinaryIO], object]) -> None:
-    """Writes `target` through a temporary beside it, renamed into place; the temporary is
-    removed whatever stops the write (interrupted too: a Ctrl-C in the middle of 47 MB
-    must not leave it behind)."""
-    descriptor, temporary = tempfile.mkstemp(dir=target.parent, suffix=".partial")
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            write(handle)
-        os.replace(temporary, target)
-    except BaseException:
-        _remove(Path(temporary))
-        raise
-
-
 def _sidecar_text(digest: str, check: int) -> bytes:
     """A sidecar's bytes: the arrays' sha256 and the CRC a read verifies."""
     return json.dumps({"sha256": digest, "crc32": check}).encode()
@@ -205,7 +191,7 @@ def _write_sidecar(path: Path, digest: str, check: int) -> None:
     """Replaces the sidecar of the entry at `path` atomically; a failure leaves the old one
     (still sound, only slower to check)."""
     with contextlib.suppress(OSError):
-        _replace_atomically(
+        replace_atomically(
             path.with_suffix(".json"), lambda handle: handle.write(_sidecar_text(digest, check))
         )
 

@@ -15,7 +15,7 @@ pipe), ends on an interrupt, and reports an exception as a one-line `ShardProces
 in the parent; every wait of the parent ends on an answer or end of file, never on
 a timeout alone. `close()` (also at exit) ends and reaps the children.
 
-Memory: a child's cost is its private memory (`private_memory`), read by the child
+Memory: a child's cost is its private memory (`topos.system.process_memory`), read by the child
 at ready (`mark_ready`) and, while tracking, at the end of each computation, when it
 holds its arena, roots and gradients (`memory`).
 """
@@ -40,9 +40,9 @@ from topos.graph.parameter_gradients import ParameterGradients
 from topos.graph.parameters import Parameters
 from topos.graph.symbol import Symbol
 from topos.indices import Indices
+from topos.system.process_memory import private_bytes
 from topos.tensor import Tensor
 from topos.training.object_arenas import carve_object_arenas
-from topos.training.private_memory import private_bytes
 from topos.training.private_pages import own_written_pages
 
 if TYPE_CHECKING:

@@ -25,11 +25,11 @@ from typing import Any
 
 import psutil
 
+from topos.system import process_memory
 from topos_cli.harness.pipe_reader import PipeReader
 from topos_cli.harness.rss_timeline import RssTimeline
 from topos_cli.harness.worker_process import KILL_WAIT_SECONDS, WorkerProcess, signal_name
 from topos_cli.result.run_record import RssTimelineFacts, RunFacts, RunRecord
-from topos_cli.shared import process_memory
 from topos_cli.shared.interruption import Interrupted, interruptions_ignored
 from topos_cli.worker import protocol
 from topos_cli.worker.protocol import GRADER_PID_VARIABLE, WorkerCommand

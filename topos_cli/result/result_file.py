@@ -10,13 +10,10 @@ type and range) and refuses anything else in one line (`ResultFileError`, exit 2
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
 import re
-import secrets
-import stat
 import sys
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
@@ -25,6 +22,8 @@ from typing import Any, Protocol
 
 import msgspec
 
+from topos.system import regular_file
+from topos.system.atomic_file import replace_atomically
 from topos_cli.result.grade_result import (
     SCHEMA,
     SCHEMA_FAMILY,
@@ -144,20 +143,6 @@ def dumps(data: Any, ensure_ascii: bool = False) -> str:
     return text + "\n"
 
 
-def _fsync_directory(directory: Path) -> None:
-    """Flushes a directory's entries, so the rename itself survives a power cut (best effort)."""
-    try:
-        descriptor = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return  # not every platform opens directories; the rename is still atomic
-    try:
-        os.fsync(descriptor)
-    except OSError:
-        pass
-    finally:
-        os.close(descriptor)
-
-
 def _prepare_directory(target: Path) -> Path:
     """Creates the folder `target` goes in, if missing; raises `ResultFileError` if it cannot.
 
@@ -197,24 +182,11 @@ def write_atomically(path: str | os.PathLike[str], data: Any) -> None:
         return
     # A symbolic link is written through: its target is replaced, the link is kept.
     target = Path(os.path.realpath(path))
-    directory = _prepare_directory(target)
-    temporary = directory / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    _prepare_directory(target)
     try:
-        # os.open with 0o666 lets the umask decide the mode, as for any new file
-        # (a NamedTemporaryFile would leave the result readable by its owner only).
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, target)
-    except BaseException as error:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
-        if isinstance(error, OSError):
-            raise ResultFileError(f"cannot write {target}: {error.strerror or error}") from None
-        raise
-    _fsync_directory(directory)
+        replace_atomically(target, lambda handle: handle.write(text.encode("utf-8")))
+    except OSError as error:
+        raise ResultFileError(f"cannot write {target}: {error.strerror or error}") from None
 
 
 #: How deep a result's JSON may nest: a real one nests less than ten deep.
@@ -325,37 +297,19 @@ LARGEST_RESULT_BYTES = 64 * 1024 * 1024
 
 def _read_capped(stream: Any) -> bytes | None:
     """At most one byte more than `LARGEST_RESULT_BYTES` from a binary stream."""
-    if stream is None:
-        return None
-    chunks, size = [], 0
-    while size <= LARGEST_RESULT_BYTES:
-        chunk = stream.read(min(1024 * 1024, LARGEST_RESULT_BYTES + 1 - size))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-    return b"".join(chunks)
+    return None if stream is None else regular_file.read_at_most(stream, LARGEST_RESULT_BYTES)
 
 
 def read_regular_file(path: str | os.PathLike[str]) -> bytes:
     """The bytes of the regular file at `path`, read with a cap; raises `ResultFileError`
-    for anything else (a FIFO, a device such as /dev/zero, a directory, a socket).
-
-    Opened without blocking, so a FIFO with no writer cannot hold the command,
-    and checked before a byte is read: an endless file is never read at all.
-    """
-    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    for anything else (a FIFO, a device such as /dev/zero, a directory, a socket), and
+    `OSError` when it cannot be read."""
     try:
-        facts = os.fstat(descriptor)
-        if not stat.S_ISREG(facts.st_mode):
-            kind = "a directory" if stat.S_ISDIR(facts.st_mode) else "not a regular file"
-            raise ResultFileError(f"{path} is {kind}; a result is a regular file")
-        # Back to blocking reads: a regular file never blocks, and this avoids EAGAIN oddities.
-        os.set_blocking(descriptor, True)
-        with os.fdopen(descriptor, "rb", closefd=False) as handle:
-            return _read_capped(handle) or b""
-    finally:
-        os.close(descriptor)
+        with regular_file.open_regular_file(path) as handle:
+            return regular_file.read_at_most(handle, LARGEST_RESULT_BYTES)
+    except regular_file.NotRegularFileError as error:
+        kind = error.kind if error.kind == "a directory" else "not a regular file"
+        raise ResultFileError(f"{path} is {kind}; a result is a regular file") from None
 
 
 def read_result_bytes(path: str | os.PathLike[str]) -> tuple[bytes, str]:

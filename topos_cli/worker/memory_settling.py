@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from topos_cli.shared import process_memory
+from topos.system import process_memory
 
 #: The most computations repeated: gpt's creep mostly settles within these.
 MOST_COMPUTATIONS = 8

@@ -11,7 +11,7 @@ feeds, every shard's results and their mean), and the peak is the larger of the 
 
 from __future__ import annotations
 
-from topos_cli.shared import process_memory
+from topos.system import process_memory
 
 
 class StepPeak:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+from topos.system.atomic_file import write_bytes_atomically
 from topos_cli.report.compare import FIGURES
 from topos_cli.report.display.history_table import (
     HISTORY_HEADERS,
@@ -16,7 +17,6 @@ from topos_cli.report.display.html_page import bullet_list, escape, figure, miss
 from topos_cli.report.display.plotting import figure_svg
 from topos_cli.report.display.trend_figure import trend_figure
 from topos_cli.report.history import History
-from topos_cli.shared.atomic_write import write_bytes_atomically
 from topos_cli.shared.errors import ToposUsageError
 
 

@@ -24,13 +24,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from topos.system.atomic_file import write_bytes_atomically
 from topos_cli.report.display.html_page import bullet_list, escape, figure, missing_box, page, table
 from topos_cli.report.display.report import VERDICT_HEADERS, verdict_notes, verdict_rows
 from topos_cli.report.display.report_contents import ReportContents, gather_report_contents
 from topos_cli.report.statistics import median
 from topos_cli.result.lenient_result import read_result_leniently
 from topos_cli.result.result_file import default_report_path
-from topos_cli.shared.atomic_write import write_bytes_atomically
 from topos_cli.shared.errors import ResultFileError, ToposError
 from topos_cli.shared.exit_without_teardown import exit_without_teardown
 from topos_cli.shared.units import DASH, format_milliseconds, mebibytes_cell
