@@ -26,6 +26,7 @@ from topos_cli.commands.options import (
     WorkloadOption,
     chosen_budget,
 )
+from topos_cli.shared.bounds import MOST_STEPS, check_count
 from topos_cli.shared.errors import ExitStatus, ToposError
 from topos_cli.shared.interruption import start_raising
 from topos_cli.shared.output_path import check_outputs
@@ -175,6 +176,7 @@ def run(
     from topos.training import Training
     from topos_cli.harness.data_option import data_directory
 
+    check_count("--steps", steps, most=MOST_STEPS)
     directory = data_directory(data)
     budget = chosen_budget(budget) if route == "remat" else None
     program = _program(workload, route, budget)

@@ -26,6 +26,13 @@ from topos_cli.harness.monitor import WorkerRequest, worker_environment
 from topos_cli.harness.report_child import reports_wanted
 from topos_cli.result.result_file import default_report_path, default_result_path, load_result
 from topos_cli.result.tolerance import CompareSettings, parse_tolerance
+from topos_cli.shared.bounds import (
+    MOST_REPEATS,
+    MOST_STEPS,
+    MOST_THREADS,
+    check_count,
+    check_seconds,
+)
 from topos_cli.shared.errors import IncomparableResultsError, ToposUsageError
 from topos_cli.shared.output_path import check_not_input, check_outputs
 
@@ -91,11 +98,6 @@ def interleaved_order(routes: Sequence[str], repeats: int) -> list[tuple[str, in
     return order
 
 
-def _require_at_least_one(option: str, value: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ToposUsageError(f"{option} must be a whole number of at least 1, not {value!r}")
-
-
 def picture_path(result_path: str, workload: str) -> Path:
     """Where a frontier's picture goes: beside the result JSON, or in results/ when the
     JSON goes to standard output."""
@@ -131,14 +133,13 @@ def prepare(options: GradeOptions, moment: datetime | None = None) -> GradePlan:
                 parse_budget(budget)
             except BudgetTextError as error:
                 raise ToposUsageError(str(error)) from None
-    _require_at_least_one("--steps", options.steps)
-    _require_at_least_one("--repeat", options.repeat)
+    # Every number bounded before anything is planned: the runs are planned from them.
+    check_count("--steps", options.steps, most=MOST_STEPS)
+    check_count("--repeat", options.repeat, most=MOST_REPEATS)
     if options.threads is not None:
-        _require_at_least_one("--threads", options.threads)
-    if options.timeout is not None and not options.timeout > 0:
-        raise ToposUsageError(
-            f"--timeout must be a positive number of seconds, not {options.timeout}"
-        )
+        check_count("--threads", options.threads, most=MOST_THREADS)
+    if options.timeout is not None:
+        check_seconds("--timeout", options.timeout)
     compare_settings = parse_tolerance(options.tolerance)
     data = data_directory(options.data)
     # A grade of remat at several budgets is a frontier, and its result is named so.
