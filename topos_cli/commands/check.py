@@ -273,7 +273,12 @@ def check_before_grade(workload: str, data: str | None, *, stdout: TextIO, stder
     command = [sys.executable, "-m", "topos_cli.app", "check", "--workload", workload]
     if data is not None:
         command += ["--data", data]
-    completed = subprocess.run(command, capture_output=True, text=True, check=False)
+    from topos_cli.shared.parent_death import dies_with_parent
+
+    # Killed by the kernel should the grade die first: no child outlives the grade.
+    completed = subprocess.run(
+        command, capture_output=True, text=True, check=False, preexec_fn=dies_with_parent()
+    )
     stdout.write(completed.stdout)
     stdout.flush()
     if completed.returncode == ExitStatus.USAGE:
