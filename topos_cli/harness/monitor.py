@@ -34,6 +34,10 @@ from topos_cli.shared.interruption import Interrupted, interruptions_ignored
 from topos_cli.worker import protocol
 from topos_cli.worker.protocol import GRADER_PID_VARIABLE, WorkerCommand
 
+#: A worker's stderr line that begins so is passed on to the grade's stderr (once).
+WORKER_WARNING = "topos: warning: "
+_WARNINGS_SHOWN: set[str] = set()
+
 #: How often the parent samples the worker's RSS.
 SAMPLE_INTERVAL_SECONDS = 0.005
 
@@ -370,6 +374,12 @@ class WorkerMonitor:
     def _read_stderr_line(self, raw: bytes) -> None:
         line = raw.decode("utf-8", errors="replace").rstrip()
         self._stderr.append(line[:_LONGEST_STDERR_LINE])
+        if line.startswith(WORKER_WARNING) and line not in _WARNINGS_SHOWN:
+            # A warning a worker gives (a vocabulary that makes the model's memory explode)
+            # is the user's to see, once per grade however many workers give it.
+            _WARNINGS_SHOWN.add(line)
+            sys.stderr.write(line[:_LONGEST_STDERR_LINE] + "\n")
+            sys.stderr.flush()
 
     def _sample(self) -> None:
         try:
