@@ -34,6 +34,8 @@ def test_a_route_that_raises_at_step_3_is_failed_with_its_error_and_stderr(tmp_p
     assert first == ("exit status 1: RuntimeError: the tiny workload fails at step 3 on purpose")
     assert rest[0].startswith("at ") and "tiny_workloads.py" in rest[0]
     assert "stderr:" in rest and rest[-1].startswith("RuntimeError")
+    # The exception in one line, never the traceback's raw frames.
+    assert not any(line.startswith((" ", "Traceback")) for line in rest), rest
     assert recorded["facts"]["error"]["kind"] == "crash"
     assert result["verdict"]["parity"]["status"] == "incomplete"
     assert "recorded repeat 1: failed: exit status 1: RuntimeError" in completed.stdout

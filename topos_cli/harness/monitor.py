@@ -38,6 +38,27 @@ from topos_cli.worker.protocol import GRADER_PID_VARIABLE, WorkerCommand
 WORKER_WARNING = "topos: warning: "
 _WARNINGS_SHOWN: set[str] = set()
 
+#: The lines of a Python traceback that are not its exception: its header and the
+#: sentences that chain one exception to another.
+_TRACEBACK_LINES = (
+    "Traceback (most recent call last):",
+    "During handling of the above exception, another exception occurred:",
+    "The above exception was the direct cause of the following exception:",
+)
+
+
+def without_traceback_frames(lines: list[str]) -> list[str]:
+    """`lines` of a worker's stderr without a traceback's header and frames (indented
+    `File ...` lines, their source and carets): a failure's detail shows the exception
+    in one line, not raw frames (a shard's failure printed them into the verdict's
+    notes). The whole tail is still kept in the run's facts (`stderr_tail`)."""
+    return [
+        line
+        for line in lines
+        if line.strip() not in _TRACEBACK_LINES and not line.startswith((" ", "\t"))
+    ]
+
+
 #: How often the parent samples the worker's RSS.
 SAMPLE_INTERVAL_SECONDS = 0.005
 
@@ -446,7 +467,7 @@ class WorkerMonitor:
                 f"timed out after {request.timeout:g} s, {reached} done; "
                 f"its process group was killed"
             ]
-            return "timed out", "\n".join(lines + self._stderr_tail())
+            return "timed out", "\n".join(lines + without_traceback_frames(self._stderr_tail()))
         if self._nonfinite is not None:
             return "nonfinite", f"loss became {self._nonfinite.loss}; training stopped there"
         complete = (
@@ -470,7 +491,7 @@ class WorkerMonitor:
         error = self._error_lines()
         first = f"{cause}: {error[0]}" if error else f"{cause} after {reached}"
         lines = [first, *error[1:]]
-        tail = self._stderr_tail()
+        tail = without_traceback_frames(self._stderr_tail())
         if self._stray_output:
             tail = [*list(self._stray_output)[-2:], *tail]
         if tail:
