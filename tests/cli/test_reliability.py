@@ -157,7 +157,10 @@ def test_bad_data_files_are_named_in_one_line_exit_2(tmp_path, damage, fragment)
         (["--routes", "remat", "--budget", "9" * 400 + "MiB"], "--budget"),
         (["--routes", "remat", "--budget", "9" * 400 + "%"], "--budget"),
         (["--tolerance", "speed=3%"], "--tolerance 'speed=3%'"),
-        (["--json", "/proc/no/such/place.json"], "cannot write /proc/no/such/place.json"),
+        (
+            ["--json", "/proc/no/such/place.json"],
+            "--json /proc/no/such/place.json: cannot write it",
+        ),
         (["--frobnicate"], "No such option: --frobnicate"),
     ],
 )
