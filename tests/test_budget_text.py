@@ -42,3 +42,12 @@ def test_reading_budgets_loads_no_numpy():
     code = "import sys, topos.budget_text; print('numpy' in sys.modules)"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert loaded.stdout.strip() == "False", loaded.stderr
+
+
+@pytest.mark.parametrize(
+    "text", ["9" * 400 + "MiB", "9" * 400 + "%", "1e400B", "2EiB", "2000000000GiB", "1000000%"]
+)
+def test_a_budget_beyond_its_bounds_is_one_line(text: str):
+    with pytest.raises(BudgetTextError, match="--budget") as caught:
+        parse_budget(text)
+    assert "\n" not in str(caught.value)

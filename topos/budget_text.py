@@ -20,6 +20,15 @@ UNITS = {
     "GIB": 2**30,
 }
 
+#: The largest budget in bytes (an exbibyte): no plan comes near, and every budget below
+#: it is a finite float and a plain int.
+MOST_BYTES = 2**60
+#: The largest share of the recorded route's planned bytes (above 100% remat plans as
+#: recorded does; far above, a typo).
+MOST_PERCENT = 10_000
+#: The longest budget text read: a number no longer than this cannot overflow a float.
+MOST_CHARACTERS = 64
+
 _SIZE = re.compile(r"(?P<number>\d+(\.\d*)?|\.\d+)\s*(?P<unit>[A-Za-z]+)")
 _SHARE = re.compile(r"(?P<number>\d+(\.\d*)?|\.\d+)\s*%")
 
@@ -29,16 +38,25 @@ class BudgetTextError(ValueError):
 
 
 def parse_budget(text: str) -> int | float | str:
-    """What `text` names: bytes (an int), a fraction (a float: `50%` is 0.5) or
-    `"floor"`; BudgetTextError (one line) for anything else."""
+    """What `text` names: bytes (an int, at most `MOST_BYTES`), a fraction (a float:
+    `50%` is 0.5, at most `MOST_PERCENT`%) or `"floor"`; BudgetTextError (one line) for
+    anything else, a number out of bounds included."""
     cleaned = text.strip()
     if cleaned.lower() == "floor":
         return "floor"
+    if len(cleaned) > MOST_CHARACTERS:
+        # Before any number is read: 400 nines overflow a float to infinity.
+        raise BudgetTextError(
+            f"--budget {cleaned[:20]}...: longer than {MOST_CHARACTERS} characters; "
+            f"no budget needs so many digits"
+        )
     share = _SHARE.fullmatch(cleaned)
     if share:
         fraction = float(share["number"]) / 100
         if fraction <= 0:
             raise BudgetTextError(f"--budget {text!r}: a share must be above 0%")
+        if not fraction <= MOST_PERCENT / 100:
+            raise BudgetTextError(f"--budget {text!r}: a share must be at most {MOST_PERCENT}%")
         return fraction
     size = _SIZE.fullmatch(cleaned)
     if size:
@@ -48,7 +66,12 @@ def parse_budget(text: str) -> int | float | str:
                 f"--budget {text!r}: unknown unit {size['unit']!r}; "
                 f"use B, KB, MB, GB, KiB, MiB or GiB"
             )
-        count = int(float(size["number"]) * unit)
+        amount = float(size["number"]) * unit
+        if not amount <= MOST_BYTES:  # also refuses infinity
+            raise BudgetTextError(
+                f"--budget {text!r}: a budget must be at most {MOST_BYTES} bytes (1 EiB)"
+            )
+        count = int(amount)
         if count <= 0:
             raise BudgetTextError(f"--budget {text!r}: a budget must be above 0 bytes")
         return count

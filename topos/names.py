@@ -50,20 +50,23 @@ def check_route(name: str) -> str:
     return name
 
 
-def parse_routes(text: str) -> tuple[str, ...]:
+def parse_routes(
+    text: str, option: str = "--routes", twice: str = "use --repeat"
+) -> tuple[str, ...]:
     """The routes of a comma-separated list such as `engine,recorded`, in its order;
-    UnknownNameError (one line, naming the offender) for an unknown, repeated or empty
-    route."""
+    UnknownNameError (one line, naming the offender and `option`, the option that gave
+    `text`) for an unknown, repeated or empty route. `twice` says what to do instead of
+    naming a route twice (each command its own advice: grade's is `--repeat`)."""
     names = [name.strip() for name in text.split(",")]
     if not any(names):
-        raise UnknownNameError(f"--routes names no route; routes are {', '.join(ROUTES)}")
+        raise UnknownNameError(f"{option} names no route; routes are {', '.join(ROUTES)}")
     seen: list[str] = []
     for name in names:
         if not name:
-            raise UnknownNameError(f"--routes {text!r} has an empty name between commas")
+            raise UnknownNameError(f"{option} {text!r} has an empty name between commas")
         check_route(name)
         if name in seen:
-            raise UnknownNameError(f"route {name!r} is named twice in --routes; use --repeat")
+            raise UnknownNameError(f"route {name!r} is named twice in {option}; {twice}")
         seen.append(name)
     return tuple(seen)
 

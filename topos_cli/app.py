@@ -26,8 +26,10 @@ from topos_cli.commands.options import (
     WorkloadOption,
     chosen_budget,
 )
+from topos_cli.shared.bounds import MOST_STEPS, check_count
 from topos_cli.shared.errors import ExitStatus, ToposError
 from topos_cli.shared.interruption import start_raising
+from topos_cli.shared.output_path import check_outputs
 from topos_cli.shared.output_stream import guard_standard_streams
 
 try:  # typer 0.29 vendors click; older releases use click itself
@@ -174,6 +176,7 @@ def run(
     from topos.training import Training
     from topos_cli.harness.data_option import data_directory
 
+    check_count("--steps", steps, most=MOST_STEPS)
     directory = data_directory(data)
     budget = chosen_budget(budget) if route == "remat" else None
     program = _program(workload, route, budget)
@@ -254,7 +257,11 @@ def report(
     ],
     html: Annotated[
         str | None,
-        typer.Option("--html", help="Write the HTML report here (default: beside the result)."),
+        typer.Option(
+            "--html",
+            help="Write the HTML report here ('-' for standard output; default: beside the "
+            "result).",
+        ),
     ] = None,
     png: Annotated[
         str | None, typer.Option("--png", help="Also write one PNG of the main panels here.")
@@ -275,7 +282,8 @@ def report(
     for line in missing:
         typer.echo(f"missing: {line}", err=True)
     for path in written:
-        typer.echo(f"report: {path}", err=True)
+        if str(path) != "-":
+            typer.echo(f"report: {path}", err=True)
 
 
 @application.command()
@@ -318,10 +326,18 @@ def history(
     from topos_cli.result.tolerance import parse_tolerance
 
     chosen = paths or ["results"]
-    found = read_history(chosen, workload=workload, settings=parse_tolerance(tolerance))
-    print_history(found, markdown=markdown)
     first = Path(chosen[0])
     target = Path(html) if html else (first if first.is_dir() else first.parent) / "history.html"
+    # Checked before anything is read: the page must not replace a result it reads, nor be
+    # written into a folder it reads where it would be read as one next time (a .json).
+    # Standard output carries the tables, so the page never goes there.
+    check_outputs(
+        {"--html" if html else "the history page": str(target)},
+        {f"the input {path}": path for path in chosen},
+        read_in_folder=lambda path: path.suffix == ".json",
+    )
+    found = read_history(chosen, workload=workload, settings=parse_tolerance(tolerance))
+    print_history(found, markdown=markdown)
     write_history_html(found, target)
     typer.echo(f"history: {target}", err=True)
 

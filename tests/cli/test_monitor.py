@@ -136,3 +136,21 @@ def test_ready_reports_the_shards_and_the_memory_of_every_shards_plan(workload, 
     with threadpool_limits(limits=1, user_api="blas"):
         expected = [int(training.step(step).view(np.uint32)) for step in range(steps)]
     assert list(result.loss_bits) == expected
+
+
+def test_a_failure_detail_keeps_the_exception_not_the_traceback_frames():
+    from topos_cli.harness.monitor import without_traceback_frames
+
+    tail = [
+        "loading the workload",
+        "Traceback (most recent call last):",
+        '  File "/x/shard_processes.py", line 220, in _answer',
+        '    raise ShardProcessError(f"shard {child.shard}\'s process failed: {message}")',
+        "    ^^^^^^^^^^^^^^^^^^^^^^^^",
+        "During handling of the above exception, another exception occurred:",
+        "topos.training.shard_processes.ShardProcessError: shard 1's process failed: boom",
+    ]
+    assert without_traceback_frames(tail) == [
+        "loading the workload",
+        "topos.training.shard_processes.ShardProcessError: shard 1's process failed: boom",
+    ]

@@ -34,6 +34,8 @@ def test_a_route_that_raises_at_step_3_is_failed_with_its_error_and_stderr(tmp_p
     assert first == ("exit status 1: RuntimeError: the tiny workload fails at step 3 on purpose")
     assert rest[0].startswith("at ") and "tiny_workloads.py" in rest[0]
     assert "stderr:" in rest and rest[-1].startswith("RuntimeError")
+    # The exception in one line, never the traceback's raw frames.
+    assert not any(line.startswith((" ", "Traceback")) for line in rest), rest
     assert recorded["facts"]["error"]["kind"] == "crash"
     assert result["verdict"]["parity"]["status"] == "incomplete"
     assert "recorded repeat 1: failed: exit status 1: RuntimeError" in completed.stdout
@@ -143,14 +145,22 @@ def test_bad_data_files_are_named_in_one_line_exit_2(tmp_path, damage, fragment)
         (["--workload", "no_such_module:thing"], "cannot import 'no_such_module'"),
         (["--routes", "engine,sideways"], "unknown route 'sideways'"),
         (["--routes", "engine,engine"], "route 'engine' is named twice"),
-        (["--steps", "0"], "--steps must be a whole number of at least 1, not 0"),
-        (["--steps", "-3"], "--steps must be a whole number of at least 1, not -3"),
+        (["--steps", "0"], "--steps must be a whole number from 1 to 1,000,000, not 0"),
+        (["--steps", "-3"], "--steps must be a whole number from 1 to 1,000,000, not -3"),
         (["--steps", "many"], "'--steps'"),
-        (["--repeat", "0"], "--repeat must be a whole number of at least 1, not 0"),
-        (["--threads", "0"], "--threads must be a whole number of at least 1, not 0"),
+        (["--repeat", "0"], "--repeat must be a whole number from 1 to 1,000, not 0"),
+        (["--threads", "0"], "--threads must be a whole number from 1 to 1,024, not 0"),
         (["--timeout", "0"], "--timeout must be a positive number of seconds"),
+        (["--repeat", "100000000"], "--repeat must be a whole number from 1 to 1,000"),
+        (["--steps", "9" * 400], "--steps must be a whole number from 1 to 1,000,000"),
+        (["--threads", "5000"], "--threads must be a whole number from 1 to 1,024"),
+        (["--routes", "remat", "--budget", "9" * 400 + "MiB"], "--budget"),
+        (["--routes", "remat", "--budget", "9" * 400 + "%"], "--budget"),
         (["--tolerance", "speed=3%"], "--tolerance 'speed=3%'"),
-        (["--json", "/proc/no/such/place.json"], "cannot write /proc/no/such/place.json"),
+        (
+            ["--json", "/proc/no/such/place.json"],
+            "--json /proc/no/such/place.json: cannot write it",
+        ),
         (["--frobnicate"], "No such option: --frobnicate"),
     ],
 )

@@ -32,6 +32,14 @@ MAXIMUM_BYTES = 1 << 30
 SYNTHETIC_SEED = 14
 
 
+def id_dtype(vocabulary: str) -> np.dtype:
+    """The narrowest unsigned integer that numbers every character of `vocabulary`:
+    uint16 up to 65,536 distinct characters, uint32 beyond (Unicode has 1,114,112 code
+    points, so a text can never need more). A fixed uint16 made a text of more distinct
+    characters an internal error."""
+    return np.dtype(np.uint16 if len(vocabulary) <= 1 << 16 else np.uint32)
+
+
 class TextDataset(Dataset):
     """A character corpus: `train` and `test` (the validation split) are TextSplits over
     one `vocabulary`, the sorted distinct characters of the whole text."""
@@ -39,7 +47,9 @@ class TextDataset(Dataset):
     def __init__(self, source: str, format: str, text: str) -> None:
         vocabulary = "".join(sorted(set(text)))
         lookup = {character: index for index, character in enumerate(vocabulary)}
-        ids = np.fromiter((lookup[character] for character in text), np.uint16, len(text))
+        ids = np.fromiter(
+            (lookup[character] for character in text), id_dtype(vocabulary), len(text)
+        )
         cut = len(text) * TRAIN_FRACTION[0] // TRAIN_FRACTION[1]
         train, validation = TextSplit(ids[:cut], vocabulary), TextSplit(ids[cut:], vocabulary)
         super().__init__(NAME, source, format, lambda: train, lambda: validation)

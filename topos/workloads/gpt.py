@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import sys
 from typing import Any
 
 import numpy as np
@@ -77,9 +78,48 @@ def load_dataset(directory: str | None) -> Dataset:
     return load_text(directory, minimum=BATCH_WINDOWS * WINDOW, window=WINDOW)
 
 
+#: Above this, what the vocabulary alone costs a worker is worth a warning (bytes).
+VOCABULARY_WARNING_BYTES = 256 * 2**20
+#: float32 copies of each vocabulary-sized weight a training step holds: the weight, its
+#: gradient and AdamW's two moments.
+_WEIGHT_COPIES = 4
+#: float32 copies of the logits a step holds: the logits, their softmax, their gradient.
+_LOGIT_COPIES = 3
+
+
+def vocabulary_bytes(vocabulary: int, features: int = 64) -> int:
+    """An estimate of the memory a training step spends on the vocabulary: the token
+    embedding and the head (`vocabulary x features` each, with gradient and AdamW
+    moments) and the logits (`rows x context x vocabulary`, with softmax and gradient).
+    It grows linearly in the vocabulary, which a text of many distinct characters makes
+    huge (60,000 characters cost 2.2 GiB per worker)."""
+    weights = 2 * vocabulary * features * _WEIGHT_COPIES
+    logits = BATCH_WINDOWS * CONTEXT * vocabulary * _LOGIT_COPIES
+    return 4 * (weights + logits)
+
+
+def vocabulary_warning(vocabulary: int) -> str | None:
+    """One line saying that `vocabulary` distinct characters make the model's memory
+    explode, or None when they do not."""
+    estimate = vocabulary_bytes(vocabulary)
+    if estimate <= VOCABULARY_WARNING_BYTES:
+        return None
+    return (
+        f"warning: a vocabulary of {vocabulary:,} distinct characters costs the gpt model "
+        f"about {estimate / 2**30:.1f} GiB per worker (embedding, head and logits); a "
+        f"character corpus usually has a few hundred"
+    )
+
+
 def adapt(workload: Workload, dataset: Dataset) -> Workload:
-    """The workload with its vocabulary sized to `dataset`'s."""
+    """The workload with its vocabulary sized to `dataset`'s; a vocabulary that makes the
+    model's memory explode is said in one line on stderr (`vocabulary_warning`), which a
+    grade passes on from its workers."""
     vocabulary = len(dataset.vocabulary)
+    warning = vocabulary_warning(vocabulary)
+    if warning is not None:
+        sys.stderr.write(f"topos: {warning}\n")
+        sys.stderr.flush()
     return dataclasses.replace(workload, record=functools.partial(record, vocabulary=vocabulary))
 
 

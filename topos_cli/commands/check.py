@@ -27,6 +27,12 @@ from typing import Any, TextIO
 
 from topos.names import ROUTES, UnknownNameError, check_workload_name
 from topos_cli import count_own_frames_as_machinery
+from topos_cli.shared.bounds import (
+    MOST_CHECK_ROWS,
+    MOST_DIRECTIONS,
+    MOST_SEED,
+    check_count,
+)
 from topos_cli.shared.errors import ExitStatus, ToposUsageError
 
 #: The JSON schema `topos check --json` writes.
@@ -60,11 +66,9 @@ def _validate(options: CheckOptions) -> str | None:
         raise ToposUsageError(str(error)) from None
     if not options.routes:
         raise ToposUsageError(f"--route names no route; routes are {', '.join(ROUTES)}")
-    for name, value in (("--directions", options.directions), ("--rows", options.rows)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ToposUsageError(f"{name} must be a whole number of at least 1, not {value!r}")
-    if options.seed < 0:
-        raise ToposUsageError(f"--seed must not be negative, not {options.seed}")
+    check_count("--directions", options.directions, most=MOST_DIRECTIONS)
+    check_count("--rows", options.rows, most=MOST_CHECK_ROWS)
+    check_count("--seed", options.seed, least=0, most=MOST_SEED)
     data = options.data
     if data is None or data.strip() in ("", "synthetic"):
         return None
@@ -269,7 +273,12 @@ def check_before_grade(workload: str, data: str | None, *, stdout: TextIO, stder
     command = [sys.executable, "-m", "topos_cli.app", "check", "--workload", workload]
     if data is not None:
         command += ["--data", data]
-    completed = subprocess.run(command, capture_output=True, text=True, check=False)
+    from topos_cli.shared.parent_death import dies_with_parent
+
+    # Killed by the kernel should the grade die first: no child outlives the grade.
+    completed = subprocess.run(
+        command, capture_output=True, text=True, check=False, preexec_fn=dies_with_parent()
+    )
     stdout.write(completed.stdout)
     stdout.flush()
     if completed.returncode == ExitStatus.USAGE:

@@ -47,5 +47,6 @@ def check_command(
     """
     from topos_cli.commands.check import CheckOptions, run_check
 
-    options = options_of(context, CheckOptions, routes=chosen_routes(routes))
+    chosen = chosen_routes(routes, "--route", "each route is checked once")
+    options = options_of(context, CheckOptions, routes=chosen)
     raise typer.Exit(run_check(options))

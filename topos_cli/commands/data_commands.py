@@ -148,6 +148,11 @@ def describe_dataset(description: dict) -> list[str]:
     if "vocabulary" in description:
         vocabulary = description["vocabulary"]
         lines.append(f"vocabulary: {len(vocabulary)} characters {vocabulary!r}")
+        from topos.workloads.gpt import vocabulary_warning
+
+        warning = vocabulary_warning(len(vocabulary))
+        if warning is not None:
+            lines.append(warning)
         for split, facts in description["splits"].items():
             lines.append(
                 f"{split}: {facts['characters']} characters; "

@@ -17,6 +17,7 @@ from typing import TextIO
 
 import msgspec
 
+from topos.system.atomic_file import write_bytes_atomically
 from topos_cli.commands.grade import end_grade, grade_exit_status, grade_with, judge_record
 from topos_cli.commands.result_composition import (
     GradeRecord,
@@ -24,10 +25,10 @@ from topos_cli.commands.result_composition import (
     memory_predictions,
     route_facts,
 )
-from topos_cli.harness.grade_plan import GradeOptions, GradePlan
+from topos_cli.harness.grade_plan import GradeOptions, GradePlan, picture_path
 from topos_cli.harness.monitor import WorkerObserver
 from topos_cli.harness.report_child import ReportChild
-from topos_cli.harness.result_destination import save_result
+from topos_cli.harness.result_destination import incomplete_kind, save_result
 from topos_cli.harness.route_runner import run_routes
 from topos_cli.report.display.frontier_picture import FrontierPoint, frontier_svg
 from topos_cli.report.display.result_description import describe_data, describe_predictions
@@ -40,8 +41,9 @@ from topos_cli.result.grade_result import (
     RefusedPoint,
     RouteFacts,
 )
-from topos_cli.result.result_file import default_result_path
 from topos_cli.result.worker_facts import LiveVolume
+from topos_cli.shared.errors import ToposError
+from topos_cli.shared.output_path import check_output
 from topos_cli.shared.units import MEBIBYTE, format_bytes, format_milliseconds
 
 HEADERS = (
@@ -59,14 +61,6 @@ HEADERS = (
 def point_label(route: str, budget: str | None) -> str:
     """`engine`, `recorded`, or `remat@50%`."""
     return route if budget is None else f"{route}@{budget}"
-
-
-def picture_path(result_path: str, workload: str) -> Path:
-    """Where the picture goes: beside the result JSON, or in results/ when the JSON goes
-    to standard output."""
-    if result_path == "-":
-        return default_result_path(workload, command="frontier").with_suffix(".svg")
-    return Path(result_path).with_suffix(".svg")
 
 
 def _is_refused_budget(result, request) -> bool:
@@ -184,12 +178,19 @@ def _finish(plan, record, refused, host, *, stdout: TextIO, stderr: TextIO) -> i
     table_stream = stderr if plan.result_path == "-" else stdout
     drawn = None
     try:
-        picture.parent.mkdir(parents=True, exist_ok=True)
+        # Checked again: the result may have gone elsewhere (kept beside a complete one),
+        # and a device or FIFO put there meanwhile must not be written into.
+        check_output(picture, "the picture beside the result")
         title = f"{options.workload}: ms/step against training Δ ({options.steps} steps)"
-        picture.write_text(frontier_svg(frontier_points(verdict), title), encoding="utf-8")
+        svg = frontier_svg(frontier_points(verdict), title)
+        write_bytes_atomically(picture, svg.encode("utf-8"))
         drawn = picture
+    except ToposError as error:
+        stderr.write(f"topos: error: {error}\n")
     except OSError as error:
-        stderr.write(f"topos: error: cannot write the picture {picture}: {error}\n")
+        stderr.write(
+            f"topos: error: cannot write the picture {picture}: {error.strerror or error}\n"
+        )
     rows = frontier_rows(result, verdict)
     rows += [[entry.point, "below the floor", "", "", "", "", "", ""] for entry in refused]
     table = markdown_table(HEADERS, rows) if options.markdown else plain_table(HEADERS, rows)
@@ -205,6 +206,11 @@ def _finish(plan, record, refused, host, *, stdout: TextIO, stderr: TextIO) -> i
     table_stream.flush()
     if saved.path not in (None, "-"):
         stderr.write(f"results: {saved.path}\n")
+    if saved.kept is not None:
+        stderr.write(
+            f"topos: {saved.kept} holds a complete result, kept; this "
+            f"{incomplete_kind(result)} frontier's result is beside it, {saved.path}\n"
+        )
     if drawn is not None:
         stderr.write(f"picture: {drawn}\n")
     if saved.error is not None:

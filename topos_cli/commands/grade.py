@@ -20,7 +20,12 @@ from topos_cli.harness.host import host_facts
 from topos_cli.harness.monitor import WorkerObserver
 from topos_cli.harness.process_tree import adopt_orphans
 from topos_cli.harness.report_child import ReportChild, ReportDrawing, reports_wanted
-from topos_cli.harness.result_destination import Saved, last_resort_text, save_result
+from topos_cli.harness.result_destination import (
+    Saved,
+    incomplete_kind,
+    last_resort_text,
+    save_result,
+)
 from topos_cli.harness.route_runner import GradeRecord, run_routes
 from topos_cli.report.compare import Comparison, compare_results
 from topos_cli.report.display.report import print_comparison, print_verdict
@@ -156,7 +161,7 @@ def _report_saved(saved: Saved, result: GradeResult, exit_status: int, stderr: T
     if saved.kept is not None:
         stderr.write(
             f"topos: {saved.kept} holds a complete result, kept; this "
-            f"{result.status} grade's result is beside it\n"
+            f"{incomplete_kind(result)} grade's result is beside it, {saved.path}\n"
         )
     if saved.error is None:
         return exit_status

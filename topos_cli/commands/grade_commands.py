@@ -17,6 +17,7 @@ from topos_cli.commands.options import (
     WorkloadOption,
     chosen_budget,
     chosen_routes,
+    distinct_budgets,
     options_of,
 )
 from topos_cli.shared.errors import ToposUsageError
@@ -152,6 +153,6 @@ def frontier_command(
     names = [name.strip() for name in budgets.split(",")]
     if not all(names):
         raise ToposUsageError(f"--budgets {budgets!r} has an empty budget between commas")
-    chosen = tuple(dict.fromkeys(chosen_budget(name) for name in names))
+    chosen = distinct_budgets(names)
     options = options_of(context, GradeOptions, routes=("engine", "recorded"), budgets=chosen)
     raise typer.Exit(run_frontier(options))

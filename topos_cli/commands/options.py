@@ -42,6 +42,9 @@ ToleranceOption = Annotated[
     ),
 ]
 
+#: The most budgets one frontier grades (each is a worker run in turn).
+MOST_BUDGETS = 100
+
 #: What a command's options are gathered into: `GradeOptions`, `CheckOptions`.
 Options = TypeVar("Options")
 
@@ -55,18 +58,21 @@ def options_of(
     return options_type(**{**context.params, **parsed})
 
 
-def chosen_routes(text: str) -> tuple[str, ...]:
+def chosen_routes(
+    text: str, option: str = "--routes", twice: str = "use --repeat"
+) -> tuple[str, ...]:
     """The routes a comma-separated option names, in order; a usage error (one line,
-    exit 2) for an unknown, repeated or empty one."""
+    exit 2, naming `option` and, for a route named twice, saying `twice`) for an
+    unknown, repeated or empty one."""
     from topos.names import UnknownNameError, parse_routes
 
     try:
-        return parse_routes(text)
+        return parse_routes(text, option, twice)
     except UnknownNameError as error:
         raise ToposUsageError(str(error)) from None
 
 
-def chosen_budget(text: str | None) -> str | None:
+def chosen_budget(text: str | None, option: str = "--budget") -> str | None:
     """`--budget` as typed, once it names a budget; a usage error (one line, exit 2)
     otherwise. Read without NumPy: the grading parent checks it before any worker."""
     if text is None:
@@ -76,5 +82,25 @@ def chosen_budget(text: str | None) -> str | None:
     try:
         parse_budget(text)
     except BudgetTextError as error:
-        raise ToposUsageError(str(error)) from None
+        # The text says `--budget`; a frontier's come from `--budgets`.
+        raise ToposUsageError(str(error).replace("--budget ", f"{option} ", 1)) from None
     return text.strip()
+
+
+def distinct_budgets(texts: list[str]) -> tuple[str, ...]:
+    """The budgets `texts` name, each once, in order: two texts that name one budget
+    (`floor` and `FLOOR`, `64MiB` and `67108864B`, `50%` and `50.0%`) are one point of a
+    frontier, graded once. A usage error (one line, exit 2) for one that names none."""
+    from topos.budget_text import parse_budget
+
+    if len(texts) > MOST_BUDGETS:
+        raise ToposUsageError(
+            f"--budgets names {len(texts)} budgets; a frontier grades at most {MOST_BUDGETS}"
+        )
+    chosen: dict[tuple[str, object], str] = {}
+    for text in texts:
+        budget = chosen_budget(text, "--budgets")
+        value = parse_budget(budget)
+        # A share and a size are never the same budget before the plan is known.
+        chosen.setdefault((type(value).__name__, value), budget)
+    return tuple(chosen.values())

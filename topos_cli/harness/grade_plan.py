@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 
 from topos.budget_text import BudgetTextError, parse_budget
 from topos.names import (
@@ -21,11 +22,19 @@ from topos.names import (
 )
 from topos_cli.harness.data_option import data_directory
 from topos_cli.harness.monitor import WorkerRequest, worker_environment
-from topos_cli.harness.result_destination import check_destination, check_distinct
+from topos_cli.harness.report_child import reports_wanted
 from topos_cli.result.grade_result import GradeResult
-from topos_cli.result.result_file import default_result_path, load_result
+from topos_cli.result.result_file import default_report_path, default_result_path, load_result
 from topos_cli.result.tolerance import CompareSettings, parse_tolerance
+from topos_cli.shared.bounds import (
+    MOST_REPEATS,
+    MOST_STEPS,
+    MOST_THREADS,
+    check_count,
+    check_seconds,
+)
 from topos_cli.shared.errors import IncomparableResultsError, ToposUsageError
+from topos_cli.shared.output_path import check_not_input, check_outputs
 
 #: How long one run of one route may take before it is killed: generous, an hour.
 DEFAULT_TIMEOUT_SECONDS = 3600.0
@@ -89,9 +98,22 @@ def interleaved_order(routes: Sequence[str], repeats: int) -> list[tuple[str, in
     return order
 
 
-def _require_at_least_one(option: str, value: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ToposUsageError(f"{option} must be a whole number of at least 1, not {value!r}")
+def picture_path(result_path: str, workload: str) -> Path:
+    """Where a frontier's picture goes: beside the result JSON, or in results/ when the
+    JSON goes to standard output."""
+    if result_path == "-":
+        return default_result_path(workload, command="frontier").with_suffix(".svg")
+    return Path(result_path).with_suffix(".svg")
+
+
+def side_outputs(result_path: str, options: GradeOptions) -> dict[str, str]:
+    """The files a grade writes beside its result, by what names them in a message: the
+    report drawn beside it (`default_report_path`), or a frontier's picture."""
+    if options.budgets:
+        return {"the picture beside the result": str(picture_path(result_path, options.workload))}
+    if result_path == "-" or not reports_wanted():
+        return {}
+    return {"the report beside the result": str(default_report_path(result_path))}
 
 
 def prepare(options: GradeOptions, moment: datetime | None = None) -> GradePlan:
@@ -111,30 +133,30 @@ def prepare(options: GradeOptions, moment: datetime | None = None) -> GradePlan:
                 parse_budget(budget)
             except BudgetTextError as error:
                 raise ToposUsageError(str(error)) from None
-    _require_at_least_one("--steps", options.steps)
-    _require_at_least_one("--repeat", options.repeat)
+    # Every number bounded before anything is planned: the runs are planned from them.
+    check_count("--steps", options.steps, most=MOST_STEPS)
+    check_count("--repeat", options.repeat, most=MOST_REPEATS)
     if options.threads is not None:
-        _require_at_least_one("--threads", options.threads)
-    if options.timeout is not None and not options.timeout > 0:
-        raise ToposUsageError(
-            f"--timeout must be a positive number of seconds, not {options.timeout}"
-        )
+        check_count("--threads", options.threads, most=MOST_THREADS)
+    if options.timeout is not None:
+        check_seconds("--timeout", options.timeout)
     compare_settings = parse_tolerance(options.tolerance)
     data = data_directory(options.data)
     # A grade of remat at several budgets is a frontier, and its result is named so.
     command = "frontier" if options.budgets else "grade"
     default_path = default_result_path(options.workload, started, command=command)
     result_path = options.json_path or str(default_path)
-    # Nothing is created yet: a usage error must leave no folder behind.
-    check_destination(result_path, "--json")
-    if options.github_benchmark is not None:
-        if options.github_benchmark == "-" and result_path == "-":
-            raise ToposUsageError("--json and --github-benchmark cannot both go to standard output")
-        check_destination(options.github_benchmark, "--github-benchmark")
-    # Each output must be a file of its own, and the baseline is read, never overwritten by
-    # the benchmark list (a new result may replace it: that is a rolling baseline).
-    check_distinct({"--json": result_path, "--github-benchmark": options.github_benchmark})
-    check_distinct({"--baseline": options.baseline, "--github-benchmark": options.github_benchmark})
+    # Nothing is created yet: a usage error must leave no folder behind. Every file the
+    # grade will write is checked by the one guard: the result, the benchmark list, and
+    # the report (a frontier: the picture) drawn beside the result. Two of them on one
+    # path would clobber each other, and only the result may replace the baseline it is
+    # compared with (that is a rolling baseline); the others must not destroy it.
+    outputs = {"--json": result_path, "--github-benchmark": options.github_benchmark}
+    beside = side_outputs(result_path, options)
+    check_outputs({**outputs, **beside}, standard_output=tuple(outputs))
+    check_not_input(
+        {"--github-benchmark": options.github_benchmark, **beside}, {"--baseline": options.baseline}
+    )
     baseline = None
     if options.baseline is not None:
         baseline = load_result(options.baseline)

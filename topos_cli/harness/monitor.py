@@ -34,6 +34,31 @@ from topos_cli.shared.interruption import Interrupted, interruptions_ignored
 from topos_cli.worker import protocol
 from topos_cli.worker.protocol import GRADER_PID_VARIABLE, WorkerCommand
 
+#: A worker's stderr line that begins so is passed on to the grade's stderr (once).
+WORKER_WARNING = "topos: warning: "
+_WARNINGS_SHOWN: set[str] = set()
+
+#: The lines of a Python traceback that are not its exception: its header and the
+#: sentences that chain one exception to another.
+_TRACEBACK_LINES = (
+    "Traceback (most recent call last):",
+    "During handling of the above exception, another exception occurred:",
+    "The above exception was the direct cause of the following exception:",
+)
+
+
+def without_traceback_frames(lines: list[str]) -> list[str]:
+    """`lines` of a worker's stderr without a traceback's header and frames (indented
+    `File ...` lines, their source and carets): a failure's detail shows the exception
+    in one line, not raw frames (a shard's failure printed them into the verdict's
+    notes). The whole tail is still kept in the run's facts (`stderr_tail`)."""
+    return [
+        line
+        for line in lines
+        if line.strip() not in _TRACEBACK_LINES and not line.startswith((" ", "\t"))
+    ]
+
+
 #: How often the parent samples the worker's RSS.
 SAMPLE_INTERVAL_SECONDS = 0.005
 
@@ -370,6 +395,12 @@ class WorkerMonitor:
     def _read_stderr_line(self, raw: bytes) -> None:
         line = raw.decode("utf-8", errors="replace").rstrip()
         self._stderr.append(line[:_LONGEST_STDERR_LINE])
+        if line.startswith(WORKER_WARNING) and line not in _WARNINGS_SHOWN:
+            # A warning a worker gives (a vocabulary that makes the model's memory explode)
+            # is the user's to see, once per grade however many workers give it.
+            _WARNINGS_SHOWN.add(line)
+            sys.stderr.write(line[:_LONGEST_STDERR_LINE] + "\n")
+            sys.stderr.flush()
 
     def _sample(self) -> None:
         try:
@@ -436,7 +467,7 @@ class WorkerMonitor:
                 f"timed out after {request.timeout:g} s, {reached} done; "
                 f"its process group was killed"
             ]
-            return "timed out", "\n".join(lines + self._stderr_tail())
+            return "timed out", "\n".join(lines + without_traceback_frames(self._stderr_tail()))
         if self._nonfinite is not None:
             return "nonfinite", f"loss became {self._nonfinite.loss}; training stopped there"
         complete = (
@@ -460,7 +491,7 @@ class WorkerMonitor:
         error = self._error_lines()
         first = f"{cause}: {error[0]}" if error else f"{cause} after {reached}"
         lines = [first, *error[1:]]
-        tail = self._stderr_tail()
+        tail = without_traceback_frames(self._stderr_tail())
         if self._stray_output:
             tail = [*list(self._stray_output)[-2:], *tail]
         if tail:

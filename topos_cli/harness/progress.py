@@ -107,7 +107,7 @@ class PlainProgress(WorkerObserver):
             self._line(
                 request,
                 f"ready after {format_duration(state.training_started - state.started)} "
-                f"(RSS {format_bytes(event.ready_rss_bytes)}, "
+                f"(RSS {format_bytes(event.facts.ready_rss_bytes)}, "
                 f"predicted live volume {format_bytes(volume)})",
             )
         elif isinstance(event, protocol.Step):

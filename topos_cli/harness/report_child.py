@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TextIO
 
 from topos_cli.result.result_file import default_report_path
+from topos_cli.shared.parent_death import dies_with_parent
 
 #: How long the child may take to draw the report before it is given up on.
 REPORT_TIMEOUT_SECONDS = 120.0
@@ -42,7 +43,9 @@ REPORT_MODULE = "topos_cli.report.display.report_html"
 
 
 def _start_drawing(arguments: list[str]) -> subprocess.Popen[str]:
-    """The drawing child, in a session of its own (a Ctrl-C is the grade's to handle)."""
+    """The drawing child, in a session of its own (a Ctrl-C or a hang-up is the grade's to
+    handle), killed by the kernel if the grade dies without ending it (`dies_with_parent`):
+    started before the command line is read and often stopped, it must never stay behind."""
     return subprocess.Popen(
         [sys.executable, "-m", REPORT_MODULE, *arguments],
         stdin=subprocess.PIPE,
@@ -52,6 +55,7 @@ def _start_drawing(arguments: list[str]) -> subprocess.Popen[str]:
         errors="replace",
         env={**os.environ, "MPLBACKEND": "Agg"},
         start_new_session=True,
+        preexec_fn=dies_with_parent(),
     )
 
 

@@ -26,16 +26,28 @@ import contextlib
 import errno
 import os
 import secrets
-import stat
 import tempfile
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from topos_cli.result.grade_result import GradeResult
 from topos_cli.result.result_file import dumps, load_result, write_atomically
-from topos_cli.shared.errors import ResultFileError, ToposUsageError
+from topos_cli.shared.errors import ResultFileError
+from topos_cli.shared.output_path import check_distinct, check_output, written_path
+
+__all__ = [
+    "COMPLETE_EXIT_STATUSES",
+    "Saved",
+    "check_destination",
+    "check_distinct",
+    "incomplete_kind",
+    "is_complete",
+    "last_resort_text",
+    "save_result",
+    "write_exclusively",
+    "written_path",
+]
 
 #: The exit statuses of a grade in which every run ran: its result may replace another.
 COMPLETE_EXIT_STATUSES = (0, 3, 4)
@@ -44,76 +56,25 @@ COMPLETE_EXIT_STATUSES = (0, 3, 4)
 _MOST_NUMBERED_NAMES = 1000
 
 
-def written_path(path: str) -> Path:
-    """The file a write to `path` replaces: a symbolic link's target (links are written through)."""
-    return Path(os.path.realpath(path))
-
-
 def check_destination(path: str, option: str = "--json") -> None:
-    """Raises `ToposUsageError` now if a result could not be written to `path` later.
+    """Raises `ToposUsageError` now if a result could not be written to `path` later
+    (`-` is standard output); the guard every output has (`topos_cli.shared.output_path`).
 
     Creates nothing: the folders are made when the result is written.
     """
-    if path == "-":
-        return
-    target = written_path(path)
-    try:
-        facts = os.stat(target)
-    except FileNotFoundError:
-        facts = None
-    except OSError as error:
-        raise ResultFileError(f"{option} {path}: cannot write it: {error.strerror}") from None
-    if facts is not None:
-        if stat.S_ISDIR(facts.st_mode):
-            raise ResultFileError(f"{option} {path}: cannot write it: it is a directory")
-        if not stat.S_ISREG(facts.st_mode):
-            raise ResultFileError(
-                f"{option} {path}: cannot write it: it is not a regular file "
-                f"(a device, FIFO or socket); a result is written to a regular file"
-            )
-    for ancestor in (target.parent, *target.parent.parents):
-        if not ancestor.exists():
-            continue
-        if not ancestor.is_dir():
-            raise ResultFileError(
-                f"{option} {path}: cannot write it: {ancestor} is not a directory"
-            )
-        if not os.access(ancestor, os.W_OK | os.X_OK):
-            raise ResultFileError(f"{option} {path}: cannot write it: {ancestor} is not writable")
-        _probe(ancestor, option, path)
-        break
-
-
-def _probe(folder: Path, option: str, path: str) -> None:
-    """Makes and removes a folder in `folder`, the nearest that exists: what `os.access`
-    cannot tell (root is granted everything, `/proc` and read-only mounts refuse anyway)
-    is found before any work, and nothing is left behind."""
-    try:
-        probe = tempfile.mkdtemp(prefix=".topos-probe-", dir=folder)
-    except OSError as error:
-        raise ResultFileError(
-            f"{option} {path}: cannot write it: {folder}: {error.strerror}"
-        ) from None
-    with contextlib.suppress(OSError):
-        os.rmdir(probe)
-
-
-def check_distinct(paths: Mapping[str, str | None]) -> None:
-    """Refuses two options that name one file (after following links): one would clobber the
-    other. `paths` maps option names to paths (`None` and `-` are skipped)."""
-    seen: dict[Path, str] = {}
-    for option, path in paths.items():
-        if path is None or path == "-":
-            continue
-        target = written_path(path)
-        if target in seen:
-            raise ToposUsageError(f"{seen[target]} and {option} name the same file, {path}")
-        seen[target] = option
+    check_output(path, option, standard_output=True)
 
 
 def is_complete(result: GradeResult) -> bool:
     """Whether a result is of a grade in which every run ran (see the module docstring)."""
     return result.status == "complete" and result.exit_status in COMPLETE_EXIT_STATUSES
+
+
+def incomplete_kind(result: GradeResult) -> str:
+    """What a result that is not complete is: `error`, `interrupted` or `failed` (every run
+    ran but a route failed: its status field still says `complete`). The one word used for
+    the file beside a kept result and in the message that says so."""
+    return result.status if result.status in ("error", "interrupted") else "failed"
 
 
 def _holds_complete_result(path: Path) -> bool:
@@ -137,6 +98,16 @@ def write_exclusively(path: Path, data: Any) -> Path:
         directory.mkdir(parents=True, exist_ok=True)
         temporary = directory / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
         write_atomically(temporary, data)
+    except ResultFileError as error:
+        # The message names the file asked for, never the hidden temporary beside it
+        # (`cannot write results/.grade-x.json.123.tmp: No space left on device`).
+        cause = error.__context__
+        reason = (
+            cause.strerror
+            if isinstance(cause, OSError) and cause.strerror
+            else str(error).rpartition(": ")[2]
+        )
+        raise ResultFileError(f"cannot write {path}: {reason}") from None
     except OSError as error:
         raise ResultFileError(f"cannot write {path}: {error.strerror or error}") from None
     try:
@@ -207,7 +178,7 @@ def save_result(
             return Saved(str(write_exclusively(Path(path), result)))
         target = written_path(path)
         if not is_complete(result) and _holds_complete_result(target):
-            status = result.status if result.status in ("error", "interrupted") else "failed"
+            status = incomplete_kind(result)
             beside = target.with_name(f"{target.stem}.{status}{target.suffix}")
             return Saved(str(write_exclusively(beside, result)), kept=path)
         if target.exists() and not target.is_file():

@@ -1,4 +1,4 @@
-"""Interruption: Ctrl-C and SIGTERM as one exception, raised, deferred or ignored on demand.
+"""Interruption: Ctrl-C, SIGTERM and SIGHUP as one exception, raised, deferred or ignored on demand.
 
 From the first moment of the console script (`defer_from_start`) a signal is
 only remembered: importing the command-line framework and parsing the
@@ -23,12 +23,13 @@ import threading
 from collections.abc import Iterator
 from types import FrameType
 
-#: The signals that interrupt a grade.
-SIGNALS = (signal.SIGINT, signal.SIGTERM)
+#: The signals that interrupt a grade. SIGHUP (the terminal closed, the ssh link dropped)
+#: is handled as SIGTERM: the running worker is ended and the partial result written.
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class Interrupted(KeyboardInterrupt):
-    """The grade was interrupted by `signal_name` (SIGINT or SIGTERM)."""
+    """The grade was interrupted by `signal_name` (SIGINT, SIGTERM or SIGHUP)."""
 
     def __init__(self, signal_name: str) -> None:
         super().__init__(signal_name)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 
-from topos.system.atomic_file import write_bytes_atomically
 from topos_cli.report.compare import FIGURES
 from topos_cli.report.display.history_table import (
     HISTORY_HEADERS,
@@ -18,6 +17,7 @@ from topos_cli.report.display.plotting import figure_svg
 from topos_cli.report.display.trend_figure import trend_figure
 from topos_cli.report.history import History
 from topos_cli.shared.errors import ToposUsageError
+from topos_cli.shared.output_path import write_output
 
 
 def _cell_classes(rows: list[list[str]]) -> list[list[str]]:
@@ -68,9 +68,10 @@ def render_history_html(history: History) -> str:
 
 
 def write_history_html(history: History, path: str | os.PathLike[str]) -> None:
-    """Writes the history page to `path`; raises `ToposUsageError` if it cannot."""
+    """Writes the history page to `path` (`-`: standard output); raises `ToposUsageError`
+    if it cannot. The path is checked first by the command (`check_outputs`)."""
     text = render_history_html(history)
     try:
-        write_bytes_atomically(path, text.encode("utf-8"))
+        write_output(path, text.encode("utf-8"))
     except OSError as error:
         raise ToposUsageError(f"cannot write {path}: {error.strerror or error}") from None

@@ -34,6 +34,12 @@ STYLE = {
     "axes.spines.right": False,
     # Text stays text in the SVG: smaller, searchable, and readable by tests.
     "svg.fonttype": "none",
+    # Every string is drawn as written, never parsed as mathtext: route names, commits,
+    # data folders and workload names are the user's, and `a$\foo$b` or `price_$5_$10`
+    # made drawing fail with a parse error. This is the one place all text a figure
+    # shows passes (titles, labels, legends, annotations, tick labels, whoever adds
+    # them), so no call site can forget it; topos's own labels use no mathtext.
+    "text.parse_math": False,
     "figure.dpi": 100,
 }
 

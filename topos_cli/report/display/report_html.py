@@ -24,7 +24,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from topos.system.atomic_file import write_bytes_atomically
 from topos_cli.report.display.html_page import bullet_list, escape, figure, missing_box, page, table
 from topos_cli.report.display.report import VERDICT_HEADERS, verdict_notes, verdict_rows
 from topos_cli.report.display.report_contents import ReportContents, gather_report_contents
@@ -33,6 +32,7 @@ from topos_cli.result.lenient_result import read_result_leniently
 from topos_cli.result.result_file import default_report_path
 from topos_cli.shared.errors import ResultFileError, ToposError
 from topos_cli.shared.exit_without_teardown import exit_without_teardown
+from topos_cli.shared.output_path import check_outputs, write_output
 from topos_cli.shared.units import DASH, format_milliseconds, mebibytes_cell
 
 MEMORY_HEADERS = (
@@ -255,9 +255,17 @@ def write_report(
     (`default_report_path`). Raises `ResultFileError` (exit 2) when the file
     is no topos result or a report cannot be written where asked.
     """
-    contents = gather_report_contents(read_result_leniently(result_path))
+    html_option = "--html"
     if html_path is None and png_path is None:
-        html_path = default_report_path(result_path)
+        html_path, html_option = default_report_path(result_path), "the report beside the result"
+    # Before the result is read: neither output may replace the result, a device, a FIFO
+    # or the other output; `-` is standard output.
+    check_outputs(
+        {html_option: html_path, "--png": png_path},
+        {"the result": result_path},
+        standard_output=(html_option, "--png"),
+    )
+    contents = gather_report_contents(read_result_leniently(result_path))
     written = []
     for path, draw in (
         (html_path, lambda: render_report_html(contents).encode("utf-8")),
@@ -267,7 +275,7 @@ def write_report(
             continue
         data = draw()
         try:
-            write_bytes_atomically(path, data)
+            write_output(path, data)
         except OSError as error:
             raise ResultFileError(f"cannot write {path}: {error.strerror or error}") from None
         written.append(Path(path))
