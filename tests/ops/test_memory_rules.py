@@ -32,6 +32,17 @@ def test_a_view_when_contiguous_is_one_only_over_a_c_ordered_operand():
     assert not rules.returns_view([None], {})
 
 
+def test_a_view_rule_answers_by_the_attributes():
+    # broadcast: its copying kernel (copy=True) owns its output; the other two view.
+    rules = REGISTRY["broadcast"].memory
+    copied, viewed = {"to_shape": (2, 3), "copy": True}, {"axis": 0, "size": 2}
+    assert not rules.returns_view([()], copied)
+    assert rules.returns_view([(0,)], viewed) and rules.returns_view([(0,)], {"to_shape": (2,)})
+    shape = [Shape((3,))]
+    assert rules.output_layout([(0,)], shape, Shape((2, 3)), viewed) is None
+    assert rules.output_layout([()], [Shape(())], Shape((2, 3)), copied) == (0, 1)
+
+
 def test_a_view_rule_must_answer_a_view_value():
     rules = MemoryRules(view=lambda **attributes: "sometimes")
     with pytest.raises(ValueError, match="view rule"):
