@@ -16,7 +16,7 @@ def test_a_primitive_that_states_no_memory_rules_gets_the_defaults():
     plain = Primitive("plain", 1, same, lambda operand, out=None: operand, None)
     assert plain.memory.view is None and plain.memory.layout is contiguous
     assert plain.memory.workspace_elements([Shape((2, 3))], [(0, 1)], {}) == 0
-    assert not plain.memory.returns_view([(0, 1)])
+    assert not plain.memory.returns_view([(0, 1)], {})
     assert plain.memory.overwrites == () and not plain.memory.output_in_workspace
 
 
@@ -27,9 +27,26 @@ def test_a_view_defaults_to_a_strided_layout():
 
 def test_a_view_when_contiguous_is_one_only_over_a_c_ordered_operand():
     rules = MemoryRules(view=VIEW_WHEN_CONTIGUOUS)
-    assert rules.returns_view([(0, 1)])
-    assert not rules.returns_view([(1, 0)])
-    assert not rules.returns_view([None])
+    assert rules.returns_view([(0, 1)], {})
+    assert not rules.returns_view([(1, 0)], {})
+    assert not rules.returns_view([None], {})
+
+
+def test_a_view_rule_answers_by_the_attributes():
+    # broadcast: its copying kernel (copy=True) owns its output; the other two view.
+    rules = REGISTRY["broadcast"].memory
+    copied, viewed = {"to_shape": (2, 3), "copy": True}, {"axis": 0, "size": 2}
+    assert not rules.returns_view([()], copied)
+    assert rules.returns_view([(0,)], viewed) and rules.returns_view([(0,)], {"to_shape": (2,)})
+    shape = [Shape((3,))]
+    assert rules.output_layout([(0,)], shape, Shape((2, 3)), viewed) is None
+    assert rules.output_layout([()], [Shape(())], Shape((2, 3)), copied) == (0, 1)
+
+
+def test_a_view_rule_must_answer_a_view_value():
+    rules = MemoryRules(view=lambda **attributes: "sometimes")
+    with pytest.raises(ValueError, match="view rule"):
+        rules.returns_view([(0,)], {})
 
 
 def test_scratch_needs_an_output_in_the_workspace():

@@ -70,7 +70,7 @@ RECORDINGS = {
     "broadcast_row": (lambda a, n: a + a.sum_along(0) if a.shape.rank else a + a, 0),
     "mean_keepdims": (lambda a, n: a.mean(on(a, n[0]), keepdims=True), 1),
     "sum_to": (
-        lambda a, n: a.tape.record("sum_to", (a,), shape=tuple(a.shape)[on(a, n[0]) :]),
+        lambda a, n: a.tape.record("sum", (a,), to_shape=tuple(a.shape)[on(a, n[0]) :]),
         1,
     ),
     "broadcast_to": (lambda a, n: a.broadcast_to(n[0], *a.shape), 1),

@@ -94,7 +94,7 @@ class ShapeAlgebra(Algebra):
         read = dict.fromkeys(
             operand.storage.number for operand in operands if operand.storage is not None
         )
-        view = primitive.memory.returns_view(layouts)
+        view = primitive.memory.returns_view(layouts, attributes)
         size = workspace = 0
         if not view:
             elements = primitive.memory.workspace_elements(shapes, layouts, attributes)

@@ -149,7 +149,7 @@ class MemoryPlanner:
             layouts[index] = node.primitive.memory.output_layout(
                 operand_layouts, shapes, node.shape, node.attributes
             )
-            if node.primitive.memory.returns_view(operand_layouts):
+            if node.primitive.memory.returns_view(operand_layouts, node.attributes):
                 views.add(index)
                 storage[index] = storage[node.inputs[0]]
             else:

@@ -217,27 +217,31 @@ class Value:
         return self._record("power", (self,), exponent=float(exponent))
 
     def expand(self, *shape: int) -> Value:
-        """A rank-0 value repeated to `shape`."""
+        """A rank-0 value repeated to `shape`, into a fresh array (records
+        `broadcast(to_shape=shape, copy=True)`)."""
         if len(shape) == 1 and not isinstance(shape[0], int):
             shape = tuple(shape[0])
-        return self._record("expand", (self,), shape=tuple(int(extent) for extent in shape))
+        extents = tuple(int(extent) for extent in shape)
+        return self._record("broadcast", (self,), to_shape=extents, copy=True)
 
     def broadcast_to(self, *shape: int) -> Value:
-        """This value repeated to `shape` by NumPy's broadcasting rules (a view)."""
+        """This value repeated to `shape` by NumPy's broadcasting rules, a view (records
+        `broadcast(to_shape=shape)`)."""
         if len(shape) == 1 and not isinstance(shape[0], int):
             shape = tuple(shape[0])
-        return self._record("broadcast_to", (self,), shape=tuple(int(extent) for extent in shape))
+        return self._record("broadcast", (self,), to_shape=tuple(int(extent) for extent in shape))
 
     def sum_along(self, axis: int) -> Value:
-        """Sums out one axis."""
+        """Sums out one axis (records `sum(axis=axis)`)."""
         return self._record(
-            "sum_along", (self,), axis=_normalise_axis(axis, self.shape.rank, "sum_along")
+            "sum", (self,), axis=_normalise_axis(axis, self.shape.rank, "sum_along")
         )
 
     def broadcast_along(self, axis: int, size: int) -> Value:
-        """Inserts a new axis at `axis` holding `size` copies."""
+        """Inserts a new axis at `axis` holding `size` copies, a view (records
+        `broadcast(axis=axis, size=size)`)."""
         axis = _normalise_axis(axis, self.shape.rank + 1, "broadcast_along")
-        return self._record("broadcast_along", (self,), axis=axis, size=int(size))
+        return self._record("broadcast", (self,), axis=axis, size=int(size))
 
     def logsumexp(self, axis: int = -1) -> Value:
         """log(sum(exp(x))) along one axis, stable for every finite input."""

@@ -22,7 +22,7 @@ _LONG_ROW = 1024
 
 def _repeated_row(value, shape: tuple[int, ...]):
     """`value` as the flat row it repeats when broadcast to `shape`: a rank-2 view whose
-    rows all alias one row (a `broadcast_along`), or a C-contiguous operand whose shape,
+    rows all alias one row (a `broadcast(axis=0, ...)`), or a C-contiguous operand whose shape,
     past leading 1s, is a trailing block of `shape` (a bias of `[D]` over `[B, T, D]`);
     else None."""
     if getattr(value, "ndim", 0) == 0 or value.size == 0:
@@ -52,7 +52,7 @@ def _widened(left, right):
     elif right.shape == shape and right.flags.c_contiguous and left.shape != shape:
         row, full, row_left = _repeated_row(left, shape), right, True
     elif left.shape == right.shape == shape and left.ndim == 2:
-        # The broadcast_along form: one side a rank-2 view of one row.
+        # The broadcast(axis=0) form: one side a rank-2 view of one row.
         if left.strides[0] == 0 and right.flags.c_contiguous:
             row, full, row_left = _repeated_row(left, shape), right, True
         elif right.strides[0] == 0 and left.flags.c_contiguous:

@@ -1,5 +1,19 @@
-"""sum, expand, sum_along, broadcast_along, logsumexp, sum_to and broadcast_to: reductions and
-their adjoints.
+"""sum, broadcast and logsumexp: reductions and their adjoints.
+
+`sum` and `broadcast` are each one primitive whose attributes choose the kernel, as the
+separate primitives they replace did by their names (so no bit changed when they merged):
+
+    sum(x)                         every element, rank 0 (`np.sum`); adjoint broadcast(copy)
+    sum(x, axis=k)                 one axis out (grouped `np.sum`); adjoint broadcast(axis)
+    sum(x, to_shape=s)             down to the shape x was broadcast from (`column_sums`
+                                   over the leading axes); adjoint broadcast(to_shape)
+    broadcast(x, to_shape=s, copy=True)
+                                   a rank-0 x copied to shape s (`np.full`); adjoint sum(x)
+    broadcast(x, axis=k, size=n)   a new axis of n copies (a view); adjoint sum(axis)
+    broadcast(x, to_shape=s)       NumPy's broadcasting to s (a view); adjoint sum(to_shape)
+
+The attributes, never the shapes, choose: `sum(x, axis=0)` and `sum(x, to_shape=...)`
+can reach the same shape by different kernels, whose sums may round differently.
 
 Reductions first make their operand contiguous: NumPy's summation order follows
 the memory layout, and the routes must agree bit for bit whatever the layout.
@@ -13,20 +27,48 @@ from topos.ops.example import Example, normal, on_parameters, record
 from topos.ops.memory_rules import VIEW_ALWAYS, MemoryRules
 from topos.ops.primitive import declare_examples, primitive
 from topos.ops.row_sums import column_sums
-from topos.ops.shape_rules import broadcast, check_axis, fail
+from topos.ops.shape_rules import broadcast as broadcast_shapes
+from topos.ops.shape_rules import check_axis, fail
 from topos.tensor import Shape
 
+# sum ----------------------------------------------------------------------------------
 
-def _infer_sum(operand: Shape) -> Shape:
+
+def _infer_sum(operand: Shape, axis: int | None = None, to_shape=None) -> Shape:
+    if to_shape is not None:
+        if axis is not None:
+            raise fail("sum", "sums along an axis or down to a shape (to_shape), not both")
+        target = Shape(to_shape)
+        if target.rank > operand.rank or broadcast_shapes("sum", target, operand) != operand:
+            raise fail("sum", f"shape {target} does not broadcast to {operand}")
+        return target
+    if axis is not None:
+        check_axis("sum", operand, axis)
+        return Shape(extent for position, extent in enumerate(operand) if position != axis)
     return Shape(())
 
 
-def _derive_sum(algebra, inputs, output, gradient, needs):
-    return (algebra.expand(gradient, shape=tuple(algebra.shape(inputs[0]))),)
+def _derive_sum(algebra, inputs, output, gradient, needs, axis=None, to_shape=None):
+    shape = algebra.shape(inputs[0])
+    if to_shape is not None:
+        return (algebra.broadcast(gradient, to_shape=tuple(shape)),)
+    if axis is not None:
+        return (algebra.broadcast(gradient, axis=axis, size=shape[axis]),)
+    return (algebra.broadcast(gradient, to_shape=tuple(shape), copy=True),)
 
 
 @primitive("sum", 1, _infer_sum, _derive_sum)
-def sum_all(operand, out=None):
+def sum_(operand, out=None, axis=None, to_shape=None):
+    """Sums every element (rank 0); with `axis`, sums out that axis; with `to_shape`,
+    sums down to that shape, the one `operand` was broadcast from (see the module)."""
+    if to_shape is not None:
+        return _sum_to(operand, out, to_shape)
+    if axis is not None:
+        return _sum_along(operand, out, axis)
+    return _sum_all(operand, out)
+
+
+def _sum_all(operand, out):
     """The rank-0 sum of every element."""
     total = np.sum(np.ascontiguousarray(operand), dtype=operand.dtype)
     if out is None:
@@ -37,41 +79,13 @@ def sum_all(operand, out=None):
 
 def reduce_to(algebra, contribution, shape: Shape):
     """Sums an elementwise rule's contribution down to its operand's shape when that
-    operand was broadcast: a rank-0 one by `sum`, any other by `sum_to`."""
+    operand was broadcast: a rank-0 one by `sum`, any other by `sum(to_shape=...)`."""
     found = algebra.shape(contribution)
     if found == shape:
         return contribution
     if shape.rank == 0:
         return algebra.sum(contribution)
-    return algebra.sum_to(contribution, shape=tuple(shape))
-
-
-def _infer_expand(operand: Shape, shape: tuple[int, ...]) -> Shape:
-    if operand.rank != 0:
-        raise fail("expand", f"only a rank-0 operand expands, not shape {operand}")
-    return Shape(shape)
-
-
-def _derive_expand(algebra, inputs, output, gradient, needs, shape):
-    return (algebra.sum(gradient),)
-
-
-@primitive("expand", 1, _infer_expand, _derive_expand)
-def expand(operand, out=None, shape=()):
-    """A rank-0 operand repeated to `shape`."""
-    if out is None:
-        return np.full(shape, operand, dtype=operand.dtype)
-    out[...] = operand
-    return out
-
-
-def _infer_sum_along(operand: Shape, axis: int) -> Shape:
-    check_axis("sum_along", operand, axis)
-    return Shape(extent for position, extent in enumerate(operand) if position != axis)
-
-
-def _derive_sum_along(algebra, inputs, output, gradient, needs, axis):
-    return (algebra.broadcast_along(gradient, axis=axis, size=algebra.shape(inputs[0])[axis]),)
+    return algebra.sum(contribution, to_shape=tuple(shape))
 
 
 # NumPy reduces an axis with a short trailing extent in short inner loops (65536 rows
@@ -92,8 +106,7 @@ def _groups(count: int, inner: int) -> int:
     return 1
 
 
-@primitive("sum_along", 1, _infer_sum_along, _derive_sum_along)
-def sum_along(operand, out=None, axis=0):
+def _sum_along(operand, out, axis):
     """Sums out one axis, in an order fixed by the shape alone: when the axis has a
     short trailing extent, row i joins partial sum i mod g (each a running sum in row
     order), then the g partial sums are added in order."""
@@ -113,28 +126,115 @@ def sum_along(operand, out=None, axis=0):
     return out
 
 
-def _infer_broadcast_along(operand: Shape, axis: int, size: int) -> Shape:
-    if not 0 <= axis <= operand.rank:
-        raise fail("broadcast_along", f"axis {axis} cannot be inserted into shape {operand}")
-    if size < 0:
-        raise fail("broadcast_along", f"size {size} is negative")
-    extents = list(operand)
-    extents.insert(axis, size)
-    return Shape(extents)
+def _broadcast_axes(operand: tuple[int, ...], target: tuple[int, ...]) -> tuple[int, tuple]:
+    """How `operand` broadcasts to `target`: the count of leading axes it lacks, and the
+    axes of `target` (past those) where it has extent 1 and `target` does not."""
+    lead = len(target) - len(operand)
+    stretched = tuple(
+        lead + axis
+        for axis, extent in enumerate(operand)
+        if extent == 1 and target[lead + axis] != 1
+    )
+    return lead, stretched
 
 
-def _derive_broadcast_along(algebra, inputs, output, gradient, needs, axis, size):
-    return (algebra.sum_along(gradient, axis=axis),)
+def _sum_to(operand, out, shape):
+    """Sums `operand` down to `shape`, the shape it was broadcast from: the leading axes
+    first, over the rows they make, as one product with a vector of ones (`column_sums`:
+    `[B, T, D]` to `[D]` in BLAS), then each stretched axis in turn, from the last, as
+    `sum(axis=...)` does; an order fixed by the shapes (and the machine's BLAS)."""
+    operand = np.ascontiguousarray(operand)
+    lead, stretched = _broadcast_axes(tuple(shape), operand.shape)
+    result = operand
+    if lead:
+        rows = int(np.prod(operand.shape[:lead], dtype=np.int64))
+        trailing = operand.shape[lead:]
+        columns = int(np.prod(trailing, dtype=np.int64))
+        result = column_sums(result.reshape(rows, columns)).reshape(trailing)
+    for axis in reversed(stretched):
+        result = _sum_along(result, None, axis - lead)
+        result = np.expand_dims(result, axis - lead)
+    result = result.reshape(shape)
+    if out is None:
+        return np.ascontiguousarray(result)
+    np.copyto(out, result)
+    return out
+
+
+# broadcast ----------------------------------------------------------------------------
+
+
+def _infer_broadcast(
+    operand: Shape, to_shape=None, copy: bool = False, axis: int | None = None, size=None
+) -> Shape:
+    if axis is not None or size is not None:
+        if to_shape is not None or copy:
+            raise fail("broadcast", "inserts an axis (axis, size) or goes to_shape, not both")
+        if axis is None or size is None:
+            raise fail("broadcast", "an inserted axis needs both its axis and its size")
+        if not 0 <= axis <= operand.rank:
+            raise fail("broadcast", f"axis {axis} cannot be inserted into shape {operand}")
+        if size < 0:
+            raise fail("broadcast", f"size {size} is negative")
+        extents = list(operand)
+        extents.insert(axis, size)
+        return Shape(extents)
+    if to_shape is None:
+        raise fail("broadcast", "needs a shape (to_shape) or an axis to insert (axis, size)")
+    target = Shape(to_shape)
+    if copy:
+        if operand.rank != 0:
+            raise fail(
+                "broadcast", f"only a rank-0 operand is copied (expand), not shape {operand}"
+            )
+        return target
+    if broadcast_shapes("broadcast", operand, target) != target:
+        raise fail("broadcast", f"shape {operand} does not broadcast to {target}")
+    return target
+
+
+def _derive_broadcast(
+    algebra, inputs, output, gradient, needs, to_shape=None, copy=False, axis=None, size=None
+):
+    if axis is not None:
+        return (algebra.sum(gradient, axis=axis),)
+    if copy:
+        return (algebra.sum(gradient),)
+    return (algebra.sum(gradient, to_shape=tuple(algebra.shape(inputs[0]))),)
+
+
+def _broadcast_view(copy: bool = False, **attributes) -> str | None:
+    # A copy (`np.full`) owns its output; the other two kernels return a view.
+    return None if copy else VIEW_ALWAYS
 
 
 @primitive(
-    "broadcast_along",
+    "broadcast",
     1,
-    _infer_broadcast_along,
-    _derive_broadcast_along,
-    memory=MemoryRules(view=VIEW_ALWAYS),
+    _infer_broadcast,
+    _derive_broadcast,
+    memory=MemoryRules(view=_broadcast_view),
 )
-def broadcast_along(operand, out=None, axis=0, size=1):
+def broadcast(operand, out=None, to_shape=None, copy=False, axis=None, size=None):
+    """`operand` repeated: with `axis` and `size`, along a new axis (a read-only view);
+    with `to_shape`, by NumPy's broadcasting rules (a view); with `to_shape` and `copy`,
+    a rank-0 operand filled into a fresh array (see the module)."""
+    if axis is not None:
+        return _broadcast_along(operand, out, axis, size)
+    if copy:
+        return _expand(operand, out, to_shape)
+    return _broadcast_to(operand, out, to_shape)
+
+
+def _expand(operand, out, shape):
+    """A rank-0 operand repeated to `shape`."""
+    if out is None:
+        return np.full(shape, operand, dtype=operand.dtype)
+    out[...] = operand
+    return out
+
+
+def _broadcast_along(operand, out, axis, size):
     """Inserts a new axis at `axis` holding `size` copies (a read-only view)."""
     expanded = np.expand_dims(operand, axis)
     shape = (*operand.shape[:axis], size, *operand.shape[axis:])
@@ -145,6 +245,18 @@ def broadcast_along(operand, out=None, axis=0, size=1):
     return out
 
 
+def _broadcast_to(operand, out, shape):
+    """`operand` repeated along the axes it is broadcast over, NumPy's rules (a view)."""
+    view = np.broadcast_to(operand, shape)
+    if out is None:
+        return view
+    np.copyto(out, view)
+    return out
+
+
+# logsumexp ----------------------------------------------------------------------------
+
+
 def _infer_logsumexp(operand: Shape, axis: int) -> Shape:
     check_axis("logsumexp", operand, axis)
     return Shape(extent for position, extent in enumerate(operand) if position != axis)
@@ -153,9 +265,9 @@ def _infer_logsumexp(operand: Shape, axis: int) -> Shape:
 def _derive_logsumexp(algebra, inputs, output, gradient, needs, axis):
     (operand,) = inputs
     extent = algebra.shape(operand)[axis]
-    spread = algebra.broadcast_along(output, axis=axis, size=extent)
+    spread = algebra.broadcast(output, axis=axis, size=extent)
     probabilities = algebra.exp(algebra.sub(operand, spread))
-    return (algebra.mul(algebra.broadcast_along(gradient, axis=axis, size=extent), probabilities),)
+    return (algebra.mul(algebra.broadcast(gradient, axis=axis, size=extent), probabilities),)
 
 
 def _logsumexp_workspace(operand: Shape, axis: int) -> int:
@@ -192,126 +304,36 @@ def logsumexp(operand, out=None, workspace=None, axis=0):
     return np.add(np.log(total), np.squeeze(peak, axis=axis), out=out)
 
 
-def _broadcast_axes(operand: tuple[int, ...], target: tuple[int, ...]) -> tuple[int, tuple]:
-    """How `operand` broadcasts to `target`: the count of leading axes it lacks, and the
-    axes of `target` (past those) where it has extent 1 and `target` does not."""
-    lead = len(target) - len(operand)
-    stretched = tuple(
-        lead + axis
-        for axis, extent in enumerate(operand)
-        if extent == 1 and target[lead + axis] != 1
-    )
-    return lead, stretched
-
-
-def _infer_sum_to(operand: Shape, shape: tuple[int, ...]) -> Shape:
-    target = Shape(shape)
-    if target.rank > operand.rank or broadcast("sum_to", target, operand) != operand:
-        raise fail("sum_to", f"shape {target} does not broadcast to {operand}")
-    return target
-
-
-def _derive_sum_to(algebra, inputs, output, gradient, needs, shape):
-    return (algebra.broadcast_to(gradient, shape=tuple(algebra.shape(inputs[0]))),)
-
-
-@primitive("sum_to", 1, _infer_sum_to, _derive_sum_to)
-def sum_to(operand, out=None, shape=()):
-    """Sums `operand` down to `shape`, the shape it was broadcast from: the leading axes
-    first, over the rows they make, as one product with a vector of ones (`column_sums`:
-    `[B, T, D]` to `[D]` in BLAS), then each stretched axis in turn, from the last, by
-    `sum_along`; an order fixed by the shapes (and the machine's BLAS)."""
-    operand = np.ascontiguousarray(operand)
-    lead, stretched = _broadcast_axes(tuple(shape), operand.shape)
-    result = operand
-    if lead:
-        rows = int(np.prod(operand.shape[:lead], dtype=np.int64))
-        trailing = operand.shape[lead:]
-        columns = int(np.prod(trailing, dtype=np.int64))
-        result = column_sums(result.reshape(rows, columns)).reshape(trailing)
-    for axis in reversed(stretched):
-        result = sum_along.kernel(result, axis=axis - lead)
-        result = np.expand_dims(result, axis - lead)
-    result = result.reshape(shape)
-    if out is None:
-        return np.ascontiguousarray(result)
-    np.copyto(out, result)
-    return out
-
-
-def _infer_broadcast_to(operand: Shape, shape: tuple[int, ...]) -> Shape:
-    target = Shape(shape)
-    if broadcast("broadcast_to", operand, target) != target:
-        raise fail("broadcast_to", f"shape {operand} does not broadcast to {target}")
-    return target
-
-
-def _derive_broadcast_to(algebra, inputs, output, gradient, needs, shape):
-    return (algebra.sum_to(gradient, shape=tuple(algebra.shape(inputs[0]))),)
-
-
-@primitive(
-    "broadcast_to",
-    1,
-    _infer_broadcast_to,
-    _derive_broadcast_to,
-    memory=MemoryRules(view=VIEW_ALWAYS),
-)
-def broadcast_to(operand, out=None, shape=()):
-    """`operand` repeated along the axes it is broadcast over, NumPy's rules (a view)."""
-    view = np.broadcast_to(operand, shape)
-    if out is None:
-        return view
-    np.copyto(out, view)
-    return out
-
-
-# Examples: what each primitive's derivative test differentiates ---------------------
+# Examples: what each primitive's derivative test differentiates, every kernel of each --
 
 declare_examples(
     "sum",
     Example("sum", normal((2, 3)), on_parameters(lambda a: a.sum())),
-)
-
-declare_examples(
-    "expand",
-    Example("expand", normal(()), on_parameters(lambda a: a.expand(2, 3))),
-)
-
-declare_examples(
-    "sum_along",
     Example("sum_along", normal((2, 3, 4)), on_parameters(lambda a: a.sum_along(1))),
+    Example(
+        "sum_to_rows", normal((2, 3, 4)), on_parameters(lambda a: record("sum", a, to_shape=(4,)))
+    ),
+    Example(
+        "sum_to_keepdims",
+        normal((2, 3, 4)),
+        on_parameters(lambda a: record("sum", a, to_shape=(2, 1, 4))),
+    ),
+    Example(
+        "sum_to_mixed",
+        normal((2, 3, 4)),
+        on_parameters(lambda a: record("sum", a, to_shape=(3, 1))),
+    ),
 )
 
 declare_examples(
-    "broadcast_along",
+    "broadcast",
+    Example("expand", normal(()), on_parameters(lambda a: a.expand(2, 3))),
     Example("broadcast_along", normal((2, 4)), on_parameters(lambda a: a.broadcast_along(1, 3))),
+    Example("broadcast_to", normal((3, 1)), on_parameters(lambda a: a.broadcast_to(2, 3, 4))),
 )
 
 declare_examples(
     "logsumexp",
     Example("logsumexp", normal((3, 4)), on_parameters(lambda a: a.logsumexp(1))),
     Example("logsumexp_axis0", normal((3, 4)), on_parameters(lambda a: a.logsumexp(0))),
-)
-
-declare_examples(
-    "sum_to",
-    Example(
-        "sum_to_rows", normal((2, 3, 4)), on_parameters(lambda a: record("sum_to", a, shape=(4,)))
-    ),
-    Example(
-        "sum_to_keepdims",
-        normal((2, 3, 4)),
-        on_parameters(lambda a: record("sum_to", a, shape=(2, 1, 4))),
-    ),
-    Example(
-        "sum_to_mixed",
-        normal((2, 3, 4)),
-        on_parameters(lambda a: record("sum_to", a, shape=(3, 1))),
-    ),
-)
-
-declare_examples(
-    "broadcast_to",
-    Example("broadcast_to", normal((3, 1)), on_parameters(lambda a: a.broadcast_to(2, 3, 4))),
 )

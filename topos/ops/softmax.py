@@ -74,7 +74,7 @@ def _infer_softmax_gradient(probabilities: Shape, gradient: Shape) -> Shape:
 def _row_sums(algebra, value, shape: Shape):
     """`value` summed along the last axis and spread back over it."""
     axis = shape.rank - 1
-    return algebra.broadcast_along(algebra.sum_along(value, axis=axis), axis=axis, size=shape[-1])
+    return algebra.broadcast(algebra.sum(value, axis=axis), axis=axis, size=shape[-1])
 
 
 def _derive_softmax_gradient(algebra, inputs, output, gradient, needs):

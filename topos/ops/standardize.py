@@ -41,7 +41,7 @@ def _scale_shape(operand: Shape) -> Shape:
 def _row_mean(algebra, value, shape: Shape):
     """`value`'s mean along the last axis, kept as an axis of 1 (`[..., 1]`)."""
     axis = shape.rank - 1
-    total = algebra.sum_along(value, axis=axis)
+    total = algebra.sum(value, axis=axis)
     mean = algebra.div(total, algebra.constant(float(shape[-1]), Shape(())))
     return algebra.reshape(mean, shape=tuple(_scale_shape(shape)))
 
