@@ -33,6 +33,11 @@ class RunRecord:
     training_delta_bytes: int | None = None
     detail: str | None = None
     facts: Mapping[str, Any] = field(default_factory=dict)
+    #: Per step, the route's CPU seconds (its process, all threads, and its shard
+    #: processes): empty when the worker did not say (an older topos, no clock).
+    step_cpu_seconds: tuple[float, ...] = ()
+    #: Per step, the involuntary context switches of the worker process (empty if unknown).
+    step_involuntary_switches: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.route, str) or not self.route:
@@ -54,6 +59,21 @@ class RunRecord:
         if any(not math.isfinite(value) or value < 0.0 for value in seconds):
             raise ValueError(f"{self.route}: step times are finite and non-negative")
         object.__setattr__(self, "step_seconds", seconds)
+        # CPU times are best effort: a series of another length or holding a non-number
+        # is dropped (disturbance then unknown), never an error that would cost the grade.
+        cpu = self.step_cpu_seconds
+        if isinstance(cpu, str | bytes | Mapping) or not all(
+            _is_number(value) and math.isfinite(value) and value >= 0 for value in cpu
+        ):
+            cpu = ()
+        object.__setattr__(self, "step_cpu_seconds", tuple(float(value) for value in cpu))
+        switches = self.step_involuntary_switches
+        if isinstance(switches, str | bytes | Mapping) or not all(
+            isinstance(value, int) and not isinstance(value, bool) and value >= 0
+            for value in switches
+        ):
+            switches = ()
+        object.__setattr__(self, "step_involuntary_switches", tuple(switches))
         first = self.first_step_seconds
         if first is not None and not (_is_number(first) and math.isfinite(first) and first >= 0):
             raise ValueError(
@@ -124,6 +144,8 @@ class RunRecord:
                 training_delta_bytes=data.get("training_delta_bytes"),
                 detail=data.get("detail"),
                 facts=_object_or_empty(data.get("facts"), "facts"),
+                step_cpu_seconds=tuple(data.get("step_cpu_seconds") or ()),
+                step_involuntary_switches=tuple(data.get("step_involuntary_switches") or ()),
             )
         except TypeError as error:
             raise ValueError(f"a run holds a value of the wrong type: {error}") from None
@@ -140,6 +162,8 @@ class RunRecord:
             "final_loss": loss_for_json(self.loss_bits[-1]) if self.loss_bits else None,
             "loss_bits": [format_bits(bits) for bits in self.loss_bits],
             "step_seconds": list(self.step_seconds),
+            "step_cpu_seconds": list(self.step_cpu_seconds),
+            "step_involuntary_switches": list(self.step_involuntary_switches),
             "first_step_seconds": self.first_step_seconds,
             "ready_rss_bytes": self.ready_rss_bytes,
             "peak_rss_bytes": self.peak_rss_bytes,
