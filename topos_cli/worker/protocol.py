@@ -142,12 +142,16 @@ class Ready(_Event):
 
 @dataclass(frozen=True)
 class Step(_Event):
-    """One training step: its loss (a string when not finite), float32 bits and time."""
+    """One training step: its loss (a string when not finite), float32 bits and time;
+    the route's CPU seconds in it and the worker's involuntary context switches (see
+    `route_clock`; `None` where unknown, and absent from an older worker's events)."""
 
     step: int
     loss: float | str
     bits: int
     seconds: float
+    cpu_seconds: float | None = None
+    involuntary_switches: int | None = None
     name: ClassVar[str] = "step"
 
 
@@ -176,6 +180,8 @@ class Done(_Event):
     #: With shard processes: each child's largest private memory (USS) read since ready,
     #: in shard order (already added into `peak_rss_bytes`).
     shard_processes_peak_private_bytes: list[int] | None = None
+    #: The shard processes' involuntary context switches over the steps (None if unknown).
+    shard_involuntary_switches: int | None = None
     name: ClassVar[str] = "done"
 
 
@@ -218,8 +224,16 @@ def decode(line: str) -> Event | None:
         if kind == "ready":
             return Ready({key: value for key, value in data.items() if key != "event"})
         if kind == "step":
+            cpu = data.get("cpu_seconds")
+            cpu = float(cpu) if _number(cpu) and math.isfinite(cpu) and cpu >= 0 else None
+            switches = _whole_or_none(data.get("involuntary_switches"))
             step = Step(
-                int(data["step"]), data.get("loss"), int(data["bits"]), float(data["seconds"])
+                int(data["step"]),
+                data.get("loss"),
+                int(data["bits"]),
+                float(data["seconds"]),
+                cpu,
+                switches if switches is None or switches >= 0 else None,
             )
             # A run record holds 32-bit patterns and finite, non-negative times.
             if not (0 <= step.bits < 2**32 and math.isfinite(step.seconds) and step.seconds >= 0):
@@ -236,6 +250,7 @@ def decode(line: str) -> Event | None:
                 _whole_or_none(data.get("high_water_bytes")),
                 _whole_or_none(data.get("step_peak_rss_bytes")),
                 _wholes_or_none(data.get("shard_processes_peak_private_bytes")),
+                _whole_or_none(data.get("shard_involuntary_switches")),
             )
         if kind == "error":
             return Error(
@@ -247,6 +262,11 @@ def decode(line: str) -> Event | None:
     except (KeyError, TypeError, ValueError):
         return None  # a malformed event ends nothing and corrupts nothing: it is stray output
     return None
+
+
+def _number(value: Any) -> bool:
+    """Whether `value` is an int or a float (not a bool)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _whole_or_none(value: Any) -> int | None:
