@@ -17,9 +17,11 @@ class VerdictSettings(JsonRecord):
     reference: str = REFERENCE_ROUTE
     #: Leading measured steps left out of the median (their times are reported on their own).
     warmup_steps: int = 1
-    #: A speed factor past this is a claim of faster or slower, marked `~` if not significant.
-    speed_threshold: float = 1.0
-    #: The Mann-Whitney p-value under which a difference in speed is significant.
+    #: Routes within a factor of 1 + this of the reference's time are "the speed"; faster
+    #: or slower is claimed only beyond it (`time_judgement`).
+    speed_tolerance: float = 0.03
+    #: The p-value (Welch's, on log per-repeat medians) under which a difference in speed
+    #: is significant.
     significance_level: float = 0.05
     #: Warn when a route's step times vary by more than this coefficient of variation.
     variation_limit: float = 0.10

@@ -29,8 +29,15 @@ def _route_clause(route: RouteVerdict, reference: RouteVerdict | None, reference
         if peak_ratio is not None:
             facts.append(f"{peak_ratio:.2f}x the memory")
         # "1.12x faster than engine", but "1.12x faster, 0.78x the memory of engine".
-        speed_last = ratio is not None and peak_ratio is None and ratio.direction != "same"
-        facts[-1] += f" {'than' if speed_last else 'of'} {reference_name}"
+        speed_last = (
+            ratio is not None and peak_ratio is None and ratio.direction in ("faster", "slower")
+        )
+        claimless = peak_ratio is None and not speed_last and ratio.direction != "same"
+        word = "than" if speed_last else "against" if claimless else "of"
+        facts[-1] += f" {word} {reference_name}"
+        if ratio is not None and ratio.judgement is not None:
+            # Every judgement of time says what it rests on.
+            facts.append(f"time on {ratio.judgement.repeats}")
     else:
         if speed is not None:
             facts.append(f"{format_milliseconds(speed.milliseconds_per_step.median)} ms/step")
@@ -91,14 +98,27 @@ def _nonfinite_clause(routes: Sequence[RouteVerdict]) -> str | None:
     return f"loss not finite: {', '.join(unique)}" if unique else None
 
 
-def exit_status_of(runs: Sequence[RunRecord], parity: Parity) -> ExitStatus:
-    """The runs' exit status by the README's table: interrupted, parity broken, a run failed."""
+def exit_status_of(
+    runs: Sequence[RunRecord], parity: Parity, routes: Sequence[RouteVerdict] = ()
+) -> ExitStatus:
+    """The runs' exit status by the README's table: interrupted, parity broken, a run failed,
+    and inconclusive (5) when a route's time against the reference was judged on steps too
+    disturbed to tell (a busy machine). Too few repeats alone does not make a grade
+    inconclusive: its routes' speeds are then described, "not tested", not gated on."""
     statuses = {run.status for run in runs}
+    disturbed = any(
+        route.speed is not None
+        and route.speed.ratio is not None
+        and route.speed.ratio.judgement is not None
+        and route.speed.ratio.judgement.inconclusive_because == "disturbed"
+        for route in routes
+    )
     return most_severe(
         (
             ExitStatus.INTERRUPTED if "interrupted" in statuses else None,
             ExitStatus.PARITY_BROKEN if parity.status == "broken" else None,
             ExitStatus.ROUTE_FAILED if statuses - {"ok"} else None,
+            ExitStatus.INCONCLUSIVE if disturbed else None,
         )
     )
 
