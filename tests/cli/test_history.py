@@ -14,8 +14,9 @@ from topos_cli.report.history import read_history
 
 
 def write_history(folder):
-    """Three grades at default threads (the third 40% slower on recorded, over three repeats
-    each, so the test on per-repeat medians can call it), one at 1 thread, written out of time order."""
+    """Three grades at default threads (the third 40% slower on recorded, over three
+    repeats each, so the test on per-repeat medians can call it), one at 1 thread, written
+    out of time order."""
     folder.mkdir()
     grades = {
         "c.json": example_result(
