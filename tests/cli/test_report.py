@@ -161,7 +161,7 @@ def test_plain_table_aligns_columns():
 def test_the_rich_verdict_on_a_terminal_is_a_table(monkeypatch):
     monkeypatch.delenv("NO_COLOR", raising=False)
     stream = FakeTerminal()
-    verdict = decide_verdict(three_repeats(make_runs()))
+    verdict = decide_verdict(make_runs())
     print_verdict(verdict, file=stream)
     text = stream.getvalue()
     assert "topos grade" in text

@@ -120,8 +120,10 @@ class Comparison:
         if self.failures:
             return f"{self.workload}: {'; '.join(self.failures)}"
         if not self.regressions and self.inconclusive:
+            why = {"disturbed": "steps too disturbed", "thin": "too few repeats"}
             named = "; ".join(
-                f"{change.route} time inconclusive ({change.time.reason})"
+                f"{change.route} time inconclusive "
+                f"({why.get(change.time.inconclusive_because or '', 'see below')})"
                 if change.time is not None
                 else f"{change.route} {change.figure} inconclusive"
                 for change in self.inconclusive
@@ -242,7 +244,9 @@ def _compare_time(
         old_busy=busy[0],
         names=(sources[1], sources[0]),
     )
-    old, new = judgement.old.milliseconds, judgement.new.milliseconds
+    # With nothing usable left (every step disturbed), what was measured is still shown.
+    old = judgement.old.milliseconds or judgement.old.all_milliseconds
+    new = judgement.new.milliseconds or judgement.new.all_milliseconds
     status = {SLOWER: "regression", FASTER: "improvement"}.get(judgement.outcome, judgement.outcome)
     if old is None or new is None:
         status = "missing"

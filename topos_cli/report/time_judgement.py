@@ -103,6 +103,8 @@ class RepeatEvidence(JsonRecord):
     usable: bool
     #: Why the whole repeat counts as disturbed (the machine was saturated), if it does.
     machine: str | None = None
+    #: The median of all its measured steps, disturbed or not (described, never judged).
+    all_median_seconds: float | None = None
     #: The undisturbed step times, sorted (for the bootstrap; not in the JSON).
     kept_seconds: tuple[float, ...] = field(default=(), repr=False)
 
@@ -147,9 +149,18 @@ class SideEvidence(JsonRecord):
         return _median(medians) * 1000.0 if medians else None
 
     @property
+    def all_milliseconds(self) -> float | None:
+        """The median of every repeat's median over all its measured steps, disturbed or
+        not, in ms: what the side measured, said when nothing usable is left to judge."""
+        medians = [r.all_median_seconds for r in self.repeats if r.all_median_seconds is not None]
+        return _median(medians) * 1000.0 if medians else None
+
+    @property
     def cpu_milliseconds(self) -> float | None:
-        """The median of its usable repeats' CPU medians, in ms (`None` when unknown)."""
-        medians = [r.cpu_median_seconds for r in self.usable if r.cpu_median_seconds is not None]
+        """The median of its usable repeats' CPU medians (of all repeats' when none is
+        usable), in ms (`None` when unknown)."""
+        repeats = self.usable or self.repeats
+        medians = [r.cpu_median_seconds for r in repeats if r.cpu_median_seconds is not None]
         return _median(medians) * 1000.0 if medians else None
 
     def describe(self) -> str:
@@ -308,9 +319,11 @@ def screen_side(runs: Sequence[RunRecord], warmup: int, busy: str | None = None)
                 steps=len(wall),
                 disturbed=(len(wall) - len(kept)) if known else None,
                 median_seconds=_median(kept) if kept else None,
-                cpu_median_seconds=_median(kept_cpu) if kept_cpu else None,
+                # With every step disturbed, the CPU of them all is still what a step costs.
+                cpu_median_seconds=_median(kept_cpu or cpu) if (kept_cpu or cpu) else None,
                 usable=len(kept) >= min(MIN_STEPS, len(wall)) and bool(kept),
                 machine=machine,
+                all_median_seconds=_median(wall) if wall else None,
                 kept_seconds=tuple(sorted(kept)),
             )
         )
@@ -492,6 +505,11 @@ def judge_time(
             )
         except ZeroDivisionError:
             ratio = lower = upper = None  # a zero median: no ratio to speak of
+    if ratio is None:
+        # Nothing usable on a side (every step disturbed, say): the ratio of all the
+        # measured steps' repeat medians is still said, with no interval and no claim.
+        top, bottom = new.all_milliseconds, old.all_milliseconds
+        ratio = lower = upper = top / bottom if top is not None and bottom else None
     problems = [
         problem
         for problem in (_inadequacy(new, names[0]), _inadequacy(old, names[1]))
