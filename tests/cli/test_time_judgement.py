@@ -252,14 +252,17 @@ def test_too_disturbed_is_inconclusive_with_its_reason():
     assert "disturbed" in judgement.reason
 
 
-def test_a_grade_whose_steps_were_too_disturbed_exits_inconclusive():
+def test_a_grade_whose_steps_were_too_disturbed_says_inconclusive():
     generator = random.Random(5)
     runs = simulated_runs("engine", 0.010, 3, generator)
     runs += simulated_runs("recorded", 0.010, 3, generator, disturbed_repeat=0)
     runs[-1] = RunRecord(**{**runs[-1].__dict__, "step_seconds": runs[-3].step_seconds})
     verdict = decide_verdict(runs)
-    assert verdict.exit_status == ExitStatus.INCONCLUSIVE
-    assert "inconclusive" in verdict.summary
+    # Described, not gated: grade's exit promises finished routes and agreeing losses.
+    assert verdict.exit_status == ExitStatus.OK
+    assert "recorded: inconclusive (" in verdict.summary
+    judgement = verdict.route("recorded").speed.ratio.judgement
+    assert judgement.inconclusive_because == "disturbed"
     assert any(warning.kind == "disturbed" for warning in verdict.warnings)
     assert verdict.route("recorded").speed.cpu_milliseconds_per_step is not None
 

@@ -92,8 +92,8 @@ def grade_command(
 
     Exit status: 0 when every route finished and the losses agree; 1 a route
     failed; 2 usage or data error; 3 parity broken; 4 a regression against
-    --baseline; 5 time inconclusive (steps too disturbed to judge, or --baseline's
-    time comparison inconclusive); 130 interrupted. Several: 130, 2, 3, 1, 4, 5, 0.
+    --baseline; 5 --baseline's time comparison inconclusive (too few repeats or
+    too disturbed steps); 130 interrupted. Several: 130, 2, 3, 1, 4, 5, 0.
 
     Example: topos grade --steps 50 --repeat 2 --json results/today.json
 

@@ -99,6 +99,6 @@ def decide_verdict(
         parity=parity,
         warnings=tuple(warnings),
         summary=summary_sentence(routes, reference, parity, settings.reference, pairings),
-        exit_status=exit_status_of(runs, parity, routes),
+        exit_status=exit_status_of(runs, parity),
         pairings=pairings,
     )

@@ -98,27 +98,19 @@ def _nonfinite_clause(routes: Sequence[RouteVerdict]) -> str | None:
     return f"loss not finite: {', '.join(unique)}" if unique else None
 
 
-def exit_status_of(
-    runs: Sequence[RunRecord], parity: Parity, routes: Sequence[RouteVerdict] = ()
-) -> ExitStatus:
-    """The runs' exit status by the README's table: interrupted, parity broken, a run failed,
-    and inconclusive (5) when a route's time against the reference was judged on steps too
-    disturbed to tell (a busy machine). Too few repeats alone does not make a grade
-    inconclusive: its routes' speeds are then described, "not tested", not gated on."""
+def exit_status_of(runs: Sequence[RunRecord], parity: Parity) -> ExitStatus:
+    """The runs' exit status by the README's table: interrupted, parity broken, a run failed.
+
+    A route's time against the reference, even when inconclusive, does not change it:
+    grade's exit 0 promises finished routes and agreeing losses, and its route ratios
+    are described (the summary says "inconclusive" and why), not gated. The time gate is
+    `--baseline` and `compare`, whose inconclusive judgement is exit 5."""
     statuses = {run.status for run in runs}
-    disturbed = any(
-        route.speed is not None
-        and route.speed.ratio is not None
-        and route.speed.ratio.judgement is not None
-        and route.speed.ratio.judgement.inconclusive_because == "disturbed"
-        for route in routes
-    )
     return most_severe(
         (
             ExitStatus.INTERRUPTED if "interrupted" in statuses else None,
             ExitStatus.PARITY_BROKEN if parity.status == "broken" else None,
             ExitStatus.ROUTE_FAILED if statuses - {"ok"} else None,
-            ExitStatus.INCONCLUSIVE if disturbed else None,
         )
     )
 
