@@ -232,8 +232,13 @@ def compare(
 ) -> None:
     """Compare two grade results of one workload and flag regressions.
 
-    Route by route: ms/step, peak RSS and training delta. Exit status: 0 when
-    nothing regressed; otherwise 1, 2, 4 or 130, as the README's table says.
+    Route by route: ms/step, peak RSS and training delta. Time is judged on the
+    repeats (worker processes), leaving out steps their CPU time cannot explain.
+
+    Exit status: 0 nothing regressed; 1 a route of NEW did not finish; 2 not a
+    result, or results of other workload, steps, data or shards; 4 a regression
+    beyond the tolerance; 5 inconclusive (fewer than 3 usable repeats a side, or
+    too many disturbed steps); 130 interrupted. Several: 130, 2, 1, 4, 5, 0.
 
     Example: topos compare results/before.json results/after.json --tolerance time=5%
     """

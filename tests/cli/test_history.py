@@ -14,17 +14,18 @@ from topos_cli.report.history import read_history
 
 
 def write_history(folder):
-    """Three grades at default threads (the third 40% slower on recorded, over two repeats
-    each, so the rank test can call it), one at 1 thread, written out of time order."""
+    """Three grades at default threads (the third 40% slower on recorded, over three
+    repeats each, so the test on per-repeat medians can call it), one at 1 thread, written
+    out of time order."""
     folder.mkdir()
     grades = {
         "c.json": example_result(
-            repeats=2, created="2026-08-16T10:00:00Z", commit="c" * 40, ms_scale={"recorded": 1.4}
+            repeats=3, created="2026-08-16T10:00:00Z", commit="c" * 40, ms_scale={"recorded": 1.4}
         ),
-        "a.json": example_result(repeats=2, created="2026-08-14T10:00:00Z", commit="a" * 40),
-        "b.json": example_result(repeats=2, created="2026-08-15T10:00:00Z", commit="b" * 40),
+        "a.json": example_result(repeats=3, created="2026-08-14T10:00:00Z", commit="a" * 40),
+        "b.json": example_result(repeats=3, created="2026-08-15T10:00:00Z", commit="b" * 40),
         "t.json": example_result(
-            repeats=2, created="2026-08-15T12:00:00Z", commit="b" * 40, threads=1
+            repeats=3, created="2026-08-15T12:00:00Z", commit="b" * 40, threads=1
         ),
     }
     for name, result in grades.items():

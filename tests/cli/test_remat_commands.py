@@ -98,24 +98,37 @@ def test_the_frontier_draws_every_point_and_checks_parity_across_them(tmp_path):
     assert {"engine", "recorded", "remat@100%", "remat@floor"} <= set(labels)
 
 
-def _run(route: str, bits: list[int], seconds: float, delta: int) -> RunRecord:
-    return RunRecord(
-        route, 0, "ok", tuple(bits), (seconds,) * len(bits), seconds, 10**8, 10**8 + delta, delta
-    )
+def _run(route: str, bits: list[int], seconds: float, delta: int) -> list[RunRecord]:
+    """Three repeats of a route (time is judged on repeats), a little apart."""
+    return [
+        RunRecord(
+            route,
+            repeat,
+            "ok",
+            tuple(bits),
+            tuple(seconds * (1 + 0.002 * repeat + 0.001 * (step % 2)) for step in range(8)),
+            seconds,
+            10**8,
+            10**8 + delta,
+            delta,
+        )
+        for repeat in range(3)
+    ]
 
 
 def test_the_verdict_reads_remat_against_the_reference_and_against_recorded():
-    bits = [0x40000000, 0x3F800000, 0x3F000000, 0x3E800000]
+    bits = [0x40000000, 0x3F800000, 0x3F000000, 0x3E800000] * 2
     verdict = decide_verdict(
-        [
-            _run("engine", bits, 0.020, 40 * 2**20),
-            _run("recorded", bits, 0.016, 20 * 2**20),
-            _run("remat", bits, 0.018, 10 * 2**20),
-        ]
+        _run("engine", bits, 0.020, 40 * 2**20)
+        + _run("recorded", bits, 0.016, 20 * 2**20)
+        + _run("remat", bits, 0.018, 10 * 2**20)
     )
     (pairing,) = verdict.pairings
     assert pairing.training_delta_ratio == 0.5
     assert pairing.speed.direction == "slower"
-    assert "remat: " in verdict.summary and "of engine (against recorded: " in verdict.summary
+    assert (
+        "remat: " in verdict.summary
+        and "of engine, time on 3 repeats each (against recorded: " in verdict.summary
+    )
     assert "Δ 0.50x" in verdict.summary
     assert verdict.to_json()["pairings"][0]["against"] == "recorded"

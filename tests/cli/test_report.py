@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from tests.support.parent_process import heavy_modules_loaded
@@ -81,7 +82,7 @@ def test_plain_output_off_a_terminal_or_with_no_color(monkeypatch):
 def test_the_plain_verdict_has_every_figure_and_no_escapes_or_boxes(monkeypatch):
     monkeypatch.delenv("NO_COLOR", raising=False)
     stream = io.StringIO()
-    verdict = decide_verdict(make_runs())
+    verdict = decide_verdict(three_repeats(make_runs()))
     print_verdict(verdict, file=stream)
     text = stream.getvalue()
     assert ESCAPE not in text
@@ -95,6 +96,8 @@ def test_the_plain_verdict_has_every_figure_and_no_escapes_or_boxes(monkeypatch)
         "112.0",
         "±",
         "0.0",
+        "[112.0–112.0]",
+        "—",
         "112.0",
         "reference",
         "1000.0",
@@ -169,6 +172,12 @@ def test_the_rich_verdict_on_a_terminal_is_a_table(monkeypatch):
             assert word in text
 
 
+def three_repeats(runs: list[RunRecord]) -> list[RunRecord]:
+    """The runs, and two more repeats of each: enough for a time judgement to claim."""
+
+    return runs + [msgspec.structs.replace(run, repeat=repeat) for repeat in (1, 2) for run in runs]
+
+
 def make_result(milliseconds: float) -> dict:
     """A result whose recorded route runs at `milliseconds` per step."""
     runs = make_runs()
@@ -181,6 +190,7 @@ def make_result(milliseconds: float) -> dict:
         peak_rss_bytes=780 * MEBIBYTE,
         ready_rss_bytes=200 * MEBIBYTE,
     )
+    runs = three_repeats(runs)
     return compose_result(
         workload={"name": "cifar10"}, host={}, steps=20, repeats=runs, verdict=decide_verdict(runs)
     )
@@ -199,14 +209,23 @@ def test_the_comparison_renders_its_regressions():
         "ms",
         "+30.0%",
         "10%",
-        "—",
+        "p",
+        "=",
+        "0,",
+        "3",
+        "repeats",
+        "each,",
+        "disturbance",
+        "unknown",
         "regression",
     ]
     assert "cifar10: 1 regression (recorded ms/step +30.0%)" in text
     markdown = render_comparison_markdown(comparison)
-    assert "| recorded | ms/step | 100.0 ms | 130.0 ms | +30.0% | 10% | — | regression |" in (
-        markdown
+    expected = (
+        "| recorded | ms/step | 100.0 ms | 130.0 ms | +30.0% | 10% | p = 0, 3 repeats each, "
+        "disturbance unknown | regression |"
     )
+    assert expected in markdown
     stream = FakeTerminal()
     print_comparison(comparison, file=stream, plain=False)
     assert "topos compare: cifar10" in stream.getvalue()

@@ -95,12 +95,15 @@ def test_bit_identical_routes_give_the_documented_summary_sentence():
         make_run("recorded", 0, milliseconds=100.0, peak=1053 * MEBIBYTE),
         make_run("recorded", 1, milliseconds=100.0, peak=1053 * MEBIBYTE),
         make_run("engine", 1, milliseconds=112.0, peak=1350 * MEBIBYTE),
+        make_run("engine", 2, milliseconds=112.0, peak=1350 * MEBIBYTE),
+        make_run("recorded", 2, milliseconds=100.0, peak=1053 * MEBIBYTE),
     ]
     verdict = decide_verdict(runs)
     assert verdict.parity.status == "bit-identical"
     assert verdict.parity.steps == STEPS
     assert re.fullmatch(
-        r"recorded: 1\.12 ± 0\.0\dx faster, 0\.78x the memory of engine; "
+        r"recorded: 1\.12 ± 0\.0\dx faster, 0\.78x the memory of engine, "
+        r"time on 3 repeats each; "
         r"losses bit-identical over 300 steps",
         verdict.summary,
     ), verdict.summary
@@ -224,7 +227,10 @@ def test_a_reference_that_failed_in_some_repeats_says_so():
         make_run("recorded", 0, milliseconds=100.0),
     ]
     verdict = decide_verdict(runs)
-    assert verdict.summary.startswith("engine: 1 of 2 repeats timed out; recorded: 1.12 ± ")
+    # One completed repeat each: the time is inconclusive, never "1.12x faster".
+    assert verdict.summary.startswith(
+        "engine: 1 of 2 repeats timed out; recorded: inconclusive (0.89x the time), "
+    )
     assert verdict.route("engine").completed == 1
     assert verdict.exit_status == 1
 
@@ -262,34 +268,43 @@ def test_a_warm_up_time_from_the_worker_is_the_first_step():
 
 
 def test_a_slower_route_is_called_slower():
-    runs = [make_run("engine", milliseconds=100.0), make_run("recorded", milliseconds=125.0)]
+    runs = [make_run("engine", r, milliseconds=100.0) for r in range(3)]
+    runs += [make_run("recorded", r, milliseconds=125.0) for r in range(3)]
     ratio = decide_verdict(runs).route("recorded").speed.ratio
     assert ratio.direction == "slower"
     assert ratio.factor == pytest.approx(1.25, abs=0.01)
     assert ratio.phrase.startswith("1.25 ± 0.0")
     assert ratio.phrase.endswith("x slower")
-    assert ratio.significant is None  # one repeat each: no rank test
+    assert ratio.significant is True
 
 
-def test_a_ratio_past_the_threshold_but_not_significant_is_marked_tentative():
+def test_one_repeat_each_is_not_tested_and_claims_nothing():
+    runs = [make_run("engine", milliseconds=100.0), make_run("recorded", milliseconds=125.0)]
+    ratio = decide_verdict(runs).route("recorded").speed.ratio
+    assert ratio.direction == "inconclusive"
+    assert ratio.significant is None and ratio.p_value is None
+    assert ratio.phrase == "inconclusive (1.25x the time)"
+
+
+def test_a_ratio_the_repeats_cannot_confirm_is_no_clear_difference():
     generator = random.Random(7)
 
     def noisy(route: str, repeat: int, scale: float) -> RunRecord:
         seconds = tuple(scale * generator.uniform(0.1, 0.2) for _ in range(12))
         return RunRecord(route, repeat, "ok", tuple(range(12)), seconds)
 
-    runs = [noisy("engine", 0, 1.0), noisy("engine", 1, 1.0)]
-    runs += [noisy("recorded", 0, 1.04), noisy("recorded", 1, 1.04)]
+    runs = [noisy("engine", r, 1.0) for r in range(3)]
+    runs += [noisy("recorded", r, 1.04) for r in range(3)]
     ratio = decide_verdict(runs).route("recorded").speed.ratio
     assert ratio.p_value >= 0.05  # the premise: these samples overlap too much to tell
-    assert ratio.factor > 1.0 and ratio.direction != "same"
+    assert ratio.direction == "unclear"
     assert ratio.significant is False
     assert ratio.tentative
-    assert ratio.phrase.startswith("~")
+    assert ratio.phrase.startswith("~") and ratio.phrase.endswith("no clear difference")
 
 
 def test_equal_speeds_are_phrased_as_the_same_speed():
-    runs = [make_run("engine", jitter=0.0), make_run("recorded", jitter=0.0)]
+    runs = [make_run(route, r, jitter=0.0) for route in ("engine", "recorded") for r in range(3)]
     ratio = decide_verdict(runs).route("recorded").speed.ratio
     assert ratio.direction == "same"
     assert ratio.phrase == "1.00 ± 0.00x the speed"
@@ -310,10 +325,17 @@ def test_memory_ratios_and_the_derived_training_delta():
 
 
 def test_unmeasured_memory_is_left_out_of_the_summary():
-    runs = [make_run("engine", peak=None, ready=None), make_run("recorded", peak=None, ready=None)]
+    runs = [
+        make_run(route, r, peak=None, ready=None)
+        for route in ("engine", "recorded")
+        for r in range(3)
+    ]
     verdict = decide_verdict(runs)
     assert verdict.route("recorded").memory is None
-    assert re.match(r"recorded: 1\.00 ± 0\.0\dx the speed of engine;", verdict.summary)
+    assert re.match(
+        r"recorded: 1\.00 ± 0\.0\dx the speed of engine, time on 3 repeats each;",
+        verdict.summary,
+    ), verdict.summary
 
 
 def test_a_steady_machine_raises_no_warning():

@@ -11,7 +11,6 @@ statuses are those of `topos grade`.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
@@ -82,7 +81,9 @@ def run_points(
                 RefusedPoint(point=label, budget=request.budget, why=result.facts.error.message)
             )
             return None
-        return replace(result, route=label, repeat=0) if request.route == "remat" else result
+        if request.route != "remat":
+            return result
+        return msgspec.structs.replace(result, route=label, repeat=0)
 
     return run_routes(plan, display, admit), refused
 

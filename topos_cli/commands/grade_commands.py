@@ -91,8 +91,10 @@ def grade_command(
     parent measures time per step and peak memory, checks that the losses agree
     at every step, prints the verdict and writes the result as JSON.
 
-    Exit status: 0 when every route finished and the losses agree; otherwise 1,
-    2, 3, 4 or 130, as the exit-status table of the README says.
+    Exit status: 0 when every route finished and the losses agree; 1 a route
+    failed; 2 usage or data error; 3 parity broken; 4 a regression against
+    --baseline; 5 --baseline's time comparison inconclusive (too few repeats or
+    too disturbed steps); 130 interrupted. Several: 130, 2, 3, 1, 4, 5, 0.
 
     Example: topos grade --steps 50 --repeat 2 --json results/today.json
 

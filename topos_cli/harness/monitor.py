@@ -26,6 +26,7 @@ from typing import Any
 import psutil
 
 from topos.system import process_memory
+from topos_cli.harness.machine_load import MachineReading, machine_facts, read_machine
 from topos_cli.harness.pipe_reader import PipeReader
 from topos_cli.harness.rss_timeline import RssTimeline
 from topos_cli.harness.worker_process import KILL_WAIT_SECONDS, WorkerProcess, signal_name
@@ -187,6 +188,9 @@ class WorkerMonitor:
         self._rss_at_ready: int | None = None
         self._sampled_peak_after_ready: int | None = None
         self._steps: list[protocol.Step] = []
+        #: The machine's CPU counters at ready and at done: what others did meanwhile.
+        self._machine_at_ready: MachineReading | None = None
+        self._machine_at_done: MachineReading | None = None
         self._nonfinite: protocol.Nonfinite | None = None
         self._done: protocol.Done | None = None
         self._error: protocol.Error | None = None
@@ -382,11 +386,13 @@ class WorkerMonitor:
             self._ready_moment = time.monotonic()
             self._rss_at_ready = self._timeline.last if self._timeline else None
             self._sampled_peak_after_ready = self._rss_at_ready
+            self._machine_at_ready = read_machine()
         elif isinstance(event, protocol.Step):
             self._steps.append(event)
         elif isinstance(event, protocol.Nonfinite):
             self._nonfinite = event
         elif isinstance(event, protocol.Done):
+            self._machine_at_done = read_machine()
             self._done = event
         elif isinstance(event, protocol.Error):
             self._error = event
@@ -522,6 +528,12 @@ class WorkerMonitor:
         rusage = worker.rusage
         # Linux counts ru_maxrss in KiB, macOS in bytes.
         scale = 1 if sys.platform == "darwin" else 1024
+        # CPU times and preemptions count only when every step has one (an older worker
+        # sends none): a partial series could not be lined up with the step times.
+        step_cpu = [step.cpu_seconds for step in self._steps]
+        step_cpu = step_cpu if None not in step_cpu else []
+        switches = [step.involuntary_switches for step in self._steps]
+        switches = switches if None not in switches else []
         facts = RunFacts(
             pid=worker.pid,
             exit=worker.exit_facts(),
@@ -551,6 +563,12 @@ class WorkerMonitor:
             error=None if self._error is None else self._error.details(),
             stderr_tail=self._stderr_tail(),
             leftover_processes_killed=worker.leftovers_killed,
+            machine=machine_facts(
+                self._machine_at_ready, self._machine_at_done, sum(step_cpu) if step_cpu else None
+            ),
+            shard_involuntary_switches=None
+            if self._done is None
+            else self._done.shard_involuntary_switches,
         )
         return RunRecord(
             route=request.route,
@@ -560,6 +578,8 @@ class WorkerMonitor:
             loss_bits=tuple(step.bits for step in self._steps),
             step_seconds=tuple(step.seconds for step in self._steps),
             first_step_seconds=None if ready is None else ready.facts.warm_up_seconds,
+            step_cpu_seconds=tuple(step_cpu),
+            step_involuntary_switches=tuple(switches),
             ready_rss_bytes=ready_rss,
             peak_rss_bytes=peak,
             facts=facts,

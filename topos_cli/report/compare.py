@@ -5,10 +5,12 @@ RSS and the training delta. A figure *regresses* when the new value exceeds
 the old by more than its tolerance (default 10% for time, 5% for memory) and
 the difference is significant where repeats allow:
 
-- time: with two or more completed repeats on both sides, a two-sided
-  Mann-Whitney U test on the raw per-step times kept in the results must give
-  p below the significance level; with fewer, the tolerance alone decides
-  (one run per side gives no honest test, since a run's steps drift together);
+- time: judged by `time_judgement`, as every judgement of time is: the repeats are
+  the evidence (not the steps), disturbed steps are left out, and a regression or
+  improvement is claimed only from enough quiet repeats whose interval lies beyond
+  the tolerance and whose test is significant; too few repeats or too disturbed
+  steps (or, for a result without CPU times, a busy-machine warning) make it
+  *inconclusive*, exit 5 unless something worse applies;
 - memory: with two or more repeats on both sides, the ranges across repeats
   must not overlap (memory figures are nearly deterministic, so a rank test
   over two or three values could never reach significance anyway). A change
@@ -16,7 +18,9 @@ the difference is significant where repeats allow:
   2 MiB training delta is allocator noise, not a regression.
 
 Figures are recomputed from the raw repeats, not read from the stored
-verdicts, so both sides are measured the same way.
+verdicts, so both sides are measured the same way. Results graded at different
+settings (workload, steps, data fingerprint, shards) are refused (exit 2), as
+`history` never mixes them.
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from topos_cli.report.statistics import mann_whitney, median
+from topos_cli.report.statistics import median
+from topos_cli.report.time_judgement import FASTER, INCONCLUSIVE, SLOWER, TimeJudgement, judge_time
 from topos_cli.result.grade_result import GradeResult
 from topos_cli.result.json_record import JsonRecord
 from topos_cli.result.run_record import RunRecord
@@ -60,6 +65,15 @@ class FigureChange(JsonRecord):
     p_value: float | None
     significant: bool | None
     status: str
+    #: For time, the judgement it comes from (`time_judgement`): repeats, disturbance,
+    #: interval and why.
+    time: TimeJudgement | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The change as a JSON-ready dict."""
+        data = {name: getattr(self, name) for name in self.__dataclass_fields__ if name != "time"}
+        data["time"] = None if self.time is None else self.time.to_json()
+        return data
 
 
 @dataclass(frozen=True)
@@ -80,13 +94,19 @@ class Comparison:
         return tuple(change for change in self.changes if change.status == "regression")
 
     @property
+    def inconclusive(self) -> tuple[FigureChange, ...]:
+        """The figures whose evidence was too thin or too disturbed to judge."""
+        return tuple(change for change in self.changes if change.status == INCONCLUSIVE)
+
+    @property
     def exit_status(self) -> int:
         """1 when a route of the new result did not finish (never "no regression"), else 4
-        when any figure regressed, else 0."""
+        when any figure regressed, else 5 when a time judgement was inconclusive, else 0."""
         return most_severe(
             (
                 ExitStatus.ROUTE_FAILED if self.failures else None,
                 ExitStatus.REGRESSION if self.regressions else None,
+                ExitStatus.INCONCLUSIVE if self.inconclusive else None,
             )
         )
 
@@ -99,6 +119,16 @@ class Comparison:
         )
         if self.failures:
             return f"{self.workload}: {'; '.join(self.failures)}"
+        if not self.regressions and self.inconclusive:
+            why = {"disturbed": "steps too disturbed", "thin": "too few repeats"}
+            named = "; ".join(
+                f"{change.route} time inconclusive "
+                f"({why.get(change.time.inconclusive_because or '', 'see below')})"
+                if change.time is not None
+                else f"{change.route} {change.figure} inconclusive"
+                for change in self.inconclusive
+            )
+            return f"{self.workload}: {named}"
         if not self.regressions:
             return f"{self.workload}: no regression beyond {tolerances}"
         named = ", ".join(
@@ -179,6 +209,14 @@ def _judged_change(
     )
 
 
+def _busy_warning(result: GradeResult) -> str | None:
+    """The grade's own busy-machine warning (its verdict's `load` warning), if any."""
+    for warning in () if result.verdict is None else result.verdict.warnings:
+        if warning.kind == "load":
+            return warning.message or "the machine was busy"
+    return None
+
+
 def _compare_time(
     route: str,
     old_runs: Sequence[RunRecord],
@@ -186,20 +224,40 @@ def _compare_time(
     old_warmup: int,
     new_warmup: int,
     settings: CompareSettings,
+    busy: tuple[str | None, str | None] = (None, None),
+    sources: tuple[str, str] = ("old", "new"),
 ) -> FigureChange:
-    """The change in median ms/step of one route, tested where repeats allow."""
-    old_steps = [s for run in old_runs for s in run.measured_step_seconds(old_warmup)]
-    new_steps = [s for run in new_runs for s in run.measured_step_seconds(new_warmup)]
-    old = median(old_steps) * 1000.0 if old_steps else None
-    new = median(new_steps) * 1000.0 if new_steps else None
-    p_value = None
-    timed_old = sum(1 for run in old_runs if run.step_seconds)
-    timed_new = sum(1 for run in new_runs if run.step_seconds)
-    if timed_old >= 2 and timed_new >= 2:
-        p_value = mann_whitney(new_steps, old_steps).p_value
-    significant = None if p_value is None else p_value < settings.significance_level
-    return _judged_change(
-        route, "ms/step", "ms", old, new, settings.time_tolerance, significant, p_value
+    """The change in ms/step of one route, judged by `time_judgement` (repeats as the
+    evidence, disturbed steps left out, inconclusive when thin or disturbed)."""
+    judgement = judge_time(
+        new_runs,
+        old_runs,
+        tolerance=settings.time_tolerance,
+        significance_level=settings.significance_level,
+        new_warmup=new_warmup,
+        old_warmup=old_warmup,
+        new_busy=busy[1],
+        old_busy=busy[0],
+        names=(sources[1], sources[0]),
+    )
+    # With nothing usable left (every step disturbed), what was measured is still shown.
+    old = judgement.old.milliseconds or judgement.old.all_milliseconds
+    new = judgement.new.milliseconds or judgement.new.all_milliseconds
+    status = {SLOWER: "regression", FASTER: "improvement"}.get(judgement.outcome, judgement.outcome)
+    if old is None or new is None:
+        status = "missing"
+    return FigureChange(
+        route=route,
+        figure="ms/step",
+        unit="ms",
+        old=old,
+        new=new,
+        change=_relative_change(old, new),
+        tolerance=settings.time_tolerance,
+        p_value=judgement.p_value,
+        significant=None if judgement.p_value is None else judgement.claim,
+        status=status,
+        time=judgement,
     )
 
 
@@ -230,6 +288,34 @@ def _compare_memory(
         significant,
         floor=settings.memory_floor_bytes,
     )
+
+
+def _settings(old: GradeResult, new: GradeResult) -> list[tuple[str, Any, Any]]:
+    """The settings two results must share to be compared: steps, data, shards (a value a
+    result does not record is `None`, and never refused)."""
+
+    def fingerprint(result: GradeResult) -> str | None:
+        data = result.workload.data
+        return data.fingerprint[:12] if data is not None and data.fingerprint else None
+
+    def shards(result: GradeResult, routes: set[str] | None = None) -> str | None:
+        found = {
+            route: facts.shards
+            for route, facts in result.routes.items()
+            if facts.shards is not None and (routes is None or route in routes)
+        }
+        return None if not found else ", ".join(f"{r} {n}" for r, n in sorted(found.items()))
+
+    both_shards = [shards(old), shards(new)]
+    if None not in both_shards:
+        # Only the routes both graded: a route added is a note, not other settings.
+        common = set(old.routes) & set(new.routes)
+        both_shards = [shards(old, common), shards(new, common)]
+    return [
+        ("steps", old.steps, new.steps),
+        ("data (fingerprint)", fingerprint(old), fingerprint(new)),
+        ("shards", *both_shards),
+    ]
 
 
 def _notes(old: GradeResult, new: GradeResult) -> list[str]:
@@ -273,6 +359,13 @@ def compare_results(
             f"cannot compare results of different workloads: {old_source} is {old_workload}, "
             f"{new_source} is {new_workload}"
         )
+    for label, old_value, new_value in _settings(old, new):
+        if old_value is not None and new_value is not None and old_value != new_value:
+            raise IncomparableResultsError(
+                f"cannot compare results graded at different {label}: {old_source} has "
+                f"{old_value}, {new_source} has {new_value} (grade both alike, as history "
+                "never mixes them)"
+            )
     old_runs, new_runs = old.repeats, new.repeats
     old_routes = list(dict.fromkeys(run.route for run in old_runs))
     new_routes = list(dict.fromkeys(run.route for run in new_runs))
@@ -298,6 +391,8 @@ def compare_results(
                 _warmup_steps(old),
                 _warmup_steps(new),
                 settings,
+                busy=(_busy_warning(old), _busy_warning(new)),
+                sources=(old_source, new_source),
             )
         )
         for figure, attribute in (

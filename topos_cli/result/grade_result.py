@@ -181,6 +181,16 @@ class FrontierFacts(Record):
     picture: str | None = None
 
 
+class StoredWarning(Record):
+    """A warning a verdict gave (a busy machine, varying step times): its kind, the route
+    it is about, what it says and what to do about it."""
+
+    kind: str
+    message: str
+    route: str | None = None
+    remedy: str | None = None
+
+
 class JudgedVerdict(Record, forbid_unknown_fields=False):
     """The verdict as a result keeps it. The report's own `Verdict` writes it and can
     always recompute it from the repeats; what a reader takes from it (the settings
@@ -193,7 +203,7 @@ class JudgedVerdict(Record, forbid_unknown_fields=False):
     parity: dict[str, Any] | None = None
     routes: list[dict[str, Any]] = msgspec.field(default_factory=list)
     pairings: list[dict[str, Any]] = msgspec.field(default_factory=list)
-    warnings: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    warnings: list[StoredWarning] = msgspec.field(default_factory=list)
 
 
 Status = Literal["complete", "interrupted", "error", "failed"]

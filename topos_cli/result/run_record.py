@@ -17,6 +17,7 @@ from topos_cli.result.record import (
     Bytes,
     Count,
     ProcessId,
+    Ratio,
     Record,
     Seconds,
     SignedBytes,
@@ -48,6 +49,24 @@ class RssTimelineFacts(Record):
     points: list[Bytes] = msgspec.field(default_factory=list)
 
 
+class MachineFacts(Record):
+    """What the machine did while a run's steps ran, from /proc/stat around them: its
+    capacity, busy, idle and steal seconds, the CPU seconds of the route, of the grader and
+    of everything else, and the load averages (see `topos_cli.report.time_judgement`)."""
+
+    elapsed_seconds: Seconds
+    capacity_seconds: Seconds
+    idle_seconds: Seconds
+    steal_seconds: Seconds
+    cores: Count | None = None
+    busy_seconds: Seconds | None = None
+    route_cpu_seconds: Seconds | None = None
+    grader_cpu_seconds: Seconds | None = None
+    others_cpu_seconds: Seconds | None = None
+    load_average_start: Ratio | None = None
+    load_average_end: Ratio | None = None
+
+
 class RunFacts(Record):
     """What the harness saw of a run besides its steps: the worker's ready facts, its
     times, how it ended, its memory readings and its resident-set timeline."""
@@ -75,6 +94,9 @@ class RunFacts(Record):
     error: ErrorFacts | None = None
     stderr_tail: list[str] = msgspec.field(default_factory=list)
     leftover_processes_killed: Count | None = None
+    machine: MachineFacts | None = None
+    #: The shard processes' involuntary context switches over the steps (None if unknown).
+    shard_involuntary_switches: Count | None = None
 
 
 class RunRecord(Record, kw_only=False, frozen=True):
@@ -95,6 +117,11 @@ class RunRecord(Record, kw_only=False, frozen=True):
     training_delta_bytes: SignedBytes | None = None
     detail: str | None = None
     facts: RunFacts = RunFacts()
+    #: Per step, the route's CPU seconds (its process, all threads, and its shard
+    #: processes): empty when the worker did not say (an older topos, no clock).
+    step_cpu_seconds: tuple[Seconds, ...] = ()
+    #: Per step, the involuntary context switches of the worker process (empty if unknown).
+    step_involuntary_switches: tuple[Count, ...] = ()
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -106,6 +133,8 @@ class RunRecord(Record, kw_only=False, frozen=True):
             set_field(self, "facts", RunFacts.from_json(dict(self.facts)))
         if self.first_step_seconds is None and self.step_seconds:
             set_field(self, "first_step_seconds", self.step_seconds[0])
+        set_field(self, "step_cpu_seconds", tuple(float(value) for value in self.step_cpu_seconds))
+        set_field(self, "step_involuntary_switches", tuple(self.step_involuntary_switches))
         if (
             self.training_delta_bytes is None
             and self.peak_rss_bytes is not None

@@ -28,9 +28,11 @@ class VerdictSettings(Record):
     reference: str = REFERENCE_ROUTE
     #: Leading measured steps left out of the median (their times are reported on their own).
     warmup_steps: Annotated[int, msgspec.Meta(ge=0, le=1_000_000)] = 1
-    #: A speed factor past this is a claim of faster or slower, marked `~` if not significant.
-    speed_threshold: Factor = 1.0
-    #: The Mann-Whitney p-value under which a difference in speed is significant.
+    #: Routes within a factor of 1 + this of the reference's time are "the speed"; faster
+    #: or slower is claimed only beyond it (`time_judgement`).
+    speed_tolerance: Factor = 0.03
+    #: The p-value (Welch's, on log per-repeat medians) under which a difference in speed
+    #: is significant.
     significance_level: Fraction = 0.05
     #: Warn when a route's step times vary by more than this coefficient of variation.
     variation_limit: Factor = 0.10

@@ -51,8 +51,8 @@ class RematFacts(Record):
     budget_fraction: Ratio
     recomputations: Count
     extra_flops_fraction: Ratio
-    flops: Ratio | None = None
-    extra_flops: Ratio | None = None
+    flops: Count | None = None
+    extra_flops: Count | None = None
 
 
 class StepMemoryFacts(Record):

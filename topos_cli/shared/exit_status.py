@@ -18,6 +18,9 @@ class ExitStatus(IntEnum):
     USAGE = 2
     PARITY_BROKEN = 3
     REGRESSION = 4
+    #: The time verdict could not be made: its steps too disturbed (a busy machine) or
+    #: its repeats too few. Never worse than a judged regression, never over a failure.
+    INCONCLUSIVE = 5
     INTERRUPTED = 130
 
 
@@ -28,6 +31,7 @@ PRECEDENCE = (
     ExitStatus.PARITY_BROKEN,
     ExitStatus.ROUTE_FAILED,
     ExitStatus.REGRESSION,
+    ExitStatus.INCONCLUSIVE,
     ExitStatus.OK,
 )
 

@@ -109,12 +109,16 @@ class Ready(_Event, tag="ready", frozen=True):
 
 
 class Step(_Event, tag="step", frozen=True):
-    """One training step: its loss (a string when not finite), float32 bits and time."""
+    """One training step: its loss (a string when not finite), float32 bits and time;
+    the route's CPU seconds in it and the worker's involuntary context switches (see
+    `route_clock`; `None` where unknown, and absent from an older worker's events)."""
 
     step: Count
     loss: float | str | None
     bits: Annotated[int, msgspec.Meta(ge=0, le=0xFFFF_FFFF)]
     seconds: Seconds
+    cpu_seconds: Seconds | None = None
+    involuntary_switches: Count | None = None
 
 
 class Nonfinite(_Event, tag="nonfinite", frozen=True):
@@ -143,6 +147,8 @@ class Done(_Event, tag="done", frozen=True):
     #: With shard processes: each child's largest private memory (USS) read since ready,
     #: in shard order (already added into `peak_rss_bytes`).
     shard_processes_peak_private_bytes: list[Bytes] | None = None
+    #: The shard processes' involuntary context switches over the steps (None if unknown).
+    shard_involuntary_switches: Count | None = None
 
 
 class Error(_Event, tag="error", frozen=True):

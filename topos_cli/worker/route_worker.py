@@ -44,6 +44,7 @@ from topos_cli.worker.protocol import (
     WorkerCommand,
     encode,
 )
+from topos_cli.worker.route_clock import RouteClock
 from topos_cli.worker.step_peak import StepPeak
 
 
@@ -231,19 +232,26 @@ def _train_steps(
 ) -> int:
     """The measured steps, one `step` event each, then `done`."""
     program = training.program
+    # CPU time beside wall time: a step its own CPU cannot explain waited for a processor.
+    clock = RouteClock(lambda: program.shard_process_ids)
+    shard_switches = clock.shard_switches()
     for step in range(arguments.steps):
+        clock.start()
         began = time.perf_counter()
         loss = training.step(step)
         seconds = time.perf_counter() - began
+        cpu_seconds, switches = clock.step()
         value = float(loss)
         finite = math.isfinite(value)
         bits = int(loss.view("uint32"))
-        events.emit(Step(step, value if finite else str(value), bits, seconds))
+        events.emit(
+            Step(step, value if finite else str(value), bits, seconds, cpu_seconds, switches)
+        )
         if not finite:
             events.emit(Nonfinite(step, str(value)))
-            events.emit(_done("nonfinite", started, step_peak, program))
+            events.emit(_done("nonfinite", started, step_peak, program, clock, shard_switches))
             return EXIT_NONFINITE
-    events.emit(_done("ok", started, step_peak, program))
+    events.emit(_done("ok", started, step_peak, program, clock, shard_switches))
     return 0
 
 
@@ -266,7 +274,14 @@ def remat_facts(plan: Any, shards: int) -> RematFacts | None:
     )
 
 
-def _done(status: str, started: float, step_peak: StepPeak, program: Any) -> Done:
+def _done(
+    status: str,
+    started: float,
+    step_peak: StepPeak,
+    program: Any,
+    clock: RouteClock | None = None,
+    shard_switches: int | None = None,
+) -> Done:
     """The `done` event: training time, and the memory at the end (the peak is the larger
     of VmHWM and VmRSS read at each step's peak, see `step_peak`, plus with shard
     processes each child's largest private memory, read at the end of its computations)."""
@@ -275,6 +290,7 @@ def _done(status: str, started: float, step_peak: StepPeak, program: Any) -> Don
     readings = [value for value in (high_water, step_peak.bytes) if value is not None]
     children = program.shard_process_memory()
     children_peak = sum(peak for _, peak in children)
+    switches_now = None if clock is None or shard_switches is None else clock.shard_switches()
     return Done(
         status,
         training_seconds=training_seconds,
@@ -283,6 +299,9 @@ def _done(status: str, started: float, step_peak: StepPeak, program: Any) -> Don
         high_water_bytes=high_water,
         step_peak_rss_bytes=step_peak.bytes,
         shard_processes_peak_private_bytes=[peak for _, peak in children] or None,
+        shard_involuntary_switches=None
+        if switches_now is None or shard_switches is None
+        else max(switches_now - shard_switches, 0),
     )
 
 

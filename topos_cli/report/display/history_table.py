@@ -14,12 +14,14 @@ from topos_cli.shared.units import DASH, MEBIBYTE, format_milliseconds
 
 HISTORY_HEADERS = ("created", "commit", "route", "ms/step", "peak RSS MiB", "training Δ MiB")
 
-#: How a significant change is marked in a cell, as `compare` judges it.
+#: How a judged change is marked in a cell, as `compare` judges it (`time_judgement`).
 MARKS = {"regression": "▲", "improvement": "▼"}
 
 LEGEND = (
-    "▲ significant regression, ▼ significant improvement against the grade before "
-    "(as topos compare judges them); percentages are changes against the grade before"
+    "▲ regression, ▼ improvement against the grade before, as topos compare judges them: "
+    "for time only from a test on per-repeat medians (3 repeats each at least) with its "
+    "interval beyond the tolerance; percentages are changes against the grade before, "
+    "(inconclusive) where the repeats were too few or too disturbed to judge"
 )
 
 
@@ -32,6 +34,8 @@ def figure_cell(point: HistoryPoint, route: str, figure: str) -> str:
     change = point.changes.get((route, figure))
     if change is not None and change.change is not None:
         text += f" ({change.change:+.1%})"
+    if change is not None and change.status == "inconclusive":
+        text += " (inconclusive)"
     mark = MARKS.get(point.significant(route, figure) or "")
     return f"{text} {mark}" if mark else text
 

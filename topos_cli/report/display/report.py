@@ -23,6 +23,7 @@ VERDICT_HEADERS = (
     "route",
     "status",
     "ms/step ± IQR",
+    "CPU ms/step",
     "first step ms",
     "speed",
     "peak RSS MiB",
@@ -41,11 +42,11 @@ def _status_cell(route: RouteVerdict) -> str:
     return route.status
 
 
-def _speed_cells(route: RouteVerdict, reference: str) -> tuple[str, str, str]:
-    """The ms/step, first-step and speed-ratio cells of a route."""
+def _speed_cells(route: RouteVerdict, reference: str) -> tuple[str, str, str, str]:
+    """The ms/step, CPU ms/step, first-step and speed-ratio cells of a route."""
     speed = route.speed
     if speed is None:
-        return DASH, DASH, DASH
+        return DASH, DASH, DASH, DASH
     summary = speed.milliseconds_per_step
     scale = summary.median
     spread = format_milliseconds(summary.interquartile_range, scale)
@@ -67,7 +68,9 @@ def _speed_cells(route: RouteVerdict, reference: str) -> tuple[str, str, str]:
         ratio = DASH
     else:
         ratio = speed.ratio.phrase
-    return median_cell, first, ratio
+    cpu = speed.cpu_milliseconds_per_step
+    cpu_cell = DASH if cpu is None else format_milliseconds(cpu)
+    return median_cell, cpu_cell, first, ratio
 
 
 def _memory_cells(route: RouteVerdict, reference: str) -> tuple[str, str, str]:
@@ -111,13 +114,14 @@ def verdict_rows(verdict: Verdict) -> list[list[str]]:
     parities = {route.route: route for route in verdict.parity.routes}
     rows = []
     for route in verdict.routes:
-        median_cell, first, speed_ratio = _speed_cells(route, verdict.reference)
+        median_cell, cpu_cell, first, speed_ratio = _speed_cells(route, verdict.reference)
         peak, delta, memory_ratio = _memory_cells(route, verdict.reference)
         rows.append(
             [
                 route.route,
                 _status_cell(route),
                 median_cell,
+                cpu_cell,
                 first,
                 speed_ratio,
                 peak,
@@ -138,9 +142,15 @@ def verdict_notes(verdict: Verdict) -> list[str]:
     )
     if tentative:
         lines.append(
-            "~ past the threshold, but not significant "
-            f"(Mann-Whitney p ≥ {verdict.settings.significance_level:g})"
+            "~ no clear difference: the repeats' interval reaches within "
+            f"±{verdict.settings.speed_tolerance:.0%} or Welch p ≥ "
+            f"{verdict.settings.significance_level:g}"
         )
+    for route in verdict.routes:
+        ratio = route.speed.ratio if route.speed is not None else None
+        judgement = ratio.judgement if ratio is not None else None
+        if judgement is not None and not judgement.claim:
+            lines.append(f"{route.route} time {judgement.outcome}: {judgement.reason}")
     for route in verdict.routes:
         for failure in route.failures:
             where = f"{route.route} repeat {failure.repeat + 1}: {failure.status}"
@@ -181,20 +191,21 @@ def render_verdict_markdown(verdict: Verdict) -> str:
 def verdict_table(verdict: Verdict) -> Table:
     """The verdict as a rich table, statuses and parity coloured."""
     rows = verdict_rows(verdict)
-    table = rich_table("topos grade", VERDICT_HEADERS, right_aligned={2, 3, 5, 6})
+    table = rich_table("topos grade", VERDICT_HEADERS, right_aligned={2, 3, 4, 6, 7})
     for row in rows:
         cells: list[Text | str] = list(row)
         cells[1] = Text(row[1], style=status_style(row[1]))
-        cells[8] = Text(row[8], style=status_style(row[8]) if row[8] != DASH else "")
-        if row[4].startswith("~"):
-            cells[4] = Text(row[4], style="yellow")
+        cells[9] = Text(row[9], style=status_style(row[9]) if row[9] != DASH else "")
+        if row[5].startswith(("~", "inconclusive")):
+            cells[5] = Text(row[5], style="yellow")
         table.add_row(*cells)
     return table
 
 
 def verdict_renderables(verdict: Verdict) -> list[RenderableType]:
     """The verdict on a terminal: its table, the summary green or red, the notes coloured."""
-    summary = Text(verdict.summary, style="bold green" if verdict.exit_status == 0 else "bold red")
+    colour = {0: "bold green", 5: "bold yellow"}.get(int(verdict.exit_status), "bold red")
+    summary = Text(verdict.summary, style=colour)
     notes = [Text(line, style=_note_style(line)) for line in verdict_notes(verdict)]
     return [verdict_table(verdict), summary, *notes]
 
@@ -206,7 +217,8 @@ print_verdict = VERDICT_FORMS.print
 
 def _note_style(line: str) -> str:
     """Warnings, remedies and the legend in yellow; failures and their detail in red."""
-    return "yellow" if line.lstrip().startswith(("warning", "remedy", "~")) else "red"
+    yellow = ("warning", "remedy", "~")
+    return "yellow" if line.lstrip().startswith(yellow) or " time " in line else "red"
 
 
 def _format_figure(change: FigureChange, value: float | None) -> str:
@@ -219,7 +231,18 @@ def _format_figure(change: FigureChange, value: float | None) -> str:
 
 
 def _test_cell(change: FigureChange) -> str:
-    """What decided significance: the rank test's p, whether ranges overlap, or nothing."""
+    """What decided: for time the test and the repeats it rests on (`p = 0.003, 3 repeats
+    each`, `not tested, 1 repeat each`), for memory whether ranges overlap."""
+    if change.time is not None:
+        judgement = change.time
+        disturbed = [side.disturbed for side in (judgement.old, judgement.new)]
+        test = "not tested" if judgement.p_value is None else f"p = {judgement.p_value:.2g}"
+        text = f"{test}, {judgement.repeats}"
+        if None in disturbed:
+            text += ", disturbance unknown"
+        elif any(disturbed):
+            text += f", {sum(disturbed)} steps disturbed"
+        return text
     if change.p_value is not None:
         return f"p = {change.p_value:.3g}"
     if change.significant is None:
@@ -249,7 +272,17 @@ def render_comparison_plain(comparison: Comparison, ascii_only: bool = False) ->
     table = plain_table(COMPARISON_HEADERS, comparison_rows(comparison), ascii_only)
     parts = [table, "", comparison.summary]
     parts.extend(f"note: {note}" for note in comparison.notes)
+    parts.extend(_time_notes(comparison))
     return "\n".join(parts) + "\n"
+
+
+def _time_notes(comparison: Comparison) -> list[str]:
+    """Why each time judgement that is not a claim came out as it did."""
+    return [
+        f"{change.route} time {change.status}: {change.time.reason}"
+        for change in comparison.changes
+        if change.time is not None and change.status not in ("regression", "improvement")
+    ]
 
 
 def render_comparison_markdown(comparison: Comparison) -> str:
@@ -281,7 +314,10 @@ def comparison_table(comparison: Comparison) -> Table:
 def comparison_renderables(comparison: Comparison) -> list[RenderableType]:
     """The comparison on a terminal: its table, the summary red on a regression, the notes."""
     style = "bold red" if comparison.regressions else "bold green"
+    if not comparison.regressions and comparison.inconclusive:
+        style = "bold yellow"
     notes = [Text(f"note: {note}", style="yellow") for note in comparison.notes]
+    notes += [Text(line, style="yellow") for line in _time_notes(comparison)]
     return [comparison_table(comparison), Text(comparison.summary, style=style), *notes]
 
 

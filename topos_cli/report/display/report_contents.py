@@ -20,10 +20,8 @@ from topos_cli.report.display.result_description import (
     describe_predictions,
     describe_settings,
 )
-from topos_cli.report.statistics import RatioEstimate
 from topos_cli.report.verdict import Divergence, Verdict, decide_verdict
 from topos_cli.report.verdict.parity import run_label
-from topos_cli.report.verdict.speed import stored_time_ratio
 from topos_cli.result.grade_result import GradeResult
 from topos_cli.result.lenient_result import LenientResult
 from topos_cli.result.run_record import RunRecord
@@ -155,17 +153,6 @@ def _verdict_settings(result: GradeResult) -> VerdictSettings:
     return VerdictSettings() if result.verdict is None else result.verdict.settings
 
 
-def _stored_time_ratios(result: GradeResult) -> dict[str, RatioEstimate]:
-    """The routes' time-ratio estimates the stored verdict holds, by route: the
-    recomputation takes each that still matches the runs instead of bootstrapping again."""
-    estimates: dict[str, RatioEstimate] = {}
-    for route in [] if result.verdict is None else result.verdict.routes:
-        estimate = stored_time_ratio(route)
-        if estimate is not None:
-            estimates[estimate[0]] = estimate[1]
-    return estimates
-
-
 def _recompute_verdict(
     result: GradeResult, runs: Sequence[RunRecord], missing: list[str]
 ) -> Verdict | None:
@@ -179,7 +166,6 @@ def _recompute_verdict(
             settings=_verdict_settings(result),
             load_average=load[0] if load else None,
             cores=result.host.available_cores,
-            known_ratios=_stored_time_ratios(result),
         )
     except Exception as error:  # an odd older result must not cost the rest of the report
         missing.append(f"the verdict could not be recomputed ({type(error).__name__}: {error})")

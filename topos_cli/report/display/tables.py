@@ -71,7 +71,15 @@ def status_style(text: str) -> str:
     good = ("ok", "bit-identical", "agrees", "reference", "within tolerance", "improvement")
     if text.startswith(good):
         return "green"
-    if text.startswith(("interrupted", "not checked", "not significant", "missing")):
+    yellow = (
+        "interrupted",
+        "not checked",
+        "not significant",
+        "missing",
+        "inconclusive",
+        "no clear",
+    )
+    if text.startswith(yellow):
         return "yellow"
     return "red"
 

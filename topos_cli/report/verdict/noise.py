@@ -34,6 +34,19 @@ def noise_warnings(
         if speed is None:
             continue
         summary = speed.milliseconds_per_step
+        if speed.disturbed_steps:
+            warnings.append(
+                NoiseWarning(
+                    kind="disturbed",
+                    route=route.route,
+                    message=(
+                        f"{route.route}: {speed.disturbed_steps} of {summary.count} steps "
+                        "disturbed (wall time their own CPU time cannot explain); "
+                        "time is judged on the others"
+                    ),
+                    remedy="another program took the processors; grade on a quiet machine",
+                )
+            )
         if summary.coefficient_of_variation > settings.variation_limit:
             warnings.append(
                 NoiseWarning(

@@ -3,19 +3,26 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from topos_cli.report.statistics import (
     RatioEstimate,
     Summary,
-    mann_whitney,
     median,
     outlier_indices,
-    ratio_estimate_of,
-    ratio_of_medians,
     summarize,
+)
+from topos_cli.report.time_judgement import (
+    FASTER,
+    INCONCLUSIVE,
+    NO_CLEAR,
+    SLOWER,
+    WITHIN,
+    TimeJudgement,
+    judge_time,
+    screen_side,
 )
 from topos_cli.result.json_values import optional_json
 from topos_cli.result.run_record import RunRecord
@@ -24,14 +31,14 @@ from topos_cli.result.verdict_settings import VerdictSettings
 
 @dataclass(frozen=True)
 class SpeedRatio:
-    """A route's speed relative to the reference, phrased the way people read it.
+    """A route's speed relative to the reference, as `time_judgement` judges it.
 
-    `factor` is at least 1: how many times faster (reference time over this
-    route's) or slower (this route's over the reference's). `time_ratio` is
-    always this route's median step time over the reference's, with its
-    bootstrap interval. `significant` is `None` when either route has fewer
-    than two completed repeats (no test is made); `tentative` marks a factor
-    past the threshold whose difference is not significant, shown with `~`.
+    `factor` is at least 1: how many times faster (reference time over this route's)
+    or slower. `direction` is `faster` or `slower` only for a claim (enough quiet
+    repeats, a significant test, an interval beyond the tolerance), `same` within the
+    tolerance, else `unclear` (no clear difference) or `inconclusive` (too few repeats
+    or too disturbed steps). `time_ratio` is this route's time over the reference's
+    with its hierarchical-bootstrap interval; `judgement` says what it rests on.
     """
 
     factor: float
@@ -41,16 +48,22 @@ class SpeedRatio:
     p_value: float | None
     significant: bool | None
     tentative: bool
+    judgement: TimeJudgement | None = None
 
     @property
     def phrase(self) -> str:
-        """E.g. `1.12 ± 0.03x faster`, `~1.04 ± 0.05x slower`, `1.00 ± 0.01x the speed`."""
-        mark = "~" if self.tentative else ""
+        """E.g. `1.12 ± 0.03x faster`, `1.00 ± 0.01x the speed`, `0.96x the time, no clear
+        difference`, `inconclusive (0.86x the time)`."""
+        ratio = self.time_ratio.ratio
+        if self.direction == "inconclusive":
+            return f"inconclusive ({ratio:.2f}x the time)"
+        if self.direction == "unclear":
+            return f"~{ratio:.2f}x the time, no clear difference"
         wording = "the speed" if self.direction == "same" else self.direction
-        return f"{mark}{self.factor:.2f} ± {self.uncertainty:.2f}x {wording}"
+        return f"{self.factor:.2f} ± {self.uncertainty:.2f}x {wording}"
 
     def to_json(self) -> dict[str, Any]:
-        """The ratio as a JSON-ready dict, with its phrase."""
+        """The ratio as a JSON-ready dict, with its phrase and judgement."""
         return {
             "factor": self.factor,
             "direction": self.direction,
@@ -60,6 +73,7 @@ class SpeedRatio:
             "significant": self.significant,
             "tentative": self.tentative,
             "phrase": self.phrase,
+            "judgement": optional_json(self.judgement),
         }
 
 
@@ -77,11 +91,19 @@ class Speed:
     ratio: SpeedRatio | None
     #: Raw per-step times in seconds, one tuple per completed repeat (for rank tests).
     step_seconds: tuple[tuple[float, ...], ...] = field(repr=False, default=())
+    #: The route's CPU ms per undisturbed step (median of its repeats'), None if unknown.
+    cpu_milliseconds_per_step: float | None = None
+    #: Measured steps judged disturbed (`time_judgement`), None when unknown.
+    disturbed_steps: int | None = None
+    #: The completed runs, for `time_judgement`.
+    runs: tuple[RunRecord, ...] = field(repr=False, default=())
 
     def to_json(self) -> dict[str, Any]:
         """The speed as a JSON-ready dict (raw step times live in the repeats, not here)."""
         return {
             "milliseconds_per_step": self.milliseconds_per_step.to_json(),
+            "cpu_milliseconds_per_step": self.cpu_milliseconds_per_step,
+            "disturbed_steps": self.disturbed_steps,
             "repeat_medians_milliseconds": list(self.repeat_medians_milliseconds),
             "repeat_minimum_milliseconds": min(self.repeat_medians_milliseconds),
             "repeat_maximum_milliseconds": max(self.repeat_medians_milliseconds),
@@ -100,6 +122,7 @@ def measure_speed(runs: Sequence[RunRecord], settings: VerdictSettings) -> Speed
     per_run = tuple(run.measured_step_seconds(settings.warmup_steps) for run in timed)
     pooled = [seconds * 1000.0 for seconds in _flatten(per_run)]
     first_steps = [run.first_step_seconds for run in timed if run.first_step_seconds is not None]
+    evidence = screen_side(timed, settings.warmup_steps)
     return Speed(
         milliseconds_per_step=summarize(pooled),
         repeat_medians_milliseconds=tuple(median(seconds) * 1000.0 for seconds in per_run),
@@ -109,6 +132,9 @@ def measure_speed(runs: Sequence[RunRecord], settings: VerdictSettings) -> Speed
         outliers=sum(len(outlier_indices(seconds, settings.outlier_fence)) for seconds in per_run),
         ratio=None,
         step_seconds=per_run,
+        cpu_milliseconds_per_step=evidence.cpu_milliseconds,
+        disturbed_steps=evidence.disturbed,
+        runs=tuple(timed),
     )
 
 
@@ -120,58 +146,53 @@ def _flatten(groups: Iterable[Sequence[float]]) -> list[float]:
 def speed_ratio(
     speed: Speed, reference: Speed, settings: VerdictSettings, known: RatioEstimate | None = None
 ) -> SpeedRatio | None:
-    """How this route's speed compares with the reference's; `None` if undefined. `known`
-    is the time ratio's estimate as a result stored it (see `ratio_of_medians`)."""
-    mine = _flatten(speed.step_seconds)
-    theirs = _flatten(reference.step_seconds)
-    try:
-        estimate = ratio_of_medians(
-            mine,
-            theirs,
-            resamples=settings.bootstrap_resamples,
-            confidence=settings.confidence,
-            known=known,
-        )
-    except ValueError:
-        return None  # a zero median: no ratio to speak of
-    if estimate.ratio == 0.0:
+    """How this route's speed compares with the reference's, by `time_judgement`; `None`
+    if undefined. (`known`, a stored estimate, is no longer used: the hierarchical
+    bootstrap is cheap.)"""
+    judgement = judge_time(
+        speed.runs,
+        reference.runs,
+        tolerance=settings.speed_tolerance,
+        significance_level=settings.significance_level,
+        new_warmup=settings.warmup_steps,
+        old_warmup=settings.warmup_steps,
+        names=("this route", "the reference"),
+        resamples=settings.bootstrap_resamples,
+        confidence=settings.confidence,
+    )
+    ratio, lower, upper = judgement.ratio, judgement.lower, judgement.upper
+    if ratio is None or ratio == 0.0 or lower is None or upper is None:
         return None
-    if estimate.ratio <= 1.0:
-        direction = "faster"
-        factor = 1.0 / estimate.ratio
+    estimate = RatioEstimate(
+        ratio,
+        lower,
+        upper,
+        max(ratio - lower, upper - ratio),
+        judgement.confidence,
+        judgement.resamples,
+    )
+    if ratio <= 1.0:
+        factor = 1.0 / ratio
         # The interval of the reciprocal is the reciprocal of the interval.
-        low = 1.0 / estimate.upper
-        high = math.inf if estimate.lower == 0.0 else 1.0 / estimate.lower
+        low = 1.0 / upper
+        high = math.inf if lower == 0.0 else 1.0 / lower
         uncertainty = max(factor - low, high - factor)
     else:
-        direction = "slower"
-        factor = estimate.ratio
-        uncertainty = estimate.uncertainty
-    if f"{factor:.2f}" == "1.00":
-        direction = "same"
-    # Per-step times of a single run are not independent samples of a route
-    # (the run drifts as a whole); with two repeats each, the pooled ranks
-    # at least span the machine's run-to-run variation.
-    tested = len(speed.step_seconds) >= 2 and len(reference.step_seconds) >= 2
-    p_value = mann_whitney(mine, theirs).p_value if tested else None
-    significant = None if p_value is None else p_value < settings.significance_level
-    tentative = significant is False and direction != "same" and factor > settings.speed_threshold
+        factor, uncertainty = ratio, estimate.uncertainty
+    direction = {
+        SLOWER: "slower",
+        FASTER: "faster",
+        WITHIN: "same",
+        NO_CLEAR: "unclear",
+        INCONCLUSIVE: "inconclusive",
+    }[judgement.outcome]
     return SpeedRatio(
         factor=factor,
         direction=direction,
         uncertainty=uncertainty,
         time_ratio=estimate,
-        p_value=p_value,
-        significant=significant,
-        tentative=tentative,
+        p_value=judgement.p_value,
+        significant=None if judgement.p_value is None else judgement.claim,
+        tentative=direction == "unclear",
+        judgement=judgement,
     )
-
-
-def stored_time_ratio(route: Mapping[str, Any]) -> tuple[str, RatioEstimate] | None:
-    """The time-ratio estimate a stored verdict's route holds (`RouteVerdict`'s JSON, as
-    `SpeedRatio.to_json` wrote it), with the route's name; None when it holds none."""
-    speed = route.get("speed")
-    ratio = speed.get("ratio") if isinstance(speed, Mapping) else None
-    estimate = ratio_estimate_of(ratio.get("time_ratio")) if isinstance(ratio, Mapping) else None
-    name = route.get("route")
-    return None if estimate is None or not isinstance(name, str) else (name, estimate)

@@ -29,8 +29,15 @@ def _route_clause(route: RouteVerdict, reference: RouteVerdict | None, reference
         if peak_ratio is not None:
             facts.append(f"{peak_ratio:.2f}x the memory")
         # "1.12x faster than engine", but "1.12x faster, 0.78x the memory of engine".
-        speed_last = ratio is not None and peak_ratio is None and ratio.direction != "same"
-        facts[-1] += f" {'than' if speed_last else 'of'} {reference_name}"
+        speed_last = (
+            ratio is not None and peak_ratio is None and ratio.direction in ("faster", "slower")
+        )
+        claimless = peak_ratio is None and not speed_last and ratio.direction != "same"
+        word = "than" if speed_last else "against" if claimless else "of"
+        facts[-1] += f" {word} {reference_name}"
+        if ratio is not None and ratio.judgement is not None:
+            # Every judgement of time says what it rests on.
+            facts.append(f"time on {ratio.judgement.repeats}")
     else:
         if speed is not None:
             facts.append(f"{format_milliseconds(speed.milliseconds_per_step.median)} ms/step")
@@ -92,7 +99,12 @@ def _nonfinite_clause(routes: Sequence[RouteVerdict]) -> str | None:
 
 
 def exit_status_of(runs: Sequence[RunRecord], parity: Parity) -> ExitStatus:
-    """The runs' exit status by the README's table: interrupted, parity broken, a run failed."""
+    """The runs' exit status by the README's table: interrupted, parity broken, a run failed.
+
+    A route's time against the reference, even when inconclusive, does not change it:
+    grade's exit 0 promises finished routes and agreeing losses, and its route ratios
+    are described (the summary says "inconclusive" and why), not gated. The time gate is
+    `--baseline` and `compare`, whose inconclusive judgement is exit 5."""
     statuses = {run.status for run in runs}
     return most_severe(
         (

@@ -1,0 +1,337 @@
+"""Tests of the one time judgement: repeats as evidence, disturbed steps, inconclusive,
+and the commands that use it (grade's verdict, compare, history) on A/A and A/B data."""
+
+from __future__ import annotations
+
+import math
+import random
+from datetime import datetime
+
+import msgspec
+import pytest
+
+from topos_cli.report.compare import compare_results
+from topos_cli.report.history import read_history
+from topos_cli.report.time_judgement import (
+    DISTURBED_LIMIT,
+    FASTER,
+    INCONCLUSIVE,
+    MIN_REPEATS,
+    SLOWER,
+    WITHIN,
+    hierarchical_interval,
+    judge_time,
+    machine_saturation,
+    screen_side,
+    welch_p_value,
+)
+from topos_cli.report.verdict import decide_verdict
+from topos_cli.result.grade_result import GradeResult
+from topos_cli.result.result_file import compose_result
+from topos_cli.result.run_record import RunFacts, RunRecord
+from topos_cli.shared.exit_status import ExitStatus, most_severe
+from topos_cli.worker import protocol
+from topos_cli.worker.route_clock import RouteClock
+
+STEPS = 40
+
+
+def simulated_runs(
+    route: str,
+    seconds: float,
+    repeats: int,
+    generator: random.Random,
+    *,
+    disturbed_repeat: int | None = None,
+    stretch: float = 1.6,
+    utilisation: float = 1.9,
+    cpu: bool = True,
+) -> list[RunRecord]:
+    """Runs of a route whose repeats wander by 2% and whose steps scatter by 5%, CPU time
+    at `utilisation` of the wall (a shard process beside the worker). The disturbed
+    repeat's wall times are stretched (it waited for a processor), its CPU times not."""
+    runs = []
+    for repeat in range(repeats):
+        level = seconds * generator.lognormvariate(0.0, 0.02)
+        wall = [level * generator.lognormvariate(0.0, 0.05) for _ in range(STEPS)]
+        used = [w * utilisation * generator.uniform(0.97, 1.0) for w in wall]
+        if repeat == disturbed_repeat:
+            wall = [w * stretch for w in wall]
+        runs.append(
+            RunRecord(
+                route,
+                repeat,
+                "ok",
+                loss_bits=tuple(0x40000000 + step for step in range(STEPS)),
+                step_seconds=tuple(wall),
+                step_cpu_seconds=tuple(used) if cpu else (),
+                peak_rss_bytes=500 << 20,
+                ready_rss_bytes=200 << 20,
+            )
+        )
+    return runs
+
+
+def result_of(runs: list[RunRecord], created: str = "2026-08-14T10:00:00+00:00") -> GradeResult:
+    """A result holding `runs`, as a grade writes it."""
+    return compose_result(
+        workload={"name": "mnist", "data": {"source": "synthetic", "fingerprint": "f" * 64}},
+        host={"cpu_model": "test CPU"},
+        steps=STEPS,
+        repeats=runs,
+        verdict=decide_verdict(runs),
+        settings={"threads": None},
+        created=datetime.fromisoformat(created),
+    )
+
+
+def grade_runs(seed: int, recorded_scale: float, **disturbance) -> list[RunRecord]:
+    """A grade of engine and recorded, `recorded_scale` times engine's time."""
+    generator = random.Random(seed)
+    return simulated_runs("engine", 0.010, 3, generator) + simulated_runs(
+        "recorded", 0.010 * recorded_scale, 3, generator, **disturbance
+    )
+
+
+# -- disturbance -------------------------------------------------------------------
+
+
+def test_a_step_its_cpu_time_cannot_explain_is_disturbed():
+    wall = [0.010] * 20
+    cpu = [0.019] * 20
+    for step in (3, 7, 11):
+        wall[step] = 0.016  # waited 6 ms for a processor: utilisation 1.19 of 1.9
+    run = RunRecord("engine", 0, "ok", step_seconds=wall, step_cpu_seconds=cpu)
+    side = screen_side([run], warmup=0)
+    assert side.disturbed == 3
+    assert side.usable[0].median_seconds == pytest.approx(0.010)
+    assert side.cpu_milliseconds == pytest.approx(19.0)
+
+
+def test_a_step_slower_with_its_cpu_is_not_disturbed():
+    # More work (CPU grew with the wall): the code was slower, the machine was not busy.
+    wall = [0.010] * 10 + [0.015] * 10
+    cpu = [0.019] * 10 + [0.0285] * 10
+    run = RunRecord("engine", 0, "ok", step_seconds=wall, step_cpu_seconds=cpu)
+    assert screen_side([run], warmup=0).disturbed == 0
+
+
+def test_a_wholly_stretched_repeat_is_caught_by_its_quiet_siblings():
+    runs = simulated_runs("engine", 0.010, 3, random.Random(1), disturbed_repeat=2)
+    side = screen_side(runs, warmup=1)
+    by_repeat = {repeat.repeat: repeat for repeat in side.repeats}
+    assert by_repeat[2].disturbed == STEPS - 1 and not by_repeat[2].usable
+    assert by_repeat[0].disturbed <= 2 and by_repeat[1].disturbed <= 2
+
+
+def test_a_saturated_machine_disturbs_the_whole_repeat():
+    facts = {
+        "machine": {
+            "elapsed_seconds": 2.0,
+            "capacity_seconds": 4.0,
+            "idle_seconds": 0.01,
+            "steal_seconds": 0.0,
+            "others_cpu_seconds": 1.5,
+        }
+    }
+    assert "saturated" in machine_saturation(RunFacts.from_json(facts))
+    quiet = {**facts["machine"], "idle_seconds": 1.0}
+    assert machine_saturation(RunFacts.from_json({"machine": quiet})) is None
+    stolen = {**quiet, "steal_seconds": 0.4}
+    assert "steal" in machine_saturation(RunFacts.from_json({"machine": stolen}))
+    assert machine_saturation(RunFacts()) is None
+    runs = simulated_runs("engine", 0.010, 3, random.Random(2))
+    runs[0] = msgspec.structs.replace(runs[0], facts=RunFacts.from_json(facts))
+    side = screen_side(runs, warmup=1)
+    assert side.repeats[0].disturbed == STEPS - 1 and side.repeats[0].machine
+
+
+# -- the statistics ------------------------------------------------------------------
+
+
+def test_welch_agrees_with_scipy():
+    # scipy.stats.ttest_ind([1.0, 1.1, 0.95, 1.2], [1.3, 1.25, 1.4], equal_var=False)
+    assert welch_p_value([1.0, 1.1, 0.95, 1.2], [1.3, 1.25, 1.4]) == pytest.approx(
+        0.015754731993630318, rel=1e-9
+    )
+    assert welch_p_value([1.0], [2.0, 3.0]) is None
+
+
+def test_the_hierarchical_interval_is_seeded_and_covers_the_ratio():
+    generator = random.Random(3)
+    new = [[generator.gauss(12, 1) for _ in range(30)] for _ in range(4)]
+    old = [[generator.gauss(10, 1) for _ in range(30)] for _ in range(4)]
+    first = hierarchical_interval(new, old)
+    assert first == hierarchical_interval(new, old)
+    ratio, lower, upper = first
+    assert lower <= ratio <= upper
+    assert lower > 1.1 and upper < 1.3
+
+
+# -- A/A, A/B, and the old p = 1e-20 ------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_a_with_a_disturbed_repeat_is_never_a_change(seed):
+    old = result_of(grade_runs(seed, 1.0))
+    new_runs = grade_runs(seed + 100, 1.0, disturbed_repeat=seed % 3, stretch=1.6)
+    new = result_of(new_runs, created="2026-08-15T10:00:00+00:00")
+    comparison = compare_results(old, new)
+    assert comparison.regressions == ()
+    assert all(change.status != "improvement" for change in comparison.changes)
+    assert comparison.exit_status in (ExitStatus.OK, ExitStatus.INCONCLUSIVE)
+    # The grade's own verdict of the disturbed result claims neither faster nor slower.
+    ratio = decide_verdict(new_runs).route("recorded").speed.ratio
+    assert ratio.direction not in ("faster", "slower")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_a_beside_a_hog_in_history_is_never_marked(seed, tmp_path):
+    import json
+
+    folder = tmp_path / "results"
+    folder.mkdir()
+    quiet = result_of(grade_runs(seed, 1.0))
+    busy = result_of(
+        grade_runs(seed + 50, 1.0, disturbed_repeat=1, stretch=2.0),
+        created="2026-08-15T10:00:00+00:00",
+    )
+    (folder / "a.json").write_text(json.dumps(quiet.to_json()))
+    (folder / "b.json").write_text(json.dumps(busy.to_json()))
+    (group,) = read_history([folder]).groups
+    for route in ("engine", "recorded"):
+        assert group.points[1].significant(route, "ms/step") is None
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_b_twenty_percent_slower_on_quiet_repeats_is_found_every_time(seed):
+    generator = random.Random(seed)
+    old = simulated_runs("recorded", 0.010, 5, generator)
+    new = simulated_runs("recorded", 0.012, 5, generator)
+    judgement = judge_time(new, old, tolerance=0.10)
+    assert judgement.outcome == SLOWER, judgement.reason
+    assert judgement.lower > 1.10
+    backwards = judge_time(old, new, tolerance=0.10)
+    assert backwards.outcome == FASTER
+    comparison = compare_results(result_of(old), result_of(new))
+    (time,) = [c for c in comparison.changes if c.figure == "ms/step"]
+    assert time.status == "regression"
+    assert comparison.exit_status == ExitStatus.REGRESSION
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_b_in_the_grade_verdict_is_called_slower(seed):
+    runs = grade_runs(seed, 1.2)
+    ratio = decide_verdict(runs).route("recorded").speed.ratio
+    assert ratio.direction == "slower"
+    assert ratio.phrase.endswith("x slower")
+
+
+def test_identical_code_over_two_repeats_is_not_tested_and_inconclusive():
+    # Once: "regression, p = 1.62e-20", every step taken for an independent sample.
+    generator = random.Random(9)
+    old = simulated_runs("recorded", 0.010, 2, generator)
+    new = simulated_runs("recorded", 0.0106, 2, generator)  # two repeats: one drifted
+    comparison = compare_results(result_of(old), result_of(new))
+    (time,) = [c for c in comparison.changes if c.figure == "ms/step"]
+    assert time.p_value is None
+    assert time.status == INCONCLUSIVE
+    assert f"a test needs {MIN_REPEATS}" in time.time.reason
+    assert comparison.exit_status == ExitStatus.INCONCLUSIVE
+    assert "inconclusive" in comparison.summary
+
+
+def test_too_disturbed_is_inconclusive_with_its_reason():
+    generator = random.Random(4)
+    old = simulated_runs("recorded", 0.010, 4, generator)
+    new = simulated_runs("recorded", 0.013, 4, generator, disturbed_repeat=0)
+    new += simulated_runs("recorded", 0.013, 2, generator, disturbed_repeat=0)[:1]
+    new[-1] = msgspec.structs.replace(new[-1], repeat=4)
+    judgement = judge_time(new, old, tolerance=0.10)
+    assert new and judgement.new.disturbed / judgement.new.steps > DISTURBED_LIMIT
+    assert judgement.outcome == INCONCLUSIVE
+    assert judgement.inconclusive_because == "disturbed"
+    assert "disturbed" in judgement.reason
+
+
+def test_a_grade_whose_steps_were_too_disturbed_says_inconclusive():
+    generator = random.Random(5)
+    runs = simulated_runs("engine", 0.010, 3, generator)
+    runs += simulated_runs("recorded", 0.010, 3, generator, disturbed_repeat=0)
+    runs[-1] = msgspec.structs.replace(runs[-1], step_seconds=runs[-3].step_seconds)
+    verdict = decide_verdict(runs)
+    # Described, not gated: grade's exit promises finished routes and agreeing losses.
+    assert verdict.exit_status == ExitStatus.OK
+    assert "recorded: inconclusive (" in verdict.summary
+    judgement = verdict.route("recorded").speed.ratio.judgement
+    assert judgement.inconclusive_because == "disturbed"
+    assert any(warning.kind == "disturbed" for warning in verdict.warnings)
+    assert verdict.route("recorded").speed.cpu_milliseconds_per_step is not None
+
+
+def test_old_results_without_cpu_times_are_judged_and_say_so():
+    generator = random.Random(6)
+    old = simulated_runs("recorded", 0.010, 3, generator, cpu=False)
+    new = simulated_runs("recorded", 0.010, 3, generator, cpu=False)
+    judgement = judge_time(new, old, tolerance=0.10)
+    assert judgement.outcome == WITHIN
+    assert judgement.new.disturbed is None
+    assert "disturbance unknown" in judgement.new.describe()
+    # ...unless the grade warned of a busy machine: nothing then rules the load out.
+    busy = judge_time(new, old, tolerance=0.10, new_busy="load average 3.1 on 2 cores")
+    assert busy.outcome == INCONCLUSIVE and busy.inconclusive_because == "disturbed"
+    # A stored run without the new fields loads.
+    data = old[0].to_json()
+    del data["step_cpu_seconds"], data["step_involuntary_switches"]
+    assert RunRecord.from_json(data).step_cpu_seconds == ()
+
+
+def test_the_judgement_is_json_ready():
+    import json
+
+    generator = random.Random(8)
+    judgement = judge_time(
+        simulated_runs("r", 0.01, 3, generator),
+        simulated_runs("r", 0.01, 3, generator),
+        tolerance=0.1,
+    )
+    data = json.loads(json.dumps(judgement.to_json(), allow_nan=False))
+    assert data["repeats_text"] == "3 repeats each"
+    assert data["new"]["usable_repeats"] == 3 and "kept_seconds" not in data["new"]["repeats"][0]
+
+
+# -- exit statuses -------------------------------------------------------------------
+
+
+def test_inconclusive_never_outranks_a_regression_or_hides_a_failure():
+    assert ExitStatus.INCONCLUSIVE == 5
+    assert most_severe([ExitStatus.INCONCLUSIVE, ExitStatus.REGRESSION]) == ExitStatus.REGRESSION
+    assert most_severe([ExitStatus.INCONCLUSIVE, ExitStatus.ROUTE_FAILED]) == 1
+    assert most_severe([ExitStatus.INCONCLUSIVE, ExitStatus.PARITY_BROKEN]) == 3
+    assert most_severe([ExitStatus.INCONCLUSIVE, None]) == ExitStatus.INCONCLUSIVE
+    assert most_severe([ExitStatus.INCONCLUSIVE, ExitStatus.INTERRUPTED]) == 130
+
+
+# -- the worker's side ---------------------------------------------------------------
+
+
+def test_an_old_workers_step_event_decodes_with_unknown_cpu():
+    event = protocol.decode('{"event": "step", "step": 0, "loss": 1.0, "bits": 1, "seconds": 0.1}')
+    assert event.cpu_seconds is None and event.involuntary_switches is None
+    line = protocol.encode(protocol.Step(1, 1.0, 1, 0.1, 0.19, 3))
+    assert protocol.decode(line) == protocol.Step(1, 1.0, 1, 0.1, 0.19, 3)
+    # A field of the wrong type makes the line no event (stray output), as for any field.
+    bad = line.replace("0.19", '"x"')
+    assert protocol.decode(bad) is None
+
+
+def test_the_route_clock_counts_this_process_and_tolerates_a_vanished_child():
+    clock = RouteClock(lambda: [])
+    clock.start()
+    total = sum(math.sqrt(i) for i in range(200_000))
+    cpu, switches = clock.step()
+    assert total > 0 and cpu is not None and cpu > 0
+    assert switches is None or switches >= 0
+    gone = RouteClock(lambda: [2**22 + 12345])  # no such process
+    gone.start()
+    assert gone.step()[0] is None
