@@ -21,6 +21,16 @@ from topos_cli.commands.options import (
 )
 from topos_cli.shared.errors import ToposUsageError
 
+#: `--warmup`, as hyperfine's: long only, for hyperfine's `-w` is its warm-up.
+WarmupOption = Annotated[
+    int,
+    typer.Option(
+        "--warmup",
+        help="Warm-up steps each worker runs and throws away before its measured steps "
+        "(0: none; memory settling still runs the step's computation).",
+    ),
+]
+
 
 def grade_command(
     context: typer.Context,
@@ -83,6 +93,31 @@ def grade_command(
         ),
     ] = False,
     budget: BudgetOption = None,
+    warmup: WarmupOption = 1,
+    against: Annotated[
+        str | None,
+        typer.Option(
+            "--against",
+            help="Another checkout of topos (a directory holding topos/ and topos_cli/) or a "
+            "git ref of this repository (main, HEAD~1, a commit): its routes run interleaved "
+            "with this checkout's, and the verdict says how this checkout compares; a "
+            "regression against it is exit 4.",
+        ),
+    ] = None,
+    export_csv: Annotated[
+        str | None,
+        typer.Option(
+            "--export-csv",
+            help="Also write one row per route as CSV here: ms/step median and interval, "
+            "peak RSS, training Δ, parity.",
+        ),
+    ] = None,
+    export_markdown: Annotated[
+        str | None,
+        typer.Option(
+            "--export-markdown", help="Also write the same rows as a Markdown table here."
+        ),
+    ] = None,
 ) -> None:
     """Grade the routes: speed, memory, and bit-for-bit parity of their losses.
 
@@ -135,6 +170,7 @@ def frontier_command(
     markdown: Annotated[
         bool, typer.Option("--markdown", help="Print the table as Markdown.")
     ] = False,
+    warmup: WarmupOption = 1,
 ) -> None:
     """Grade engine, recorded and remat at each budget: the frontier of speed and memory.
 

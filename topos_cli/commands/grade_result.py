@@ -22,7 +22,8 @@ PREDICTION_FLOOR_BYTES = 256 * 1024
 #: What the result file says about how memory was measured (README has the long story).
 MEMORY_METHOD = {
     "ready": "data loaded (of an image split fed by the default feeds, only the images the "
-    "steps read), plan lowered, one warm-up step of the route run and thrown away, "
+    "steps read), plan lowered, the warm-up steps of the route (--warmup, one by default) run and "
+    "thrown away, "
     "the plans' arenas freed and garbage collected",
     "peak": "the larger of VmHWM at the end of the measured steps, after resetting it at "
     "ready (writing 5 to /proc/self/clear_refs), and VmRSS read at each step's peak "
@@ -127,8 +128,12 @@ def compose_grade_result(
     verdict: Verdict | None,
     comparison: Comparison | None,
     exit_status: int,
+    against: Mapping[str, Any] | None = None,
+    other_runs: Sequence[RunRecord] = (),
 ) -> dict[str, Any]:
-    """The result file's object: `compose_result`'s shape, plus what a grade adds."""
+    """The result file's object: `compose_result`'s shape, plus what a grade adds; with
+    `--against`, the other checkout's runs (`other_runs`) and the comparison with it
+    (`against`) under `against`, apart from this checkout's repeats."""
     options = plan.options
     ready = _first_ready(record.results)
     host = {
@@ -140,7 +145,7 @@ def compose_grade_result(
     settings = {
         "routes": list(options.routes),
         "repeat": options.repeat,
-        "order": [[request.route, request.repeat] for request in plan.requests],
+        "order": [[request.label, request.repeat] for request in plan.requests],
         "threads": options.threads,
         "timeout_seconds": options.timeout,
         "data": plan.data or "synthetic",
@@ -150,6 +155,7 @@ def compose_grade_result(
         "tolerance": plan.compare_settings.to_json(),
         "baseline": options.baseline,
         "budget": options.budget,
+        "warmup_steps": options.warmup,
     }
     result = compose_result(
         workload=workload,
@@ -167,7 +173,7 @@ def compose_grade_result(
     else:
         status = "complete"
     facts_by_route = route_facts(record.results, options.routes)
-    ran = {(result.route, result.repeat) for result in record.results}
+    ran = {(result.route, result.repeat) for result in (*record.results, *other_runs)}
     result.update(
         {
             "status": status,
@@ -178,9 +184,9 @@ def compose_grade_result(
             else {
                 "signal": record.interrupted_by,
                 "not_run": [
-                    [request.route, request.repeat]
+                    [request.label, request.repeat]
                     for request in plan.requests
-                    if (request.route, request.repeat) not in ran
+                    if (request.label, request.repeat) not in ran
                 ],
             },
             "routes": facts_by_route,
@@ -190,6 +196,8 @@ def compose_grade_result(
             else {"path": options.baseline, "comparison": comparison.to_json()},
         }
     )
+    if against is not None:
+        result["against"] = {**against, "repeats": [run.to_dict() for run in other_runs]}
     if verdict is None:
         result.pop("verdict")
     return result

@@ -8,7 +8,7 @@ nothing and leaves no folder behind.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -22,10 +22,12 @@ from topos.names import (
 )
 from topos_cli.harness.data_option import data_directory
 from topos_cli.harness.monitor import WorkerRequest, worker_environment
+from topos_cli.harness.other_checkout import OtherCheckout, check_against
 from topos_cli.harness.result_destination import check_destination, check_distinct
 from topos_cli.result.result_file import default_result_path, load_result
 from topos_cli.result.tolerance import CompareSettings, parse_tolerance
 from topos_cli.shared.errors import IncomparableResultsError, ToposUsageError
+from topos_cli.worker.protocol import DEFAULT_WARMUP_STEPS
 
 #: How long one run of one route may take before it is killed: generous, an hour.
 DEFAULT_TIMEOUT_SECONDS = 3600.0
@@ -58,6 +60,13 @@ class GradeOptions:
     #: Each remat run's budget, when a grade runs remat at several (`topos frontier`):
     #: one run of remat per budget, in order, after the other routes.
     budgets: tuple[str, ...] = ()
+    #: Warm-up steps each worker runs and throws away before its measured steps (0: none).
+    warmup: int = DEFAULT_WARMUP_STEPS
+    #: Another checkout of topos to grade beside this one: a directory or a git ref.
+    against: str | None = None
+    #: Where to write one row per route as CSV, and as a Markdown table (`None`: nowhere).
+    export_csv: str | None = None
+    export_markdown: str | None = None
 
 
 @dataclass
@@ -115,10 +124,16 @@ def prepare(options: GradeOptions, moment: datetime | None = None) -> GradePlan:
     _require_at_least_one("--repeat", options.repeat)
     if options.threads is not None:
         _require_at_least_one("--threads", options.threads)
+    warmup = options.warmup
+    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
+        raise ToposUsageError(f"--warmup must be a whole number of at least 0, not {warmup!r}")
     if options.timeout is not None and not options.timeout > 0:
         raise ToposUsageError(
             f"--timeout must be a positive number of seconds, not {options.timeout}"
         )
+    if options.against is not None:
+        # A bad path or ref is a usage error now; the worktree is made when the grade runs.
+        check_against(options.against)
     compare_settings = parse_tolerance(options.tolerance)
     data = data_directory(options.data)
     # A grade of remat at several budgets is a frontier, and its result is named so.
@@ -152,6 +167,7 @@ def prepare(options: GradeOptions, moment: datetime | None = None) -> GradePlan:
             repeat=repeat,
             timeout=options.timeout,
             budget=options.budget if route == "remat" else None,
+            warmup=options.warmup,
         )
         for route, repeat in interleaved_order(options.routes, options.repeat)
     ]
@@ -164,6 +180,7 @@ def prepare(options: GradeOptions, moment: datetime | None = None) -> GradePlan:
             repeat=position,
             timeout=options.timeout,
             budget=budget,
+            warmup=options.warmup,
         )
         for position, budget in enumerate(options.budgets)
     ]
@@ -178,3 +195,26 @@ def prepare(options: GradeOptions, moment: datetime | None = None) -> GradePlan:
         environment=worker_environment(options.threads),
         started=started,
     )
+
+
+def plan_against(plan: GradePlan, checkout: OtherCheckout) -> GradePlan:
+    """`plan` with the other checkout's runs woven in: each route of this checkout beside
+    the same route of the other, in a balanced order over the repeats (recorded,
+    recorded@against, then recorded@against, recorded, ...), on the same data, steps,
+    threads and warm-up."""
+    theirs = {
+        request.route: replace(request, checkout=checkout.path, holds=checkout.holds)
+        for request in plan.requests
+    }
+    labels = [label for route in plan.options.routes for label in (route, f"{route}@")]
+    requests = []
+    for label, repeat in interleaved_order(labels, plan.options.repeat):
+        route = label.rstrip("@")
+        base = theirs[route] if label.endswith("@") else _own_request(plan, route)
+        requests.append(replace(base, repeat=repeat))
+    return replace(plan, requests=requests)
+
+
+def _own_request(plan: GradePlan, route: str) -> WorkerRequest:
+    """This checkout's planned request for `route` (its first; they differ by repeat only)."""
+    return next(request for request in plan.requests if request.route == route)
