@@ -54,7 +54,7 @@ class OtherCheckout:
         """What the result says of the other checkout."""
         return {
             "requested": self.requested,
-            "path": None if self.temporary else self.path,
+            "path": self.path,
             "commit": self.commit,
             "temporary_worktree": self.temporary,
             "label": AGAINST_LABEL,
