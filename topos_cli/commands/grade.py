@@ -37,6 +37,7 @@ from topos_cli.report.display.result_description import (
     describe_predictions,
     describe_remat,
 )
+from topos_cli.report.export import write_exports
 from topos_cli.report.verdict import Verdict, decide_verdict
 from topos_cli.result.result_file import write_github_benchmark
 from topos_cli.result.run_record import RunRecord
@@ -152,6 +153,12 @@ def finish_grade(
             write_github_benchmark(options.github_benchmark, result)
         except ToposError as error:
             stderr.write(f"topos: error: --github-benchmark: {error}\n")
+            exit_status = most_severe((exit_status, ExitStatus.USAGE))
+    if verdict is not None and (options.export_csv or options.export_markdown):
+        try:
+            write_exports(verdict, options.export_csv, options.export_markdown)
+        except OSError as error:
+            stderr.write(f"topos: error: --export-csv/--export-markdown: {error}\n")
             exit_status = most_severe((exit_status, ExitStatus.USAGE))
     drawing = None
     if record.results and record.usage_error is None and record.interrupted_by is None:

@@ -148,7 +148,24 @@ def prepare(options: GradeOptions, moment: datetime | None = None) -> GradePlan:
         check_destination(options.github_benchmark, "--github-benchmark")
     # Each output must be a file of its own, and the baseline is read, never overwritten by
     # the benchmark list (a new result may replace it: that is a rolling baseline).
-    check_distinct({"--json": result_path, "--github-benchmark": options.github_benchmark})
+    for option, path in (
+        ("--export-csv", options.export_csv),
+        ("--export-markdown", options.export_markdown),
+    ):
+        if path is not None:
+            if path == "-":
+                raise ToposUsageError(f"{option} takes a file path, not '-'")
+            check_destination(path, option)
+    check_distinct(
+        {
+            "--json": result_path,
+            "--github-benchmark": options.github_benchmark,
+            "--export-csv": options.export_csv,
+            "--export-markdown": options.export_markdown,
+        }
+    )
+    check_distinct({"--baseline": options.baseline, "--export-csv": options.export_csv})
+    check_distinct({"--baseline": options.baseline, "--export-markdown": options.export_markdown})
     check_distinct({"--baseline": options.baseline, "--github-benchmark": options.github_benchmark})
     baseline = None
     if options.baseline is not None:
