@@ -21,6 +21,14 @@ from topos_cli.commands.options import (
 )
 from topos_cli.shared.errors import ToposUsageError
 
+#: The exit statuses, for `topos --help` (grade's and frontier's own help say them too).
+EXIT_STATUS_HELP = (
+    "Exit status: 0 ok (every route finished, the losses agree); 1 a route failed; "
+    "2 usage or data error; 3 parity broken (the routes' losses differ); 4 regression "
+    "(against --baseline, --against, or in compare); 5 inconclusive (the time evidence "
+    "too disturbed to judge); 130 interrupted (Ctrl-C or SIGTERM)."
+)
+
 #: `--warmup`, as hyperfine's: long only, for hyperfine's `-w` is its warm-up.
 WarmupOption = Annotated[
     int,
@@ -125,8 +133,12 @@ def grade_command(
     parent measures time per step and peak memory, checks that the losses agree
     at every step, prints the verdict and writes the result as JSON.
 
-    Exit status: 0 when every route finished and the losses agree; otherwise 1,
-    2, 3, 4 or 130, as the exit-status table of the README says.
+    Exit status: 0 ok (every route finished, the losses agree); 1 a route failed;
+    2 usage or data error; 3 parity broken (the routes' losses differ); 4 regression
+    (against --baseline or --against); 5 inconclusive (the time evidence too disturbed
+    to judge); 130 interrupted (Ctrl-C or SIGTERM).
+
+    Gate a pull request: topos grade --against origin/main --repeat 3
 
     Example: topos grade --steps 50 --repeat 2 --json results/today.json
 
@@ -178,7 +190,10 @@ def frontier_command(
 
     Prints ms/step against training Δ and peak RSS per point, checks the losses bit for
     bit across every point, and writes the result JSON with an SVG picture beside it. A
-    budget below the floor is listed, not graded. Exit statuses as for grade.
+    budget below the floor is listed, not graded.
+
+    Exit status: 0 ok; 1 a point failed; 2 usage or data error; 3 parity broken;
+    5 inconclusive; 130 interrupted.
 
     Example: topos frontier --workload mnist --budgets 100%,70%,floor --steps 100
     """
