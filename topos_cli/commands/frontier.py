@@ -29,6 +29,7 @@ from topos_cli.harness.report_child import ReportChild
 from topos_cli.harness.result_destination import save_result
 from topos_cli.harness.route_runner import run_routes
 from topos_cli.report.display.frontier_picture import FrontierPoint, frontier_svg
+from topos_cli.report.display.report import verdict_notes
 from topos_cli.report.display.result_description import describe_data, describe_predictions
 from topos_cli.report.display.tables import markdown_table, plain_table
 from topos_cli.report.verdict import Verdict
@@ -176,7 +177,10 @@ def _finish(plan, record, refused, host, *, stdout: TextIO, stderr: TextIO) -> i
     drawn = None
     try:
         picture.parent.mkdir(parents=True, exist_ok=True)
-        title = f"{options.workload}: ms/step against training Δ ({options.steps} steps)"
+        title = (
+            f"topos frontier: {options.workload}, ms/step against training Δ "
+            f"({options.steps} steps)"
+        )
         picture.write_text(frontier_svg(frontier_points(verdict), title), encoding="utf-8")
         drawn = picture
     except OSError as error:
@@ -189,6 +193,9 @@ def _finish(plan, record, refused, host, *, stdout: TextIO, stderr: TextIO) -> i
         lines.append(verdict.summary)
     for entry in refused:
         lines.append(f"{entry['point']}: not graded: {entry['why']}")
+    if verdict is not None:
+        # Failures and warnings, as grade prints them (the JSON has them too).
+        lines += verdict_notes(verdict)
     lines.append("")
     lines.append(describe_data(result["workload"]["data"]))
     lines += describe_predictions(result["memory_prediction"])

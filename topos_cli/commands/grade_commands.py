@@ -29,6 +29,10 @@ EXIT_STATUS_HELP = (
     "too disturbed to judge); 130 interrupted (Ctrl-C or SIGTERM)."
 )
 
+#: The frontier's default budgets: relative to the floor, so every point can be graded
+#: on any workload (a fixed 35% is below cifar10's floor of some 49%).
+DEFAULT_FRONTIER_BUDGETS = "100%,floor+75%,floor+50%,floor+25%,floor"
+
 #: `--warmup`, as hyperfine's: long only, for hyperfine's `-w` is its warm-up.
 WarmupOption = Annotated[
     int,
@@ -158,9 +162,11 @@ def frontier_command(
         typer.Option(
             "--budgets",
             help="Comma-separated remat budgets: percentages of recorded's planned bytes, "
-            "bytes with a unit, or floor.",
+            "bytes with a unit, floor, or floor+N% (N% of the way from the floor up to "
+            "recorded's planned bytes). The default spans the floor to 100%, so no point "
+            "falls below the floor.",
         ),
-    ] = "100%,75%,50%,35%,floor",
+    ] = DEFAULT_FRONTIER_BUDGETS,
     steps: Annotated[
         int, typer.Option("--steps", "-n", help="Training steps per point (at least 1).")
     ] = 300,
