@@ -137,8 +137,11 @@ def test_the_runs_of_both_checkouts_alternate_in_a_balanced_order(tmp_path: Path
 
 def test_time_is_claimed_only_beyond_the_tolerance():
     settings = CompareSettings()
-    same = judge_time([[0.010, 0.011, 0.010]], [[0.010, 0.010, 0.011]], settings)
+    same = judge_time([[0.0100, 0.0101, 0.0100]], [[0.0100, 0.0100, 0.0101]], settings)
     assert same.status == "same"
+    # An interval reaching past the tolerance on one side only claims nothing.
+    unsure = judge_time([[0.010, 0.030, 0.010, 0.012]], [[0.010, 0.010, 0.011]], settings)
+    assert unsure.status == "inconclusive" and "inconclusive" in unsure.phrase
     slower = judge_time([[0.020, 0.021, 0.020]], [[0.010, 0.010, 0.011]], settings)
     assert slower.status == "slower" and slower.ratio.lower > 1.1
     faster = judge_time([[0.010, 0.010, 0.011]], [[0.020, 0.021, 0.020]], settings)
@@ -177,3 +180,18 @@ def test_an_interrupted_grade_removes_its_worktree(tmp_path: Path):
     assert result["against"]["checkout"]["temporary_worktree"] is True
     assert not Path(result["against"]["checkout"]["path"]).exists()
     assert "topos-against-" not in _git("worktree", "list")
+
+
+def test_runs_of_an_older_worker_without_its_newer_figures_are_still_compared():
+    from topos_cli.report.against import compare_checkouts
+    from topos_cli.result.run_record import RunRecord
+
+    bits = (0x3F800000, 0x3F700000, 0x3F600000)
+    this = [RunRecord("recorded", 0, "ok", bits, (0.02, 0.02, 0.02), None, 100, 200)]
+    # An older worker: no peak, no ready memory, no facts; one loss bit differs at step 2.
+    older = [RunRecord("recorded@against", 0, "ok", (*bits[:2], 0x3F600001), (0.01,) * 3)]
+    (route,) = compare_checkouts(this, older, other_name="main").routes
+    assert [change.status for change in route.memory] == ["missing", "missing"]
+    assert route.bits.status == "different" and route.bits.first_difference == 2
+    assert route.time.status == "slower"
+    assert compare_checkouts(this, [], other_name="main").routes[0].time.status == "missing"

@@ -36,8 +36,10 @@ class TimeJudgement(JsonRecord):
 
     `ratio` is this checkout's median step time over the other's, with its interval;
     `status` is `slower` or `faster` (a regression or an improvement: the interval lies
-    beyond the tolerance and the test, where there is one, agrees), `same` (within the
-    tolerance), `not significant`, or `missing`.
+    beyond the tolerance and the test, where there is one, agrees), `same` (the whole
+    interval within the tolerance), `inconclusive` (the interval reaches past the
+    tolerance but not wholly beyond it), `not significant` (beyond it, but the rank test
+    disagrees), or `missing`.
     """
 
     this_milliseconds: float | None
@@ -58,6 +60,7 @@ class TimeJudgement(JsonRecord):
             "slower": "slower",
             "faster": "faster",
             "not significant": "not significant",
+            "inconclusive": "inconclusive",
         }.get(self.status, f"the same within {self.tolerance:.0%}")
         return (
             f"{words}: {estimate.ratio:.2f}x the other's time "
@@ -98,9 +101,11 @@ def judge_time(
     tolerance = settings.time_tolerance
     beyond_slower = estimate.lower > 1.0 + tolerance
     beyond_faster = estimate.upper < 1.0 / (1.0 + tolerance)
+    within = estimate.lower >= 1.0 / (1.0 + tolerance) and estimate.upper <= 1.0 + tolerance
     if not (beyond_slower or beyond_faster):
-        outside = abs(estimate.ratio - 1.0) > tolerance
-        status = "not significant" if outside else "same"
+        # The same only when the whole interval lies within the tolerance; an interval
+        # reaching past it either way says the evidence cannot tell.
+        status = "same" if within else "inconclusive"
     elif p_value is not None and p_value >= settings.significance_level:
         status = "not significant"
     else:
