@@ -1,7 +1,9 @@
 """Budget text: a remat budget as people write it, read without NumPy.
 
 `64MiB`, `7000000B`, `6.5MB` (bytes with a unit), `50%` (a share of the recorded
-route's planned bytes) or `floor`. NumPy-free on purpose, like `topos.names`: the
+route's planned bytes), `floor`, or `floor+50%` (the floor plus a share of the way from
+the floor up to the recorded route's planned bytes: never below the floor, whatever the
+workload). NumPy-free on purpose, like `topos.names`: the
 grading parent refuses a bad `--budget` before any worker starts.
 """
 
@@ -37,10 +39,15 @@ class BudgetTextError(ValueError):
     """Budget text that names no budget; the message says why in one line."""
 
 
-def parse_budget(text: str) -> int | float | str:
+#: `floor+50%`: the floor, plus a share of the way up to the unconstrained plan.
+_ABOVE_FLOOR = re.compile(r"floor\s*\+\s*(?P<share>.+)", re.IGNORECASE)
+
+
+def parse_budget(text: str) -> int | float | str | tuple[str, float]:
     """What `text` names: bytes (an int, at most `MOST_BYTES`), a fraction (a float:
-    `50%` is 0.5, at most `MOST_PERCENT`%) or `"floor"`; BudgetTextError (one line) for
-    anything else, a number out of bounds included."""
+    `50%` is 0.5, at most `MOST_PERCENT`%), `"floor"`, or `("floor", fraction)` for
+    `floor+50%` (the fraction of the way from the floor to the unconstrained plan, 0 to
+    1); BudgetTextError (one line) for anything else, a number out of bounds included."""
     cleaned = text.strip()
     if cleaned.lower() == "floor":
         return "floor"
@@ -50,6 +57,16 @@ def parse_budget(text: str) -> int | float | str:
             f"--budget {cleaned[:20]}...: longer than {MOST_CHARACTERS} characters; "
             f"no budget needs so many digits"
         )
+    above = _ABOVE_FLOOR.fullmatch(cleaned)
+    if above:
+        share = _SHARE.fullmatch(above["share"].strip())
+        fraction = None if share is None else float(share["number"]) / 100
+        if fraction is None or fraction > 1:
+            raise BudgetTextError(
+                f"--budget {text!r}: above the floor, give a percentage from 0% to 100% "
+                f"of the way to the recorded route's planned bytes (floor+50%)"
+            )
+        return ("floor", fraction)
     share = _SHARE.fullmatch(cleaned)
     if share:
         fraction = float(share["number"]) / 100
@@ -77,5 +94,5 @@ def parse_budget(text: str) -> int | float | str:
         return count
     raise BudgetTextError(
         f"--budget {text!r}: give bytes with a unit (64MiB), a percentage of the recorded "
-        f"route's planned bytes (50%) or floor"
+        f"route's planned bytes (50%), floor, or floor+50%"
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
@@ -17,7 +17,11 @@ from typer.core import TyperGroup
 from topos_cli import count_own_frames_as_machinery
 from topos_cli.commands.check_command import check_command
 from topos_cli.commands.data_commands import data_application
-from topos_cli.commands.grade_commands import frontier_command, grade_command
+from topos_cli.commands.grade_commands import (
+    EXIT_STATUS_HELP,
+    frontier_command,
+    grade_command,
+)
 from topos_cli.commands.options import (
     BudgetOption,
     DataOption,
@@ -46,8 +50,37 @@ class CommandInterruptedError(Exception):
     """
 
 
+def without_flag_placeholders(command: Any, context: Any) -> None:
+    """Gives every flag of `command` (and of its subcommands) an empty placeholder, so its
+    help shows `--markdown`, not `--markdown <bool>`: a flag takes no value."""
+    for parameter in command.get_params(context):
+        if getattr(parameter, "is_flag", False) and parameter.metavar is None:
+            parameter.metavar = ""
+    if hasattr(command, "list_commands"):  # a group: its subcommands too
+        for name in command.list_commands(context):
+            subcommand = command.get_command(context, name)
+            if subcommand is not None:
+                without_flag_placeholders(subcommand, context)
+
+
 class InterruptibleGroup(TyperGroup):
-    """typer's command group; an interrupt inside a command becomes `CommandInterruptedError`."""
+    """typer's command group; an interrupt inside a command becomes `CommandInterruptedError`;
+    no flag shows a `<bool>` placeholder in help."""
+
+    def get_params(self, ctx):  # click's own signature
+        """The group's parameters, its flags without a placeholder."""
+        parameters = super().get_params(ctx)
+        for parameter in parameters:
+            if getattr(parameter, "is_flag", False) and parameter.metavar is None:
+                parameter.metavar = ""
+        return parameters
+
+    def get_command(self, ctx, cmd_name):  # click's own signature
+        """The subcommand `cmd_name`, its flags without a placeholder."""
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            without_flag_placeholders(command, ctx)
+        return command
 
     def invoke(self, ctx):  # click's own signature, of whichever click typer uses
         """Runs the command, turning an interrupt into `CommandInterruptedError`."""
@@ -60,7 +93,7 @@ class InterruptibleGroup(TyperGroup):
 application = typer.Typer(
     cls=InterruptibleGroup,
     help="Grade the gradient routes of a workload: which is faster, which is leaner, "
-    "and do they still train bit-identically.",
+    "and do they still train bit-identically.\n\n" + EXIT_STATUS_HELP,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

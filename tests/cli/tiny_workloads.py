@@ -6,6 +6,7 @@ normally, in a few milliseconds per step, and `sharded` is `tiny` in two shards
 of eight rows; the others break on purpose, each in one of the ways issue 6
 lists, so the grader's handling of it can be seen in a real worker process:
 
+- `paced`: `tiny` pausing `PACED_SECONDS` in every step (see `PACED_SHIFT`);
 - `process_dependent`: its initial weights depend on the process id, so two
   processes (two routes) train different trajectories and parity must break;
 - `raises`: raises a RuntimeError at step `FAILING_STEP`;
@@ -216,3 +217,22 @@ blocks_its_result_and_raises = dataclasses.replace(
     tiny, learning_rate=FailingSchedule(_block_result_folder_and_raise)
 )
 detaches_and_hangs = dataclasses.replace(tiny, learning_rate=FailingSchedule(_detach_and_hang))
+
+
+#: `paced`'s pause in every step and the shift of its first weights: the `--against`
+#: tests rewrite these two lines in a second checkout, so that its code, and only its
+#: code, trains faster (no pause) or other bits (shifted weights).
+PACED_SECONDS = 0.02
+PACED_SHIFT = 0.0
+
+
+def _paced_rate(step: int, steps: int) -> float:
+    time.sleep(PACED_SECONDS)
+    return tiny.learning_rate(step, steps)
+
+
+def _record_shifted(tape: Tape, rows: int) -> Recording:
+    return record(tape, rows, perturbation=PACED_SHIFT)
+
+
+paced = dataclasses.replace(tiny, record=_record_shifted, learning_rate=_paced_rate)

@@ -5,7 +5,7 @@ arena and the fresh buffers of its roots (`Plan.predicted_training_bytes`). It i
 in bytes, as a fraction of the unconstrained forward plan's planned bytes, or as the
 floor (the least the lowering can reach). `Budget.of` reads what `Entry.lower(budget=...)` takes:
 an int is bytes, a float a fraction, a string as `topos.budget_text` reads it
-(`"64MiB"`, `"50%"`, `"floor"`).
+(`"64MiB"`, `"50%"`, `"floor"`, `"floor+50%"`).
 """
 
 from __future__ import annotations
@@ -23,6 +23,9 @@ class Budget:
 
     bytes: int | None = None
     fraction: float | None = None
+    #: The floor plus this fraction of the way from the floor to the unconstrained plan
+    #: (`floor+50%`): a budget that is never below the floor, whatever the graph.
+    above_floor: float | None = None
     #: Whether a budget below the floor means the floor instead of an error (what a
     #: default budget, which nobody chose for this graph, should do).
     at_least_floor: bool = False
@@ -48,9 +51,12 @@ class Budget:
             if value.strip().lower() == "floor":
                 return cls()
             try:
-                return cls.of(parse_budget(value))
+                parsed = parse_budget(value)
             except BudgetTextError as error:
                 raise GraphError(str(error)) from None
+            if isinstance(parsed, tuple):
+                return cls(above_floor=parsed[1])
+            return cls.of(parsed)
         raise GraphError(
             f"budget: {value!r} is neither bytes (an int), a fraction of the unconstrained "
             f"plan (a float) nor text such as '64MiB', '50%' or 'floor'"
@@ -59,7 +65,7 @@ class Budget:
     @property
     def is_floor(self) -> bool:
         """Whether this budget asks for the floor."""
-        return self.bytes is None and self.fraction is None
+        return self.bytes is None and self.fraction is None and not self.above_floor
 
     def bytes_of(self, unconstrained: int, floor: int) -> int:
         """The budget in bytes, given the unconstrained plan's planned bytes and the
@@ -68,6 +74,8 @@ class Budget:
             wanted = self.bytes
         elif self.fraction is not None:
             wanted = int(self.fraction * unconstrained)
+        elif self.above_floor is not None:
+            return floor + int(self.above_floor * max(0, unconstrained - floor))
         else:
             return floor
         return max(wanted, floor) if self.at_least_floor else wanted
@@ -77,6 +85,8 @@ class Budget:
             text = f"{self.bytes} bytes"
         elif self.fraction is not None:
             text = f"{100 * self.fraction:g}%"
+        elif self.above_floor:
+            return f"floor+{100 * self.above_floor:g}%"
         else:
             return "floor"
         return f"{text} or the floor" if self.at_least_floor else text

@@ -30,6 +30,7 @@ from topos_cli.harness.report_child import ReportChild
 from topos_cli.harness.result_destination import incomplete_kind, save_result
 from topos_cli.harness.route_runner import run_routes
 from topos_cli.report.display.frontier_picture import FrontierPoint, frontier_svg
+from topos_cli.report.display.report import verdict_notes
 from topos_cli.report.display.result_description import describe_data, describe_predictions
 from topos_cli.report.display.tables import markdown_table, plain_table
 from topos_cli.report.verdict import Verdict
@@ -182,7 +183,10 @@ def _finish(plan, record, refused, host, *, stdout: TextIO, stderr: TextIO) -> i
         # Checked again: the result may have gone elsewhere (kept beside a complete one),
         # and a device or FIFO put there meanwhile must not be written into.
         check_output(picture, "the picture beside the result")
-        title = f"{options.workload}: ms/step against training Δ ({options.steps} steps)"
+        title = (
+            f"topos frontier: {options.workload}, ms/step against training Δ "
+            f"({options.steps} steps)"
+        )
         svg = frontier_svg(frontier_points(verdict), title)
         write_bytes_atomically(picture, svg.encode("utf-8"))
         drawn = picture
@@ -200,6 +204,9 @@ def _finish(plan, record, refused, host, *, stdout: TextIO, stderr: TextIO) -> i
         lines.append(verdict.summary)
     for entry in refused:
         lines.append(f"{entry.point}: not graded: {entry.why}")
+    if verdict is not None:
+        # Failures and warnings, as grade prints them (the JSON has them too).
+        lines += verdict_notes(verdict)
     lines.append("")
     lines.append(describe_data(result.workload.data))
     lines += describe_predictions(result.memory_prediction)

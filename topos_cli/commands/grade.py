@@ -10,14 +10,16 @@ promises (the exit-status table, where the result goes).
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Callable
 from typing import TextIO
 
 from topos_cli.commands.result_composition import compose_grade_result
-from topos_cli.harness.grade_plan import GradeOptions, GradePlan, prepare
+from topos_cli.harness.grade_plan import GradeOptions, GradePlan, plan_against, prepare
 from topos_cli.harness.host import host_facts
 from topos_cli.harness.monitor import WorkerObserver
+from topos_cli.harness.other_checkout import OtherCheckout, other_checkout
 from topos_cli.harness.process_tree import adopt_orphans
 from topos_cli.harness.report_child import ReportChild, ReportDrawing, reports_wanted
 from topos_cli.harness.result_destination import (
@@ -27,6 +29,12 @@ from topos_cli.harness.result_destination import (
     save_result,
 )
 from topos_cli.harness.route_runner import GradeRecord, run_routes
+from topos_cli.report.against import (
+    CheckoutComparison,
+    against_lines,
+    compare_checkouts,
+    is_against,
+)
 from topos_cli.report.compare import Comparison, compare_results
 from topos_cli.report.display.report import print_comparison, print_verdict
 from topos_cli.report.display.result_description import (
@@ -34,24 +42,33 @@ from topos_cli.report.display.result_description import (
     describe_predictions,
     describe_remat,
 )
+from topos_cli.report.export import write_exports
 from topos_cli.report.github_benchmark import write_github_benchmark
 from topos_cli.report.verdict import Verdict, decide_verdict
-from topos_cli.result.grade_result import GradeResult, HostFacts
+from topos_cli.result.grade_result import AgainstFacts, GradeResult, HostFacts
+from topos_cli.result.result_file import json_safe
+from topos_cli.result.run_record import RunRecord
 from topos_cli.shared.errors import ToposError, ToposUsageError
 from topos_cli.shared.exit_status import ExitStatus, most_severe
 from topos_cli.shared.interruption import interruptions_raised
+from topos_cli.worker.protocol import DEFAULT_WARMUP_STEPS
 
 
 def grade_exit_status(
-    record: GradeRecord, verdict: Verdict | None, comparison: Comparison | None
+    record: GradeRecord,
+    verdict: Verdict | None,
+    comparison: Comparison | None,
+    against: CheckoutComparison | None = None,
 ) -> int:
-    """The grade's exit status, by the README's table and its order of precedence."""
+    """The grade's exit status, by the README's table and its order of precedence (a
+    regression against `--against`'s checkout is 4, as one against `--baseline`)."""
     return most_severe(
         (
             ExitStatus.INTERRUPTED if record.interrupted_by is not None else None,
             ExitStatus.USAGE if record.usage_error is not None else None,
             verdict.exit_status if verdict is not None else ExitStatus.ROUTE_FAILED,
             None if comparison is None else comparison.exit_status,
+            None if against is None else against.exit_status,
         )
     )
 
@@ -87,14 +104,37 @@ def finish_grade(
     stdout: TextIO,
     stderr: TextIO,
     report_child: ReportChild | None = None,
+    checkout: OtherCheckout | None = None,
 ) -> int:
     """Judges, writes and prints what `run_routes` gathered; returns the exit status.
-    `report_child`, started with the grade, draws the report if it is alive."""
+    `report_child`, started with the grade, draws the report if it is alive; `checkout`
+    is `--against`'s, whose runs are set apart and compared with this checkout's."""
     options = plan.options
+    record, other_runs = _set_apart(record, checkout)
     verdict = judge_record(record, host)
     complete = record.interrupted_by is None and record.usage_error is None
-    exit_status = grade_exit_status(record, verdict, None)
-    result = compose_grade_result(plan, record, host, verdict, None, exit_status)
+    against = None
+    if checkout is not None and complete and record.results:
+        against = compare_checkouts(
+            record.results,
+            other_runs,
+            other_name=checkout.requested,
+            settings=plan.compare_settings,
+        )
+    exit_status = grade_exit_status(record, verdict, None, against)
+    against_facts = None
+    if checkout is not None:
+        against_facts = AgainstFacts(
+            checkout=checkout.to_json(),
+            comparison=None if against is None else json_safe(against.to_json()),
+        )
+
+    def compose(comparison: Comparison | None, exit_status: int) -> GradeResult:
+        return compose_grade_result(
+            plan, record, host, verdict, comparison, exit_status, against_facts, other_runs
+        )
+
+    result = compose(None, exit_status)
     # The result first, before it is compared with anything or printed: whatever goes
     # wrong from here on (a baseline, the terminal), the grade is not lost.
     saved = save_result(plan.result_path, result, default=plan.default_path)
@@ -111,8 +151,8 @@ def finish_grade(
         except ToposError as error:  # the baseline was checked when loaded; still, say so
             stderr.write(f"topos: error: cannot compare with --baseline: {error}\n")
         else:
-            exit_status = grade_exit_status(record, verdict, comparison)
-            result = compose_grade_result(plan, record, host, verdict, comparison, exit_status)
+            exit_status = grade_exit_status(record, verdict, comparison, against)
+            result = compose(comparison, exit_status)
             if saved.path is not None and saved.error is None:
                 saved = save_result(plan.result_path, result, default=False, replace_own=saved.path)
     if options.github_benchmark is not None:
@@ -120,6 +160,12 @@ def finish_grade(
             write_github_benchmark(options.github_benchmark, options.workload, verdict)
         except ToposError as error:
             stderr.write(f"topos: error: --github-benchmark: {error}\n")
+            exit_status = most_severe((exit_status, ExitStatus.USAGE))
+    if verdict is not None and (options.export_csv or options.export_markdown):
+        try:
+            write_exports(verdict, options.export_csv, options.export_markdown)
+        except OSError as error:
+            stderr.write(f"topos: error: --export-csv/--export-markdown: {error}\n")
             exit_status = most_severe((exit_status, ExitStatus.USAGE))
     drawing = None
     if record.results and record.usage_error is None and record.interrupted_by is None:
@@ -135,6 +181,8 @@ def finish_grade(
         if comparison is not None:
             table.write("\n")
             print_comparison(comparison, file=table, markdown=options.markdown)
+        if against is not None:
+            table.write("\n" + "\n".join(against_lines(against, options.markdown)) + "\n")
     table.flush()
     exit_status = _report_saved(saved, result, exit_status, stderr)
     if drawing is not None:
@@ -144,6 +192,21 @@ def finish_grade(
             stderr.write(f"report: {report_path}\n")
     end_grade(record, stderr)
     return exit_status
+
+
+def _set_apart(
+    record: GradeRecord, checkout: OtherCheckout | None
+) -> tuple[GradeRecord, list[RunRecord]]:
+    """This checkout's runs as the grade's record, and the other checkout's runs apart; a
+    usage error a worker of the other checkout reported is said to be its."""
+    if checkout is None:
+        return record, []
+    own = [run for run in record.results if not is_against(run)]
+    other = [run for run in record.results if is_against(run)]
+    usage_error = record.usage_error
+    if usage_error is not None and record.results and is_against(record.results[-1]):
+        usage_error = f"--against {checkout.requested}: {usage_error}"
+    return dataclasses.replace(record, results=own, usage_error=usage_error), other
 
 
 def _start_report(saved: Saved, child: ReportChild | None) -> ReportDrawing | None:
@@ -221,7 +284,26 @@ def grade_routes(
     stdout: TextIO,
     stderr: TextIO,
 ) -> int:
-    """A grade's own part: runs every route, then judges, writes, prints and draws them."""
+    """A grade's own part: runs every route (beside `--against`'s checkout, if asked),
+    then judges, writes, prints and draws them."""
+    against = plan.options.against
+    if against is None:
+        return _grade_routes(plan, host, display, stdout, stderr, None)
+    warmup_asked = plan.options.warmup != DEFAULT_WARMUP_STEPS
+    # A ref's temporary worktree is removed however the grade ends.
+    with other_checkout(against, warmup_asked=warmup_asked) as checkout:
+        return _grade_routes(plan_against(plan, checkout), host, display, stdout, stderr, checkout)
+
+
+def _grade_routes(
+    plan: GradePlan,
+    host: HostFacts,
+    display: WorkerObserver | None,
+    stdout: TextIO,
+    stderr: TextIO,
+    checkout: OtherCheckout | None,
+) -> int:
+    """`grade_routes` once the other checkout, if any, is at hand."""
     # The report's drawing child loads while the workers do (see ReportChild).
     child = None
     if reports_wanted() and plan.result_path != "-":
@@ -232,7 +314,15 @@ def grade_routes(
         record = run_routes(plan, display, before_turn=child.pause if child else None)
         if child is not None:
             child.resume()  # it finishes loading while the verdict is reached
-        return finish_grade(plan, record, host, stdout=stdout, stderr=stderr, report_child=child)
+        return finish_grade(
+            plan,
+            record,
+            host,
+            stdout=stdout,
+            stderr=stderr,
+            report_child=child,
+            checkout=checkout,
+        )
     finally:
         if child is not None:
             child.close()

@@ -22,6 +22,28 @@ from topos_cli.commands.options import (
 )
 from topos_cli.shared.errors import ToposUsageError
 
+#: The exit statuses, for `topos --help` (grade's and frontier's own help say them too).
+EXIT_STATUS_HELP = (
+    "Exit status: 0 ok (every route finished, the losses agree); 1 a route failed; "
+    "2 usage or data error; 3 parity broken (the routes' losses differ); 4 regression "
+    "(against --baseline, --against, or in compare); 5 inconclusive (the time evidence "
+    "too disturbed to judge); 130 interrupted (Ctrl-C or SIGTERM)."
+)
+
+#: The frontier's default budgets: relative to the floor, so every point can be graded
+#: on any workload (a fixed 35% is below cifar10's floor of some 49%).
+DEFAULT_FRONTIER_BUDGETS = "100%,floor+75%,floor+50%,floor+25%,floor"
+
+#: `--warmup`, as hyperfine's: long only, for hyperfine's `-w` is its warm-up.
+WarmupOption = Annotated[
+    int,
+    typer.Option(
+        "--warmup",
+        help="Warm-up steps each worker runs and throws away before its measured steps "
+        "(0: none; memory settling still runs the step's computation).",
+    ),
+]
+
 
 def grade_command(
     context: typer.Context,
@@ -84,6 +106,31 @@ def grade_command(
         ),
     ] = False,
     budget: BudgetOption = None,
+    warmup: WarmupOption = 1,
+    against: Annotated[
+        str | None,
+        typer.Option(
+            "--against",
+            help="Another checkout of topos (a directory holding topos/ and topos_cli/) or a "
+            "git ref of this repository (main, HEAD~1, a commit): its routes run interleaved "
+            "with this checkout's, and the verdict says how this checkout compares; a "
+            "regression against it is exit 4.",
+        ),
+    ] = None,
+    export_csv: Annotated[
+        str | None,
+        typer.Option(
+            "--export-csv",
+            help="Also write one row per route as CSV here: ms/step median and interval, "
+            "peak RSS, training Δ, parity.",
+        ),
+    ] = None,
+    export_markdown: Annotated[
+        str | None,
+        typer.Option(
+            "--export-markdown", help="Also write the same rows as a Markdown table here."
+        ),
+    ] = None,
 ) -> None:
     """Grade the routes: speed, memory, and bit-for-bit parity of their losses.
 
@@ -91,10 +138,13 @@ def grade_command(
     parent measures time per step and peak memory, checks that the losses agree
     at every step, prints the verdict and writes the result as JSON.
 
-    Exit status: 0 when every route finished and the losses agree; 1 a route
-    failed; 2 usage or data error; 3 parity broken; 4 a regression against
-    --baseline; 5 --baseline's time comparison inconclusive (too few repeats or
-    too disturbed steps); 130 interrupted. Several: 130, 2, 3, 1, 4, 5, 0.
+    Exit status: 0 ok (every route finished, the losses agree); 1 a route failed;
+    2 usage or data error; 3 parity broken (the routes' losses differ); 4 regression
+    (against --baseline or --against); 5 inconclusive (the time evidence against
+    --baseline or --against too thin or too disturbed to judge); 130 interrupted
+    (Ctrl-C, SIGTERM or SIGHUP). When several apply: 130, 2, 3, 1, 4, 5, 0.
+
+    Gate a pull request: topos grade --against origin/main --repeat 3
 
     Example: topos grade --steps 50 --repeat 2 --json results/today.json
 
@@ -114,9 +164,11 @@ def frontier_command(
         typer.Option(
             "--budgets",
             help="Comma-separated remat budgets: percentages of recorded's planned bytes, "
-            "bytes with a unit, or floor.",
+            "bytes with a unit, floor, or floor+N% (N% of the way from the floor up to "
+            "recorded's planned bytes). The default spans the floor to 100%, so no point "
+            "falls below the floor.",
         ),
-    ] = "100%,75%,50%,35%,floor",
+    ] = DEFAULT_FRONTIER_BUDGETS,
     steps: Annotated[
         int, typer.Option("--steps", "-n", help="Training steps per point (at least 1).")
     ] = 300,
@@ -138,6 +190,7 @@ def frontier_command(
     markdown: Annotated[
         bool, typer.Option("--markdown", help="Print the table as Markdown.")
     ] = False,
+    warmup: WarmupOption = 1,
 ) -> None:
     """Grade engine, recorded and remat at each budget: the frontier of speed and memory.
 
@@ -145,7 +198,10 @@ def frontier_command(
 
     Prints ms/step against training Δ and peak RSS per point, checks the losses bit for
     bit across every point, and writes the result JSON with an SVG picture beside it. A
-    budget below the floor is listed, not graded. Exit statuses as for grade.
+    budget below the floor is listed, not graded.
+
+    Exit status: 0 ok; 1 a point failed; 2 usage or data error; 3 parity broken;
+    5 inconclusive; 130 interrupted.
 
     Example: topos frontier --workload mnist --budgets 100%,70%,floor --steps 100
     """

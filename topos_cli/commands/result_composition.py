@@ -12,6 +12,7 @@ from topos_cli.harness.route_runner import GradeRecord
 from topos_cli.report.compare import Comparison
 from topos_cli.report.verdict import Verdict
 from topos_cli.result.grade_result import (
+    AgainstFacts,
     BaselineComparison,
     DataFacts,
     GradeResult,
@@ -35,7 +36,8 @@ PREDICTION_FLOOR_BYTES = 256 * 1024
 #: What the result file says about how memory was measured (README has the long story).
 MEMORY_METHOD = {
     "ready": "data loaded (of an image split fed by the default feeds, only the images the "
-    "steps read), plan lowered, one warm-up step of the route run and thrown away, "
+    "steps read), plan lowered, the warm-up steps of the route (--warmup, one by default) run and "
+    "thrown away, "
     "the plans' arenas freed and garbage collected",
     "peak": "the larger of VmHWM at the end of the measured steps, after resetting it at "
     "ready (writing 5 to /proc/self/clear_refs), and VmRSS read at each step's peak "
@@ -148,8 +150,12 @@ def compose_grade_result(
     verdict: Verdict | None,
     comparison: Comparison | None,
     exit_status: int,
+    against: AgainstFacts | None = None,
+    other_runs: Sequence[RunRecord] = (),
 ) -> GradeResult:
-    """The result of a grade: `compose_result`'s parts, plus what a grade adds."""
+    """The result of a grade: `compose_result`'s parts, plus what a grade adds; with
+    `--against`, the other checkout's runs (in `against`) and the comparison with it,
+    apart from this checkout's repeats."""
     options = plan.options
     ready = _first_ready(record.results)
     host = msgspec.structs.replace(
@@ -159,7 +165,7 @@ def compose_grade_result(
     settings = GradeSettings(
         routes=list(options.routes),
         repeat=options.repeat,
-        order=[(request.route, request.repeat) for request in plan.requests],
+        order=[(request.label, request.repeat) for request in plan.requests],
         threads=options.threads,
         timeout_seconds=options.timeout,
         data=plan.data or "synthetic",
@@ -169,6 +175,7 @@ def compose_grade_result(
         tolerance=plan.compare_settings,
         baseline=options.baseline,
         budget=options.budget,
+        warmup_steps=options.warmup,
     )
     result = compose_result(
         workload=workload,
@@ -186,7 +193,7 @@ def compose_grade_result(
     else:
         status = "complete"
     facts_by_route = route_facts(record.results, options.routes)
-    ran = {(result.route, result.repeat) for result in record.results}
+    ran = {(result.route, result.repeat) for result in (*record.results, *other_runs)}
     return msgspec.structs.replace(
         result,
         status=status,
@@ -197,9 +204,9 @@ def compose_grade_result(
         else Interruption(
             signal=record.interrupted_by,
             not_run=[
-                (request.route, request.repeat)
+                (request.label, request.repeat)
                 for request in plan.requests
-                if (request.route, request.repeat) not in ran
+                if (request.label, request.repeat) not in ran
             ],
         ),
         routes=facts_by_route,
@@ -207,4 +214,7 @@ def compose_grade_result(
         baseline=None
         if comparison is None
         else BaselineComparison(path=options.baseline, comparison=comparison.to_json()),
+        against=None
+        if against is None
+        else msgspec.structs.replace(against, repeats=list(other_runs)),
     )

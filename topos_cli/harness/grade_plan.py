@@ -8,7 +8,7 @@ nothing and leaves no folder behind.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -22,6 +22,7 @@ from topos.names import (
 )
 from topos_cli.harness.data_option import data_directory
 from topos_cli.harness.monitor import WorkerRequest, worker_environment
+from topos_cli.harness.other_checkout import OtherCheckout, check_against
 from topos_cli.harness.report_child import reports_wanted
 from topos_cli.result.grade_result import GradeResult
 from topos_cli.result.result_file import default_report_path, default_result_path, load_result
@@ -35,6 +36,7 @@ from topos_cli.shared.bounds import (
 )
 from topos_cli.shared.errors import IncomparableResultsError, ToposUsageError
 from topos_cli.shared.output_path import check_not_input, check_outputs
+from topos_cli.worker.protocol import DEFAULT_WARMUP_STEPS
 
 #: How long one run of one route may take before it is killed: generous, an hour.
 DEFAULT_TIMEOUT_SECONDS = 3600.0
@@ -67,6 +69,13 @@ class GradeOptions:
     #: Each remat run's budget, when a grade runs remat at several (`topos frontier`):
     #: one run of remat per budget, in order, after the other routes.
     budgets: tuple[str, ...] = ()
+    #: Warm-up steps each worker runs and throws away before its measured steps (0: none).
+    warmup: int = DEFAULT_WARMUP_STEPS
+    #: Another checkout of topos to grade beside this one: a directory or a git ref.
+    against: str | None = None
+    #: Where to write one row per route as CSV, and as a Markdown table (`None`: nowhere).
+    export_csv: str | None = None
+    export_markdown: str | None = None
 
 
 @dataclass
@@ -138,8 +147,13 @@ def prepare(options: GradeOptions, moment: datetime | None = None) -> GradePlan:
     check_count("--repeat", options.repeat, most=MOST_REPEATS)
     if options.threads is not None:
         check_count("--threads", options.threads, most=MOST_THREADS)
+    # Steps thrown away before the measured ones: none is allowed, as many as a run has.
+    check_count("--warmup", options.warmup, most=MOST_STEPS, least=0)
     if options.timeout is not None:
         check_seconds("--timeout", options.timeout)
+    if options.against is not None:
+        # A bad path or ref is a usage error now; the worktree is made when the grade runs.
+        check_against(options.against)
     compare_settings = parse_tolerance(options.tolerance)
     data = data_directory(options.data)
     # A grade of remat at several budgets is a frontier, and its result is named so.
@@ -147,15 +161,18 @@ def prepare(options: GradeOptions, moment: datetime | None = None) -> GradePlan:
     default_path = default_result_path(options.workload, started, command=command)
     result_path = options.json_path or str(default_path)
     # Nothing is created yet: a usage error must leave no folder behind. Every file the
-    # grade will write is checked by the one guard: the result, the benchmark list, and
-    # the report (a frontier: the picture) drawn beside the result. Two of them on one
-    # path would clobber each other, and only the result may replace the baseline it is
-    # compared with (that is a rolling baseline); the others must not destroy it.
+    # grade will write is checked by the one guard: the result, the benchmark list, the
+    # exports, and the report (a frontier: the picture) drawn beside the result. Two of
+    # them on one path would clobber each other, and only the result may replace the
+    # baseline it is compared with (that is a rolling baseline); the others must not
+    # destroy it.
     outputs = {"--json": result_path, "--github-benchmark": options.github_benchmark}
+    exports = {"--export-csv": options.export_csv, "--export-markdown": options.export_markdown}
     beside = side_outputs(result_path, options)
-    check_outputs({**outputs, **beside}, standard_output=tuple(outputs))
+    check_outputs({**outputs, **exports, **beside}, standard_output=tuple(outputs))
     check_not_input(
-        {"--github-benchmark": options.github_benchmark, **beside}, {"--baseline": options.baseline}
+        {"--github-benchmark": options.github_benchmark, **exports, **beside},
+        {"--baseline": options.baseline},
     )
     baseline = None
     if options.baseline is not None:
@@ -174,6 +191,7 @@ def prepare(options: GradeOptions, moment: datetime | None = None) -> GradePlan:
             repeat=repeat,
             timeout=options.timeout,
             budget=options.budget if route == "remat" else None,
+            warmup=options.warmup,
         )
         for route, repeat in interleaved_order(options.routes, options.repeat)
     ]
@@ -186,6 +204,7 @@ def prepare(options: GradeOptions, moment: datetime | None = None) -> GradePlan:
             repeat=position,
             timeout=options.timeout,
             budget=budget,
+            warmup=options.warmup,
         )
         for position, budget in enumerate(options.budgets)
     ]
@@ -200,3 +219,26 @@ def prepare(options: GradeOptions, moment: datetime | None = None) -> GradePlan:
         environment=worker_environment(options.threads),
         started=started,
     )
+
+
+def plan_against(plan: GradePlan, checkout: OtherCheckout) -> GradePlan:
+    """`plan` with the other checkout's runs woven in: each route of this checkout beside
+    the same route of the other, in a balanced order over the repeats (recorded,
+    recorded@against, then recorded@against, recorded, ...), on the same data, steps,
+    threads and warm-up."""
+    theirs = {
+        request.route: replace(request, checkout=checkout.path, holds=checkout.holds)
+        for request in plan.requests
+    }
+    labels = [label for route in plan.options.routes for label in (route, f"{route}@")]
+    requests = []
+    for label, repeat in interleaved_order(labels, plan.options.repeat):
+        route = label.rstrip("@")
+        base = theirs[route] if label.endswith("@") else _own_request(plan, route)
+        requests.append(replace(base, repeat=repeat))
+    return replace(plan, requests=requests)
+
+
+def _own_request(plan: GradePlan, route: str) -> WorkerRequest:
+    """This checkout's planned request for `route` (its first; they differ by repeat only)."""
+    return next(request for request in plan.requests if request.route == route)

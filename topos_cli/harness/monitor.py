@@ -27,6 +27,7 @@ import psutil
 
 from topos.system import process_memory
 from topos_cli.harness.machine_load import MachineReading, machine_facts, read_machine
+from topos_cli.harness.other_checkout import AGAINST_LABEL, checkout_environment
 from topos_cli.harness.pipe_reader import PipeReader
 from topos_cli.harness.rss_timeline import RssTimeline
 from topos_cli.harness.worker_process import KILL_WAIT_SECONDS, WorkerProcess, signal_name
@@ -127,6 +128,17 @@ class WorkerRequest(WorkerCommand):
     repeat: int = 0
     #: Seconds before the run is killed and marked timed out; `None` waits for ever.
     timeout: float | None = None
+    #: Another checkout of topos whose worker runs this (`grade --against`), or `None`
+    #: for this checkout's.
+    checkout: str | None = None
+    #: Whether the worker knows `--hold` (a worker of an older checkout may not).
+    holds: bool = True
+
+    @property
+    def label(self) -> str:
+        """The route as its runs are named: `recorded`, or `recorded@against` for a run
+        of the other checkout."""
+        return self.route if self.checkout is None else f"{self.route}@{AGAINST_LABEL}"
 
     def command(self) -> list[str]:
         """The worker's command line."""
@@ -175,6 +187,9 @@ class WorkerMonitor:
         #: Whether the worker waits, once loaded, until `run()` gives it its turn.
         self.hold = hold
         self.environment = dict(worker_environment(None) if environment is None else environment)
+        if request.checkout is not None:
+            # The other checkout's worker: its code first on the path (see other_checkout).
+            self.environment = checkout_environment(self.environment, request.checkout)
         self.observer = observer or WorkerObserver()
         self.sample_interval = sample_interval
         self.result: RunRecord | None = None
@@ -233,7 +248,9 @@ class WorkerMonitor:
         self._started = time.monotonic()
         self._timeline = RssTimeline(self._started, self.sample_interval)
         command = replace(self.request, hold=self.hold).command()
-        worker = self._worker = WorkerProcess(command, self.environment, keep_input=self.hold)
+        worker = self._worker = WorkerProcess(
+            command, self.environment, keep_input=self.hold, cwd=self.request.checkout
+        )
         events, errors = worker.start()
         self._readers = [
             PipeReader(events, self._read_event, name="events", longest_line=_LONGEST_EVENT),
@@ -571,7 +588,7 @@ class WorkerMonitor:
             else self._done.shard_involuntary_switches,
         )
         return RunRecord(
-            route=request.route,
+            route=request.label,
             repeat=request.repeat,
             status=status,
             detail=detail,

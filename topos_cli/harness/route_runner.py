@@ -84,13 +84,18 @@ def run_routes(
                     else:
                         # Two workers load at once (interpreter, imports, data, lowering:
                         # nothing measured), then warm up and train one at a time.
-                        current = WorkerMonitor(request, plan.environment, display, hold=True)
+                        # (A worker of an older checkout that cannot hold loads alone.)
+                        current = WorkerMonitor(
+                            request, plan.environment, display, hold=request.holds
+                        )
                         current.start()
-                        if index + 1 < len(requests):
-                            following = WorkerMonitor(
-                                requests[index + 1], plan.environment, display, hold=True
-                            )
-                            following.start()
+                        if index + 1 < len(requests) and request.holds:
+                            upcoming = requests[index + 1]
+                            if upcoming.holds:
+                                following = WorkerMonitor(
+                                    upcoming, plan.environment, display, hold=True
+                                )
+                                following.start()
                         beside = following
                     result = current.run(beside, before_turn)
                     if admit is not None:

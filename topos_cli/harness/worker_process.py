@@ -48,10 +48,17 @@ class WorkerProcess:
     """One worker process: its pipes, its end (exit status, rusage), and its killing."""
 
     def __init__(
-        self, command: list[str], environment: Mapping[str, str], keep_input: bool = False
+        self,
+        command: list[str],
+        environment: Mapping[str, str],
+        keep_input: bool = False,
+        cwd: str | None = None,
     ) -> None:
         self.command = command
         self.environment = dict(environment)
+        #: The worker's working directory (`None`: this process's); `python -m` puts it
+        #: first on the path, so another checkout's worker runs in that checkout.
+        self.cwd = cwd
         #: Whether the worker's standard input is a pipe from here (`give_turn`).
         self.keep_input = keep_input
         self.process: subprocess.Popen[bytes] | None = None
@@ -86,6 +93,7 @@ class WorkerProcess:
                     stdout=events_write,
                     stderr=errors_write,
                     env=self.environment,
+                    cwd=self.cwd,
                     start_new_session=True,
                     close_fds=True,
                 )

@@ -115,6 +115,8 @@ class GradeSettings(Record):
     tolerance: CompareSettings | None = None
     baseline: str | None = None
     budget: str | None = None
+    #: Steps each worker runs and throws away before the measured ones (`--warmup`).
+    warmup_steps: Count | None = None
 
 
 class RouteFacts(Record):
@@ -162,6 +164,23 @@ class BaselineComparison(Record):
 
     path: str | None = None
     comparison: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class AgainstFacts(Record):
+    """`--against`: the other checkout, the comparison of this checkout with it, and its
+    runs, kept apart from this checkout's repeats."""
+
+    checkout: dict[str, str | bool | None] = msgspec.field(default_factory=dict)
+    comparison: dict[str, Any] | None = None
+    repeats: list[RunRecord] = msgspec.field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The section as its file holds it; each run as `RunRecord.to_json` writes it."""
+        data = super().to_json()
+        data["repeats"] = [run.to_json() for run in self.repeats]
+        if self.against is not None:
+            data["against"] = self.against.to_json()
+        return data
 
 
 class RefusedPoint(Record):
@@ -229,9 +248,12 @@ class GradeResult(Record, kw_only=True):
     memory_prediction: list[MemoryPrediction] = msgspec.field(default_factory=list)
     baseline: BaselineComparison | None = None
     frontier: FrontierFacts | None = None
+    against: AgainstFacts | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The result as its file holds it; each run as `RunRecord.to_json` writes it."""
         data = super().to_json()
         data["repeats"] = [run.to_json() for run in self.repeats]
+        if self.against is not None:
+            data["against"] = self.against.to_json()
         return data

@@ -1,6 +1,7 @@
 """The worker's protocol: its command line, and the typed events it sends the grader.
 
-`python -m topos_cli.worker --workload W --route R --steps N [--data DIR] [--budget B] [--hold]`
+`python -m topos_cli.worker --workload W --route R --steps N [--data DIR] [--budget B]
+[--warmup N] [--hold]`
 trains one route and writes one JSON object per line to the pipe it was given as
 standard output: with `--hold`, `loaded` once its data is loaded and its plan lowered,
 after which it waits for a `go` line on standard input (so the grader can load two
@@ -32,6 +33,9 @@ WORKER_MODULE = "topos_cli.worker"
 #: Where the worker finds the grader's process id, to die with it (`worker.die_with_parent`).
 GRADER_PID_VARIABLE = "TOPOS_GRADER_PID"
 
+#: Warm-up steps a worker runs, and throws away, unless told otherwise (`--warmup`).
+DEFAULT_WARMUP_STEPS = 1
+
 #: The worker's exit statuses besides 0: any failure, and a loss that stopped being finite.
 EXIT_ERROR = 1
 EXIT_NONFINITE = 5
@@ -51,6 +55,8 @@ class WorkerCommand:
     budget: str | None = None
     #: Whether the worker waits, once loaded, for the grader's `go` on standard input.
     hold: bool = False
+    #: Warm-up steps run and thrown away before the measured steps (0: none).
+    warmup: int = DEFAULT_WARMUP_STEPS
 
     def arguments(self) -> list[str]:
         """The arguments after the interpreter: `-m topos_cli.worker --workload ...`."""
@@ -60,6 +66,10 @@ class WorkerCommand:
             arguments += ["--data", self.data]
         if self.budget is not None:
             arguments += ["--budget", self.budget]
+        # Said only when it is not the default, so a worker of an older checkout (which
+        # knows no --warmup, and warms up once) can run the default (`grade --against`).
+        if self.warmup != DEFAULT_WARMUP_STEPS:
+            arguments += ["--warmup", str(self.warmup)]
         if self.hold:
             arguments.append("--hold")
         return arguments
@@ -74,9 +84,16 @@ class WorkerCommand:
         parser.add_argument("--data", default=None)
         parser.add_argument("--budget", default=None)
         parser.add_argument("--hold", action="store_true")
+        parser.add_argument("--warmup", type=int, default=DEFAULT_WARMUP_STEPS)
         parsed = parser.parse_args(list(argv))
         return cls(
-            parsed.workload, parsed.route, parsed.steps, parsed.data, parsed.budget, parsed.hold
+            parsed.workload,
+            parsed.route,
+            parsed.steps,
+            parsed.data,
+            parsed.budget,
+            parsed.hold,
+            max(0, parsed.warmup),
         )
 
 

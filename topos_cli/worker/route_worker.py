@@ -123,9 +123,7 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
     # Start-up's free heap chunks must not serve the steps' mapped-size arrays: see
     # heap_plugs (the prediction counts those arrays' pages in the training delta).
     plugged_bytes = plug_free_chunks(mmap_threshold())
-    warm_up_started = time.perf_counter()
-    training.warm_up()
-    warm_up_seconds = time.perf_counter() - warm_up_started
+    warm_up_times = warm_up(training, arguments.warmup)
     settling_computations = settle_memory(lambda: training.compute(0))
     program = training.program
     plan = program.plan
@@ -187,7 +185,11 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
         forward_nodes=training.program.forward_nodes,
         gradient_nodes=training.program.gradient_nodes,
         lower_seconds=training.program.lower_seconds,
-        warm_up_seconds=warm_up_seconds,
+        # The first warm-up step's time is the run's first (cold) step; with no warm-up
+        # there is none, and the first measured step is the cold one.
+        warm_up_seconds=warm_up_times[0] if warm_up_times else None,
+        warmup_steps=len(warm_up_times),
+        warm_up_step_seconds=warm_up_times,
         held_seconds=held_seconds,
         ready_rss_bytes=None if parent_ready is None else parent_ready + sum(children_ready),
         shard_processes=ShardProcessFacts(
@@ -210,6 +212,18 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
         return _train_steps(arguments, events, training, step_peak, started)
     finally:
         program.close()
+
+
+def warm_up(training: Any, steps: int) -> list[float]:
+    """Runs `steps` warm-up steps, each thrown away (parameters and batch order untouched,
+    see `Training.warm_up`); returns each one's seconds. The steps that follow are
+    measured warm, as hyperfine's `--warmup` does for commands."""
+    times = []
+    for _ in range(steps):
+        began = time.perf_counter()
+        training.warm_up()
+        times.append(time.perf_counter() - began)
+    return times
 
 
 def wait_for_turn(events: EventStream) -> float | None:

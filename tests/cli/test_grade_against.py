@@ -1,0 +1,223 @@
+"""`topos grade --against`: another checkout's routes graded beside this one's.
+
+The second checkout is a git worktree of HEAD in a temporary directory; the tests rewrite
+its `tests/cli/tiny_workloads.py` so that its code, and only its code, trains faster or
+other bits (`paced`), which shows that its workers ran its code.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.cli.grading import ROOT, TINY, grade_tiny, one_line_error, start_topos
+from topos_cli.harness.grade_plan import GradeOptions, plan_against, prepare
+from topos_cli.harness.other_checkout import OtherCheckout
+
+
+def _git(*arguments: str) -> str:
+    return subprocess.run(
+        ["git", *arguments], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+
+
+@pytest.fixture
+def second_checkout(tmp_path: Path):
+    """A git worktree of HEAD beside the tests, removed afterwards."""
+    path = tmp_path / "other"
+    _git("worktree", "add", "--detach", "--force", str(path), "HEAD")
+    try:
+        yield path
+    finally:
+        _git("worktree", "remove", "--force", str(path))
+
+
+def _rewrite(checkout: Path, old: str, new: str) -> None:
+    workloads = checkout / "tests" / "cli" / "tiny_workloads.py"
+    text = workloads.read_text()
+    assert old in text
+    workloads.write_text(text.replace(old, new))
+
+
+def test_a_faster_checkout_with_other_bits_makes_this_one_a_regression(
+    second_checkout: Path, tmp_path: Path
+):
+    # The other checkout pauses not at all, and shifts its weights: this one is slower by
+    # 20 ms a step, and the two train different bits (said, not an error).
+    _rewrite(second_checkout, "PACED_SECONDS = 0.02", "PACED_SECONDS = 0.0")
+    _rewrite(second_checkout, "PACED_SHIFT = 0.0", "PACED_SHIFT = 1e-3")
+    completed, result = grade_tiny(
+        "paced", tmp_path, "--against", str(second_checkout), steps=6, timeout=180
+    )
+    assert completed.returncode == 4, completed.stderr
+    assert "Traceback" not in completed.stderr
+    # This checkout's own routes still agree bit for bit: the verdict is theirs alone.
+    assert result["verdict"]["parity"]["status"] == "bit-identical"
+    assert {run["route"] for run in result["repeats"]} == {"engine", "recorded"}
+    against = result["against"]
+    assert {run["route"] for run in against["repeats"]} == {"engine@against", "recorded@against"}
+    assert result["settings"]["order"] == [
+        ["engine", 0],
+        ["engine@against", 0],
+        ["recorded", 0],
+        ["recorded@against", 0],
+    ]
+    assert against["checkout"]["path"] == str(second_checkout)
+    routes = against["comparison"]["routes"]
+    assert [route["time"]["status"] for route in routes] == ["slower", "slower"]
+    assert all(route["time"]["ratio"]["lower"] > 1.1 for route in routes)
+    assert [route["bits"]["status"] for route in routes] == ["different", "different"]
+    assert against["comparison"]["exit_status"] == 4
+    assert "loss bits differ from step 0" in completed.stdout
+    assert "regression in engine, recorded" in completed.stdout
+
+
+def test_a_git_ref_is_graded_in_a_worktree_that_is_removed(tmp_path: Path):
+    completed, result = grade_tiny(
+        "paced", tmp_path, "--against", "HEAD", "--routes", "recorded", steps=4, timeout=180
+    )
+    assert completed.returncode in (0, 4), completed.stderr  # the same code: no bits differ
+    against = result["against"]
+    assert against["checkout"]["temporary_worktree"] is True
+    assert against["checkout"]["commit"] == _git("rev-parse", "HEAD").strip()
+    (route,) = against["comparison"]["routes"]
+    assert route["bits"]["status"] == "identical"
+    assert "identical loss bits" in completed.stdout
+    # No worktree of a grade is left behind (another grade's could be, at this moment).
+    assert "topos-against-" not in _git("worktree", "list")
+    assert not Path(against["checkout"]["path"]).exists()
+
+
+@pytest.mark.parametrize("against", ["no-such-ref-of-topos", "."])
+def test_a_bad_path_or_ref_is_one_line_and_exit_2_before_any_worker(tmp_path: Path, against: str):
+    began = time.monotonic()
+    completed, result = grade_tiny("tiny", tmp_path, "--against", against)
+    assert completed.returncode == 2
+    assert "--against" in one_line_error(completed)
+    assert result is None
+    assert "started (worker" not in completed.stderr
+    assert time.monotonic() - began < 30
+
+
+def test_the_runs_of_both_checkouts_alternate_in_a_balanced_order(tmp_path: Path):
+    plan = prepare(
+        GradeOptions(
+            workload="mnist",
+            steps=3,
+            repeat=2,
+            json_path=str(tmp_path / "r.json"),
+            warmup=0,
+        )
+    )
+    other = OtherCheckout("main", str(tmp_path), None, True, holds=False, warms_up=False)
+    requests = plan_against(plan, other).requests
+    assert [(request.label, request.repeat) for request in requests] == [
+        ("engine", 0),
+        ("engine@against", 0),
+        ("recorded", 0),
+        ("recorded@against", 0),
+        ("recorded@against", 1),
+        ("recorded", 1),
+        ("engine@against", 1),
+        ("engine", 1),
+    ]
+    theirs = [request for request in requests if request.checkout is not None]
+    assert {request.checkout for request in theirs} == {str(tmp_path)}
+    # Same steps, data and warm-up on both sides; an older worker is not held.
+    assert {(request.steps, request.data, request.warmup) for request in requests} == {(3, None, 0)}
+    assert not any(request.holds for request in theirs)
+
+
+def _runs(route: str, seconds: float, repeats: int) -> list:
+    """Quiet runs of `route` at `seconds` a step (a little apart), CPU explaining the wall."""
+    from topos_cli.result.run_record import RunRecord
+
+    runs = []
+    for repeat in range(repeats):
+        steps = [seconds * (1 + 0.003 * repeat + 0.002 * (step % 3)) for step in range(12)]
+        runs.append(
+            RunRecord(
+                route,
+                repeat,
+                "ok",
+                (0x3F800000,) * 12,
+                tuple(steps),
+                step_cpu_seconds=tuple(steps),
+            )
+        )
+    return runs
+
+
+def test_the_checkouts_time_is_judged_by_the_one_time_module():
+    from topos_cli.report.against import compare_checkouts, time_phrase
+    from topos_cli.report.time_judgement import INCONCLUSIVE, SLOWER, WITHIN
+
+    slower = compare_checkouts(
+        _runs("recorded", 0.020, 3), _runs("recorded@against", 0.010, 3), other_name="main"
+    )
+    (route,) = slower.routes
+    assert route.time.outcome == SLOWER and route.time.lower > 1.1
+    assert slower.exit_status == 4 and "3 repeats each" in time_phrase(route.time)
+    same = compare_checkouts(
+        _runs("recorded", 0.010, 3), _runs("recorded@against", 0.010, 3), other_name="main"
+    )
+    assert same.routes[0].time.outcome == WITHIN and same.exit_status == 0
+    # One repeat a side is no evidence of a difference: inconclusive, exit 5, never 4.
+    thin = compare_checkouts(
+        _runs("recorded", 0.020, 1), _runs("recorded@against", 0.010, 1), other_name="main"
+    )
+    assert thin.routes[0].time.outcome == INCONCLUSIVE and thin.exit_status == 5
+
+
+def test_an_interrupted_grade_removes_its_worktree(tmp_path: Path):
+    result_path = tmp_path / "result.json"
+    process = start_topos(
+        "grade",
+        "--workload",
+        TINY + "paced",
+        "--steps",
+        "200",
+        "--against",
+        "HEAD",
+        "--json",
+        str(result_path),
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        # Plain progress on a pipe: the first worker's start is a line of its own.
+        for line in process.stderr:
+            if "started (worker" in line:
+                break
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 130, stderr
+    result = json.loads(result_path.read_text())
+    assert result["status"] == "interrupted"
+    assert result["against"]["checkout"]["temporary_worktree"] is True
+    assert not Path(result["against"]["checkout"]["path"]).exists()
+    assert "topos-against-" not in _git("worktree", "list")
+
+
+def test_runs_of_an_older_worker_without_its_newer_figures_are_still_compared():
+    from topos_cli.report.against import compare_checkouts
+    from topos_cli.result.run_record import RunRecord
+
+    bits = (0x3F800000, 0x3F700000, 0x3F600000)
+    this = [RunRecord("recorded", 0, "ok", bits, (0.02, 0.02, 0.02), None, 100, 200)]
+    # An older worker: no peak, no ready memory, no facts; one loss bit differs at step 2.
+    older = [RunRecord("recorded@against", 0, "ok", (*bits[:2], 0x3F600001), (0.01,) * 3)]
+    (route,) = compare_checkouts(this, older, other_name="main").routes
+    assert [change.status for change in route.memory] == ["missing", "missing"]
+    assert route.bits.status == "different" and route.bits.first_difference == 2
+    # One run a side, without CPU times: compared, and found too thin to judge.
+    assert route.time.outcome == "inconclusive" and route.time.inconclusive_because == "thin"
+    alone = compare_checkouts(this, [], other_name="main").routes[0]
+    assert alone.time.outcome == "inconclusive" and alone.bits.status == "not compared"

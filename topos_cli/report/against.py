@@ -1,0 +1,266 @@
+"""`topos grade --against`: this checkout against another, route by route.
+
+Both checkouts' runs were made in one grade, interleaved, on the same data, steps,
+threads and warm-up, so what differs between them is the code. For each route: the
+time ratio (this checkout's median step time over the other's, with its interval), the
+memory figures, and whether the two checkouts trained the same loss bits (said either
+way, never an error: a change to the library may change the bits on purpose).
+
+Time is judged by the one module that judges all time (`time_judgement`: repeats are the
+evidence, disturbed steps are left out, inconclusive where the evidence is too thin or
+too disturbed); memory is judged as `compare` judges it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from topos_cli.report.statistics import median
+from topos_cli.report.time_judgement import INCONCLUSIVE, SLOWER, TimeJudgement, judge_time
+from topos_cli.result.float_bits import format_bits
+from topos_cli.result.json_record import JsonRecord
+from topos_cli.result.run_record import RunRecord
+from topos_cli.result.tolerance import CompareSettings
+from topos_cli.shared.exit_status import ExitStatus, most_severe
+
+#: How a run of the other checkout is named: `recorded@against`.
+AGAINST_SUFFIX = "@against"
+
+#: Leading measured steps left out of the medians, as the verdict leaves them out.
+LEADING_STEPS_LEFT_OUT = 1
+
+
+def time_phrase(judgement: TimeJudgement) -> str:
+    """E.g. `slower: 1.12x the other's time (1.05-1.20), 3 repeats each`."""
+    if judgement.ratio is None:
+        return f"time {judgement.outcome}: {judgement.reason}"
+    interval = (
+        ""
+        if judgement.lower is None or judgement.upper is None
+        else f" ({judgement.lower:.2f}-{judgement.upper:.2f})"
+    )
+    return (
+        f"{judgement.outcome}: {judgement.ratio:.2f}x the other's time{interval}, "
+        f"{judgement.repeats}"
+    )
+
+
+@dataclass(frozen=True)
+class MemoryChange(JsonRecord):
+    """One memory figure of one route in both checkouts (medians over completed runs)."""
+
+    figure: str
+    this_bytes: float | None
+    other_bytes: float | None
+    #: `this / other - 1`, or `None` when undefined.
+    change: float | None
+    #: `regression`, `improvement`, `within tolerance` or `missing`, as `compare` says it.
+    status: str
+
+
+@dataclass(frozen=True)
+class BitsAgreement(JsonRecord):
+    """Whether both checkouts trained the same loss bits on a route."""
+
+    #: `identical`, `different`, or `not compared` (a side has no completed run).
+    status: str
+    #: The first step whose bits differ, with both patterns, when they differ.
+    first_difference: int | None = None
+    this_bits: str | None = None
+    other_bits: str | None = None
+
+    @property
+    def phrase(self) -> str:
+        """E.g. `identical loss bits`, `loss bits differ from step 3`."""
+        if self.status == "identical":
+            return "identical loss bits"
+        if self.status == "different":
+            return f"loss bits differ from step {self.first_difference}"
+        return "loss bits not compared"
+
+
+@dataclass(frozen=True)
+class RouteAgainst:
+    """One route of this checkout against the same route of the other."""
+
+    route: str
+    time: TimeJudgement
+    memory: tuple[MemoryChange, ...]
+    bits: BitsAgreement
+    #: Runs that did not finish, on either side, as `route: status` phrases.
+    failures: tuple[str, ...] = ()
+
+    @property
+    def regressed(self) -> bool:
+        """Whether this route is judged worse in this checkout: slower, or more memory."""
+        return self.time.outcome == SLOWER or any(
+            change.status == "regression" for change in self.memory
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The route's comparison as a JSON-ready dict."""
+        return {
+            "route": self.route,
+            "time": {**self.time.to_json(), "phrase": time_phrase(self.time)},
+            "memory": [change.to_json() for change in self.memory],
+            "bits": {**self.bits.to_json(), "phrase": self.bits.phrase},
+            "failures": list(self.failures),
+            "regressed": self.regressed,
+        }
+
+
+@dataclass(frozen=True)
+class CheckoutComparison:
+    """This checkout against the other, route by route, with the exit status it implies."""
+
+    other: str
+    routes: tuple[RouteAgainst, ...]
+    settings: CompareSettings
+
+    @property
+    def exit_status(self) -> int:
+        """4 when a route is judged a regression against the other checkout, 5 when a
+        route's time cannot be judged (too few or too disturbed repeats), else 0 (a failed
+        run is the grade's own exit 1)."""
+        regressed = any(route.regressed for route in self.routes)
+        inconclusive = any(route.time.outcome == INCONCLUSIVE for route in self.routes)
+        return most_severe(
+            (
+                ExitStatus.REGRESSION if regressed else None,
+                ExitStatus.INCONCLUSIVE if inconclusive else None,
+            )
+        )
+
+    @property
+    def summary(self) -> str:
+        """One sentence: the regressions against the other checkout, or none."""
+        worse = [route.route for route in self.routes if route.regressed]
+        if worse:
+            return f"against {self.other}: regression in {', '.join(worse)}"
+        return (
+            f"against {self.other}: no regression beyond {self.settings.time_tolerance:.0%} "
+            f"on time, {self.settings.memory_tolerance:.0%} on memory"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The comparison as a JSON-ready dict."""
+        return {
+            "other": self.other,
+            "summary": self.summary,
+            "exit_status": int(self.exit_status),
+            "routes": [route.to_json() for route in self.routes],
+            "settings": self.settings.to_json(),
+        }
+
+
+def _memory_change(
+    figure: str, this: Sequence[int], other: Sequence[int], settings: CompareSettings
+) -> MemoryChange:
+    """One memory figure judged as `compare` judges it: past the tolerance and the floor,
+    and (with two or more runs each) with ranges that do not overlap."""
+    mine = float(median(this)) if this else None
+    theirs = float(median(other)) if other else None
+    if mine is None or theirs is None or theirs <= 0:
+        return MemoryChange(figure, mine, theirs, None, "missing")
+    change = mine / theirs - 1.0
+    status = "within tolerance"
+    floor = settings.memory_floor_bytes
+    if abs(change) > settings.memory_tolerance and abs(mine - theirs) >= floor:
+        separate = True
+        if len(this) >= 2 and len(other) >= 2:
+            separate = min(this) > max(other) if change > 0 else max(this) < min(other)
+        if separate:
+            status = "regression" if change > 0 else "improvement"
+    return MemoryChange(figure, mine, theirs, change, status)
+
+
+def _bits(this: Sequence[RunRecord], other: Sequence[RunRecord]) -> BitsAgreement:
+    """Whether the first completed run of each side trained the same loss bits."""
+    if not this or not other:
+        return BitsAgreement("not compared")
+    mine, theirs = this[0].loss_bits, other[0].loss_bits
+    for step, (a, b) in enumerate(zip(mine, theirs, strict=False)):
+        if a != b:
+            return BitsAgreement("different", step, format_bits(a), format_bits(b))
+    if len(mine) != len(theirs):
+        return BitsAgreement("different", min(len(mine), len(theirs)))
+    return BitsAgreement("identical")
+
+
+def is_against(run: RunRecord) -> bool:
+    """Whether `run` is a run of the other checkout."""
+    return run.route.endswith(AGAINST_SUFFIX)
+
+
+def compare_checkouts(
+    this: Sequence[RunRecord],
+    other: Sequence[RunRecord],
+    *,
+    other_name: str,
+    settings: CompareSettings | None = None,
+) -> CheckoutComparison:
+    """This checkout's runs against the other's (named `route@against`), route by route,
+    in this checkout's order of routes."""
+    settings = settings or CompareSettings()
+    routes = []
+    for route in dict.fromkeys(run.route for run in this):
+        mine = [run for run in this if run.route == route]
+        theirs = [run for run in other if run.route == route + AGAINST_SUFFIX]
+        mine_ok = [run for run in mine if run.status == "ok"]
+        theirs_ok = [run for run in theirs if run.status == "ok"]
+        failures = tuple(
+            f"{run.route} #{run.repeat + 1}: {run.status}"
+            for run in (*mine, *theirs)
+            if run.status != "ok"
+        )
+        time = judge_time(
+            mine_ok,
+            theirs_ok,
+            tolerance=settings.time_tolerance,
+            significance_level=settings.significance_level,
+            new_warmup=LEADING_STEPS_LEFT_OUT,
+            old_warmup=LEADING_STEPS_LEFT_OUT,
+            names=("this checkout", "the other"),
+        )
+        memory = tuple(
+            _memory_change(
+                figure,
+                [v for run in mine_ok if (v := getattr(run, attribute)) is not None],
+                [v for run in theirs_ok if (v := getattr(run, attribute)) is not None],
+                settings,
+            )
+            for figure, attribute in (
+                ("peak RSS", "peak_rss_bytes"),
+                ("training delta", "training_delta_bytes"),
+            )
+        )
+        routes.append(RouteAgainst(route, time, memory, _bits(mine_ok, theirs_ok), failures))
+    return CheckoutComparison(other=other_name, routes=tuple(routes), settings=settings)
+
+
+def against_lines(comparison: CheckoutComparison, markdown: bool = False) -> list[str]:
+    """The comparison for the terminal: a heading, one line per route (or a Markdown
+    table), then the summary."""
+    heading = f"this checkout against {comparison.other} (time ratio: this / other, 95% interval)"
+    rows = []
+    for route in comparison.routes:
+        memory = ", ".join(
+            f"{change.figure} {change.change:+.1%}"
+            for change in route.memory
+            if change.change is not None
+        )
+        rows.append((route.route, time_phrase(route.time), memory or "memory not measured", route))
+    if markdown:
+        lines = [f"**{heading}**", "", "| route | time | memory | bits |"]
+        lines.append("| --- | --- | --- | --- |")
+        lines += [
+            f"| {name} | {time} | {memory} | {r.bits.phrase} |" for name, time, memory, r in rows
+        ]
+    else:
+        lines = [heading]
+        for name, time, memory, route in rows:
+            lines.append(f"  {name}: {time}; {memory}; {route.bits.phrase}")
+            lines += [f"    did not finish: {failure}" for failure in route.failures]
+    return [*lines, "", comparison.summary]
