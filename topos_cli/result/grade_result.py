@@ -178,8 +178,6 @@ class AgainstFacts(Record):
         """The section as its file holds it; each run as `RunRecord.to_json` writes it."""
         data = super().to_json()
         data["repeats"] = [run.to_json() for run in self.repeats]
-        if self.against is not None:
-            data["against"] = self.against.to_json()
         return data
 
 

@@ -104,6 +104,10 @@ class ReadyFacts(Record):
     gradient_nodes: Count | None = None
     lower_seconds: Seconds | None = None
     warm_up_seconds: Seconds | None = None
+    #: Steps run and thrown away before the measured ones (`--warmup`).
+    warmup_steps: Count | None = None
+    #: Each warm-up step's time, in order.
+    warm_up_step_seconds: list[Seconds] = msgspec.field(default_factory=list)
     held_seconds: Seconds | None = None
     ready_rss_bytes: Bytes | None = None
     shard_processes: ShardProcessFacts | None = None
