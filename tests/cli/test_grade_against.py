@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -51,9 +50,11 @@ def test_a_faster_checkout_with_other_bits_makes_this_one_a_regression(
     # 20 ms a step, and the two train different bits (said, not an error).
     _rewrite(second_checkout, "PACED_SECONDS = 0.02", "PACED_SECONDS = 0.0")
     _rewrite(second_checkout, "PACED_SHIFT = 0.0", "PACED_SHIFT = 1e-3")
+    # Three repeats a side: the repeat is the unit of evidence, and fewer are inconclusive.
     completed, result = grade_tiny(
-        "paced", tmp_path, "--against", str(second_checkout), steps=6, timeout=180
-    )
+        "paced", tmp_path, "--against", str(second_checkout), "--repeat", "3", steps=8,
+        timeout=300,
+    )  # fmt: skip
     assert completed.returncode == 4, completed.stderr
     assert "Traceback" not in completed.stderr
     # This checkout's own routes still agree bit for bit: the verdict is theirs alone.
@@ -61,16 +62,17 @@ def test_a_faster_checkout_with_other_bits_makes_this_one_a_regression(
     assert {run["route"] for run in result["repeats"]} == {"engine", "recorded"}
     against = result["against"]
     assert {run["route"] for run in against["repeats"]} == {"engine@against", "recorded@against"}
-    assert result["settings"]["order"] == [
+    assert result["settings"]["order"][:4] == [
         ["engine", 0],
         ["engine@against", 0],
         ["recorded", 0],
         ["recorded@against", 0],
     ]
+    assert len(result["settings"]["order"]) == 12
     assert against["checkout"]["path"] == str(second_checkout)
     routes = against["comparison"]["routes"]
-    assert [route["time"]["status"] for route in routes] == ["slower", "slower"]
-    assert all(route["time"]["ratio"]["lower"] > 1.1 for route in routes)
+    assert [route["time"]["outcome"] for route in routes] == ["slower", "slower"]
+    assert all(route["time"]["lower"] > 1.1 for route in routes)
     assert [route["bits"]["status"] for route in routes] == ["different", "different"]
     assert against["comparison"]["exit_status"] == 4
     assert "loss bits differ from step 0" in completed.stdout
@@ -81,7 +83,8 @@ def test_a_git_ref_is_graded_in_a_worktree_that_is_removed(tmp_path: Path):
     completed, result = grade_tiny(
         "paced", tmp_path, "--against", "HEAD", "--routes", "recorded", steps=4, timeout=180
     )
-    assert completed.returncode in (0, 4), completed.stderr  # the same code: no bits differ
+    # The same code: no bits differ, and one repeat a side is never judged a regression.
+    assert completed.returncode in (0, 5), completed.stderr
     against = result["against"]
     assert against["checkout"]["temporary_worktree"] is True
     assert against["checkout"]["commit"] == _git("rev-parse", "HEAD").strip()
@@ -95,13 +98,11 @@ def test_a_git_ref_is_graded_in_a_worktree_that_is_removed(tmp_path: Path):
 
 @pytest.mark.parametrize("against", ["no-such-ref-of-topos", "."])
 def test_a_bad_path_or_ref_is_one_line_and_exit_2_before_any_worker(tmp_path: Path, against: str):
-    began = time.monotonic()
     completed, result = grade_tiny("tiny", tmp_path, "--against", against)
     assert completed.returncode == 2
     assert "--against" in one_line_error(completed)
     assert result is None
     assert "started (worker" not in completed.stderr
-    assert time.monotonic() - began < 30
 
 
 def test_the_runs_of_both_checkouts_alternate_in_a_balanced_order(tmp_path: Path):
