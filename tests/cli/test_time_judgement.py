@@ -140,6 +140,9 @@ def test_a_saturated_machine_disturbs_the_whole_repeat():
     stolen = {**quiet, "steal_seconds": 0.4}
     assert "steal" in machine_saturation(RunFacts.from_json({"machine": stolen}))
     assert machine_saturation(RunFacts()) is None
+    # Over a few of /proc/stat's 10 ms ticks the shares are noise: no judgement.
+    brief = {**facts["machine"], "elapsed_seconds": 0.02, "capacity_seconds": 0.04}
+    assert machine_saturation(RunFacts.from_json({"machine": brief})) is None
     runs = simulated_runs("engine", 0.010, 3, random.Random(2))
     runs[0] = msgspec.structs.replace(runs[0], facts=RunFacts.from_json(facts))
     side = screen_side(runs, warmup=1)

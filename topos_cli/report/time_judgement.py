@@ -76,6 +76,9 @@ SATURATED_IDLE = 0.05
 OTHERS_CORES = 0.25
 #: Steal time (a hypervisor's other guests) above this fraction of capacity disturbs.
 STEAL_LIMIT = 0.05
+#: The shortest stretch the machine's readings judge: /proc/stat counts in ticks of 10 ms,
+#: so over a few ticks its idle and busy shares are noise, not evidence of other work.
+SHORTEST_MACHINE_READING_SECONDS = 0.5
 #: Bootstrap draws, confidence and seed: the interval is the same from the same data.
 RESAMPLES = 1000
 CONFIDENCE = 0.95
@@ -265,7 +268,7 @@ def machine_saturation(facts: RunFacts) -> str | None:
         return None
     capacity = machine.capacity_seconds
     elapsed = machine.elapsed_seconds
-    if not capacity or not elapsed:
+    if not capacity or not elapsed or elapsed < SHORTEST_MACHINE_READING_SECONDS:
         return None
     steal = machine.steal_seconds
     idle = machine.idle_seconds
