@@ -8,11 +8,14 @@ from collections.abc import Iterator
 from rich.console import RenderableType
 from rich.text import Text
 
-from topos_cli.report.display.tables import Forms, markdown_table, plain_table, rich_table
+from topos_cli.report.display.tables import FittedTable, Forms, markdown_table, plain_table
 from topos_cli.report.history import History, HistoryGroup, HistoryPoint
 from topos_cli.shared.units import DASH, MEBIBYTE, format_milliseconds
 
-HISTORY_HEADERS = ("created", "commit", "route", "ms/step", "peak RSS MiB", "training Δ MiB")
+HISTORY_HEADERS = ("created", "commit", "route", "ms/step", "RSS MiB", "Δ MiB")
+
+#: The history's columns said in full, as the stacked layout and the page name them.
+HISTORY_LABELS = ("created", "commit", "route", "ms/step", "peak RSS MiB", "training Δ MiB")
 
 #: How a significant change is marked in a cell, as `compare` judges it.
 MARKS = {"regression": "▲", "improvement": "▼"}
@@ -91,21 +94,24 @@ def render_history_markdown(history: History) -> str:
     return "\n".join(parts) + "\n"
 
 
+def _mark_style(column: int, text: str) -> str:
+    """A regression's cell red, an improvement's green."""
+    return "red" if "▲" in text else "green" if "▼" in text else ""
+
+
 def history_renderables(history: History) -> Iterator[RenderableType]:
     """The history on a terminal: a table per group (marks coloured) over its host, then
     the notes."""
     for group in history.groups:
-        table = rich_table(
+        table = FittedTable(
             f"{group.title} ({grade_count(len(group.points))})",
             HISTORY_HEADERS,
-            right_aligned={3, 4, 5},
+            history_rows(group),
+            right_aligned=frozenset({3, 4, 5}),
+            style=_mark_style,
+            labels=HISTORY_LABELS,
+            name_columns=3,
         )
-        for row in history_rows(group):
-            cells: list[Text | str] = list(row)
-            for column in (3, 4, 5):
-                style = "red" if "▲" in row[column] else "green" if "▼" in row[column] else ""
-                cells[column] = Text(row[column], style=style)
-            table.add_row(*cells)
         yield table
         yield Text(group.host, style="dim")
         yield ""  # a blank line between groups
