@@ -188,7 +188,9 @@ def render_report_html(contents: ReportContents, svgs: dict[str, str] | None = N
         from topos_cli.report.display.grade_figures import report_svgs
 
         svgs = report_svgs(contents)
-    title = f"topos grade: {contents.workload}"
+    # A frontier's result is a grade of its points; its page says which command made it.
+    command = "frontier" if isinstance(contents.result.get("frontier"), dict) else "grade"
+    title = f"topos {command}: {contents.workload}"
     created = contents.result.get("created") or "an unknown time"
     body = [
         f"<h1>{escape(title)}</h1>",
