@@ -41,6 +41,8 @@ class HistoryPoint:
     values: Mapping[tuple[str, str], float | None]
     #: `(route, figure) -> change` against the previous point of the group (none for the first).
     changes: Mapping[tuple[str, str], FigureChange] = field(default_factory=dict)
+    #: `(route, figure) -> (lowest, highest)`: the spread behind the value (`figure_spreads`).
+    spreads: Mapping[tuple[str, str], tuple[float, float]] = field(default_factory=dict)
 
     def significant(self, route: str, figure: str) -> str | None:
         """`regression` or `improvement` if `compare` calls this figure's change so."""
@@ -149,6 +151,44 @@ def figure_values(result: Mapping[str, Any]) -> dict[tuple[str, str], float | No
     return {(change.route, change.figure): change.new for change in itself.changes}
 
 
+def figure_spreads(result: Mapping[str, Any]) -> dict[tuple[str, str], tuple[float, float]]:
+    """Per route and figure, the spread behind its value: for ms/step the lowest and
+    highest of the completed repeats' medians (a repeat is the unit of evidence), or with
+    one repeat its steps' quartiles; for memory the lowest and highest over repeats."""
+    from topos_cli.report.statistics import median, summarize
+    from topos_cli.report.verdict.settings import VerdictSettings
+    from topos_cli.result.run_record import RunRecord
+
+    default = VerdictSettings().warmup_steps
+    stored = _object(_object(result.get("verdict")).get("settings")).get("warmup_steps")
+    warmup = stored if isinstance(stored, int) and not isinstance(stored, bool) else default
+    runs: dict[str, list[RunRecord]] = {}
+    for entry in result.get("repeats") or []:
+        try:
+            run = RunRecord.from_dict(entry)
+        except (ValueError, TypeError, KeyError):
+            continue
+        if run.status == "ok":
+            runs.setdefault(run.route, []).append(run)
+    spreads: dict[tuple[str, str], tuple[float, float]] = {}
+    for route, completed in runs.items():
+        steps = [run.measured_step_seconds(warmup) for run in completed if run.step_seconds]
+        if len(steps) >= 2:
+            medians = [median(seconds) * 1000.0 for seconds in steps]
+            spreads[(route, "ms/step")] = (min(medians), max(medians))
+        elif steps:
+            summary = summarize([seconds * 1000.0 for seconds in steps[0]])
+            spreads[(route, "ms/step")] = (summary.lower_quartile, summary.upper_quartile)
+        for figure, values in (
+            ("peak RSS", [run.peak_rss_bytes for run in completed]),
+            ("training delta", [run.training_delta_bytes for run in completed]),
+        ):
+            known = [value for value in values if value is not None]
+            if known:
+                spreads[(route, figure)] = (float(min(known)), float(max(known)))
+    return spreads
+
+
 def result_files(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
     """The files named, and the `*.json` files directly inside each folder named."""
     files: list[Path] = []
@@ -170,6 +210,7 @@ def _point(source: str, result: Mapping[str, Any]) -> HistoryPoint:
         commit=describe_commit(result),
         status=str(result.get("status") or "unknown"),
         values=figure_values(result),
+        spreads=figure_spreads(result),
     )
 
 
@@ -245,6 +286,7 @@ __all__ = [
     "History",
     "HistoryGroup",
     "HistoryPoint",
+    "figure_spreads",
     "figure_values",
     "grouping_key",
     "read_history",

@@ -22,7 +22,8 @@ MARKS = {"regression": "▲", "improvement": "▼"}
 
 LEGEND = (
     "▲ significant regression, ▼ significant improvement against the grade before "
-    "(as topos compare judges them); percentages are changes against the grade before"
+    "(as topos compare judges them); percentages are changes against the grade before; "
+    "[lowest–highest] over the grade's repeats (one repeat: its steps' quartiles)"
 )
 
 
@@ -31,7 +32,17 @@ def figure_cell(point: HistoryPoint, route: str, figure: str) -> str:
     value = point.values.get((route, figure))
     if value is None:
         return DASH
-    text = format_milliseconds(value) if figure == "ms/step" else f"{value / MEBIBYTE:.1f}"
+
+    def form(figure_value: float) -> str:
+        if figure == "ms/step":
+            return format_milliseconds(figure_value, value)
+        return f"{figure_value / MEBIBYTE:.1f}"
+
+    text = form(value)
+    spread = point.spreads.get((route, figure))
+    if spread is not None and form(spread[0]) != form(spread[1]):
+        # The spread behind the value: its repeats' lowest and highest (see figure_spreads).
+        text += f" [{form(spread[0])}–{form(spread[1])}]"
     change = point.changes.get((route, figure))
     if change is not None and change.change is not None:
         text += f" ({change.change:+.1%})"
