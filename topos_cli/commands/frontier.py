@@ -29,7 +29,11 @@ from topos_cli.harness.monitor import WorkerObserver
 from topos_cli.harness.report_child import ReportChild
 from topos_cli.harness.result_destination import incomplete_kind, save_result
 from topos_cli.harness.route_runner import run_routes
-from topos_cli.report.display.frontier_picture import FrontierPoint, frontier_svg
+from topos_cli.report.display.frontier_picture import (
+    FrontierPoint,
+    frontier_points_of,
+    frontier_svg,
+)
 from topos_cli.report.display.report import verdict_notes
 from topos_cli.report.display.result_description import describe_data, describe_predictions
 from topos_cli.report.display.tables import markdown_table, plain_table
@@ -127,21 +131,8 @@ def frontier_rows(result: GradeResult, verdict: Verdict | None) -> list[list[str
 
 
 def frontier_points(verdict: Verdict | None) -> list[FrontierPoint]:
-    """The picture's points: every graded point with both figures."""
-    points = []
-    for route in verdict.routes if verdict is not None else ():
-        speed, memory = route.speed, route.memory
-        if speed is None or memory is None or memory.training_delta_bytes is None:
-            continue
-        points.append(
-            FrontierPoint(
-                route.route,
-                route.route.split("@", 1)[0],
-                speed.milliseconds_per_step.median,
-                memory.training_delta_bytes / MEBIBYTE,
-            )
-        )
-    return points
+    """The picture's points: every graded point with both figures and its interval."""
+    return frontier_points_of(verdict)
 
 
 def grade_points(

@@ -25,6 +25,7 @@ from topos_cli.report.compare import (
 from topos_cli.report.display.result_description import describe_commit
 from topos_cli.result.grade_result import DataFacts, GradeResult
 from topos_cli.result.result_file import load_result
+from topos_cli.result.run_record import RunRecord
 from topos_cli.result.tolerance import CompareSettings
 from topos_cli.result.worker_facts import Numerics
 from topos_cli.shared.errors import ToposError, ToposUsageError
@@ -42,6 +43,8 @@ class HistoryPoint:
     values: Mapping[tuple[str, str], float | None]
     #: `(route, figure) -> change` against the previous point of the group (none for the first).
     changes: Mapping[tuple[str, str], FigureChange] = field(default_factory=dict)
+    #: `(route, figure) -> (lowest, highest)`: the spread behind the value (`figure_spreads`).
+    spreads: Mapping[tuple[str, str], tuple[float, float]] = field(default_factory=dict)
 
     def significant(self, route: str, figure: str) -> str | None:
         """`regression` or `improvement` if `compare` calls this figure's change so."""
@@ -143,6 +146,36 @@ def figure_values(result: GradeResult) -> dict[tuple[str, str], float | None]:
     return {(change.route, change.figure): change.new for change in itself.changes}
 
 
+def figure_spreads(result: GradeResult) -> dict[tuple[str, str], tuple[float, float]]:
+    """Per route and figure, the spread behind its value: for ms/step the lowest and
+    highest of the completed repeats' medians (a repeat is the unit of evidence), or with
+    one repeat its steps' quartiles; for memory the lowest and highest over repeats."""
+    from topos_cli.report.statistics import median, summarize
+
+    warmup = 1 if result.verdict is None else result.verdict.settings.warmup_steps
+    runs: dict[str, list[RunRecord]] = {}
+    for run in result.repeats:
+        if run.status == "ok":
+            runs.setdefault(run.route, []).append(run)
+    spreads: dict[tuple[str, str], tuple[float, float]] = {}
+    for route, completed in runs.items():
+        steps = [run.measured_step_seconds(warmup) for run in completed if run.step_seconds]
+        if len(steps) >= 2:
+            medians = [median(seconds) * 1000.0 for seconds in steps]
+            spreads[(route, "ms/step")] = (min(medians), max(medians))
+        elif steps:
+            summary = summarize([seconds * 1000.0 for seconds in steps[0]])
+            spreads[(route, "ms/step")] = (summary.lower_quartile, summary.upper_quartile)
+        for figure, values in (
+            ("peak RSS", [run.peak_rss_bytes for run in completed]),
+            ("training delta", [run.training_delta_bytes for run in completed]),
+        ):
+            known = [value for value in values if value is not None]
+            if known:
+                spreads[(route, figure)] = (float(min(known)), float(max(known)))
+    return spreads
+
+
 def result_files(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
     """The files named, and the `*.json` files directly inside each folder named."""
     files: list[Path] = []
@@ -164,6 +197,7 @@ def _point(source: str, result: GradeResult) -> HistoryPoint:
         commit=describe_commit(result),
         status=result.status or "unknown",
         values=figure_values(result),
+        spreads=figure_spreads(result),
     )
 
 
@@ -239,6 +273,7 @@ __all__ = [
     "History",
     "HistoryGroup",
     "HistoryPoint",
+    "figure_spreads",
     "figure_values",
     "grouping_key",
     "read_history",

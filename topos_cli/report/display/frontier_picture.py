@@ -1,5 +1,8 @@
 """The frontier as a picture: ms/step against training Δ, one labelled point per route and
-budget, written as a standalone SVG.
+budget, each with its interval, written as a standalone SVG.
+
+A point whose time interval overlaps another point's is drawn hollow: noise cannot
+tell their times apart, so the picture does not draw one as faster than the other.
 
 Drawn by hand rather than with a plotting library: a scatter of a dozen points needs
 no dependency, and the grading parent stays light (no NumPy, nothing to import).
@@ -11,22 +14,83 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
+from typing import Any
 
-WIDTH, HEIGHT = 720, 460
-LEFT, RIGHT, TOP, BOTTOM = 80, 40, 50, 60
+WIDTH, HEIGHT = 720, 520
+#: Margins around the plot; the bottom one holds the x axis's title and the legend, so
+#: the legend covers no point.
+LEFT, RIGHT, TOP, BOTTOM = 80, 40, 50, 120
 
 #: The colour of each kind of point: the reference, recorded, and remat's budgets.
 COLOURS = {"engine": "#4e79a7", "recorded": "#59a14f", "remat": "#e15759"}
 
 
+#: What the error bars are, said in the picture's legend.
+INTERVAL_WORDS = "bars: lowest to highest repeat median (one repeat: the steps' quartiles)"
+
+
 @dataclass(frozen=True)
 class FrontierPoint:
-    """One point of the picture: its label, its route, ms/step and training Δ in MiB."""
+    """One point of the picture: its label, its route, ms/step and training Δ in MiB, and
+    the interval of its ms/step (`low`, `high`), when known."""
 
     label: str
     route: str
     milliseconds: float
     training_mebibytes: float
+    low: float | None = None
+    high: float | None = None
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        """The time interval, or the point itself when none is known."""
+        low = self.milliseconds if self.low is None else self.low
+        high = self.milliseconds if self.high is None else self.high
+        return min(low, self.milliseconds), max(high, self.milliseconds)
+
+
+def frontier_points_of(verdict: Any) -> list[FrontierPoint]:
+    """The picture's points of a verdict: every route with both figures, its interval the
+    range of its repeats' medians (the repeat is the unit of evidence), or with one
+    repeat the quartiles of its steps."""
+    points = []
+    for route in verdict.routes if verdict is not None else ():
+        speed, memory = route.speed, route.memory
+        if speed is None or memory is None or memory.training_delta_bytes is None:
+            continue
+        summary = speed.milliseconds_per_step
+        medians = speed.repeat_medians_milliseconds
+        if len(medians) >= 2:
+            low, high = min(medians), max(medians)
+        else:
+            low, high = summary.lower_quartile, summary.upper_quartile
+        points.append(
+            FrontierPoint(
+                route.route,
+                route.route.split("@", 1)[0],
+                summary.median,
+                memory.training_delta_bytes / (1024 * 1024),
+                low,
+                high,
+            )
+        )
+    return points
+
+
+def indistinct(points: Sequence[FrontierPoint]) -> list[bool]:
+    """Per point, whether its time interval overlaps another point's: noise cannot tell
+    their times apart. Points without an interval are told apart only from unequal ones."""
+    flags = []
+    for index, point in enumerate(points):
+        low, high = point.interval
+        flags.append(
+            any(
+                other_low <= high and low <= other_high
+                for other_index, (other_low, other_high) in enumerate(p.interval for p in points)
+                if other_index != index
+            )
+        )
+    return flags
 
 
 def _ticks(low: float, high: float, count: int = 5) -> list[float]:
@@ -63,12 +127,14 @@ class _Scale:
 
 
 def frontier_svg(points: Sequence[FrontierPoint], title: str) -> str:
-    """The SVG text of the frontier: x training Δ (MiB), y ms/step; remat's points joined
-    in order of memory, so the curve shows what each megabyte costs in time."""
+    """The SVG text of the frontier: x training Δ (MiB), y ms/step, each point with its
+    interval as an error bar; a point noise cannot tell from another (`indistinct`) is
+    hollow; remat's points joined in order of memory, so the curve shows what each
+    megabyte costs in time."""
     if not points:
         points = [FrontierPoint("no points", "engine", 0.0, 0.0)]
     xs = [point.training_mebibytes for point in points]
-    ys = [point.milliseconds for point in points]
+    ys = [point.interval[1] for point in points]
     x_low, x_high = 0.0, max(xs) * 1.1 or 1.0
     y_low, y_high = 0.0, max(ys) * 1.15 or 1.0
     plot_width, plot_height = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
@@ -98,7 +164,7 @@ def frontier_svg(points: Sequence[FrontierPoint], title: str) -> str:
             f'<text x="{LEFT - 8}" y="{y + 4:.1f}" text-anchor="end">{tick:g}</text>'
         )
     parts.append(
-        f'<text x="{LEFT + plot_width / 2}" y="{HEIGHT - 15}" text-anchor="middle">'
+        f'<text x="{LEFT + plot_width / 2}" y="{TOP + plot_height + 38}" text-anchor="middle">'
         f"training Δ (MiB): the memory a step adds</text>"
         f'<text x="20" y="{TOP + plot_height / 2}" text-anchor="middle" '
         f'transform="rotate(-90 20 {TOP + plot_height / 2})">ms/step (median)</text>'
@@ -116,40 +182,125 @@ def frontier_svg(points: Sequence[FrontierPoint], title: str) -> str:
             f'<polyline points="{path}" fill="none" stroke="{COLOURS["remat"]}" '
             f'stroke-dasharray="4 3"/>'
         )
+    legend, legend_box = _legend(TOP + plot_height + 54)
     centres = [(x_of(point.training_mebibytes), y_of(point.milliseconds)) for point in points]
-    labels = label_positions(centres, [point.label for point in points])
-    for point, (x, y), (label_x, label_y) in zip(points, centres, labels, strict=True):
+    bounds = (LEFT + 2, TOP, LEFT + plot_width, TOP + plot_height)
+    labels = label_positions(
+        centres, [point.label for point in points], bounds=bounds, avoid=[legend_box]
+    )
+    hollow = indistinct(points)
+    for point, (x, y), (label_x, label_y), open_mark in zip(
+        points, centres, labels, hollow, strict=True
+    ):
         colour = COLOURS.get(point.route, "#333333")
+        if point.low is not None or point.high is not None:
+            low, high = point.interval
+            top, bottom = y_of(high), y_of(low)
+            parts.append(
+                f'<path d="M{x:.1f},{top:.1f} V{bottom:.1f} M{x - 4:.1f},{top:.1f} '
+                f'H{x + 4:.1f} M{x - 4:.1f},{bottom:.1f} H{x + 4:.1f}" stroke="{colour}" '
+                f'stroke-width="1.2" fill="none"/>'
+            )
+        fill = "white" if open_mark else colour
         parts.append(
-            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="{colour}"/>'
+            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="{fill}" stroke="{colour}" '
+            f'stroke-width="1.6"/>'
             f'<text x="{label_x:.1f}" y="{label_y:.1f}">{escape(point.label)}</text>'
         )
+    parts.extend(legend)
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
 
 
-#: A label's box, roughly, at the picture's 12-pixel font: its height and the width of
-#: one character.
+#: The legend's lines: what a filled and a hollow point mean, and what the bars are.
+LEGEND_LINES = (
+    ("filled", "told apart from every other point"),
+    ("hollow", "within noise of another point: their bars overlap"),
+    ("bar", INTERVAL_WORDS),
+)
+
+#: The legend's font size, and its line height, in pixels.
+LEGEND_FONT = 11
+LEGEND_LINE = 15
+
+
+def _legend(top: float) -> tuple[list[str], tuple[float, float, float, float]]:
+    """The legend's SVG parts, from `top` under the plot, and its box (left, top, right,
+    bottom) for the labels to keep clear of."""
+    width = max(len(words) for _, words in LEGEND_LINES) * LEGEND_FONT * CHARACTER_EM + 22
+    left = LEFT
+    right = left + width
+    parts = [
+        f'<rect x="{left - 4:.1f}" y="{top - 2:.1f}" width="{width + 8:.1f}" '
+        f'height="{LEGEND_LINE * len(LEGEND_LINES) + 6}" fill="white" stroke="#cccccc"/>'
+    ]
+    for row, (kind, words) in enumerate(LEGEND_LINES):
+        y = top + LEGEND_LINE * row + 11
+        if kind == "bar":
+            mark = (
+                f'<path d="M{left + 6},{y - 9} V{y + 1} M{left + 2},{y - 9} H{left + 10} '
+                f'M{left + 2},{y + 1} H{left + 10}" stroke="#555555" fill="none"/>'
+            )
+        else:
+            fill = "#555555" if kind == "filled" else "white"
+            mark = (
+                f'<circle cx="{left + 6}" cy="{y - 4}" r="4.5" fill="{fill}" '
+                f'stroke="#555555" stroke-width="1.4"/>'
+            )
+        parts.append(
+            mark + f'<text x="{left + 18:.1f}" y="{y}" font-size="{LEGEND_FONT}">'
+            f"{escape(words)}</text>"
+        )
+    box = (left - 4, top - 2, right + 4, top + LEGEND_LINE * len(LEGEND_LINES) + 4)
+    return parts, box
+
+
+#: A label's box, at the picture's 12-pixel font: its height and the width of one
+#: character, generous (DejaVu Sans' digits are 0.64 em) so a wide font overlaps nothing.
 LABEL_HEIGHT = 14
-CHARACTER_WIDTH = 7
+CHARACTER_EM = 0.64
+CHARACTER_WIDTH = 12 * CHARACTER_EM
 
 
 def label_positions(
-    centres: Sequence[tuple[float, float]], labels: Sequence[str]
+    centres: Sequence[tuple[float, float]],
+    labels: Sequence[str],
+    *,
+    bounds: tuple[float, float, float, float] | None = None,
+    avoid: Sequence[tuple[float, float, float, float]] = (),
 ) -> list[tuple[float, float]]:
     """Where each point's label starts (its text baseline): up and to the right of the
     point, else the first of below-right, up-left and below-left that covers no label
-    already placed, else moved down from up-right a line at a time until it covers
-    none, so points close together (remat at 50% and at its floor) stay readable."""
+    already placed (nor a box of `avoid`: left, top, right, bottom) and stays within
+    `bounds` (left, top, right, bottom), else moved down from up-right a line at a time
+    until it covers none, so points close together (remat at 50% and at its floor) stay
+    readable."""
     placed: list[tuple[float, float, float]] = []  # left, right, baseline
+    obstacles = [(left, right, bottom) for left, top, right, bottom in avoid]
+    heights = [bottom - top for _, top, _, bottom in avoid]
 
     def covers(left: float, baseline: float, width: float) -> bool:
-        return any(
-            left < other_right
-            and other_left < left + width
-            and baseline - LABEL_HEIGHT < other_baseline
-            and other_baseline - LABEL_HEIGHT < baseline
-            for other_left, other_right, other_baseline in placed
+        for (other_left, other_right, other_baseline), height in zip(
+            placed + obstacles, [LABEL_HEIGHT] * len(placed) + heights, strict=True
+        ):
+            if (
+                left < other_right
+                and other_left < left + width
+                and baseline - LABEL_HEIGHT < other_baseline
+                and other_baseline - height < baseline
+            ):
+                return True
+        return False
+
+    def inside(left: float, baseline: float, width: float) -> bool:
+        if bounds is None:
+            return True
+        low, top, high, bottom = bounds
+        return (
+            low <= left
+            and left + width <= high
+            and top <= baseline - LABEL_HEIGHT
+            and (baseline <= bottom)
         )
 
     positions = []
@@ -161,8 +312,16 @@ def label_positions(
             (x - 8 - width, y - 8),
             (x - 8 - width, y + 20),
         ]
-        free = [candidate for candidate in candidates if not covers(*candidate, width)]
+        free = [
+            candidate
+            for candidate in candidates
+            if inside(*candidate, width) and not covers(*candidate, width)
+        ]
         left, baseline = free[0] if free else candidates[0]
+        if bounds is not None:
+            # Kept within the plot: pulled left of its right edge, below its top.
+            left = max(bounds[0], min(left, bounds[2] - width))
+            baseline = max(baseline, bounds[1] + LABEL_HEIGHT)
         while covers(left, baseline, width):
             baseline += LABEL_HEIGHT
         placed.append((left, left + width, baseline))

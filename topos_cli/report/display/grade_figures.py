@@ -76,6 +76,10 @@ def report_svgs(contents: ReportContents) -> dict[str, str]:
     )
 
 
+#: How many lines of the verdict's sentence the overview's title holds.
+TITLE_LINES = 3
+
+
 def overview_figure(contents: ReportContents) -> Any:
     """All main panels in one image, titled with the verdict's sentence and the grade's facts."""
     figure = new_figure(figsize=(15, 9.2), layout="constrained")
@@ -86,10 +90,15 @@ def overview_figure(contents: ReportContents) -> Any:
     _draw_row(bottom, contents, [*STEP_TIME_PANELS, draw_loss_curves], [2, 3, 3])
     title = contents.summary or f"{contents.workload}: no verdict"
     facts = " · ".join(line for line in contents.circumstances[:2])
-    figure.suptitle(
-        "\n".join([textwrap.fill(title, 150), textwrap.fill(facts, 170)]),
-        fontsize=11,
-    )
+    # Many routes make a long sentence: at most three lines of it, so the panels keep
+    # their room (the page's table and sentence hold it all).
+    lines = textwrap.wrap(title, 150)
+    if len(lines) > TITLE_LINES:
+        lines = [
+            *lines[: TITLE_LINES - 1],
+            textwrap.shorten(" ".join(lines[TITLE_LINES - 1 :]), 146, placeholder=" …"),
+        ]
+    figure.suptitle("\n".join([*lines, textwrap.fill(facts, 170)]), fontsize=11)
     return figure
 
 

@@ -4,6 +4,7 @@ its host and settings, a plot per figure (ms/step, peak RSS, training Δ) and th
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from topos_cli.report.compare import FIGURES
 from topos_cli.report.display.history_table import (
@@ -15,7 +16,8 @@ from topos_cli.report.display.history_table import (
 from topos_cli.report.display.html_page import bullet_list, escape, figure, missing_box, page, table
 from topos_cli.report.display.plotting import figure_svg
 from topos_cli.report.display.trend_figure import trend_figure
-from topos_cli.report.history import History
+from topos_cli.report.history import History, HistoryGroup
+from topos_cli.result.result_file import default_report_path
 from topos_cli.shared.errors import ToposUsageError
 from topos_cli.shared.output_path import write_output
 
@@ -28,8 +30,25 @@ def _cell_classes(rows: list[list[str]]) -> list[list[str]]:
     ]
 
 
-def render_history_html(history: History) -> str:
-    """The whole history page."""
+def report_links(
+    group: HistoryGroup, page_path: str | os.PathLike[str] | None = None
+) -> list[str | None]:
+    """Per grade of the group, the address of its report (the HTML beside its result),
+    relative to the page at `page_path`; `None` for a grade whose report is not there."""
+    links: list[str | None] = []
+    base = Path(page_path).resolve().parent if page_path is not None else Path.cwd()
+    for point in group.points:
+        report = default_report_path(point.source)
+        if not report.exists():
+            links.append(None)
+            continue
+        links.append(Path(os.path.relpath(report.resolve(), base)).as_posix())
+    return links
+
+
+def render_history_html(history: History, page_path: str | os.PathLike[str] | None = None) -> str:
+    """The whole history page; each grade links to its report, relative to `page_path`
+    (where the page will be written; the working directory when not given)."""
     workloads = sorted({group.workload for group in history.groups})
     title = f"topos history: {', '.join(workloads)}"
     grades = sum(len(group.points) for group in history.groups)
@@ -45,20 +64,34 @@ def render_history_html(history: History) -> str:
             f"<h2>{escape(group.title)} ({grade_count(len(group.points))})</h2>",
             bullet_list([group.host], "facts"),
         ]
-        svg = figure_svg(trend_figure(group), f"trend-{number}")
-        body.append(
-            figure(
-                svg,
-                f"{', '.join(FIGURES)} per route across the group's grades, oldest first; "
-                "a red triangle up marks a significant regression against the grade before, "
-                "a green one down a significant improvement.",
-                f"trend-{number}",
+        links = report_links(group, page_path)
+        if len(group.points) > 1:
+            svg = figure_svg(trend_figure(group, links=links), f"trend-{number}")
+            body.append(
+                figure(
+                    svg,
+                    f"{', '.join(FIGURES)} per route across the group's grades, oldest first, "
+                    "each with its spread over the grade's repeats (bars); a point links to "
+                    "its grade's report. A red triangle up marks a significant regression "
+                    "against the grade before, a green one down a significant improvement.",
+                    f"trend-{number}",
+                )
             )
-        )
+        # A group of one grade has no trend: its row says all there is.
         rows = history_rows(group)
+        row_links = [
+            [link, *([None] * (len(HISTORY_HEADERS) - 1))]
+            for point, link in zip(group.points, links, strict=True)
+            for route in group.routes
+            if any(key[0] == route for key in point.values)
+        ]
         body.append(
             table(
-                HISTORY_HEADERS, rows, numeric_columns=(3, 4, 5), cell_classes=_cell_classes(rows)
+                HISTORY_HEADERS,
+                rows,
+                numeric_columns=(3, 4, 5),
+                cell_classes=_cell_classes(rows),
+                links=row_links,
             )
         )
     body.append(
@@ -70,7 +103,7 @@ def render_history_html(history: History) -> str:
 def write_history_html(history: History, path: str | os.PathLike[str]) -> None:
     """Writes the history page to `path` (`-`: standard output); raises `ToposUsageError`
     if it cannot. The path is checked first by the command (`check_outputs`)."""
-    text = render_history_html(history)
+    text = render_history_html(history, path)
     try:
         write_output(path, text.encode("utf-8"))
     except OSError as error:

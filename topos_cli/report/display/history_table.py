@@ -8,11 +8,14 @@ from collections.abc import Iterator
 from rich.console import RenderableType
 from rich.text import Text
 
-from topos_cli.report.display.tables import Forms, markdown_table, plain_table, rich_table
+from topos_cli.report.display.tables import FittedTable, Forms, markdown_table, plain_table
 from topos_cli.report.history import History, HistoryGroup, HistoryPoint
 from topos_cli.shared.units import DASH, MEBIBYTE, format_milliseconds
 
-HISTORY_HEADERS = ("created", "commit", "route", "ms/step", "peak RSS MiB", "training Δ MiB")
+HISTORY_HEADERS = ("created", "commit", "route", "ms/step", "RSS MiB", "Δ MiB")
+
+#: The history's columns said in full, as the stacked layout and the page name them.
+HISTORY_LABELS = ("created", "commit", "route", "ms/step", "peak RSS MiB", "training Δ MiB")
 
 #: How a judged change is marked in a cell, as `compare` judges it (`time_judgement`).
 MARKS = {"regression": "▲", "improvement": "▼"}
@@ -21,7 +24,8 @@ LEGEND = (
     "▲ regression, ▼ improvement against the grade before, as topos compare judges them: "
     "for time only from a test on per-repeat medians (3 repeats each at least) with its "
     "interval beyond the tolerance; percentages are changes against the grade before, "
-    "(inconclusive) where the repeats were too few or too disturbed to judge"
+    "(inconclusive) where the repeats were too few or too disturbed to judge; "
+    "[lowest–highest] over the grade's repeats (one repeat: its steps' quartiles)"
 )
 
 
@@ -30,7 +34,17 @@ def figure_cell(point: HistoryPoint, route: str, figure: str) -> str:
     value = point.values.get((route, figure))
     if value is None:
         return DASH
-    text = format_milliseconds(value) if figure == "ms/step" else f"{value / MEBIBYTE:.1f}"
+
+    def form(figure_value: float) -> str:
+        if figure == "ms/step":
+            return format_milliseconds(figure_value, value)
+        return f"{figure_value / MEBIBYTE:.1f}"
+
+    text = form(value)
+    spread = point.spreads.get((route, figure))
+    if spread is not None and form(spread[0]) != form(spread[1]):
+        # The spread behind the value: its repeats' lowest and highest (see figure_spreads).
+        text += f" [{form(spread[0])}–{form(spread[1])}]"
     change = point.changes.get((route, figure))
     if change is not None and change.change is not None:
         text += f" ({change.change:+.1%})"
@@ -95,21 +109,24 @@ def render_history_markdown(history: History) -> str:
     return "\n".join(parts) + "\n"
 
 
+def _mark_style(column: int, text: str) -> str:
+    """A regression's cell red, an improvement's green."""
+    return "red" if "▲" in text else "green" if "▼" in text else ""
+
+
 def history_renderables(history: History) -> Iterator[RenderableType]:
     """The history on a terminal: a table per group (marks coloured) over its host, then
     the notes."""
     for group in history.groups:
-        table = rich_table(
+        table = FittedTable(
             f"{group.title} ({grade_count(len(group.points))})",
             HISTORY_HEADERS,
-            right_aligned={3, 4, 5},
+            history_rows(group),
+            right_aligned=frozenset({3, 4, 5}),
+            style=_mark_style,
+            labels=HISTORY_LABELS,
+            name_columns=3,
         )
-        for row in history_rows(group):
-            cells: list[Text | str] = list(row)
-            for column in (3, 4, 5):
-                style = "red" if "▲" in row[column] else "green" if "▼" in row[column] else ""
-                cells[column] = Text(row[column], style=style)
-            table.add_row(*cells)
         yield table
         yield Text(group.host, style="dim")
         yield ""  # a blank line between groups

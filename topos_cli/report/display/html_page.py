@@ -54,9 +54,11 @@ def table(
     numeric_columns: Sequence[int] = (),
     cell_classes: Sequence[Sequence[str]] | None = None,
     table_id: str | None = None,
+    links: Sequence[Sequence[str | None]] | None = None,
 ) -> str:
     """An HTML table of strings; `numeric_columns` are right-aligned, `cell_classes` (per row,
-    per cell) mark cells such as a regression."""
+    per cell) mark cells such as a regression, `links` (per row, per cell) make a cell a
+    link to its address."""
     numeric = set(numeric_columns)
     head = "".join(f"<th>{escape(header)}</th>" for header in headers)
     body = []
@@ -67,7 +69,11 @@ def table(
             if cell_classes is not None and cell_classes[row_index][column]:
                 classes.append(cell_classes[row_index][column])
             attribute = f' class="{" ".join(classes)}"' if classes else ""
-            cells.append(f"<td{attribute}>{escape(cell)}</td>")
+            text = escape(cell)
+            address = links[row_index][column] if links is not None else None
+            if address:
+                text = f'<a href="{escape(address)}">{text}</a>'
+            cells.append(f"<td{attribute}>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     identity = f' id="{escape(table_id)}"' if table_id else ""
     return (

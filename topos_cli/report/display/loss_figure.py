@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from topos_cli.report.display.plotting import note_nothing_to_draw, route_colour
+from topos_cli.report.display.plotting import note_nothing_to_draw, route_colour, route_legend
 from topos_cli.report.display.report_contents import ReportContents
 
 #: Line styles by the order runs are drawn: the first wide and solid, the rest on top.
@@ -48,7 +48,6 @@ def draw_loss_curves(axes: Any, contents: ReportContents) -> None:
             linestyle=style,
             linewidth=width,
             alpha=0.55 if order == 0 else 1.0,
-            label=run.label,
             gid=f"loss-{run.route}-{run.repeat}",
         )
         bad = next(
@@ -68,23 +67,30 @@ def draw_loss_curves(axes: Any, contents: ReportContents) -> None:
                 va="top",
             )
     divergence = contents.divergence
+    extra = []
     if divergence is not None:
-        axes.axvline(divergence.step, color="#d62728", linewidth=1.4, label="first divergence")
+        line = axes.axvline(divergence.step, color="#d62728", linewidth=1.4)
+        extra.append((line, "first divergence"))
         text = divergence.describe()
         # The description is long; break it before the second run's value.
         text = text.replace(" vs ", "\nvs ", 1)
-        axes.annotate(
+        # In the top right corner, inside the axes, rather than beside the line: beside a
+        # late step it would run out of the axes into the legend. Losses fall, so the
+        # corner is where the curves are not.
+        axes.text(
+            0.98,
+            0.97,
             text,
-            (divergence.step, 0.97),
-            xycoords=("data", "axes fraction"),
-            xytext=(6, 0),
-            textcoords="offset points",
+            transform=axes.transAxes,
             fontsize=8,
             color="#d62728",
+            ha="right",
             va="top",
             gid="divergence",
+            bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.85},
         )
     axes.set_xlabel("step")
     axes.set_ylabel("training loss (cross-entropy)")
     axes.set_title(loss_title(contents))
-    axes.legend(loc="upper right")
+    # A route per colour (repeats coincide when parity holds), outside the axes.
+    route_legend(axes, contents.routes, [], extra)

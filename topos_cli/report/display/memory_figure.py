@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from topos_cli.report.display.plotting import mebibytes, note_nothing_to_draw, route_colour
+from topos_cli.report.display.plotting import (
+    REPEAT_STYLES,
+    legend_below,
+    mebibytes,
+    note_nothing_to_draw,
+    route_colour,
+)
 from topos_cli.report.display.report_contents import ReportContents, RunSeries
 from topos_cli.report.statistics import median
-
-#: How each repeat of a route is drawn: the first solid, then dashed, dotted...
-REPEAT_STYLES = ("-", "--", ":", "-.")
 
 
 def _timeline_end(run: RunSeries) -> float:
@@ -123,7 +126,16 @@ def _memory_legend(axes: Any, contents: ReportContents) -> None:
         "measured peak (VmHWM)",
         "predicted peak (ready + plan)",
     ]
-    axes.legend(handles, labels, loc="lower right")
+    # Right of the axes, outside: with several routes a legend inside covers their lines.
+    axes.legend(
+        handles,
+        labels,
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        fontsize=8,
+        frameon=False,
+        borderaxespad=0.0,
+    )
 
 
 def training_deltas(contents: ReportContents, route: str) -> tuple[int | None, int | None]:
@@ -140,29 +152,34 @@ def training_deltas(contents: ReportContents, route: str) -> tuple[int | None, i
 
 
 def draw_training_delta_bars(axes: Any, contents: ReportContents) -> None:
-    """Per route, the training Δ measured (solid) beside the plan's prediction (hatched)."""
+    """Per route, the training Δ measured (solid) beside the plan's prediction (hatched).
+
+    The bars lie along the memory axis, a row per route from the top, each value
+    written at its bar's end: side by side, eight routes' names and sixteen values
+    run into one another ("41.241.2").
+    """
     routes = contents.routes
     if not routes:
         note_nothing_to_draw(axes, "no runs recorded")
         return
-    width = 0.38
-    tallest = 0.0
+    height = 0.38
+    longest = 0.0
     for index, route in enumerate(routes):
         colour = route_colour(route, routes)
         measured, predicted = training_deltas(contents, route)
         for offset, value, kind in (
-            (-width / 2, measured, "measured"),
-            (width / 2, predicted, "predicted"),
+            (-height / 2, measured, "measured"),
+            (height / 2, predicted, "predicted"),
         ):
             if value is None:
-                axes.text(index + offset, 0, "n/a", ha="center", va="bottom", fontsize=8)
+                axes.text(0, index + offset, " n/a", ha="left", va="center", fontsize=7)
                 continue
-            height = mebibytes(value)
-            tallest = max(tallest, height)
-            axes.bar(
+            length = mebibytes(value)
+            longest = max(longest, length)
+            axes.barh(
                 index + offset,
+                length,
                 height,
-                width,
                 color=colour if kind == "measured" else "white",
                 edgecolor=colour,
                 hatch=None if kind == "measured" else "///",
@@ -170,12 +187,13 @@ def draw_training_delta_bars(axes: Any, contents: ReportContents) -> None:
                 gid=f"delta-{kind}-{route}",
             )
             axes.annotate(
-                f"{height:.1f}",
-                (index + offset, height),
-                xytext=(0, 2),
+                f"{length:.1f}",
+                (length, index + offset),
+                xytext=(2, 0),
                 textcoords="offset points",
-                ha="center",
-                fontsize=8,
+                ha="left",
+                va="center",
+                fontsize=7 if len(routes) > 3 else 8,
             )
     from matplotlib.patches import Patch
 
@@ -185,10 +203,12 @@ def draw_training_delta_bars(axes: Any, contents: ReportContents) -> None:
             Patch(facecolor="white", edgecolor="#777777", hatch="///"),
         ],
         labels=["measured", "predicted by the plan"],
-        loc="upper right",
+        **legend_below(),
     )
-    axes.set_xticks(range(len(routes)), list(routes))
-    axes.set_ylim(0, max(tallest, 1.0) * 1.3)
-    axes.set_ylabel("training Δ: peak − ready RSS (MiB)")
-    axes.set_title("Training memory")
-    axes.grid(axis="x", visible=False)
+    axes.set_yticks(range(len(routes)), list(routes))
+    axes.set_ylim(len(routes) - 0.4, -0.6)  # the first route at the top
+    # Room right of the longest bar for its value.
+    axes.set_xlim(0, max(longest, 1.0) * 1.3)
+    axes.set_xlabel("training Δ (MiB)")
+    axes.set_title("Training memory:\npeak − ready RSS")
+    axes.grid(axis="y", visible=False)

@@ -20,6 +20,9 @@ ROUTE_COLOURS = {"engine": "#1f77b4", "recorded": "#ff7f0e", "remat": "#2ca02c"}
 #: Colours for routes of other names, in order of appearance.
 OTHER_COLOURS = ("#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#d62728")
 
+#: How each repeat of a route is drawn: the first solid, then dashed, dotted...
+REPEAT_STYLES = ("-", "--", ":", "-.")
+
 #: The look of every figure: readable at a README's width, text kept as text in SVG.
 STYLE = {
     "font.size": 10,
@@ -107,3 +110,50 @@ def note_nothing_to_draw(axes: Any, message: str) -> None:
     )
     axes.set_xticks([])
     axes.set_yticks([])
+
+
+def legend_below(columns: int = 1) -> dict[str, Any]:
+    """Keyword arguments that put an axes' legend under it, outside the plot, where it
+    covers no line (the constrained layout makes room for it)."""
+    return {
+        "loc": "upper center",
+        "bbox_to_anchor": (0.5, -0.16),
+        "ncols": columns,
+        "fontsize": 8,
+        "frameon": False,
+    }
+
+
+def route_legend(
+    axes: Any,
+    routes: tuple[str, ...] | list[str],
+    repeats: list[int],
+    extra: list[tuple[Any, str]] | None = None,
+) -> None:
+    """One legend entry per route (its colour) and one per repeat (its line style), not
+    one per run: eight routes of two repeats are ten entries, not sixteen. It stands
+    right of the axes, outside, so it covers no line; `extra` adds (handle, label) pairs."""
+    from matplotlib.lines import Line2D
+
+    handles: list[Any] = [
+        Line2D([], [], color=route_colour(r, routes), linewidth=2) for r in routes
+    ]
+    labels = list(routes)
+    distinct = sorted(set(repeats))
+    if len(distinct) > 1:
+        for repeat in distinct:
+            style = REPEAT_STYLES[repeat % len(REPEAT_STYLES)]
+            handles.append(Line2D([], [], color="#555555", linestyle=style))
+            labels.append(f"repeat {repeat + 1}")
+    for handle, label in extra or []:
+        handles.append(handle)
+        labels.append(label)
+    axes.legend(
+        handles,
+        labels,
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        fontsize=8,
+        frameon=False,
+        borderaxespad=0.0,
+    )

@@ -3,33 +3,43 @@
 from __future__ import annotations
 
 from rich.console import RenderableType
-from rich.table import Table
 from rich.text import Text
 
 from topos_cli.report.compare import Comparison, FigureChange
 from topos_cli.report.display.tables import (
+    FittedTable,
     Forms,
     markdown_table,
     plain_table,
-    rich_table,
     status_style,
 )
 from topos_cli.report.verdict import Parity, RouteParity, RouteVerdict, Verdict
 from topos_cli.shared.units import DASH, MEBIBYTE, format_milliseconds, mebibytes_cell
 
-#: The verdict table's columns. ms/step is the median ± the IQR over measured steps,
-#: then [lowest–highest] median across repeats; Δ is the training delta.
-VERDICT_HEADERS = (
-    "route",
-    "status",
-    "ms/step ± IQR",
-    "CPU ms/step",
-    "first step ms",
-    "speed",
-    "peak RSS MiB",
-    "training Δ MiB",
-    "memory",
-    "parity",
+#: The verdict table's columns: a short header (a table's, kept short so ten columns fit
+#: a terminal) and a label that says it in full (the stacked layout's and the HTML
+#: page's). ms/step is the median ± the IQR over measured steps, then [lowest–highest]
+#: median across repeats; Δ is the training delta (peak RSS minus RSS at ready).
+VERDICT_COLUMNS = (
+    ("route", "route"),
+    ("status", "status"),
+    ("ms/step", "ms/step ± IQR"),
+    ("CPU ms", "CPU ms/step"),
+    ("1st ms", "first step ms"),
+    ("speed", "speed"),
+    ("RSS MiB", "peak RSS MiB"),
+    ("Δ MiB", "training Δ MiB"),
+    ("memory", "memory"),
+    ("parity", "parity"),
+)
+VERDICT_HEADERS = tuple(header for header, _ in VERDICT_COLUMNS)
+VERDICT_LABELS = tuple(label for _, label in VERDICT_COLUMNS)
+
+#: Where a terminal too narrow for every column splits the verdict: time, then memory and
+#: bits (each table starts with the route).
+VERDICT_GROUPS = (
+    ("status", "ms/step", "CPU ms", "1st ms", "speed"),
+    ("RSS MiB", "Δ MiB", "memory", "parity"),
 )
 
 COMPARISON_HEADERS = ("route", "figure", "old", "new", "change", "tolerance", "test", "status")
@@ -188,18 +198,42 @@ def render_verdict_markdown(verdict: Verdict) -> str:
     return "\n".join(parts) + "\n"
 
 
-def verdict_table(verdict: Verdict) -> Table:
-    """The verdict as a rich table, statuses and parity coloured."""
-    rows = verdict_rows(verdict)
-    table = rich_table("topos grade", VERDICT_HEADERS, right_aligned={2, 3, 4, 6, 7})
-    for row in rows:
-        cells: list[Text | str] = list(row)
-        cells[1] = Text(row[1], style=status_style(row[1]))
-        cells[9] = Text(row[9], style=status_style(row[9]) if row[9] != DASH else "")
-        if row[5].startswith(("~", "inconclusive")):
-            cells[5] = Text(row[5], style="yellow")
-        table.add_row(*cells)
-    return table
+def _column_groups(
+    headers: tuple[str, ...], groups: tuple[tuple[str, ...], ...]
+) -> list[list[int]]:
+    """`groups` of header names as column indices; a column no group names (one added
+    later) joins the first group, so a split table never loses it."""
+    indices = [[headers.index(name) for name in group if name in headers] for group in groups]
+    named = {index for group in indices for index in group}
+    indices[0] += [index for index in range(1, len(headers)) if index not in named]
+    return [sorted(group) for group in indices]
+
+
+def _verdict_style(column: int, text: str) -> str:
+    """Statuses and parity coloured, a tentative speed (`~`) yellow."""
+    header = VERDICT_HEADERS[column]
+    if header == "status" or (header == "parity" and text != DASH):
+        return status_style(text)
+    if header == "speed" and text.startswith(("~", "inconclusive")):
+        return "yellow"
+    return ""
+
+
+def verdict_table(verdict: Verdict) -> FittedTable:
+    """The verdict for a terminal: all columns when they fit, time and memory as two tables
+    when they do not, a block per route when even those do not; no word broken."""
+    numeric = {"ms/step", "1st ms", "RSS MiB", "Δ MiB", "CPU ms"}
+    return FittedTable(
+        "topos grade",
+        VERDICT_HEADERS,
+        verdict_rows(verdict),
+        right_aligned=frozenset(
+            index for index, header in enumerate(VERDICT_HEADERS) if header in numeric
+        ),
+        style=_verdict_style,
+        groups=_column_groups(VERDICT_HEADERS, VERDICT_GROUPS),
+        labels=VERDICT_LABELS,
+    )
 
 
 def verdict_renderables(verdict: Verdict) -> list[RenderableType]:
@@ -298,17 +332,18 @@ def render_comparison_markdown(comparison: Comparison) -> str:
     return "\n".join(parts) + "\n"
 
 
-def comparison_table(comparison: Comparison) -> Table:
-    """The comparison as a rich table, statuses coloured."""
-    rows = comparison_rows(comparison)
-    table = rich_table(
+def comparison_table(comparison: Comparison) -> FittedTable:
+    """The comparison for a terminal, statuses coloured; stacked by route and figure when
+    the columns cannot fit, never a word broken."""
+    last = len(COMPARISON_HEADERS) - 1
+    return FittedTable(
         f"topos compare: {comparison.workload}",
         COMPARISON_HEADERS,
-        right_aligned={2, 3, 4, 5},
+        comparison_rows(comparison),
+        right_aligned=frozenset({2, 3, 4, 5}),
+        style=lambda column, text: status_style(text) if column == last else "",
+        name_columns=2,
     )
-    for row in rows:
-        table.add_row(*row[:-1], Text(row[-1], style=status_style(row[-1])))
-    return table
 
 
 def comparison_renderables(comparison: Comparison) -> list[RenderableType]:

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from topos_cli.report.display.html_page import bullet_list, escape, figure, missing_box, page, table
-from topos_cli.report.display.report import VERDICT_HEADERS, verdict_notes, verdict_rows
+from topos_cli.report.display.report import VERDICT_LABELS, verdict_notes, verdict_rows
 from topos_cli.report.display.report_contents import ReportContents, gather_report_contents
 from topos_cli.report.statistics import median
 from topos_cli.result.lenient_result import read_result_leniently
@@ -156,7 +156,7 @@ def _verdict_section(contents: ReportContents) -> str:
     if verdict is not None:
         parts.append(
             table(
-                VERDICT_HEADERS,
+                VERDICT_LABELS,  # a page has room for the headers said in full
                 verdict_rows(verdict),
                 numeric_columns=(2, 3, 5, 6),
                 table_id="verdict",

@@ -12,7 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from topos_cli.report.display.plotting import note_nothing_to_draw, route_colour
+from topos_cli.report.display.plotting import (
+    REPEAT_STYLES,
+    legend_below,
+    note_nothing_to_draw,
+    route_colour,
+    route_legend,
+)
 from topos_cli.report.display.report_contents import ReportContents, RunSeries
 from topos_cli.report.statistics import median
 from topos_cli.shared.units import format_milliseconds
@@ -36,30 +42,34 @@ def _axis_top(contents: ReportContents) -> float | None:
 
 
 def _warm_up_marker(
-    axes: Any, x: float, value: float, top: float, colour: str, marker: str, size: float = 7
-) -> None:
-    """A warm-up step at its time, or at the axis top with its time written, if beyond it."""
-    if value <= top:
-        axes.plot([x], [value], marker=marker, color=colour, linestyle="none", markersize=size)
-        return
+    axes: Any,
+    x: float,
+    value: float,
+    top: float,
+    colour: str,
+    marker: str,
+    size: float = 7,
+    *,
+    across: bool = False,
+) -> bool:
+    """A warm-up step at its time, or at the axis's end if beyond it; True if it was beyond.
+
+    With `across` the time runs along x (the distribution's horizontal boxes). A time
+    beyond the axis is not written beside its marker: with several routes such labels
+    run into one another, so the legend says once how slow the slowest was.
+    """
+    beyond = value > top
+    where = top * 0.985 if beyond else value
+    point = ([where], [x]) if across else ([x], [where])
     axes.plot(
-        [x],
-        [top * 0.985],
+        *point,
         marker=marker,
         color=colour,
         linestyle="none",
         markersize=size,
-        clip_on=False,
+        clip_on=not beyond,
     )
-    axes.annotate(
-        f"{value:.0f} ms ↑",
-        (x, top * 0.985),
-        xytext=(5, -3),
-        textcoords="offset points",
-        fontsize=7,
-        color=colour,
-        va="top",
-    )
+    return beyond
 
 
 def _route_name(contents: ReportContents, route: str) -> str:
@@ -69,7 +79,12 @@ def _route_name(contents: ReportContents, route: str) -> str:
 
 
 def draw_step_time_distribution(axes: Any, contents: ReportContents) -> None:
-    """Per route a box of its measured step times, each step a dot, warm-ups marked."""
+    """Per route a box of its measured step times, each step a dot, warm-ups marked.
+
+    The boxes lie along the time axis, one row per route from the top: a route's
+    name and median then read on one line each, however many routes there are
+    (side by side, eight names under eight boxes run into one another).
+    """
     routes = [
         route
         for route in contents.routes
@@ -93,8 +108,10 @@ def draw_step_time_distribution(axes: Any, contents: ReportContents) -> None:
         widths=0.5,
         showfliers=False,
         patch_artist=True,
+        orientation="horizontal",
         medianprops={"color": "black", "linewidth": 1.5},
     )
+    slowest_beyond = 0.0
     for index, (route, box) in enumerate(zip(routes, boxes["boxes"], strict=True)):
         colour = route_colour(route, contents.routes)
         box.set_facecolor(colour)
@@ -106,26 +123,32 @@ def draw_step_time_distribution(axes: Any, contents: ReportContents) -> None:
             index + ((position * 0.618034) % 1.0 - 0.5) * 0.34 for position in range(len(values))
         ]
         axes.plot(
-            spread, values, marker=".", linestyle="none", color=colour, markersize=3, alpha=0.6
+            values, spread, marker=".", linestyle="none", color=colour, markersize=3, alpha=0.6
         )
         for run in contents.runs_of(route):
-            for value in run.step_milliseconds[: contents.warmup_steps]:
-                _warm_up_marker(axes, index - 0.22, value, top, colour, "x")
+            marks = [
+                (value, "x", 7, 0.22) for value in run.step_milliseconds[: contents.warmup_steps]
+            ]
             if run.warm_up_milliseconds is not None:
-                _warm_up_marker(axes, index - 0.42, run.warm_up_milliseconds, top, colour, "^", 6)
-    axes.set_xticks(
+                marks.append((run.warm_up_milliseconds, "^", 6, 0.36))
+            for value, marker, size, offset in marks:
+                if _warm_up_marker(
+                    axes, index + offset, value, top, colour, marker, size, across=True
+                ):
+                    slowest_beyond = max(slowest_beyond, value)
+    axes.set_yticks(
         range(len(routes)),
         [
-            f"{_route_name(contents, route)}\nmedian {format_milliseconds(median(values))} ms"
+            f"{_route_name(contents, route)} · {format_milliseconds(median(values))} ms"
             for route, values in zip(routes, pooled, strict=True)
         ],
     )
-    axes.set_xlim(-0.7, len(routes) - 0.3)
-    axes.set_ylim(0, top)
-    axes.set_ylabel("time per step (ms)")
+    axes.set_ylim(len(routes) - 0.4, -0.6)  # the first route at the top
+    axes.set_xlim(0, top)
+    axes.set_xlabel("time per step (ms); each route's median beside its name")
     axes.set_title("Step times")
-    axes.grid(axis="x", visible=False)
-    _warm_up_legend(axes, contents.warmup_steps)
+    axes.grid(axis="y", visible=False)
+    _warm_up_legend(axes, contents.warmup_steps, slowest_beyond)
 
 
 def leading_steps(count: int) -> str:
@@ -133,21 +156,21 @@ def leading_steps(count: int) -> str:
     return "step 0" if count == 1 else f"steps 0–{count - 1}"
 
 
-def _warm_up_legend(axes: Any, warmup_steps: int) -> None:
-    """What the warm-up markers mean."""
+def _warm_up_legend(axes: Any, warmup_steps: int, slowest_beyond: float) -> None:
+    """What the warm-up markers mean, under the axes where it covers nothing; how slow the
+    slowest warm-up beyond the axis's end was."""
     from matplotlib.lines import Line2D
 
+    labels = ["warm-up step, thrown away", f"{leading_steps(warmup_steps)}: not in the median"]
+    if slowest_beyond:
+        labels[0] += f" (at the right edge: beyond it, up to {slowest_beyond:.0f} ms)"
     axes.legend(
         [
             Line2D([], [], marker="^", color="#555555", linestyle="none"),
             Line2D([], [], marker="x", color="#555555", linestyle="none"),
         ],
-        [
-            "warm-up step, thrown away",
-            f"{leading_steps(warmup_steps)}: not in the median",
-        ],
-        loc="lower center",
-        fontsize=8,
+        labels,
+        **legend_below(),
     )
 
 
@@ -158,7 +181,6 @@ def draw_time_per_step(axes: Any, contents: ReportContents) -> None:
     if not runs or top is None:
         note_nothing_to_draw(axes, "no step times recorded")
         return
-    styles = ("-", "--", ":", "-.")
     longest = 0
     for run in runs:
         colour = route_colour(run.route, contents.routes)
@@ -168,26 +190,25 @@ def draw_time_per_step(axes: Any, contents: ReportContents) -> None:
             list(steps),
             [min(value, top) for value in run.step_milliseconds],
             color=colour,
-            linestyle=styles[run.repeat % len(styles)],
+            linestyle=REPEAT_STYLES[run.repeat % len(REPEAT_STYLES)],
             linewidth=1.0,
             alpha=0.85,
-            label=run.label,
             gid=f"steps-{run.route}-{run.repeat}",
         )
         for step, value in enumerate(run.step_milliseconds):
             if value > top:
                 _warm_up_marker(axes, step, value, top, colour, "x", 5)
+    band = None
     if contents.warmup_steps > 0:
-        axes.axvspan(
-            -0.5,
-            contents.warmup_steps - 0.5,
-            color="#999999",
-            alpha=0.25,
-            label=f"{leading_steps(contents.warmup_steps)}: not in the median",
-        )
+        band = axes.axvspan(-0.5, contents.warmup_steps - 0.5, color="#999999", alpha=0.25)
     axes.set_xlim(-0.5, max(longest - 0.5, 1))
     axes.set_ylim(0, top)
     axes.set_xlabel("step")
     axes.set_ylabel("time per step (ms)")
     axes.set_title("Time per step across the run")
-    axes.legend(loc="lower right", fontsize=8)
+    extra = (
+        []
+        if band is None
+        else [(band, f"{leading_steps(contents.warmup_steps)}: not in the median")]
+    )
+    route_legend(axes, contents.routes, [run.repeat for run in runs], extra)

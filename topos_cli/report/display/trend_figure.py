@@ -8,6 +8,7 @@ one pointing down); changes within tolerance or not significant are unmarked.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from topos_cli.report.display.plotting import (
@@ -38,20 +39,34 @@ def point_label(created: str, commit: str) -> str:
     return f"{short}\n{when[:10]}\n{when[11:16]}"
 
 
-def draw_trend(axes: Any, group: HistoryGroup, figure: str) -> None:
-    """One figure's values per route across the group's grades; significant changes marked."""
+def draw_trend(
+    axes: Any, group: HistoryGroup, figure: str, links: Sequence[str | None] | None = None
+) -> None:
+    """One figure's values per route across the group's grades, each with its spread (an
+    error bar: the lowest and highest over its repeats); significant changes marked; a
+    point links to its grade's report (`links`, per grade) in SVG."""
     routes = group.routes
     drawn = False
     marked: set[str] = set()
+    scale = (lambda value: value) if figure == "ms/step" else mebibytes
+    # Routes side by side around each grade, so their bars do not hide one another.
+    offsets = {
+        route: (i - (len(routes) - 1) / 2) * min(0.08, 0.6 / len(routes))
+        for i, route in enumerate(routes)
+    }
     for route in routes:
-        xs, ys = [], []
+        xs, ys, lows, highs, urls = [], [], [], [], []
         for index, point in enumerate(group.points):
             value = point.values.get((route, figure))
             if value is None:
                 continue
-            y = value if figure == "ms/step" else mebibytes(value)
-            xs.append(index)
+            y = scale(value)
+            low, high = point.spreads.get((route, figure), (value, value))
+            xs.append(index + offsets[route])
             ys.append(y)
+            lows.append(y - min(scale(low), y))
+            highs.append(max(scale(high), y) - y)
+            urls.append(links[index] if links is not None else None)
             status = point.significant(route, figure)
             if status is not None:
                 style = MARK_STYLES[status]
@@ -69,16 +84,23 @@ def draw_trend(axes: Any, group: HistoryGroup, figure: str) -> None:
                 )
                 marked.add(status)
         if xs:
-            axes.plot(
+            colour = route_colour(route, routes)
+            axes.errorbar(
                 xs,
                 ys,
+                yerr=[lows, highs],
                 marker="o",
-                color=route_colour(route, routes),
+                color=colour,
                 linewidth=1.6,
                 markersize=5,
+                capsize=3,
                 label=route,
                 gid=f"trend-{route}",
             )
+            if any(urls):
+                # An invisible marker per point carrying its link: SVG keeps it as <a>.
+                dots = axes.scatter(xs, ys, s=60, alpha=0.0)
+                dots.set_urls(urls)
             drawn = True
     if not drawn:
         note_nothing_to_draw(axes, f"no {figure} recorded")
@@ -96,13 +118,32 @@ def draw_trend(axes: Any, group: HistoryGroup, figure: str) -> None:
     axes.set_ylabel(AXIS_LABELS[figure])
     axes.set_xlabel("grade: commit, date, time (UTC)")
     axes.set_title(figure)
-    axes.legend(loc="lower left", fontsize=8)
 
 
-def trend_figure(group: HistoryGroup, figures: tuple[str, ...] = FIGURES) -> Any:
-    """A plot per figure, side by side, for one group of the history page."""
-    drawing = new_figure(figsize=(5 * len(figures), 4.4), layout="constrained")
+def trend_figure(
+    group: HistoryGroup,
+    figures: tuple[str, ...] = FIGURES,
+    links: Sequence[str | None] | None = None,
+) -> Any:
+    """A plot per figure, side by side, for one group of the history page, and one legend
+    under them all (a legend per plot would cover its lines); `links` per grade."""
+    drawing = new_figure(figsize=(5 * len(figures), 4.6), layout="constrained")
     axes = drawing.subplots(1, len(figures), squeeze=False)
     for panel, figure in zip(axes[0], figures, strict=True):
-        draw_trend(panel, group, figure)
+        draw_trend(panel, group, figure, links)
+    handles, labels = {}, []
+    for panel in axes[0]:
+        for handle, label in zip(*panel.get_legend_handles_labels(), strict=True):
+            if label not in handles:
+                handles[label] = handle
+                labels.append(label)
+    if labels:
+        drawing.legend(
+            [handles[label] for label in labels],
+            labels,
+            loc="outside lower center",
+            ncols=min(len(labels), 5),
+            fontsize=8,
+            frameon=False,
+        )
     return drawing

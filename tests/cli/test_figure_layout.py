@@ -1,0 +1,49 @@
+"""The report's figures with one to eight routes: no two drawn texts (titles, axis labels,
+tick labels, legend entries, annotations) overlap, all lie inside the figure, and no
+legend covers a plot."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.cli.drawn_text import legends_over_plots, overlapping_texts, texts_outside
+from tests.cli.result_examples import example_result, some_routes
+from topos_cli.report.display import grade_figures
+from topos_cli.report.display.report_contents import gather_report_contents
+from topos_cli.result.lenient_result import interpret_result
+
+FIGURES = {
+    "memory": grade_figures.memory_figure,
+    "steps": grade_figures.step_time_figure,
+    "loss": grade_figures.loss_figure,
+    "overview": grade_figures.overview_figure,
+}
+
+
+def contents_of(count: int, **options):
+    """The report contents of a grade of `count` routes over two repeats."""
+    result = example_result(repeats=2, routes=some_routes(count), **options)
+    return gather_report_contents(interpret_result(result, "test"))
+
+
+def assert_readable(figure) -> None:
+    assert overlapping_texts(figure) == []
+    assert texts_outside(figure) == []
+    assert legends_over_plots(figure) == []
+
+
+@pytest.mark.parametrize("count", range(1, 9))
+def test_the_overview_of_one_to_eight_routes_has_no_overlapping_text(count):
+    assert_readable(grade_figures.overview_figure(contents_of(count)))
+
+
+@pytest.mark.parametrize("name", ["memory", "steps", "loss"])
+@pytest.mark.parametrize("count", [1, 3, 8])
+def test_each_figure_of_the_page_has_no_overlapping_text(name, count):
+    assert_readable(FIGURES[name](contents_of(count)))
+
+
+@pytest.mark.parametrize("count", [2, 8])
+def test_a_broken_parity_and_a_failed_route_still_draw_no_overlapping_text(count):
+    assert_readable(grade_figures.overview_figure(contents_of(count, broken_at=7)))
+    assert_readable(grade_figures.overview_figure(contents_of(count, failed=True)))
