@@ -65,24 +65,17 @@ def _derive_rotary(algebra, inputs, output, gradient, needs, inverse):
     return tuple(parts)
 
 
-def _half_scratch(operand: Shape, cos: Shape, sin: Shape, inverse: bool) -> int:
-    return operand.volume // 2
+def _block_scratch(operand: Shape, cos: Shape, sin: Shape, inverse: bool) -> int:
+    # A block's product term and the two tables spread to its halves (see the kernel).
+    blocks = operand[0] if operand.rank >= 3 and operand[0] else 1
+    return 3 * (operand.volume // 2 // blocks)
 
 
-@primitive("rotary", 3, _infer_rotary, _derive_rotary, memory=MemoryRules(workspace=_half_scratch))
-def rotary(operand, cos, sin, out=None, inverse=False, workspace=None):
-    """Each position's feature pairs `(x_i, x_{i+d/2})` turned by its angles:
-    `x1 cos - x2 sin, x2 cos + x1 sin` (the other way when `inverse`)."""
+def _turn(operand, cos, sin, out, term, inverse: bool) -> None:
+    """One block's pairs turned, into `out`; the tables have the halves' shape exactly."""
     half = operand.shape[-1] // 2
-    if out is None:
-        out = np.empty(operand.shape, dtype=operand.dtype)
     first, second = operand[..., :half], operand[..., half:]
     upper, lower = out[..., :half], out[..., half:]
-    volume = first.size
-    if workspace is not None and workspace.size >= volume:
-        term = workspace[:volume].reshape(first.shape)
-    else:
-        term = np.empty(first.shape, dtype=operand.dtype)
     turn_first, turn_second = (np.add, np.subtract) if inverse else (np.subtract, np.add)
     np.multiply(first, cos, out=upper)
     np.multiply(second, sin, out=term)
@@ -90,6 +83,35 @@ def rotary(operand, cos, sin, out=None, inverse=False, workspace=None):
     np.multiply(second, cos, out=lower)
     np.multiply(first, sin, out=term)
     turn_second(lower, term, out=lower)
+
+
+@primitive("rotary", 3, _infer_rotary, _derive_rotary, memory=MemoryRules(workspace=_block_scratch))
+def rotary(operand, cos, sin, out=None, inverse=False, workspace=None):
+    """Each position's feature pairs `(x_i, x_{i+d/2})` turned by its angles:
+    `x1 cos - x2 sin, x2 cos + x1 sin` (the other way when `inverse`).
+
+    One block of the first axis at a time, against tables spread to the block's halves:
+    a ufunc over half-rows of a strided view (q per head) against broadcast tables runs
+    buffered, allocating buffers each step that the memory plan does not know of. Each
+    element's arithmetic is the same whichever way the elements are grouped."""
+    if out is None:
+        out = np.empty(operand.shape, dtype=operand.dtype)
+    halves = (*operand.shape[:-1], operand.shape[-1] // 2)
+    block = halves[1:] if operand.ndim >= 3 else halves
+    volume = int(np.prod(block, dtype=np.int64))
+    if workspace is not None and workspace.size >= 3 * volume:
+        term, spread_cos, spread_sin = (
+            workspace[k * volume : (k + 1) * volume].reshape(block) for k in range(3)
+        )
+    else:
+        term, spread_cos, spread_sin = (np.empty(block, dtype=operand.dtype) for _ in range(3))
+    np.copyto(spread_cos, np.broadcast_to(cos, block))
+    np.copyto(spread_sin, np.broadcast_to(sin, block))
+    if operand.ndim < 3:
+        _turn(operand, spread_cos, spread_sin, out, term, inverse)
+        return out
+    for position in range(operand.shape[0]):
+        _turn(operand[position], spread_cos, spread_sin, out[position], term, inverse)
     return out
 
 
