@@ -83,9 +83,10 @@ class TorchLlama(torch.nn.Module):
             x = x + mixed.transpose(1, 2).reshape(batch, T, D) @ w[f"{p}.attention.wo.weight"]
             m = self.norm(x, w[f"{p}.ffn_norm.weight"])
             gate = F.silu(m @ w[f"{p}.feed_forward.w1.weight"])
-            x = x + (gate * (m @ w[f"{p}.feed_forward.w3.weight"])) @ w[
-                f"{p}.feed_forward.w2.weight"
-            ]
+            x = (
+                x
+                + (gate * (m @ w[f"{p}.feed_forward.w3.weight"])) @ w[f"{p}.feed_forward.w2.weight"]
+            )
         logits = self.norm(x, w["norm.weight"]) @ w["output.weight"]
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
 
