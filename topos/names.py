@@ -20,12 +20,14 @@ DEFAULT_ROUTES = ("engine", "recorded")
 #: The workloads topos ships (`topos.workloads.<name>`, a hyphen an underscore there).
 #: `cifar10` and `gpt` run their second shard in a forked process where that can run
 #: (Linux): `cifar10-threads` and `gpt-threads` keep it on a thread, `cifar10-processes`
-#: asks for a process whatever the platform. `cifar10-winograd` computes `cifar10`'s
+#: asks for a process whatever the platform; `llama` (a Llama-style transformer on
+#: `gpt`'s text) runs its shards as `gpt` does. `cifar10-winograd` computes `cifar10`'s
 #: second and third convolutions by Winograd's F(4x4, 3x3).
 BUILT_IN_WORKLOADS = (
     "cifar10",
     "mnist",
     "gpt",
+    "llama",
     "cifar10-threads",
     "gpt-threads",
     "cifar10-processes",

@@ -7,6 +7,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from topos.errors import ShapeError
+from topos.graph.elementwise_methods import ElementwiseMethods
+from topos.graph.indexing import index
 from topos.graph.symbol import Symbol
 from topos.ops.primitive import REGISTRY
 from topos.tensor import Shape
@@ -25,13 +27,14 @@ def _normalise_axis(axis: int, rank: int, operation: str) -> int:
     return axis
 
 
-class Value:
+class Value(ElementwiseMethods):
     """Names node `index` of `tape` while recording; operands are never mutated.
 
     Python numbers mixed into arithmetic are recorded as rank-0 leaves, which
     elementwise operations broadcast. Besides the methods below, every primitive
-    registered with `value_method` is a method of its name (`.exp()`, `.ln()`,
-    `.sqrt()`, `.tanh()`, `.relu()`, `.heaviside()`, `.abs()`, `.maximum(other)`).
+    registered with `value_method` is a method of its name; the elementwise ones are
+    also methods of the class (see `ElementwiseMethods`), so `dir` and `help` show them.
+    Basic indexing records `narrow`, `gather` and `reshape` (see `topos.graph.indexing`).
     """
 
     __slots__ = ("index", "tape")
@@ -273,6 +276,11 @@ class Value:
         """The entries at `indices` along one axis."""
         axis = _normalise_axis(axis, self.shape.rank, "gather")
         return self._record("gather", (self,), axis=axis, indices=tuple(int(i) for i in indices))
+
+    def __getitem__(self, key: Any) -> Value:
+        """Basic indexing as NumPy and PyTorch mean it: integers (the axis dropped),
+        slices with any step, `...` and `None` (a new axis of 1)."""
+        return index(self, key)
 
     def __repr__(self) -> str:
         return f"Value(%{self.index}, shape={self.shape})"

@@ -2,8 +2,10 @@
 
 from topos.nn import init
 from topos.nn.activation import gelu
-from topos.nn.attention import CausalSelfAttention, causal_self_attention
+from topos.nn.attention import CausalSelfAttention, attention, causal_self_attention
+from topos.nn.concat import concat, stack
 from topos.nn.conv2d import Conv2d, conv2d, conv2d_max_pool
+from topos.nn.dropout import dropout, dropout_mask
 from topos.nn.embedding import Embedding, embedding
 from topos.nn.layer_norm import LayerNorm, layer_norm
 from topos.nn.linear import Linear
@@ -11,6 +13,10 @@ from topos.nn.loss import cross_entropy, log_softmax, softmax
 from topos.nn.module import Module
 from topos.nn.optimizers import SGD, Adam, AdamW
 from topos.nn.pooling import max_pool
+from topos.nn.rms_norm import RMSNorm, rms_norm
+from topos.nn.rotary import Rotary, rotary, rotary_tables
+from topos.nn.split import split
+from topos.nn.where import where
 
 __all__ = [
     "SGD",
@@ -22,15 +28,27 @@ __all__ = [
     "LayerNorm",
     "Linear",
     "Module",
+    "RMSNorm",
+    "Rotary",
+    "attention",
     "causal_self_attention",
+    "concat",
     "conv2d",
     "conv2d_max_pool",
     "cross_entropy",
+    "dropout",
+    "dropout_mask",
     "embedding",
     "gelu",
     "init",
     "layer_norm",
     "log_softmax",
     "max_pool",
+    "rms_norm",
+    "rotary",
+    "rotary_tables",
     "softmax",
+    "split",
+    "stack",
+    "where",
 ]

@@ -1,9 +1,14 @@
-"""causal_self_attention and CausalSelfAttention: multi-head scaled dot-product attention
-in which each position sees itself and the positions before it."""
+"""attention, causal_self_attention and CausalSelfAttention: scaled dot-product attention
+over q, k and v of one's own (`torch.nn.functional.scaled_dot_product_attention`), and
+the multi-head self-attention layer of the built-in `gpt`, in which each position sees
+itself and the positions before it."""
 
 from __future__ import annotations
 
 import math
+from typing import Any
+
+import numpy as np
 
 from topos.errors import ShapeError
 from topos.graph.symbol import Symbol
@@ -11,6 +16,56 @@ from topos.graph.value import Value
 from topos.nn.linear import Linear
 from topos.nn.loss import softmax
 from topos.nn.module import Module
+from topos.tensor import Tensor
+
+
+def attention(
+    queries: Value,
+    keys: Value,
+    values: Value,
+    causal: bool = False,
+    mask: Value | Any = None,
+    scale: float | None = None,
+) -> Value:
+    """`softmax(q kᵀ scale + mask) v` over the last two axes (PyTorch's
+    `scaled_dot_product_attention`): q `[..., Tq, d]`, k `[..., Tk, d]`, v `[..., Tk, dv]`,
+    the leading axes batched (`[B, heads, T, d]`), giving `[..., Tq, dv]`.
+
+    `causal` leaves out position j for query i when j > i (square scores). `mask` is
+    added to the scores before the softmax (a Value, or an array or Tensor recorded as a
+    constant; -inf leaves a position out). `scale` defaults to `1 / sqrt(d)`; q is
+    scaled before the product, which is the very same scores when the scale is a power
+    of two (d = 16, 64, ...). Grouped-query attention: k and v with fewer heads (axis
+    -3) than q, a divisor of them, serve `heads / kv_heads` consecutive query heads each
+    (as `repeat_interleave` would repeat them), by a `gather` whose gradient adds back.
+    """
+    if queries.shape.rank < 2 or keys.shape.rank != queries.shape.rank:
+        raise ShapeError(
+            f"attention: queries {queries.shape} and keys {keys.shape} must both be [..., T, d]"
+        )
+    width = queries.shape[-1]
+    if queries.shape.rank >= 3 and keys.shape[-3] != queries.shape[-3]:
+        heads, groups = queries.shape[-3], keys.shape[-3]
+        if groups < 1 or heads % groups:
+            raise ShapeError(
+                f"attention: {groups} key/value heads do not divide {heads} query heads"
+            )
+        picks = tuple(head // (heads // groups) for head in range(heads))
+        axis = queries.shape.rank - 3
+        keys = keys.gather(axis, picks)
+        values = values.gather(axis, picks)
+    scale = 1.0 / math.sqrt(width) if scale is None else float(scale)
+    if scale != 1.0:
+        queries = queries * scale
+    scores = queries.tape.record("matmul_nt", (queries, keys))
+    if mask is not None:
+        if not isinstance(mask, Value):
+            payload = mask.numpy() if isinstance(mask, Tensor) else np.asarray(mask)
+            tape = queries.tape
+            mask = tape.leaf(Tensor(payload.shape, payload, dtype=tape.dtype))
+        scores = scores + mask
+    weights = softmax(scores, causal=causal)
+    return weights @ values
 
 
 def causal_self_attention(value: Value, qkv: Linear, projection: Linear, heads: int) -> Value:

@@ -9,7 +9,8 @@ alone. `step_in_place` writes the very same arithmetic into arrays the caller ow
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import inspect
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 import numpy as np
 
@@ -75,12 +76,21 @@ class MomentOptimizer:
         # gets no gradient on some call is corrected as if that call had not happened.
         self._moments: dict[int, tuple[np.ndarray, np.ndarray, int]] = {}
         self._workspace = Workspace(2)
+        # Parameter names by node index, for choices made by name (AdamW's `decays`).
+        self._names: dict[int, str] = {}
+
+    def name_parameters(self, names: Mapping[str, int]) -> None:
+        """Tells the optimizer each parameter's name (`Network.names`: name to node
+        index); the training loop calls it, and `step` reads them off the network."""
+        if len(names) != len(self._names):
+            self._names = {index: name for name, index in names.items()}
 
     def step(self, parameters: Parameters, gradients: ParameterGradients) -> Parameters:
         """The parameters after one step; the moments of each parameter with a gradient
         advance once per call. Each new payload is a copy of the old one updated by
         `step_in_place`'s arithmetic."""
         self.steps += 1
+        self.name_parameters(parameters.network.names)
 
         # Parameters.step visits parameters in recording order, so the symbols with a
         # gradient, taken in that order, say which moments each call updates.
@@ -184,10 +194,16 @@ class AdamW(MomentOptimizer):
         v = v * beta2 + (1 - beta2) * g * g
         p = p - (lr / (1 - beta1^t)) * (m / (sqrt(v) / sqrt(1 - beta2^t) + eps))
 
-    with t the parameter's own count of updates. `decays(shape)` picks the decayed
-    parameters: `lambda shape: shape.rank >= 2` decays weights and embeddings, not
-    biases or layer norms (the usual transformer recipe). `step` and `step_in_place`
-    run the same arithmetic, chunk by chunk.
+    with t the parameter's own count of updates. `decays` picks the decayed parameters
+    (all when None), by shape, by name or both:
+
+    - `lambda shape: shape.rank >= 2` decays weights and embeddings, not biases or norms
+      (the usual transformer recipe);
+    - `lambda name, shape: not name.endswith("norm.weight")` chooses by the parameter's
+      name (`Network.names`, as recorded) and shape;
+    - a collection of names (`{"output.weight", ...}`) decays exactly those.
+
+    `step` and `step_in_place` run the same arithmetic, chunk by chunk.
     """
 
     def __init__(
@@ -196,17 +212,38 @@ class AdamW(MomentOptimizer):
         betas: tuple[float, float] = (0.9, 0.999),
         epsilon: float = 1e-8,
         weight_decay: float = 0.01,
-        decays: Callable[[Shape], bool] | None = None,
+        decays: Callable[[Shape], bool]
+        | Callable[[str, Shape], bool]
+        | Collection[str]
+        | None = None,
     ) -> None:
         super().__init__(learning_rate)
         self.beta1, self.beta2 = (float(beta) for beta in betas)
         self.epsilon = float(epsilon)
         self.weight_decay = float(weight_decay)
         self.decays = decays
+        self._chooses = _choice(decays)
+
+    def decayed(self, key: int, shape: Shape) -> bool:
+        """Whether parameter `key` (its node index) of `shape` is decayed."""
+        if not self.weight_decay:
+            return False
+        if self._chooses is None:
+            return True
+        by_name, choose = self._chooses
+        if not by_name:
+            return bool(choose(shape))
+        name = self._names.get(key)
+        if name is None:
+            raise ValueError(
+                f"AdamW: decays chooses by name, but parameter %{key} has none "
+                f"(name it when recording: tape.parameter(tensor, name))"
+            )
+        return bool(choose(name, shape))
 
     def _update(self, key: int, array: np.ndarray, gradient: np.ndarray) -> None:
         """Decays (when chosen) and steps parameter `key` in `array`, chunk by chunk."""
-        decayed = self.weight_decay and (self.decays is None or self.decays(Shape(array.shape)))
+        decayed = self.decayed(key, Shape(array.shape))
         parameter = array.reshape(-1)
         first, second, count = self._advance(key, gradient)
         step_size = self.learning_rate / (1.0 - self.beta1**count)
@@ -232,3 +269,26 @@ class AdamW(MomentOptimizer):
             np.divide(first[part], root, out=scratch)
             np.multiply(scratch, -step_size, out=scratch)
             np.add(parameter[part], scratch, out=parameter[part])
+
+
+def _choice(decays) -> tuple[bool, Callable[..., bool]] | None:
+    """AdamW's `decays` as (whether it reads names, a predicate): a predicate of the shape,
+    of the name and shape (two parameters), or a collection of names."""
+    if decays is None:
+        return None
+    if isinstance(decays, str) or not callable(decays):
+        if isinstance(decays, str):
+            raise TypeError("AdamW: decays names a collection of names, not one string")
+        chosen = frozenset(decays)
+        return True, lambda name, shape: name in chosen
+    try:
+        parameters = inspect.signature(decays).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: the shape form
+        return False, decays
+    positional = [
+        parameter
+        for parameter in parameters
+        if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD)
+        and parameter.default is parameter.empty
+    ]
+    return len(positional) >= 2, decays

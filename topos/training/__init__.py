@@ -2,6 +2,7 @@
 (recorded, differentiated, lowered, sharded), the batch orders, the parameters' and a
 step's memory, and the training loop."""
 
+from topos.training.constant_rate import ConstantRate
 from topos.training.parameter_memory import ParameterMemory
 from topos.training.random_windows import RandomWindows, random_windows
 from topos.training.route_program import RouteProgram
@@ -12,6 +13,7 @@ from topos.training.workload import BatchOrder, Recording, StepSchedule, Workloa
 
 __all__ = [
     "BatchOrder",
+    "ConstantRate",
     "ParameterMemory",
     "RandomWindows",
     "Recording",

@@ -47,6 +47,10 @@ class ParameterMemory:
     def update(self, optimizer: Any, gradients: ParameterGradients) -> None:
         """One optimizer step written into the block: in place when the optimizer offers
         `step_in_place`, else its functional `step` copied back."""
+        named = getattr(optimizer, "name_parameters", None)
+        if named is not None:
+            # An optimizer that chooses by name (AdamW's decays) learns the names here.
+            named(self.network.names)
         in_place = getattr(optimizer, "step_in_place", None)
         if in_place is None:
             current = self.parameters.arrays()

@@ -14,7 +14,7 @@ WorkloadOption = Annotated[
     typer.Option(
         "--workload",
         "-w",
-        help="cifar10, mnist, gpt (cifar10-threads, gpt-threads: their second shard on a "
+        help="cifar10, mnist, gpt, llama (cifar10-threads, gpt-threads: their second shard on a "
         "thread; cifar10-winograd: Winograd convolutions), a topos.workloads entry point, or "
         "package.module:attribute.",
     ),
