@@ -106,7 +106,7 @@ def _infer_rms_norm_gradient(operand: Shape, weight: Shape, gradient: Shape, eps
 def _row_mean(algebra, value, shape: Shape):
     """`value`'s mean along the last axis, kept as an axis of 1 (`[..., 1]`)."""
     axis = shape.rank - 1
-    total = algebra.sum_along(value, axis=axis)
+    total = algebra.sum(value, axis=axis)
     mean = algebra.div(total, algebra.constant(float(shape[-1]), Shape(())))
     return algebra.reshape(mean, shape=(*tuple(shape)[:-1], 1))
 
