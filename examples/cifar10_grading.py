@@ -16,9 +16,9 @@ used). The end prints the first and final losses as exact bit patterns, so route
 parity is checked by diffing two lines.
 
 Like the seed, this program runs each batch through one plan. The built-in
-`cifar10` workload that `topos run` and `topos grade` train splits each batch into
+`cifar10` workload that `topos train` and `topos grade` train splits each batch into
 two shards (`Workload.shards`) and averages them, which is the same step to float32
-rounding but not to the bit: compare this program's lines with `topos run` only on
+rounding but not to the bit: compare this program's lines with `topos train` only on
 an unsharded workload such as `mnist` (`mnist_grading.py`).
 
 Run with: `TOPOS_ROUTE=recorded python examples/cifar10_grading.py`

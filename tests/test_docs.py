@@ -2,6 +2,7 @@
 navigation and pages agree. (`mkdocs build --strict` in `.ci/run` checks the links
 between pages and the API reference; these check what it cannot, or cheaply.)"""
 
+import os
 import re
 import subprocess
 import sys
@@ -103,3 +104,17 @@ def test_every_command_has_a_section_in_the_cli_reference():
     reference = (DOCS / "reference" / "cli.md").read_text()
     undocumented = [name for name in commands if f"## topos {name}" not in reference]
     assert not undocumented, f"docs/reference/cli.md lacks: {undocumented}"
+
+
+def test_the_cli_reference_is_the_commands_own_help():
+    # The page is written from `--help` (docs/write_cli_reference.py); a command whose
+    # options changed makes it stale, and this says so until it is written again.
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "docs" / "write_cli_reference.py"), "--check"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=300,
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr

@@ -190,7 +190,7 @@ def describe(
 
 
 @application.command()
-def run(
+def train(
     route: RouteOption = "engine",
     workload: WorkloadOption = "cifar10",
     steps: Annotated[int, typer.Option("--steps", "-n", min=1, help="Training steps.")] = 300,
@@ -201,7 +201,7 @@ def run(
 
     Two routes can still be compared by hand with diff.
 
-    Example: topos run --route recorded --steps 50
+    Example: topos train --route recorded --steps 50
     """
     import time
 
@@ -381,7 +381,7 @@ def history(
 
 
 def _sharded_line(program) -> str:
-    """What `describe` and `run` say of a sharded program before its plan's lines."""
+    """What `describe` and `train` say of a sharded program before its plan's lines."""
     if program.shard_processes:
         where = ": the first in this process, the others each in a forked process of its own"
     elif program.workload.shard_processes is None:

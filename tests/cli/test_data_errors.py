@@ -20,7 +20,7 @@ def mnist_folder(tmp_path):
     return write_mnist(tmp_path / "mnist", mnist_splits((12, 4)))
 
 
-@pytest.mark.parametrize("command", ["run", "grade"])
+@pytest.mark.parametrize("command", ["train", "grade"])
 @pytest.mark.parametrize("data", ["", "  "])
 def test_an_empty_data_path_is_refused_not_taken_for_synthetic(tmp_path, command, data):
     completed = topos(command, "--steps", "1", "--data", data, cwd=tmp_path)
@@ -29,9 +29,9 @@ def test_an_empty_data_path_is_refused_not_taken_for_synthetic(tmp_path, command
     assert not list(tmp_path.iterdir())  # no result file, no folder
 
 
-def test_run_refuses_a_dataset_too_small_for_one_batch(tmp_path, mnist_folder):
+def test_train_refuses_a_dataset_too_small_for_one_batch(tmp_path, mnist_folder):
     completed = topos(
-        "run", "--workload", "mnist", "--steps", "2", "--data", str(mnist_folder), cwd=tmp_path
+        "train", "--workload", "mnist", "--steps", "2", "--data", str(mnist_folder), cwd=tmp_path
     )
     assert completed.returncode == 2, completed.stderr
     assert one_line_error(completed) == (
@@ -49,7 +49,7 @@ def test_grade_refuses_a_dataset_too_small_for_one_batch(tmp_path, mnist_folder)
     assert "has 12 training images, too few" in one_line_error(completed)
 
 
-@pytest.mark.parametrize("command", ["run", "grade"])
+@pytest.mark.parametrize("command", ["train", "grade"])
 def test_a_workload_that_reads_no_files_refuses_data(tmp_path, mnist_folder, command):
     arguments = ["--json", str(tmp_path / "result.json")] if command == "grade" else []
     completed = topos(

@@ -282,7 +282,7 @@ def test_every_command_has_help_with_an_example(tmp_path):
         ["report"],
         ["history"],
         ["describe"],
-        ["run"],
+        ["train"],
         ["data", "fetch"],
         ["data", "info"],
     ):
@@ -366,7 +366,7 @@ def test_run_says_when_its_plan_runs_once_per_shard():
 
     def run(workload):
         result = CliRunner().invoke(
-            application, ["run", "--workload", TINY + workload, "--steps", "2"]
+            application, ["train", "--workload", TINY + workload, "--steps", "2"]
         )
         assert result.exit_code == 0, result.output
         return result.output.splitlines()

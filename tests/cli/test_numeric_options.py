@@ -7,7 +7,7 @@ import pytest
 
 from tests.cli.grading import one_line_error, topos
 from topos_cli.commands.options import distinct_budgets
-from topos_cli.harness.grade_plan import GradeOptions, prepare
+from topos_cli.harness.grade_preparation import GradeOptions, prepare
 from topos_cli.shared.bounds import check_count
 from topos_cli.shared.errors import ToposUsageError
 
@@ -55,8 +55,8 @@ def test_a_huge_count_is_not_printed_whole():
     [
         ["describe", "--route", "remat", "--budget", NINES + "MiB", "--summary"],
         ["describe", "--route", "remat", "--budget", NINES + "%", "--summary"],
-        ["run", "--route", "remat", "--budget", NINES + "%", "--steps", "1"],
-        ["run", "--steps", "100000000"],
+        ["train", "--route", "remat", "--budget", NINES + "%", "--steps", "1"],
+        ["train", "--steps", "100000000"],
         ["frontier", "--budgets", f"50%,{NINES}%"],
         ["grade", "--repeat", "100000000"],
         ["check", "--directions", "100000000"],

@@ -45,7 +45,7 @@ def _interrupt_early(tmp_path, *arguments):
 @pytest.mark.parametrize(
     "arguments",
     [
-        ["run", "--workload", TINY + "tiny", "--steps", "100000"],
+        ["train", "--workload", TINY + "tiny", "--steps", "100000"],
         ["data", "info"],
         ["describe", "--workload", TINY + "tiny"],
     ],
@@ -71,7 +71,7 @@ def test_an_early_interrupt_of_a_grade_still_writes_its_result(tmp_path):
 
 
 def test_an_interrupt_while_topos_run_trains_is_one_line_exit_130(tmp_path):
-    process = start_topos("run", "--workload", TINY + "tiny", "--steps", "1000000", cwd=tmp_path)
+    process = start_topos("train", "--workload", TINY + "tiny", "--steps", "1000000", cwd=tmp_path)
     try:
         assert process.stdout.readline().startswith("route engine:")
         process.send_signal(signal.SIGINT)
@@ -93,8 +93,9 @@ def test_an_ascii_terminal_gets_ascii_spellings_from_grade_and_compare(tmp_path,
     assert "ms/step" in completed.stdout and "delta MiB" in completed.stdout
     assert result["status"] == "complete"
     compared = topos("compare", "result.json", "result.json", cwd=tmp_path, **extra)
-    assert compared.returncode == 0, compared.stderr
-    assert "no regression" in compared.stdout
+    # One repeat of three steps proves no time difference either way: inconclusive (5).
+    assert compared.returncode in (0, 5), compared.stderr
+    assert compared.stdout.isascii() and "Traceback" not in compared.stderr
     # --json - keeps the result whole: the same JSON, its other characters escaped.
     to_stdout = topos(
         "grade", "--workload", TINY + "tiny", "--steps", "3", "--json", "-", cwd=tmp_path, **extra

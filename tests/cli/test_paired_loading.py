@@ -26,12 +26,12 @@ def test_the_second_of_a_pair_loads_beside_the_first_and_waits_out_its_run():
     first, second = held("engine"), held("recorded")
     first.start()
     second.start()
-    first_result = first.run(second)
+    first_result = first.supervise(second)
     # The second had loaded before the first warmed up: nothing of its loading falls
     # inside the first's measured part.
     assert second.loaded_moment is not None and first.ready_moment is not None
     assert second.loaded_moment <= first.ready_moment
-    second_result = second.run()
+    second_result = second.supervise()
     assert first_result.status == second_result.status == "ok"
     # The first's end killed its own leftovers, never the other worker waiting its turn.
     assert first_result.facts.leftover_processes_killed == 0
@@ -42,7 +42,7 @@ def test_the_second_of_a_pair_loads_beside_the_first_and_waits_out_its_run():
         second_result.facts.wall_seconds
     )
     # The same losses as a worker that never waited.
-    alone = held("recorded", hold=False).run()
+    alone = held("recorded", hold=False).supervise()
     assert second_result.loss_bits == alone.loss_bits == first_result.loss_bits
     # A held worker's display hears of it from its turn on, and never of `loaded`.
     calls = second.observer.calls

@@ -59,7 +59,7 @@ def test_a_workload_module_that_cannot_be_imported_stops_the_grade_at_once(
     assert result["status"] == "error" and len(result["repeats"]) == 1
 
 
-@pytest.mark.parametrize("command", ["describe", "run"])
+@pytest.mark.parametrize("command", ["describe", "train"])
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_describe_and_run_say_the_same_in_one_line_exit_2(tmp_path, modules, module, command):
     name = f"{module}:workload"

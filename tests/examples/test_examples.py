@@ -55,7 +55,9 @@ def test_both_routes_print_the_same_loss_line_as_topos_run(grading_output):
         for route, lines in grading_output.items()
     }
     assert loss_lines["engine"] == loss_lines["recorded"]
-    cli = run([sys.executable, "-m", "topos_cli.app", "run", "--workload", "mnist", "--steps", "6"])
+    cli = run(
+        [sys.executable, "-m", "topos_cli.app", "train", "--workload", "mnist", "--steps", "6"]
+    )
     assert [line for line in cli if line.startswith("loss step")] == loss_lines["engine"]
 
 
