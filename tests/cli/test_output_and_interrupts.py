@@ -97,11 +97,14 @@ def test_an_ascii_terminal_gets_ascii_spellings_from_grade_and_compare(tmp_path,
     assert compared.returncode in (0, 5), compared.stderr
     assert compared.stdout.isascii() and "Traceback" not in compared.stderr
     # --json - keeps the result whole: the same JSON, its other characters escaped.
+    # (remat's pairing with recorded puts a Δ in the summary.)
     to_stdout = topos(
-        "grade", "--workload", TINY + "tiny", "--steps", "3", "--json", "-", cwd=tmp_path, **extra
-    )
+        "grade", "--workload", TINY + "tiny", "--steps", "3", "--routes", "engine,recorded,remat",
+        "--json", "-", cwd=tmp_path, **extra,
+    )  # fmt: skip
     assert to_stdout.returncode == 0, to_stdout.stderr
-    assert "±" in json.loads(to_stdout.stdout)["verdict"]["summary"]
+    assert to_stdout.stdout.isascii()
+    assert "Δ" in json.loads(to_stdout.stdout)["verdict"]["summary"]
 
 
 def test_a_reader_that_goes_away_costs_neither_the_result_nor_the_exit_status(tmp_path):
