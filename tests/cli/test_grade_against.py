@@ -55,7 +55,9 @@ def test_a_faster_checkout_with_other_bits_makes_this_one_a_regression(
         "paced", tmp_path, "--against", str(second_checkout), "--repeat", "3", steps=8,
         timeout=300,
     )  # fmt: skip
-    assert completed.returncode == 4, completed.stderr
+    # On a quiet machine a regression (4); beside other work, possibly too disturbed to
+    # judge (5) — never "no regression", and never a claim from disturbed steps.
+    assert completed.returncode in (4, 5), completed.stderr
     assert "Traceback" not in completed.stderr
     # This checkout's own routes still agree bit for bit: the verdict is theirs alone.
     assert result["verdict"]["parity"]["status"] == "bit-identical"
@@ -71,12 +73,17 @@ def test_a_faster_checkout_with_other_bits_makes_this_one_a_regression(
     assert len(result["settings"]["order"]) == 12
     assert against["checkout"]["path"] == str(second_checkout)
     routes = against["comparison"]["routes"]
-    assert [route["time"]["outcome"] for route in routes] == ["slower", "slower"]
-    assert all(route["time"]["lower"] > 1.1 for route in routes)
+    for route in routes:
+        time = route["time"]
+        if time["outcome"] == "inconclusive":
+            assert time["inconclusive_because"] == "disturbed", time["reason"]
+        else:
+            assert time["outcome"] == "slower" and time["lower"] > 1.1, time["reason"]
     assert [route["bits"]["status"] for route in routes] == ["different", "different"]
-    assert against["comparison"]["exit_status"] == 4
+    assert against["comparison"]["exit_status"] == completed.returncode
     assert "loss bits differ from step 0" in completed.stdout
-    assert "regression in engine, recorded" in completed.stdout
+    if completed.returncode == 4:
+        assert "regression in" in completed.stdout
 
 
 def test_a_git_ref_is_graded_in_a_worktree_that_is_removed(tmp_path: Path):
