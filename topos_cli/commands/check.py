@@ -96,7 +96,7 @@ def run_check(
 
     import numpy as np
 
-    from topos.checking import check_gradients, judge_parity
+    from topos.checking import check_gradients, check_parity
     from topos.datasets.errors import DataError
     from topos.errors import GraphError, ShapeError
     from topos.tensor import Tensor
@@ -159,7 +159,7 @@ def run_check(
     if len(options.routes) > 1:
         tape, recording = recorded(np.float32)
         feeds = batch(recording, np.float32)
-        report.parity = judge_parity(tape, recording.loss, recording.parameters, feeds)
+        report.parity = check_parity(tape, recording.loss, recording.parameters, feeds)
     status = ExitStatus.OK if report.passed else ExitStatus.PARITY_BROKEN
     data = {
         "name": dataset.name,
