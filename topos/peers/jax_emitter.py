@@ -46,7 +46,7 @@ class JaxEmitter:
 
     @property
     def version(self) -> str:
-        return jax.__version__
+        return str(jax.__version__)
 
     def _shard_mean(self, parameters: list, feeds: dict):
         by_index = dict(zip(self.parameter_indices, parameters))

@@ -48,7 +48,7 @@ class TorchEmitter:
 
     @property
     def version(self) -> str:
-        return torch.__version__
+        return str(torch.__version__)
 
     def _shard_mean(self, parameters: list, feeds: dict):
         by_index = dict(zip(self.parameter_indices, parameters))
@@ -63,7 +63,7 @@ class TorchEmitter:
 
     def feeds(self, arrays: Mapping[int, np.ndarray]) -> dict:
         """Feeds by node index as torch tensors (sharing the arrays' memory)."""
-        return {index: torch.from_numpy(np.ascontiguousarray(a)) for index, a in arrays.items()}
+        return {index: torch.from_numpy(_writable(array)) for index, array in arrays.items()}
 
     def loss_and_gradients(self, feeds: Mapping[int, np.ndarray]) -> tuple[np.ndarray, dict]:
         """The loss and each parameter's gradient at the current parameters (nothing
@@ -119,6 +119,13 @@ class TorchEmitter:
             group["lr"] = learning_rate
         optimizer.step()
         return loss.detach().numpy()
+
+
+def _writable(array: np.ndarray) -> np.ndarray:
+    """`array` itself when torch may share it (C-contiguous, writable), else a copy."""
+    if array.flags.c_contiguous and array.flags.writeable:
+        return array
+    return np.array(array, order="C")
 
 
 def _rows(feed, shard: int, shards: int):
