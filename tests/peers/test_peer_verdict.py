@@ -8,10 +8,10 @@ import struct
 import pytest
 
 from topos.names import missing_peer, parse_routes
-from topos_cli.harness.grade_plan import GradeOptions, prepare
+from topos_cli.harness.grade_preparation import GradeOptions, prepare
 from topos_cli.report.display.report import verdict_rows
 from topos_cli.report.verdict import decide_verdict
-from topos_cli.result.run_record import RunRecord
+from topos_cli.result.repeat import Repeat
 from topos_cli.shared.errors import ToposUsageError
 
 
@@ -19,11 +19,11 @@ def _bits(value: float) -> int:
     return struct.unpack("<I", struct.pack("<f", value))[0]
 
 
-def _run(route: str, losses, gradient_errors=None) -> RunRecord:
+def _run(route: str, losses, gradient_errors=None) -> Repeat:
     facts = {}
     if gradient_errors is not None:
         facts = {"ready": {"peer": {"framework": route, "gradient_errors": gradient_errors}}}
-    return RunRecord(
+    return Repeat(
         route,
         0,
         "ok",

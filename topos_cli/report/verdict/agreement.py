@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from topos.names import is_peer
-from topos_cli.result.run_record import RunRecord
+from topos_cli.result.repeat import Repeat
 from topos_cli.result.verdict_settings import VerdictSettings
 
 
@@ -119,14 +119,14 @@ class PeerAgreement:
         }
 
 
-def _reference(runs: Sequence[RunRecord], reference_route: str) -> RunRecord | None:
+def _reference(runs: Sequence[Repeat], reference_route: str) -> Repeat | None:
     """The topos run peers are compared with: the reference route's first run with
     losses, else the first topos run with losses."""
     ours = [run for run in runs if not is_peer(run.route) and run.loss_bits]
     return next((run for run in ours if run.route == reference_route), ours[0] if ours else None)
 
 
-def judge_peers(runs: Sequence[RunRecord], settings: VerdictSettings) -> tuple[PeerAgreement, ...]:
+def judge_peers(runs: Sequence[Repeat], settings: VerdictSettings) -> tuple[PeerAgreement, ...]:
     """Every peer route's agreement with topos, in the order the routes first ran."""
     reference = _reference(runs, settings.reference)
     routes = list(dict.fromkeys(run.route for run in runs if is_peer(run.route)))

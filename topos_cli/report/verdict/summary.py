@@ -8,7 +8,7 @@ from topos_cli.report.verdict.agreement import PeerAgreement
 from topos_cli.report.verdict.pairing import Pairing
 from topos_cli.report.verdict.parity import Parity, run_label
 from topos_cli.report.verdict.route_verdict import RouteVerdict
-from topos_cli.result.run_record import RunRecord
+from topos_cli.result.repeat import Repeat
 from topos_cli.shared.exit_status import ExitStatus, most_severe
 from topos_cli.shared.units import MEBIBYTE, format_milliseconds
 
@@ -100,7 +100,7 @@ def _nonfinite_clause(routes: Sequence[RouteVerdict]) -> str | None:
 
 
 def exit_status_of(
-    runs: Sequence[RunRecord], parity: Parity, agreements: Sequence[PeerAgreement] = ()
+    runs: Sequence[Repeat], parity: Parity, agreements: Sequence[PeerAgreement] = ()
 ) -> ExitStatus:
     """The runs' exit status by the README's table: interrupted, parity broken, a run failed.
 
