@@ -13,6 +13,18 @@ import re
 #: memory budget, recomputing what it cannot keep.
 ROUTES = ("engine", "recorded", "remat")
 
+#: The peer routes: the same recording run by another framework (its own autodiff and
+#: optimizer; see `topos.peers`): `torch` (eager PyTorch), `torch-compile` (the loss
+#: through `torch.compile`), `jax` (`jax.grad` under `jax.jit`). Any workload offers them.
+PEER_ROUTES = ("torch", "torch-compile", "jax")
+
+#: Each peer route's module (looked for, never imported, by the grading parent) and the
+#: extra that installs it (`pip install 'topos[torch]'`).
+PEER_MODULES = {"torch": "torch", "torch-compile": "torch", "jax": "jax"}
+
+#: Every route `topos grade --routes` accepts.
+GRADE_ROUTES = ROUTES + PEER_ROUTES
+
 #: What `topos grade` grades unless `--routes` says otherwise: remat runs on request, as
 #: its budget is a choice.
 DEFAULT_ROUTES = ("engine", "recorded")
@@ -45,11 +57,30 @@ class UnknownNameError(ValueError):
     """A route or workload name that names nothing; the message says why in one line."""
 
 
+def is_peer(route: str) -> bool:
+    """Whether `route` is run by a peer framework rather than by topos."""
+    return route in PEER_ROUTES
+
+
 def check_route(name: str) -> str:
-    """`name` if it is a route, else UnknownNameError naming it and the routes."""
-    if name not in ROUTES:
-        raise UnknownNameError(f"unknown route {name!r}; routes are {', '.join(ROUTES)}")
+    """`name` if it is a route (topos's or a peer's), else UnknownNameError naming it and
+    the routes."""
+    if name not in GRADE_ROUTES:
+        raise UnknownNameError(f"unknown route {name!r}; routes are {', '.join(GRADE_ROUTES)}")
     return name
+
+
+def missing_peer(route: str) -> str | None:
+    """For a peer route whose framework is not installed, one line saying which extra
+    installs it; else None. The module is looked for, not imported."""
+    if not is_peer(route):
+        return None
+    from importlib.util import find_spec
+
+    module = PEER_MODULES[route]
+    if find_spec(module) is not None:
+        return None
+    return f"route {route!r} needs {module}, which is not installed: pip install 'topos[{module}]'"
 
 
 def parse_routes(
@@ -61,7 +92,7 @@ def parse_routes(
     naming a route twice (each command its own advice: grade's is `--repeat`)."""
     names = [name.strip() for name in text.split(",")]
     if not any(names):
-        raise UnknownNameError(f"{option} names no route; routes are {', '.join(ROUTES)}")
+        raise UnknownNameError(f"{option} names no route; routes are {', '.join(GRADE_ROUTES)}")
     seen: list[str] = []
     for name in names:
         if not name:

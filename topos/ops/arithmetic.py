@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.emission import declare_emission
 from topos.ops.example import Example, both, normal, on_parameters, positive
 from topos.ops.memory_order import follows_dense_operand
 from topos.ops.memory_rules import ELEMENTWISE, MemoryRules
@@ -219,3 +220,11 @@ declare_examples(
     "neg",
     Example("neg", normal((2, 3)), on_parameters(lambda a: -a)),
 )
+
+# Emission: how each is written in PyTorch and JAX (see topos.ops.emission) ------------
+
+declare_emission("add", lambda xp, a, b: a + b)
+declare_emission("sub", lambda xp, a, b: a - b)
+declare_emission("mul", lambda xp, a, b: a * b)
+declare_emission("div", lambda xp, a, b: a / b)
+declare_emission("neg", lambda xp, a: -a)

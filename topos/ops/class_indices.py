@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.emission import declare_emission
 from topos.ops.example import Example, normal, on_indices, record
 from topos.ops.primitive import declare_examples, primitive
 from topos.ops.shape_rules import fail
@@ -79,3 +80,19 @@ declare_examples(
         on_indices(lambda targets, values: record("place_class", values, targets, classes=5)),
     ),
 )
+
+# Emission: how each is written in PyTorch and JAX (see topos.ops.emission) ------------
+
+
+def _emit_pick_class(xp, values, indices):
+    return xp.take_along(values, xp.indices(indices)[..., None], -1)[..., 0]
+
+
+def _emit_place_class(xp, values, indices, classes=1):
+    numbers = xp.constant(np.arange(classes, dtype=np.int64))
+    chosen = xp.as_float(xp.indices(indices)[..., None] == numbers)
+    return chosen * values[..., None]
+
+
+declare_emission("pick_class", _emit_pick_class)
+declare_emission("place_class", _emit_place_class)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.emission import declare_emission
 from topos.ops.example import Example, normal, on_parameters, record
 from topos.ops.primitive import declare_examples, primitive
 from topos.ops.shape_rules import check_axis, fail, replace_axis
@@ -59,3 +60,7 @@ declare_examples(
         on_parameters(lambda a, b: record("concat", a, b, axis=0)),
     ),
 )
+
+# Emission: how it is written in PyTorch and JAX (see topos.ops.emission) --------------
+
+declare_emission("concat", lambda xp, a, b, axis=0: xp.concat([a, b], axis))

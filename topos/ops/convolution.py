@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from topos.ops.emission import declare_emission, gather_map
 from topos.ops.example import Example, normal, recorded, window
 from topos.ops.memory_order import Layout
 from topos.ops.memory_rules import MemoryRules
@@ -346,3 +347,18 @@ declare_examples(
     _col2im_example("col2im_3x3_same_phases3", (1, 2, 6, 6), **window(phases=3)),
     _col2im_example("col2im_2x3_valid_phases2", (1, 2, 5, 6), **window(2, 3, 1, 0, phases=2)),
 )
+
+# Emission: im2col as the gather its kernel makes, col2im as that gather's adjoint ------
+
+
+def _emit_im2col(xp, images, *, window):
+    return xp.take_flat(images, gather_map("im2col", (tuple(images.shape),), window=window))
+
+
+def _emit_col2im(xp, patches, *, shape, window):
+    where = gather_map("im2col", (tuple(shape),), window=window)
+    return xp.scatter_flat(patches, where, shape)
+
+
+declare_emission("im2col", _emit_im2col)
+declare_emission("col2im", _emit_col2im)

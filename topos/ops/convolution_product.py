@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from topos.ops.convolution import channels_last_interior, col2im, im2col
+from topos.ops.emission import declare_emission, gather_map
 from topos.ops.example import Example, normal, on_parameters, record, recorded, window
 from topos.ops.matmul import SMALL_PRODUCT, matmul, matmul_nt
 from topos.ops.memory_order import Layout
@@ -366,3 +367,17 @@ declare_examples(
     ),
     _convolution_images_example("convolution_images_phases2", (2, 2, 4, 4), 3, **window(phases=2)),
 )
+
+# Emission: the product of the patches (the images' gradient flows back through the
+# emitted im2col); the images' gradient as col2im of the product with the kernel -------
+
+
+def _emit_convolution_images(xp, gradient, kernel, *, shape, window):
+    where = gather_map("im2col", (tuple(shape),), window=window)
+    return xp.scatter_flat(xp.matmul(gradient, xp.swap_last(kernel)), where, shape)
+
+
+declare_emission(
+    "convolution", lambda xp, patches, kernel, images, *, window: xp.matmul(patches, kernel)
+)
+declare_emission("convolution_images", _emit_convolution_images)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.emission import declare_emission
 from topos.ops.example import Example, normal, on_indices, record
 from topos.ops.memory_rules import MemoryRules
 from topos.ops.primitive import declare_examples, primitive
@@ -122,3 +123,15 @@ declare_examples(
         on_indices(lambda tokens, rows: record("embedding_gradient", rows, tokens, rows=6)),
     ),
 )
+
+# Emission: how each is written in PyTorch and JAX (see topos.ops.emission) ------------
+
+
+def _emit_embedding_gradient(xp, gradient, indices, rows=1):
+    features = gradient.shape[-1]
+    flat = xp.reshape(xp.indices(indices), (-1,))
+    return xp.scatter_add(rows, flat, xp.reshape(gradient, (-1, features)))
+
+
+declare_emission("embedding", lambda xp, table, indices: xp.take(table, indices, 0))
+declare_emission("embedding_gradient", _emit_embedding_gradient)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.emission import declare_emission, gather_map
 from topos.ops.example import Example, normal, on_parameters
 from topos.ops.primitive import declare_examples, primitive
 from topos.ops.shape_rules import check_axis, fail, replace_axis
@@ -72,3 +73,19 @@ declare_examples(
     "scatter",
     Example("scatter", normal((2, 4)), on_parameters(_scatter)),
 )
+
+# Emission: gather as a take, scatter as the adjoint of the gather it undoes -----------
+
+
+def _emit_scatter(xp, x, axis=0, indices=(), length=1):
+    shape = list(x.shape)
+    shape[axis] = length
+    where = gather_map("gather", (tuple(shape),), axis=axis, indices=tuple(indices))
+    return xp.scatter_flat(x, where, shape)
+
+
+declare_emission(
+    "gather",
+    lambda xp, x, axis=0, indices=(): xp.take(x, np.asarray(indices, dtype=np.int64), axis),
+)
+declare_emission("scatter", _emit_scatter)

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from topos.ops.emission import declare_emission
 from topos.ops.example import Example, normal, on_parameters, recorded
 from topos.ops.memory_order import follows_dense_operand
 from topos.ops.memory_rules import ELEMENTWISE, MemoryRules
@@ -137,3 +138,21 @@ declare_examples(
     "gelu_gradient",
     Example("gelu_gradient", normal((3, 4), (3, 4)), recorded("gelu_gradient")),
 )
+
+# Emission: the tanh approximation composed; its gradient as the formula ---------------
+
+
+def emit_gelu(xp, x):
+    """gelu written in a peer (see topos.ops.emission)."""
+    return 0.5 * x * (1.0 + xp.tanh(ROOT_TWO_OVER_PI * (x + CUBIC * x * x * x)))
+
+
+def emit_gelu_slope(xp, x):
+    """gelu'(x) written in a peer."""
+    t = xp.tanh(ROOT_TWO_OVER_PI * (x + CUBIC * x * x * x))
+    slope = ROOT_TWO_OVER_PI * (1.0 + 3.0 * CUBIC * x * x)
+    return 0.5 * (1.0 + t) + 0.5 * x * slope * (1.0 - t * t)
+
+
+declare_emission("gelu", emit_gelu)
+declare_emission("gelu_gradient", lambda xp, x, gradient: gradient * emit_gelu_slope(xp, x))

@@ -16,8 +16,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.emission import declare_emission
 from topos.ops.example import Example, normal, recorded
-from topos.ops.gelu import _derive_gelu_gradient, gelu, gelu_gradient
+from topos.ops.gelu import (
+    _derive_gelu_gradient,
+    emit_gelu,
+    emit_gelu_slope,
+    gelu,
+    gelu_gradient,
+)
 from topos.ops.memory_rules import MemoryRules
 from topos.ops.primitive import declare_examples, primitive
 from topos.ops.shape_rules import fail
@@ -222,4 +229,18 @@ declare_examples(
 declare_examples(
     "gelu_product_weights",
     Example("gelu_product_weights", normal((3, 4), (3, 2)), recorded("gelu_product_weights")),
+)
+
+# Emission: the unfused composite, `gelu(u) @ W` and its gradients ---------------------
+
+declare_emission("gelu_product", lambda xp, u, weights: xp.matmul(emit_gelu(xp, u), weights))
+declare_emission(
+    "gelu_product_gradient",
+    lambda xp, u, gradient, weights: (
+        emit_gelu_slope(xp, u) * xp.matmul(gradient, xp.swap_last(weights))
+    ),
+)
+declare_emission(
+    "gelu_product_weights",
+    lambda xp, u, gradient: xp.matmul(xp.swap_last(emit_gelu(xp, u)), gradient),
 )

@@ -34,6 +34,7 @@ import math
 
 import numpy as np
 
+from topos.ops.emission import declare_emission
 from topos.ops.example import Example, distinct, normal, on_parameters, record
 from topos.ops.kink import Kink, own_output
 from topos.ops.memory_rules import MemoryRules
@@ -383,3 +384,27 @@ declare_examples(
         "lane_select_pooling_axes", "lane_select", (2, 2, 2, 1, 2, 3), axes=(2, 4)
     ),
 )
+
+# Emission: the winning lane picked by its number, so the peer's gradient reaches the
+# winner alone, as lane_max's rule sends it (see topos.ops.emission) --------------------
+
+
+def _emit_lane_argmax(xp, x, axes=(0,)):
+    return xp.as_float(xp.argmax(xp.lanes_first(x, axes), 0))
+
+
+def _emit_winning_lane(xp, values, winners, axes=(0,)):
+    lanes = xp.lanes_first(values, axes)
+    return xp.take_along(lanes, xp.indices(xp.stop_gradient(winners))[None], 0)[0]
+
+
+def _emit_lane_place(xp, winners, gradient, axes=(0,), extents=(1,)):
+    count = int(np.prod(extents))
+    placed = xp.one_hot_lanes(winners, count) * gradient[None]
+    return xp.lanes_back(placed, axes, extents)
+
+
+declare_emission("lane_argmax", _emit_lane_argmax)
+declare_emission("lane_max", _emit_winning_lane)
+declare_emission("lane_place", _emit_lane_place)
+declare_emission("lane_select", _emit_winning_lane)

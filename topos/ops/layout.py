@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.emission import declare_emission
 from topos.ops.example import Example, normal, on_parameters
 from topos.ops.memory_rules import VIEW_ALWAYS, VIEW_WHEN_CONTIGUOUS, MemoryRules
 from topos.ops.primitive import declare_examples, primitive
@@ -94,3 +95,8 @@ declare_examples(
     "reshape",
     Example("reshape", normal((2, 3, 4)), on_parameters(lambda a: a.reshape(4, 6))),
 )
+
+# Emission: how each is written in PyTorch and JAX (see topos.ops.emission) ------------
+
+declare_emission("permute", lambda xp, x, axes=(): xp.permute(x, axes))
+declare_emission("reshape", lambda xp, x, shape=(): xp.reshape(x, tuple(shape)))

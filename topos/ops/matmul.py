@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.emission import declare_emission
 from topos.ops.example import Example, normal, on_parameters, recorded
 from topos.ops.memory_order import Layout, identity
 from topos.ops.memory_rules import MemoryRules
@@ -293,3 +294,9 @@ declare_examples(
     Example("matmul_tn", normal((4, 3), (4, 2)), recorded("matmul_tn")),
     Example("matmul_tn_batched", normal((2, 4, 3), (2, 4, 5)), recorded("matmul_tn")),
 )
+
+# Emission: how each is written in PyTorch and JAX (see topos.ops.emission) ------------
+
+declare_emission("matmul", lambda xp, a, b: xp.matmul(a, b))
+declare_emission("matmul_nt", lambda xp, a, b: xp.matmul(a, xp.swap_last(b)))
+declare_emission("matmul_tn", lambda xp, a, b: xp.matmul(xp.swap_last(a), b))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.emission import declare_emission
 from topos.ops.example import Example, apart, on_parameters
 from topos.ops.kink import Kink
 from topos.ops.memory_rules import ELEMENTWISE
@@ -52,3 +53,6 @@ declare_examples(
     Example("maximum_scalar_left", apart((3, 4), ()), on_parameters(lambda a, b: b.maximum(a))),
     Example("maximum_broadcast", apart((2, 3), (3,)), on_parameters(lambda a, b: a.maximum(b))),
 )
+
+# Emission: left-biased, as the rule (the right operand wins only where strictly larger).
+declare_emission("maximum", lambda xp, a, b: xp.where(b > a, b, a))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.emission import declare_emission
 from topos.ops.example import Example, normal, on_parameters
 from topos.ops.memory_rules import VIEW_ALWAYS, MemoryRules
 from topos.ops.primitive import declare_examples, primitive
@@ -84,4 +85,11 @@ declare_examples(
 declare_examples(
     "narrow",
     Example("narrow", normal((3, 5)), on_parameters(lambda a: a.narrow(1, 1, 3))),
+)
+
+# Emission: how each is written in PyTorch and JAX (see topos.ops.emission) ------------
+
+declare_emission("pad", lambda xp, x, widths=(): xp.pad(x, widths))
+declare_emission(
+    "narrow", lambda xp, x, axis=0, start=0, length=0: xp.narrow(x, axis, start, length)
 )

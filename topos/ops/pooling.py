@@ -31,6 +31,7 @@ import math
 
 import numpy as np
 
+from topos.ops.emission import declare_emission
 from topos.ops.example import Example, distinct, normal, recorded
 from topos.ops.kink import Kink
 from topos.ops.memory_order import follows_first
@@ -349,3 +350,62 @@ declare_examples(
     _pool_with_fixed_input("max_pool_pick_2x2", "max_pool_pick", (2, 3, 4, 6), 2, 2),
     _pool_with_fixed_input("max_pool_pick_3x3_stride2", "max_pool_pick", (1, 2, 5, 5), 3, 2),
 )
+
+# Emission: each window's lanes as strided slices, folded by a left-biased maximum, so
+# the peer's gradient goes to the first winning lane, as the rule sends it -------------
+
+
+def _pool_lanes(xp, x, size, stride):
+    """The strided slices of `x` [N, C, H, W], one per window lane, row-major."""
+    height, width = _pooled_shape("max_pool", Shape(tuple(x.shape)), size, stride)[2:]
+    return [
+        x[
+            :,
+            :,
+            i : i + stride * (height - 1) + 1 : stride,
+            j : j + stride * (width - 1) + 1 : stride,
+        ]
+        for i in range(size)
+        for j in range(size)
+    ]
+
+
+def _pool_winners(xp, lanes):
+    """The number of each window's first winning lane, as floats (no gradient)."""
+    best, winners = xp.stop_gradient(lanes[0]), xp.zeros(tuple(lanes[0].shape))
+    for number, lane in enumerate(lanes[1:], start=1):
+        lane = xp.stop_gradient(lane)
+        wins = lane > best
+        winners = xp.where(wins, xp.zeros_like(winners) + number, winners)
+        best = xp.where(wins, lane, best)
+    return winners
+
+
+def _emit_max_pool(xp, x, size=1, stride=1):
+    lanes = _pool_lanes(xp, x, size, stride)
+    best = lanes[0]
+    for lane in lanes[1:]:
+        best = xp.where(lane > best, lane, best)
+    return best
+
+
+def _lane_map(shape, size, stride):
+    numbers = np.arange(1, int(np.prod(shape)) + 1, dtype=np.int64).reshape(shape)
+    return np.stack(_pool_lanes(None, numbers, size, stride))
+
+
+def _emit_max_pool_route(xp, x, gradient, size=1, stride=1):
+    lanes = _pool_lanes(xp, x, size, stride)
+    chosen = xp.one_hot_lanes(_pool_winners(xp, lanes), len(lanes)) * gradient[None]
+    return xp.scatter_flat(chosen, _lane_map(tuple(x.shape), size, stride), tuple(x.shape))
+
+
+def _emit_max_pool_pick(xp, x, values, size=1, stride=1):
+    winners = _pool_winners(xp, _pool_lanes(xp, x, size, stride))
+    picked = xp.stack(_pool_lanes(xp, values, size, stride))
+    return xp.take_along(picked, xp.indices(winners)[None], 0)[0]
+
+
+declare_emission("max_pool", _emit_max_pool)
+declare_emission("max_pool_route", _emit_max_pool_route)
+declare_emission("max_pool_pick", _emit_max_pool_pick)

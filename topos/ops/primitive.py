@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from topos.ops.emission import Emission
 from topos.ops.example import Example
 from topos.ops.kink import Kink
 from topos.ops.memory_rules import MemoryRules
@@ -48,6 +49,9 @@ class Primitive:
 
     A primitive whose derivative is not defined everywhere says where (`kink`), so a
     finite-difference check can tell a perturbation that crosses one.
+
+    `emission` says how the primitive is written in the peer frameworks, PyTorch and JAX
+    (see `topos.ops.emission`; declared in the primitive's module by `declare_emission`).
     """
 
     name: str
@@ -60,6 +64,7 @@ class Primitive:
     value_method: bool = False
     index_operands: tuple[int, ...] = ()
     kink: Kink | None = None
+    emission: Emission | None = None
 
     def __post_init__(self) -> None:
         self.examples = tuple(self.examples)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.emission import declare_emission
 from topos.ops.example import Example, normal, on_parameters, record
 from topos.ops.memory_rules import VIEW_ALWAYS, MemoryRules
 from topos.ops.primitive import declare_examples, primitive
@@ -337,3 +338,24 @@ declare_examples(
     Example("logsumexp", normal((3, 4)), on_parameters(lambda a: a.logsumexp(1))),
     Example("logsumexp_axis0", normal((3, 4)), on_parameters(lambda a: a.logsumexp(0))),
 )
+
+# Emission: how each is written in PyTorch and JAX (see topos.ops.emission) ------------
+
+
+def _emit_sum(xp, x, axis=None, to_shape=None):
+    if to_shape is not None:
+        return xp.sum_to(x, to_shape)
+    return xp.sum(x) if axis is None else xp.sum(x, axis=axis)
+
+
+def _emit_broadcast(xp, x, to_shape=None, copy=False, axis=None, size=None):
+    if axis is not None:
+        extents = tuple(x.shape)
+        inserted = xp.reshape(x, (*extents[:axis], 1, *extents[axis:]))
+        return xp.broadcast_to(inserted, (*extents[:axis], size, *extents[axis:]))
+    return xp.broadcast_to(x, tuple(to_shape))
+
+
+declare_emission("sum", _emit_sum)
+declare_emission("broadcast", _emit_broadcast)
+declare_emission("logsumexp", lambda xp, x, axis=0: xp.logsumexp(x, axis))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.emission import declare_emission
 from topos.ops.example import Example, both, normal, on_parameters, positive, record
 from topos.ops.memory_rules import MemoryRules
 from topos.ops.primitive import declare_examples, primitive
@@ -249,5 +250,28 @@ declare_examples(
         "rms_norm_weight_gradient",
         normal((2, 3, 5), (2, 3, 5)),
         on_parameters(lambda x, g: record("rms_norm_weight_gradient", x, g, eps=0.01)),
+    ),
+)
+
+# Emission: the composed form; the gradients as their formulas ------------------------
+
+
+def _emit_scale(xp, x, eps):
+    return 1.0 / xp.sqrt(xp.sum(x * x, axis=-1, keepdims=True) / x.shape[-1] + eps)
+
+
+def _emit_rms_norm_gradient(xp, x, weight, gradient, eps=1e-6):
+    scale = _emit_scale(xp, x, eps)
+    normalised, pushed = x * scale, gradient * weight
+    mean = xp.sum(pushed * normalised, axis=-1, keepdims=True) / x.shape[-1]
+    return scale * (pushed - normalised * mean)
+
+
+declare_emission("rms_norm", lambda xp, x, weight, eps=1e-6: x * _emit_scale(xp, x, eps) * weight)
+declare_emission("rms_norm_gradient", _emit_rms_norm_gradient)
+declare_emission(
+    "rms_norm_weight_gradient",
+    lambda xp, x, gradient, eps=1e-6: xp.sum_to(
+        gradient * (x * _emit_scale(xp, x, eps)), (x.shape[-1],)
     ),
 )

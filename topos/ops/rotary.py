@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.emission import declare_emission
 from topos.ops.example import Example, normal, on_parameters, record
 from topos.ops.memory_rules import MemoryRules
 from topos.ops.primitive import declare_examples, primitive
@@ -130,3 +131,17 @@ declare_examples(
         on_parameters(lambda c, s, x: record("rotary", x, c, s, inverse=True)),
     ),
 )
+
+# Emission: the halves turned, as the kernel's formula ---------------------------------
+
+
+def _emit_rotary(xp, x, cos, sin, inverse=False):
+    half = x.shape[-1] // 2
+    axis = len(x.shape) - 1
+    first, second = xp.narrow(x, axis, 0, half), xp.narrow(x, axis, half, half)
+    if inverse:
+        sin = -sin
+    return xp.concat([first * cos - second * sin, second * cos + first * sin], axis)
+
+
+declare_emission("rotary", _emit_rotary)

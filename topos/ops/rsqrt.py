@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.emission import declare_emission
 from topos.ops.example import Example, on_parameters, positive
 from topos.ops.memory_rules import ELEMENTWISE
 from topos.ops.primitive import declare_examples, primitive
@@ -28,3 +29,6 @@ declare_examples(
     "rsqrt",
     Example("rsqrt", positive((3, 4)), on_parameters(lambda a: a.rsqrt())),
 )
+
+# Emission: a square root, then one division, as the kernel.
+declare_emission("rsqrt", lambda xp, x: 1.0 / xp.sqrt(x))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.emission import declare_emission
 from topos.ops.example import Example, normal, on_parameters
 from topos.ops.memory_rules import ELEMENTWISE
 from topos.ops.primitive import declare_examples, primitive
@@ -40,3 +41,6 @@ declare_examples(
     "sigmoid",
     Example("sigmoid", normal((3, 4)), on_parameters(lambda a: a.sigmoid())),
 )
+
+# Emission: the peer's own logistic function.
+declare_emission("sigmoid", lambda xp, x: xp.sigmoid(x))

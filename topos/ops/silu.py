@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.emission import declare_emission
 from topos.ops.example import Example, normal, on_parameters, recorded
 from topos.ops.memory_order import follows_dense_operand
 from topos.ops.memory_rules import ELEMENTWISE, MemoryRules
@@ -93,3 +94,14 @@ declare_examples(
     "silu_gradient",
     Example("silu_gradient", normal((3, 4), (3, 4)), recorded("silu_gradient")),
 )
+
+# Emission: `x * sigmoid(x)`, and the gradient's formula -------------------------------
+
+
+def _emit_silu_gradient(xp, x, gradient):
+    s = xp.sigmoid(x)
+    return gradient * s * (1.0 + x * (1.0 - s))
+
+
+declare_emission("silu", lambda xp, x: x * xp.sigmoid(x))
+declare_emission("silu_gradient", _emit_silu_gradient)

@@ -12,6 +12,7 @@ import functools
 
 import numpy as np
 
+from topos.ops.emission import declare_emission
 from topos.ops.example import Example, normal, on_parameters, record, recorded
 from topos.ops.primitive import declare_examples, primitive
 from topos.ops.row_sums import row_sums
@@ -146,3 +147,20 @@ declare_examples(
         recorded("softmax_gradient"),
     ),
 )
+
+# Emission: how each is written in PyTorch and JAX (see topos.ops.emission) ------------
+
+
+def _emit_softmax(xp, x, causal=False):
+    if causal:
+        x = x + xp.constant(causal_mask(x.shape[-1], np.dtype(xp.dtype)))
+    shifted = xp.exp(x - xp.stop_gradient(xp.max(x, -1, keepdims=True)))
+    return shifted / xp.sum(shifted, axis=-1, keepdims=True)
+
+
+def _emit_softmax_gradient(xp, probabilities, gradient):
+    return probabilities * (gradient - xp.sum(gradient * probabilities, axis=-1, keepdims=True))
+
+
+declare_emission("softmax", _emit_softmax)
+declare_emission("softmax_gradient", _emit_softmax_gradient)

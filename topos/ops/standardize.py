@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.emission import declare_emission
 from topos.ops.example import Example, both, normal, on_parameters, positive, record
 from topos.ops.memory_order import contiguous
 from topos.ops.memory_rules import MemoryRules
@@ -227,3 +228,24 @@ declare_examples(
         on_parameters(lambda x, g, s: record("standardize_gradient", x, g, s)),
     ),
 )
+
+# Emission: the composed form; the peer differentiates it -----------------------------
+
+
+def _row_mean_of(xp, x):
+    return xp.sum(x, axis=-1, keepdims=True) / x.shape[-1]
+
+
+def _emit_row_scale(xp, x, eps=1e-5):
+    centred = x - _row_mean_of(xp, x)
+    return 1.0 / xp.sqrt(_row_mean_of(xp, centred * centred) + eps)
+
+
+def _emit_standardize_gradient(xp, normalised, gradient, scale):
+    mean = _row_mean_of(xp, gradient)
+    return scale * (gradient - mean - normalised * _row_mean_of(xp, gradient * normalised))
+
+
+declare_emission("row_scale", _emit_row_scale)
+declare_emission("standardize", lambda xp, x, scale: (x - _row_mean_of(xp, x)) * scale)
+declare_emission("standardize_gradient", _emit_standardize_gradient)

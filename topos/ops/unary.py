@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.emission import declare_emission
 from topos.ops.example import Example, away_from_zero, normal, on_parameters, positive
 from topos.ops.kink import Kink, positive_side
 from topos.ops.memory_rules import ELEMENTWISE
@@ -190,3 +191,23 @@ declare_examples(
     Example("power_inverse_root", positive((2, 3)), on_parameters(lambda a: a**-0.5)),
     Example("power_one", normal((2, 3)), on_parameters(lambda a: a**1)),
 )
+
+# Emission: how each is written in PyTorch and JAX (see topos.ops.emission) ------------
+
+declare_emission("exp", lambda xp, x: xp.exp(x))
+declare_emission("ln", lambda xp, x: xp.log(x))
+declare_emission("sqrt", lambda xp, x: xp.sqrt(x))
+declare_emission("tanh", lambda xp, x: xp.tanh(x))
+# The mask is strict, as the rule's heaviside of the output: nothing flows back at 0.
+declare_emission("relu", lambda xp, x: xp.where(x > 0, x, xp.zeros_like(x)))
+declare_emission("heaviside", lambda xp, x: xp.as_float(x > 0))
+declare_emission("abs", lambda xp, x: xp.abs(x))
+
+
+def _emit_power(xp, x, exponent=1.0):
+    if exponent == 2.0:
+        return x * x
+    return x**exponent
+
+
+declare_emission("power", _emit_power)

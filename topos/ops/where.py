@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.emission import declare_emission
 from topos.ops.example import Example, normal
 from topos.ops.memory_order import follows_dense_operand
 from topos.ops.memory_rules import MemoryRules
@@ -66,4 +67,9 @@ def _chosen(tape, tensors):
 declare_examples(
     "where",
     Example("where", normal((3, 4), (4,)), _chosen),
+)
+
+# Emission: the condition is fixed (nothing flows back to it).
+declare_emission(
+    "where", lambda xp, condition, first, second: xp.where(condition != 0, first, second)
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from topos.ops.emission import declare_emission, gather_map
 from topos.ops.example import Example, normal, on_parameters
 from topos.ops.memory_rules import VIEW_ALWAYS, MemoryRules
 from topos.ops.primitive import declare_examples, primitive
@@ -108,3 +109,21 @@ declare_examples(
     Example("fold", normal((2, 4, 3)), on_parameters(lambda a: a.fold(1, 6, 1))),
     Example("fold_stride2", normal((2, 3, 2)), on_parameters(lambda a: a.fold(1, 6, 2))),
 )
+
+# Emission: unfold as the gather its kernel makes, fold as that gather's adjoint -------
+
+
+def _emit_unfold(xp, x, axis=0, size=1, stride=1):
+    where = gather_map("unfold", (tuple(x.shape),), axis=axis, size=size, stride=stride)
+    return xp.take_flat(x, where)
+
+
+def _emit_fold(xp, x, axis=0, length=1, stride=1):
+    shape = list(x.shape)[:-1]
+    shape[axis] = length
+    where = gather_map("unfold", (tuple(shape),), axis=axis, size=x.shape[-1], stride=stride)
+    return xp.scatter_flat(x, where, shape)
+
+
+declare_emission("unfold", _emit_unfold)
+declare_emission("fold", _emit_fold)

@@ -36,8 +36,11 @@ the routes, which call the same kernels, agree bit for bit.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
+from topos.ops.emission import declare_emission
 from topos.ops.example import Example, recorded, window
 from topos.ops.memory_order import Layout
 from topos.ops.memory_rules import MemoryRules
@@ -527,3 +530,69 @@ declare_examples(
         **window(),
     ),
 )
+
+
+# Emission: each transform as a gather of tiles (or a placement of rows) and one product
+# with its Kronecker matrix; the maps come from the kernels themselves ------------------
+
+
+@functools.lru_cache(maxsize=64)
+def _tile_map(shape: tuple[int, ...], window: PatchWindow) -> np.ndarray:
+    """`[36, T, C]`: 1 + the flat index of the image pixel at each tile position (0 in the
+    padding), found by undoing `B^T (.) B` on winograd_input of the numbers 1..n."""
+    numbers = np.arange(1, int(np.prod(shape)) + 1, dtype=np.float64).reshape(shape)
+    transformed = winograd_input.kernel(numbers, window=window)
+    undone = np.linalg.solve(_TWO_SIDED["input"], transformed.reshape(POSITIONS, -1))
+    mapped = np.rint(undone).astype(np.int64).reshape(transformed.shape)
+    mapped.setflags(write=False)
+    return mapped
+
+
+@functools.lru_cache(maxsize=64)
+def _row_map(tiles: int, filters: int, pixels: tuple[int, ...], window: PatchWindow) -> np.ndarray:
+    """`[N*H*W, F]`: 1 + the flat index into the `[16, T, F]` output tiles each row entry
+    is placed from, found by running winograd_output on products whose transform is the
+    numbers 1..n (`A^T (.) A` has full row rank, so a right inverse makes them)."""
+    count = TILE * TILE * tiles * filters
+    numbers = np.arange(1, count + 1, dtype=np.float64).reshape(TILE * TILE, -1)
+    products = (np.linalg.pinv(_TWO_SIDED["output"]) @ numbers).reshape(POSITIONS, tiles, filters)
+    placed = winograd_output.kernel(products, pixels=pixels, window=window)
+    mapped = np.rint(placed).astype(np.int64)
+    mapped.setflags(write=False)
+    return mapped
+
+
+def _mix(xp, matrix: np.ndarray, values):
+    """`matrix @ values` over `values`' first axis, the rest kept."""
+    rest = tuple(values.shape[1:])
+    flat = xp.reshape(values, (values.shape[0], -1))
+    return xp.reshape(xp.matmul(xp.constant(matrix), flat), (matrix.shape[0], *rest))
+
+
+def _emit_input(xp, images, *, window):
+    tiles = xp.take_flat(images, _tile_map(tuple(images.shape), window))
+    return _mix(xp, _TWO_SIDED["input"], tiles)
+
+
+def _emit_input_adjoint(xp, tiles, *, shape, window):
+    spread = _mix(xp, _TWO_SIDED["input"].T, tiles)
+    return xp.scatter_flat(spread, _tile_map(tuple(shape), window), shape)
+
+
+def _emit_output(xp, products, *, pixels, window):
+    _, tiles, filters = products.shape
+    placed = _mix(xp, _TWO_SIDED["output"], products)
+    return xp.take_flat(placed, _row_map(tiles, filters, tuple(pixels), window))
+
+
+def _emit_output_adjoint(xp, rows, *, pixels, window):
+    tiles, filters = tile_count(*pixels), rows.shape[-1]
+    where = _row_map(tiles, filters, tuple(pixels), window)
+    gathered = xp.scatter_flat(rows, where, (TILE * TILE, tiles, filters))
+    return _mix(xp, _TWO_SIDED["output"].T, gathered)
+
+
+declare_emission("winograd_input", _emit_input)
+declare_emission("winograd_input_adjoint", _emit_input_adjoint)
+declare_emission("winograd_output", _emit_output)
+declare_emission("winograd_output_adjoint", _emit_output_adjoint)

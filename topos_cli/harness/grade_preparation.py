@@ -15,10 +15,11 @@ from pathlib import Path
 from topos.budget_text import BudgetTextError, parse_budget
 from topos.names import (
     DEFAULT_ROUTES,
-    ROUTES,
+    GRADE_ROUTES,
     UnknownNameError,
     check_route,
     check_workload_name,
+    missing_peer,
 )
 from topos_cli.harness.data_option import data_directory
 from topos_cli.harness.monitor import WorkerRequest, worker_environment
@@ -131,9 +132,15 @@ def prepare(options: GradeOptions, moment: datetime | None = None) -> PreparedGr
     try:
         check_workload_name(options.workload)
         if not options.routes:
-            raise UnknownNameError(f"--routes names no route; routes are {', '.join(ROUTES)}")
+            raise UnknownNameError(f"--routes names no route; routes are {', '.join(GRADE_ROUTES)}")
         for route in options.routes:
             check_route(route)
+        for route in options.routes:
+            # A peer's framework is an optional extra: refused now, in one line, before
+            # any worker starts (looked for, never imported: the parent stays light).
+            missing = missing_peer(route)
+            if missing is not None:
+                raise UnknownNameError(missing)
     except UnknownNameError as error:
         raise ToposUsageError(str(error)) from None
     for budget in (options.budget, *options.budgets):

@@ -220,6 +220,8 @@ class JudgedVerdict(ResultPart, forbid_unknown_fields=False):
     parity: dict[str, Any] | None = None
     routes: list[dict[str, Any]] = msgspec.field(default_factory=list)
     pairings: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    #: Each peer route's agreement with topos (`PeerAgreement.to_json`).
+    peers: list[dict[str, Any]] = msgspec.field(default_factory=list)
     warnings: list[StoredWarning] = msgspec.field(default_factory=list)
 
 

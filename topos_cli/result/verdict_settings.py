@@ -45,5 +45,13 @@ class VerdictSettings(ResultPart):
     #: Warn when the load average exceeds this many runnable processes per core.
     load_per_core_limit: Factor = 0.5
     #: Resamples of a bootstrap interval: enough for two digits, bounded for a file's sake.
+    #: A peer route (torch, jax) agrees with topos while the relative difference of its
+    #: loss, `|a - b| / max(|a|, |b|)`, stays within this at every step: float32 rounding
+    #: (some 1e-7 at step 0) grows as training goes on, by orders of magnitude over
+    #: hundreds of steps, but a wrong program is off by far more from step 0.
+    peer_loss_tolerance: Factor = 1e-3
+    #: ... and while each parameter's gradient at step 0 is within this relative error
+    #: (the norm of the difference over the norm of topos's gradient).
+    peer_gradient_tolerance: Factor = 1e-3
     bootstrap_resamples: Annotated[int, msgspec.Meta(ge=1, le=100_000)] = 1000
     confidence: Annotated[float, msgspec.Meta(gt=0.0, lt=1.0)] = 0.95

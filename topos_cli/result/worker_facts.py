@@ -84,6 +84,20 @@ class Numerics(ResultPart):
     environment: dict[str, str | None] = msgspec.field(default_factory=dict)
 
 
+class PeerFacts(ResultPart):
+    """A peer route's framework and what it was given: its version, the nodes of the
+    emitted program, and at step 0 each parameter's gradient by the peer against topos's
+    (relative error of the Euclidean norm of the difference, by parameter name)."""
+
+    framework: str
+    version: str | None = None
+    emitted_nodes: Count | None = None
+    shards: Count | None = None
+    dtype: str | None = None
+    optimizer: str | None = None
+    gradient_errors: dict[str, Ratio] = msgspec.field(default_factory=dict)
+
+
 class ReadyFacts(ResultPart):
     """Everything a worker says when ready: what it loaded and lowered, its warm-up, its
     memory at ready; the harness reads what it needs of it, the result keeps it whole."""
@@ -118,6 +132,8 @@ class ReadyFacts(ResultPart):
     high_water_source: str | None = None
     python: str | None = None
     numerics: Numerics | None = None
+    #: A peer route's framework and its gradients at step 0 against topos's.
+    peer: PeerFacts | None = None
 
     @property
     def shard_process_ids(self) -> list[int]:

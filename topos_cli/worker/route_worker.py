@@ -16,12 +16,14 @@ import time
 import traceback
 from typing import Any, TextIO
 
+from topos.names import is_peer
 from topos.system import process_memory
 from topos_cli import count_own_frames_as_machinery
 from topos_cli.result.worker_facts import (
     DatasetFacts,
     LiveVolume,
     Numerics,
+    PeerFacts,
     ReadyFacts,
     RematFacts,
     ShardProcessFacts,
@@ -104,6 +106,9 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
     count_own_frames_as_machinery()
 
     workload = resolve(arguments.workload)
+    if is_peer(arguments.route):
+        # Any workload offers the peer routes: they need nothing of it but its recording.
+        return train_peer(workload, arguments, events)
     if arguments.route not in workload.routes:
         raise WorkloadRouteError(
             f"workload {workload.name!r} has no route {arguments.route!r}; "
@@ -212,6 +217,92 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
         return _train_steps(arguments, events, training, step_peak, started)
     finally:
         program.close()
+
+
+class PeerProgram:
+    """What the step loop asks of a route's program, for a peer route: no shard processes
+    (a peer runs its shards one after another in its one program)."""
+
+    @property
+    def shard_process_ids(self) -> list[int]:
+        return []
+
+    def shard_process_memory(self) -> list[tuple[int, int]]:
+        return []
+
+    def close(self) -> None:
+        return None
+
+
+def train_peer(workload: Any, arguments: WorkerCommand, events: EventStream) -> int:
+    """A peer route (`torch`, `torch-compile`, `jax`): the workload's recording emitted to
+    the peer and trained there, measured as topos's routes are (steps, CPU time, RSS).
+
+    Before it is ready it computes step 0's gradients both ways, the peer's and topos's
+    (the recorded route), so the verdict can say how far they agree; what topos's
+    computation leaves in the heap counts in the RSS at ready, not in the training delta
+    (the high-water mark is reset at ready)."""
+    from topos.peers import PeerTraining
+
+    count_own_frames_as_machinery()
+    data = None if arguments.data in (None, "synthetic") else arguments.data
+    started_loading = time.perf_counter()
+    training = PeerTraining(workload, arguments.route, workload.dataset(data), arguments.steps)
+    training.program = PeerProgram()
+    gradient_errors = training.gradient_errors()
+    lower_seconds = time.perf_counter() - started_loading
+    gc.collect()
+    held_seconds = wait_for_turn(events) if arguments.hold else 0.0
+    if held_seconds is None:
+        return EXIT_ERROR
+    warm_up_times = warm_up(training, arguments.warmup)
+    gc.collect()
+    dataset = training.dataset
+    high_water_source = "proc" if process_memory.reset_high_water() else "sampling"
+    ready_rss = process_memory.resident_bytes()
+    settings = type(training.emitter).__name__
+    ready = ReadyFacts(
+        pid=os.getpid(),
+        workload=training.workload.name,
+        route=arguments.route,
+        steps=arguments.steps,
+        dataset=DatasetFacts(
+            name=dataset.name,
+            source=dataset.source,
+            format=dataset.format,
+            fingerprint=dataset.fingerprint,
+            train_images=len(dataset.train),
+        ),
+        plan=[
+            f"peer: {arguments.route} ({training.version}), {training.emitted_nodes} nodes "
+            f"emitted, {training.shards} shard{'s' if training.shards != 1 else ''} in one "
+            f"program"
+        ],
+        posture="peer",
+        shards=training.shards,
+        forward_nodes=training.emitted_nodes,
+        lower_seconds=lower_seconds,
+        warm_up_seconds=warm_up_times[0] if warm_up_times else None,
+        warmup_steps=len(warm_up_times),
+        warm_up_step_seconds=warm_up_times,
+        held_seconds=held_seconds,
+        ready_rss_bytes=ready_rss,
+        high_water_source=high_water_source,
+        python=platform.python_version(),
+        numerics=blas_description(),
+        peer=PeerFacts(
+            framework=arguments.route.split("-")[0],
+            version=training.version,
+            emitted_nodes=training.emitted_nodes,
+            shards=training.shards,
+            dtype=str(training.network.dtype),
+            optimizer=settings,
+            gradient_errors=gradient_errors,
+        ),
+    )
+    events.emit(Ready(ready))
+    step_peak = StepPeak()
+    return _train_steps(arguments, events, training, step_peak, time.perf_counter())
 
 
 def warm_up(training: Any, steps: int) -> list[float]:

@@ -122,6 +122,7 @@ def _parity_cell(route: RouteParity | None, parity: Parity) -> str:
 def verdict_rows(verdict: Verdict) -> list[list[str]]:
     """The verdict table as rows of strings, one per route, in `VERDICT_HEADERS` order."""
     parities = {route.route: route for route in verdict.parity.routes}
+    agreements = {agreement.route: agreement for agreement in verdict.agreements}
     rows = []
     for route in verdict.routes:
         median_cell, cpu_cell, first, speed_ratio = _speed_cells(route, verdict.reference)
@@ -137,7 +138,9 @@ def verdict_rows(verdict: Verdict) -> list[list[str]]:
                 peak,
                 delta,
                 memory_ratio,
-                _parity_cell(parities.get(route.route), verdict.parity),
+                agreements[route.route].cell()
+                if route.route in agreements
+                else _parity_cell(parities.get(route.route), verdict.parity),
             ]
         )
     return rows

@@ -10,7 +10,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from topos.names import is_peer
 from topos_cli.report.statistics import RatioEstimate
+from topos_cli.report.verdict.agreement import PeerAgreement, judge_peers
 from topos_cli.report.verdict.noise import NoiseWarning, noise_warnings
 from topos_cli.report.verdict.pairing import Pairing, pair_routes
 from topos_cli.report.verdict.parity import Parity, judge_parity
@@ -33,6 +35,8 @@ class Verdict:
     exit_status: int
     #: Routes judged against a partner besides the reference (remat against recorded).
     pairings: tuple[Pairing, ...] = ()
+    #: Peer routes (torch, jax) judged by agreement with topos, apart from bit parity.
+    agreements: tuple[PeerAgreement, ...] = ()
 
     def route(self, name: str) -> RouteVerdict:
         """The verdict on the route called `name`; raises `KeyError` if none."""
@@ -50,6 +54,7 @@ class Verdict:
             "parity": self.parity.to_json(),
             "routes": [route.to_json() for route in self.routes],
             "pairings": [pairing.to_json() for pairing in self.pairings],
+            "peers": [agreement.to_json() for agreement in self.agreements],
             "warnings": [warning.to_json() for warning in self.warnings],
             "settings": self.settings.to_json(),
         }
@@ -87,7 +92,9 @@ def decide_verdict(
     routes = tuple(
         with_ratios(route, reference, settings, known.get(route.route)) for route in judged
     )
-    parity = judge_parity(runs, settings.reference)
+    # Bit parity is promised among topos's own routes only; peers agree within tolerance.
+    parity = judge_parity([run for run in runs if not is_peer(run.route)], settings.reference)
+    agreements = judge_peers(runs, settings)
     warnings = noise_warnings(routes, settings, load_average, cores)
     pairings = pair_routes(judged, settings)
 
@@ -97,7 +104,10 @@ def decide_verdict(
         routes=routes,
         parity=parity,
         warnings=tuple(warnings),
-        summary=summary_sentence(routes, reference, parity, settings.reference, pairings),
-        exit_status=exit_status_of(runs, parity),
+        summary=summary_sentence(
+            routes, reference, parity, settings.reference, pairings, agreements
+        ),
+        exit_status=exit_status_of(runs, parity, agreements),
         pairings=pairings,
+        agreements=agreements,
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from topos_cli.report.verdict.agreement import PeerAgreement
 from topos_cli.report.verdict.pairing import Pairing
 from topos_cli.report.verdict.parity import Parity, run_label
 from topos_cli.report.verdict.route_verdict import RouteVerdict
@@ -98,19 +99,25 @@ def _nonfinite_clause(routes: Sequence[RouteVerdict]) -> str | None:
     return f"loss not finite: {', '.join(unique)}" if unique else None
 
 
-def exit_status_of(runs: Sequence[Repeat], parity: Parity) -> ExitStatus:
+def exit_status_of(
+    runs: Sequence[Repeat], parity: Parity, agreements: Sequence[PeerAgreement] = ()
+) -> ExitStatus:
     """The runs' exit status by the README's table: interrupted, parity broken, a run failed.
 
     A route's time against the reference, even when inconclusive, does not change it:
     grade's exit 0 promises finished routes and agreeing losses, and its route ratios
     are described (the summary says "inconclusive" and why), not gated. The time gate is
-    `--baseline` and `compare`, whose inconclusive judgement is exit 5."""
+    `--baseline` and `compare`, whose inconclusive judgement is exit 5. A peer route that
+    diverges beyond its tolerance failed as a route does (1): its program is not topos's."""
     statuses = {run.status for run in runs}
     return most_severe(
         (
             ExitStatus.INTERRUPTED if "interrupted" in statuses else None,
             ExitStatus.PARITY_BROKEN if parity.status == "broken" else None,
             ExitStatus.ROUTE_FAILED if statuses - {"ok"} else None,
+            ExitStatus.ROUTE_FAILED
+            if any(agreement.status == "diverges" for agreement in agreements)
+            else None,
         )
     )
 
@@ -121,6 +128,7 @@ def summary_sentence(
     parity: Parity,
     reference_name: str,
     pairings: Sequence[Pairing] = (),
+    agreements: Sequence[PeerAgreement] = (),
 ) -> str:
     """The verdict in one sentence: each route against the reference (and against its
     partner, as remat against recorded), then parity."""
@@ -141,7 +149,9 @@ def summary_sentence(
         clauses.insert(
             0, f"{reference.route}: {count} of {reference.repeats} repeats {reference.status}"
         )
-    clauses.append(_parity_clause(parity, name_repeats))
+    if parity.runs >= 2 or not agreements:
+        clauses.append(_parity_clause(parity, name_repeats))
+    clauses.extend(agreement.describe() for agreement in agreements)
     nonfinite = _nonfinite_clause(routes)
     if nonfinite:
         clauses.append(nonfinite)

@@ -1,0 +1,48 @@
+"""`topos grade --routes recorded,torch,jax` on mnist for a few steps: every route ok, and
+the peers agree with topos to float32 rounding, their gradients at step 0 too."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.cli.grading import topos
+
+pytest.importorskip("torch")
+pytest.importorskip("jax")
+
+
+def test_mnist_graded_against_both_peers(tmp_path):
+    result = tmp_path / "peers.json"
+    completed = topos(
+        "grade",
+        "--workload",
+        "mnist",
+        "--routes",
+        "recorded,torch,jax",
+        "--steps",
+        "3",
+        "--warmup",
+        "0",
+        "--json",
+        str(result),
+        cwd=tmp_path,
+        timeout=600,
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    data = json.loads(result.read_text())
+    assert {run["route"]: run["status"] for run in data["repeats"]} == {
+        "recorded": "ok",
+        "torch": "ok",
+        "jax": "ok",
+    }
+    peers = {peer["route"]: peer for peer in data["verdict"]["peers"]}
+    assert set(peers) == {"torch", "jax"}
+    for peer in peers.values():
+        assert peer["status"] == "agrees"
+        assert peer["steps"] == 3
+        assert peer["largest_relative_loss_difference"] < 1e-5
+        assert max(peer["gradient_errors"].values()) < 1e-4
+    assert "agrees to" in completed.stdout
+    assert "bit-identical" not in completed.stdout

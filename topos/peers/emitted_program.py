@@ -1,0 +1,99 @@
+"""EmittedProgram: a recording's forward program, node by node, in a peer framework.
+
+The program keeps the ancestors of its roots (a loss, usually) in recording order, as a
+plan does, and runs each node's emission rule (see `topos.ops.emission`) on the peer's
+arrays: the parameters and feeds it is given, the network's leaves as constants, the
+inputs it is not fed at their defaults. What comes out is the peer's own computation,
+which the peer's autodiff then differentiates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from topos.graph.network import Network
+from topos.graph.symbol import Symbol
+from topos.peers.namespace import PeerNamespace
+
+
+class EmittedProgram:
+    """The nodes of `network` that `roots` depend on, ready to run in a peer namespace."""
+
+    def __init__(self, network: Network, roots: Iterable[Symbol]) -> None:
+        self.network = network
+        self.roots = [network.index(root, "emit") for root in roots]
+        needed = set(self.roots)
+        for index in range(len(network.nodes) - 1, -1, -1):
+            if index in needed:
+                needed.update(network.nodes[index].inputs)
+        #: The evaluated nodes' indices, in recording order.
+        self.order = sorted(needed)
+        missing = sorted(
+            {
+                network.nodes[index].operation
+                for index in self.order
+                if network.nodes[index].primitive is not None
+                and network.nodes[index].primitive.emission is None
+            }
+        )
+        if missing:
+            raise NotImplementedError(f"no emission rule for {', '.join(missing)}")
+        #: Parameters the roots depend on, in recording order.
+        self.parameters = [i for i in self.order if network.nodes[i].operation == "parameter"]
+        self.inputs = [i for i in self.order if network.nodes[i].operation == "input"]
+
+    def constants(self, xp: PeerNamespace) -> dict[int, Any]:
+        """The leaves (and unfed inputs' defaults) as the peer's arrays, made once."""
+        made = {}
+        for index in self.order:
+            node = self.network.nodes[index]
+            if node.operation in ("leaf", "input"):
+                made[index] = _peer_array(xp, self.network.payloads[index])
+        return made
+
+    def run(
+        self,
+        xp: PeerNamespace,
+        parameters: Mapping[int, Any],
+        feeds: Mapping[int, Any],
+        constants: Mapping[int, Any],
+    ) -> list[Any]:
+        """The roots' values: `parameters` and `feeds` by node index, as the peer's arrays
+        (an input not fed takes its default from `constants`)."""
+        values: dict[int, Any] = {}
+        peer = xp.name
+        last_use = self._last_uses()
+        for index in self.order:
+            node = self.network.nodes[index]
+            if node.operation == "parameter":
+                values[index] = parameters[index]
+            elif node.operation == "input":
+                values[index] = feeds[index] if index in feeds else constants[index]
+            elif node.operation == "leaf":
+                values[index] = constants[index]
+            else:
+                rule = node.primitive.emission.for_peer(peer)
+                operands = [values[i] for i in node.inputs]
+                values[index] = rule(xp, *operands, **node.attributes)
+                for operand in set(node.inputs):
+                    if last_use.get(operand) == index and operand not in self.roots:
+                        del values[operand]
+        return [values[root] for root in self.roots]
+
+    def _last_uses(self) -> dict[int, int]:
+        cached = getattr(self, "_last", None)
+        if cached is None:
+            cached = {}
+            for index in self.order:
+                for operand in self.network.nodes[index].inputs:
+                    cached[operand] = index
+            self._last = cached
+        return cached
+
+
+def _peer_array(xp: PeerNamespace, payload: Any) -> Any:
+    """A Tensor's or Indices' values as the peer's array."""
+    return xp.constant(np.asarray(payload.numpy()))

@@ -1,0 +1,121 @@
+"""PeerTraining: one peer route of a workload (`torch`, `torch-compile`, `jax`), ready to step.
+
+The same recording as topos's routes (recorded once for a shard's rows), the same initial
+parameters, the same batches in the same order, the same learning rate at every step,
+the same dtype and shard count (the shards run one after another in one program, their
+losses averaged as topos averages them); the peer's own autodiff and optimizer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from topos.datasets import DataError, Dataset
+from topos.graph.tape import Tape
+from topos.names import PEER_ROUTES
+from topos.peers.peer_optimizer import optimizer_settings
+from topos.training.shuffled_batches import TooFewSamplesError
+from topos.training.workload import Workload
+
+
+def make_emitter(route: str, network, loss, parameters: list[int], shards: int = 1):
+    """The emitter of peer route `route` (imports its framework)."""
+    if route == "jax":
+        from topos.peers.jax_emitter import JaxEmitter
+
+        return JaxEmitter(network, loss, parameters, shards)
+    if route in ("torch", "torch-compile"):
+        from topos.peers.torch_emitter import TorchEmitter
+
+        return TorchEmitter(network, loss, parameters, shards, compile=route == "torch-compile")
+    raise ValueError(f"no peer route is called {route!r}; peer routes are {', '.join(PEER_ROUTES)}")
+
+
+class PeerTraining:
+    """Peer route `route` of `workload` on `dataset` for `steps` steps."""
+
+    def __init__(self, workload: Workload, route: str, dataset: Dataset, steps: int) -> None:
+        if steps < 1:
+            raise ValueError(f"steps must be at least 1, not {steps}")
+        workload = workload.fitted(dataset)
+        self.workload = workload
+        self.route = route
+        self.dataset = dataset
+        self.steps = steps
+        self.shards = workload.shards
+        self.rows = workload.batch_size // self.shards
+        tape = Tape()
+        self.recording = workload.record(tape, self.rows)
+        self.network = tape.into_network()
+        self.parameter_indices = [symbol.index for symbol in self.recording.parameters]
+        self.emitter = make_emitter(
+            route, self.network, self.recording.loss, self.parameter_indices, self.shards
+        )
+        self.emitted_nodes = len(self.emitter.program.order)
+        self.emitter.configure(
+            optimizer_settings(workload.optimizer(), self.network, self.parameter_indices)
+        )
+        train = dataset.train
+        try:
+            self.order = workload.batches(train, workload.batch_size, workload.shuffle_state)
+        except TooFewSamplesError as shortage:
+            raise DataError(
+                dataset.source,
+                f"dataset {dataset.name!r} has too few training samples for workload "
+                f"{workload.name!r}: {shortage}",
+            ) from None
+
+    @property
+    def version(self) -> str:
+        """The peer framework's version."""
+        return self.emitter.version
+
+    def feeds(self, step: int) -> dict[int, np.ndarray]:
+        """Step `step`'s whole batch by input node index, as the workload makes it."""
+        indices = self.order.indices(step)
+        feeds = self.workload.feeds(self.dataset.train, indices, self.recording)
+        return {symbol.index: np.asarray(payload.numpy()) for symbol, payload in feeds.items()}
+
+    def step(self, step: int) -> np.float32:
+        """Trains one step at the workload's learning rate for it; returns the loss."""
+        rate = float(self.workload.learning_rate(step, self.steps))
+        return np.float32(self.emitter.step(self.feeds(step), rate))
+
+    def compute(self, step: int):
+        """Step `step`'s loss and gradients at the current parameters, nothing updated."""
+        return self.emitter.loss_and_gradients(self.feeds(step))
+
+    def warm_up(self) -> None:
+        """Step 0's computation run once and thrown away (parameters untouched)."""
+        self.compute(0)
+
+    def gradient_errors(self) -> dict[str, float]:
+        """At step 0, before any training: each parameter's gradient by the peer against
+        topos's (the recorded route, or the workload's first route), as the relative
+        error `|g_peer - g_topos| / |g_topos|` (Euclidean norms; the absolute error where
+        topos's gradient is zero), by parameter name."""
+        from topos.training.route_program import RouteProgram
+
+        route = "recorded" if "recorded" in self.workload.routes else self.workload.routes[0]
+        program = RouteProgram(self.workload, route)
+        try:
+            feeds = self.workload.feeds(
+                self.dataset.train, self.order.indices(0), program.recording
+            )
+            _, gradients = program.compute(program.network.parameters(), feeds)
+            ours = {
+                name: np.asarray(gradients.of(symbol).numpy(), dtype=np.float64)
+                for name, symbol in program.recording.named_parameters().items()
+            }
+        finally:
+            program.close()
+            program.release()
+        _, theirs = self.compute(0)
+        errors = {}
+        names = list(self.recording.named_parameters())
+        for name, index in zip(names, self.parameter_indices):
+            expected = ours[name]
+            difference = float(np.linalg.norm(np.asarray(theirs[index], np.float64) - expected))
+            size = float(np.linalg.norm(expected))
+            errors[name] = difference / size if size > 0 else difference
+        return errors
