@@ -17,7 +17,7 @@ pytestmark = pytest.mark.skipif(
 #: 320 KiB are left inside the heap, plugged, and the next request at the threshold mapped.
 PROGRAM = """
 import ctypes
-from topos_cli.worker.heap_plugs import _MallocInfo, plug_free_chunks
+from topos.system.heap_plugs import _MallocInfo, plug_free_chunks
 
 libc = ctypes.CDLL(None)
 libc.malloc.restype = ctypes.c_void_p

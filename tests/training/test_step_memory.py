@@ -6,6 +6,7 @@ import pytest
 
 from tests.cli import tiny_workloads
 from topos import SGD, Adam
+from topos.engine.fresh_block import allocation_sizes, block_bytes
 from topos.training import RouteProgram, step_memory
 from topos.workloads import resolve
 
@@ -37,17 +38,21 @@ def test_the_parts_are_the_plans_the_gradients_the_feeds_and_the_update(workload
     assert memory.total == sum(parts.values()) and memory.moment == "computing"
     plan = program.plan
     assert parts["arena"] == shards * pages(plan.arena_bytes)
-    # Every parameter's gradient, once per shard, and the batch's feeds.
+    # Every parameter's gradient, once per shard (the small ones in one block a run, the
+    # recorded route's loss among them), and the batch's feeds.
     network = program.network
     sizes = [network.shape(symbol).volume * 4 for symbol in program.recording.parameters]
-    assert parts["gradients"] == shards * sum(pages(size) for size in sizes)
+    returned = [*sizes, 4] if route == "recorded" else sizes
+    assert parts["gradients"] == shards * sum(map(pages, allocation_sizes(returned)))
     rows = program.rows * shards
     side, classes = tiny_workloads.SIDE, tiny_workloads.CLASSES
     assert parts["feeds"] == pages(rows * side * side * 4) + pages(rows * classes * 4)
-    assert parts["shards_mean"] == (sum(pages(size) for size in sizes) if shards > 1 else 0)
+    mean = sum(map(pages, allocation_sizes(sizes)))
+    assert parts["shards_mean"] == (mean if shards > 1 else 0)
     assert parts["update"] == 4096 and parts["optimizer_state"] == 0
     assert (parts["backward_arena"] > 0) == (route == "engine")
-    assert parts["roots"] == shards * pages(4)  # the loss
+    # The engine's loss is its forward plan's one root; the recorded one shares a block.
+    assert parts["roots"] == (shards * pages(block_bytes([4])) if route == "engine" else 0)
 
 
 def test_arrays_below_the_mmap_threshold_come_from_the_heap_the_warm_up_left():
@@ -66,7 +71,7 @@ def test_adam_keeps_two_moments_of_every_trained_parameter():
     adam = step_memory(program, Adam(), heap_threshold=0)
     network = program.network
     sizes = [network.shape(symbol).volume * 4 for symbol in program.recording.parameters]
-    assert adam.parts["optimizer_state"] == 2 * sum(pages(size) for size in sizes)
+    assert adam.parts["optimizer_state"] == pages(2 * sum(sizes))  # the moments: one block
     assert sgd.parts["update"] == 4096 and adam.parts["update"] == 2 * 4096
     assert adam.to_json()["optimizer_declared"] and adam.update_in_place
 

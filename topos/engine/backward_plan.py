@@ -34,6 +34,7 @@ import numpy as np
 from topos.autodiff.chain_rule import Schedule
 from topos.autodiff.shape_algebra import SimulatedCall
 from topos.engine.arena import Arena, Interval, aligned, place, slot_view
+from topos.engine.fresh_block import FreshBlock, allocation_sizes
 from topos.engine.sweep_simulation import SweepSimulation, simulate_sweep
 from topos.ops.memory_order import Layout
 from topos.ops.primitive import REGISTRY
@@ -130,6 +131,16 @@ class BackwardPlan:
         self.taken_over = dict(taken_over)
         self.fresh = tuple(fresh)
         self.fresh_bytes = sum(aligned(calls[position].size) for position in fresh)
+        # The returned gradients a kernel writes straight into: fresh every sweep, the
+        # small ones in one block (a gradient held in a workspace is copied out instead).
+        self._fresh_block = FreshBlock(
+            {
+                position: (calls[position].shape, calls[position].layout)
+                for position in fresh
+                if not calls[position].output_in_workspace
+            },
+            self.dtype,
+        )
         self._arena: Arena | None = None
         self._calls: list[PlannedCall] | None = None
         # Sweeps that left the simulated path (and so allocated afresh from there on).
@@ -141,12 +152,23 @@ class BackwardPlan:
         arena and the fresh buffers of the gradients it returns."""
         return self.arena_bytes + self.fresh_bytes
 
+    @property
+    def fresh_allocations(self) -> list[int]:
+        """The allocations a sweep makes for the gradients it returns, in bytes: one block
+        for the small ones, and each other its own (see `FreshBlock`)."""
+        calls = self.simulation.calls
+        into_block = [p for p in self.fresh if not calls[p].output_in_workspace]
+        copied = [calls[p].size for p in self.fresh if calls[p].output_in_workspace]
+        return allocation_sizes(calls[p].size for p in into_block) + copied
+
     def slots(self) -> list[BackwardSlot]:
         """Every slot of the backward arena: outputs, workspaces, scratches."""
         return [*self.outputs.values(), *self.workspaces.values(), *self.scratches.values()]
 
     def calls(self) -> list[PlannedCall]:
-        """One entry per call of the sweep, slots bound (allocating the arena once)."""
+        """One entry per call of the sweep, slots bound (allocating the arena once); a
+        sweep's returned gradients are its own (each call starts a sweep)."""
+        self._fresh_block.renew()
         if self._calls is None:
             arena = Arena(self.arena_bytes)
             bound = []
@@ -177,7 +199,7 @@ class BackwardPlan:
         if attributes:
             kernel = partial(kernel, **attributes)
         if position in self.fresh and not call.output_in_workspace:
-            kernel = partial(_into_fresh, kernel, call.shape, call.layout, self.dtype)
+            kernel = partial(_into_fresh, kernel, self._fresh_block, position)
         return (call.operation, call.operand_shapes, call.attributes, kernel)
 
     @property
@@ -191,16 +213,10 @@ class BackwardPlan:
         self._calls = None
 
 
-def _into_fresh(
-    kernel, shape: tuple[int, ...], order: tuple[int, ...], dtype: np.dtype, *operands
-) -> np.ndarray:
-    """Runs `kernel` into a new buffer of `shape` laid out in `order`: storage the
+def _into_fresh(kernel, fresh_block: FreshBlock, position: int, *operands) -> np.ndarray:
+    """Runs `kernel` into this sweep's fresh buffer for call `position`: storage the
     caller keeps, which no later call can write."""
-    stored = np.empty(tuple(shape[axis] for axis in order), dtype)
-    inverse = [0] * len(order)
-    for position, axis in enumerate(order):
-        inverse[axis] = position
-    return kernel(*operands, out=stored.transpose(inverse))
+    return kernel(*operands, out=fresh_block.buffer(position))
 
 
 def plan_backward(

@@ -12,6 +12,7 @@ import numpy as np
 from topos.autodiff.chain_rule import Schedule, backward_schedule
 from topos.engine.arena import Arena, slot_view
 from topos.engine.backward_plan import BackwardPlan, plan_backward
+from topos.engine.fresh_block import FreshBlock
 from topos.engine.liveness import last_consumers
 from topos.engine.memory_plan import plan_memory
 from topos.errors import GraphError, ShapeError
@@ -108,6 +109,15 @@ class Plan:
         memory = self.memory
         dtype = self.network.dtype
         arena = Arena(memory.arena_bytes)
+        # The computed roots: fresh buffers every run, the small ones in one block.
+        fresh_block = FreshBlock(
+            {
+                index: (tuple(node.shape), tuple(range(node.shape.rank)))
+                for index, node, _ in self._pending
+                if index in memory.fresh
+            },
+            dtype,
+        )
         steps = []
         for index, node, release in self._pending:
             attributes = dict(node.attributes)
@@ -121,10 +131,10 @@ class Plan:
                 attributes["scratch"] = slot_view(
                     arena.block, scratch.offset, scratch.shape, dtype, scratch.order
                 )
-            fresh = None
+            fresh = index in memory.fresh
             slot = memory.slots.get(index)
-            if index in memory.fresh:
-                fresh = tuple(node.shape)
+            if fresh:
+                pass
             elif slot is not None:
                 attributes["out"] = slot_view(
                     arena.block, slot.offset, slot.shape, dtype, slot.order
@@ -134,6 +144,7 @@ class Plan:
                 kernel = partial(kernel, **attributes)
             steps.append((index, kernel, node.inputs, fresh, release))
         self._arena = arena
+        self._fresh_block = fresh_block
         self._steps = steps
 
     def replica(self) -> Plan:
@@ -302,12 +313,15 @@ class Plan:
             self._bind()
         # From here on the arena is overwritten: runs of earlier forwards are stale.
         self.generation += 1
-        dtype = self.network.dtype
+        fresh_block = self._fresh_block
+        fresh_block.renew()
         for index, kernel, inputs, fresh, release in self._steps:
-            if fresh is None:
-                buffers[index] = kernel(*[buffers[i] for i in inputs])
+            if fresh:
+                buffers[index] = kernel(
+                    *[buffers[i] for i in inputs], out=fresh_block.buffer(index)
+                )
             else:
-                buffers[index] = kernel(*[buffers[i] for i in inputs], out=np.empty(fresh, dtype))
+                buffers[index] = kernel(*[buffers[i] for i in inputs])
             for released in release:
                 buffers[released] = None
             if observer is not None:

@@ -94,7 +94,9 @@ class MomentOptimizer:
 
         # Parameters.step visits parameters in recording order, so the symbols with a
         # gradient, taken in that order, say which moments each call updates.
-        pending = iter([symbol for symbol in parameters.symbols() if symbol in gradients])
+        updated = [symbol for symbol in parameters.symbols() if symbol in gradients]
+        self._reserve({symbol.index: gradients.of(symbol).numpy() for symbol in updated})
+        pending = iter(updated)
 
         def update(parameter: Tensor, gradient: Tensor) -> Tensor:
             updated = np.array(parameter.numpy(), order="C")
@@ -109,10 +111,36 @@ class MomentOptimizer:
         """One step written into each parameter's own array (keyed by node index, in
         recording order), the moments advancing as `step` advances them."""
         self.steps += 1
+        self._reserve(
+            {
+                index: gradient.numpy()
+                for index in arrays
+                if (gradient := gradients.by_index(index)) is not None
+            }
+        )
         for index, array in arrays.items():
             gradient = gradients.by_index(index)
             if gradient is not None:
                 self._update(index, array, flat(gradient.numpy()))
+
+    def _reserve(self, gradients: Mapping[int, np.ndarray]) -> None:
+        """Makes the moments of every parameter in `gradients` that has none yet, all in
+        one zeroed block (first moments, then second ones): one allocation whose size,
+        not the heap's free room, says what the state costs (`state_sizes`)."""
+        missing = [(key, array) for key, array in gradients.items() if key not in self._moments]
+        if not missing:
+            return
+        dtypes = {array.dtype for _, array in missing}
+        for dtype in dtypes:
+            group = [(key, array.size) for key, array in missing if array.dtype == dtype]
+            total = sum(size for _, size in group)
+            block = np.zeros(2 * total, dtype=dtype)
+            start = 0
+            for key, size in group:
+                first = block[start : start + size]
+                second = block[total + start : total + start + size]
+                self._moments[key] = (first, second, 0)
+                start += size
 
     def _advance(self, key: int, gradient: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
         """Parameter `key`'s moments (zeros at first) and its update count, now one more."""
@@ -129,8 +157,8 @@ class MomentOptimizer:
 
     def state_sizes(self, sizes: Sequence[int]) -> list[int]:
         """The arrays it keeps between steps, in bytes, for parameters of `sizes` bytes:
-        two moment estimates of each."""
-        return [*sizes, *sizes]
+        two moment estimates of each, in one block (see `_reserve`)."""
+        return [2 * sum(sizes)] if sizes else []
 
     def workspace_bytes(self, dtype: np.dtype, largest: int) -> int:
         """The two chunks the update's temporaries live in, for parameters of at most

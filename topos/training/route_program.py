@@ -16,6 +16,7 @@ import numpy as np
 
 from topos import Adjoints, Network, Plan, Run, ShapeError, Symbol, Tape, Tensor
 from topos.engine.budget import Budget
+from topos.engine.fresh_block import FreshBlock
 from topos.errors import BudgetError
 from topos.graph.parameter_gradients import ParameterGradients
 from topos.graph.parameters import Parameters
@@ -238,9 +239,17 @@ def _mean(results: list[tuple], shards: int, origin: int) -> tuple:
         loss = loss + other
     scale = loss.dtype.type(1.0 / shards)
     first = results[0][1]
+    # Fresh buffers the caller keeps, the small ones in one block (see FreshBlock).
+    arrays = {symbol.index: gradient.numpy() for symbol, gradient in first.items()}
+    dtype = next(iter(arrays.values())).dtype if arrays else np.float32
+    block = FreshBlock(
+        {index: (array.shape, tuple(range(array.ndim))) for index, array in arrays.items()},
+        dtype,
+    )
     gradients: dict[int, Tensor] = {}
-    for symbol, gradient in first.items():
-        total = np.array(gradient.numpy())
+    for symbol in first:
+        total = block.buffer(symbol.index)
+        np.copyto(total, arrays[symbol.index])
         for _, other in results[1:]:
             total += other.of(symbol).numpy()
         total *= scale

@@ -40,10 +40,12 @@ from topos.graph.parameter_gradients import ParameterGradients
 from topos.graph.parameters import Parameters
 from topos.graph.symbol import Symbol
 from topos.indices import Indices
+from topos.system.heap_plugs import plug_free_chunks
 from topos.system.process_memory import private_bytes
 from topos.tensor import Tensor
 from topos.training.object_arenas import carve_object_arenas
 from topos.training.private_pages import own_written_pages
+from topos.training.resident_bytes import mmap_threshold
 
 if TYPE_CHECKING:
     from topos.training.route_program import RouteProgram
@@ -338,6 +340,9 @@ def _serve(
             os.closerange(low, high)
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # an interrupt ends it at once
         own_written_pages()  # no page copied later, by either process: see private_pages
+        # The free heap chunks the fork handed down must not serve the run's mapped-size
+        # arrays (the roots' block of a model with small gradients): see heap_plugs.
+        plug_free_chunks(mmap_threshold())
         program = processes.program
         network = program.network
         parameters = Parameters(
@@ -361,14 +366,16 @@ def _serve(
                         loss = run.of(program.recording.loss).scalar()
                         gradients = program.gradients(run, parameters)
                         child.loss[0] = loss
-                        for symbol, gradient in gradients.items():
-                            np.copyto(child.gradients[symbol.index], gradient.numpy())
+                        for symbol in gradients:
+                            np.copyto(child.gradients[symbol.index], gradients.of(symbol).numpy())
                         os.write(answers, DONE)
                         if tracking:
                             # Its peak: the arena, roots and gradients all held. Read after
                             # answering (about half a millisecond), while the parent adds.
                             now = private_bytes() or 0
                             child.memory[1] = max(int(child.memory[1]), now)
+                        # Nothing of this run outlives it (its roots share one block: see
+                        # FreshBlock), so the next one's peak is its own buffers alone.
                         del run, gradients
                         continue
                     elif command == RELEASE:

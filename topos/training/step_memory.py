@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from topos.engine.fresh_block import allocation_sizes, block_bytes, pooled
 from topos.training.resident_bytes import mmap_threshold, new_bytes, renewed_bytes
 
 if TYPE_CHECKING:
@@ -126,22 +127,22 @@ def step_memory(
         ]
         trained = [parameter for parameter, _ in pairs]
         returned = {gradient for _, gradient in pairs}
-        fresh = plan.fresh_roots
-        gradients = renewed(size(index) for index in fresh if index in returned)
-        roots = renewed(size(index) for index in fresh if index not in returned)
+        fresh = sorted(plan.fresh_roots)
+        gradients, roots = _fresh_parts(
+            [size(index) for index in fresh], [index in returned for index in fresh], renewed
+        )
     else:
         loss = network.index(program.recording.loss, "step_memory")
         backward = plan.backward_plan(loss)
         trained = [index for index in network.parameter_indices if plan.evaluates(index)]
         backward_arena = renewed([backward.arena_bytes])
-        calls = backward.simulation.calls
-        gradients = renewed(calls[position].size for position in backward.fresh)
-        roots = renewed(size(index) for index in plan.fresh_roots)
+        gradients = renewed(backward.fresh_allocations)
+        roots = renewed(allocation_sizes(size(index) for index in plan.fresh_roots))
     trained_sizes = [size(index) for index in trained]
     largest = max((nodes[index].shape.volume for index in trained), default=0)
     inputs = program.recording.inputs.values()
     feeds = renewed(shards * feed_size(network.index(symbol, "step_memory")) for symbol in inputs)
-    shards_mean = renewed(trained_sizes) if shards > 1 else 0
+    shards_mean = renewed(allocation_sizes(trained_sizes)) if shards > 1 else 0
 
     in_place = callable(getattr(optimizer, "step_in_place", None))
     declared = callable(getattr(optimizer, "state_sizes", None))
@@ -179,3 +180,18 @@ def step_memory(
     if sum(updating.values()) > sum(computing.values()):
         return StepMemory(updating, "updating", shards, False, declared)
     return StepMemory(computing, "computing", shards, False, declared)
+
+
+def _fresh_parts(sizes: list[int], returned: list[bool], renewed) -> tuple[int, int]:
+    """What a run's fresh roots of `sizes` bytes cost at the peak, as (gradients, roots):
+    the small ones share one block (`FreshBlock`), counted with the gradients when it
+    holds any, each other root by what it is."""
+    block = block_bytes(sizes)
+    holds_gradient = any(pooled(size) and gradient for size, gradient in zip(sizes, returned))
+    gradients = renewed(s for s, gradient in zip(sizes, returned) if gradient and not pooled(s))
+    roots = renewed(s for s, gradient in zip(sizes, returned) if not gradient and not pooled(s))
+    if holds_gradient:
+        gradients += renewed([block])
+    else:
+        roots += renewed([block])
+    return gradients, roots

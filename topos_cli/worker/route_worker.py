@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 from topos.names import is_peer
 from topos.system import process_memory
+from topos.system.heap_plugs import plug_free_chunks
 from topos_cli import count_own_frames_as_machinery
 from topos_cli.result.worker_facts import (
     DatasetFacts,
@@ -29,7 +30,6 @@ from topos_cli.result.worker_facts import (
     ShardProcessFacts,
     StepMemoryFacts,
 )
-from topos_cli.worker.heap_plugs import plug_free_chunks
 from topos_cli.worker.memory_settling import settle_memory
 from topos_cli.worker.protocol import (
     EXIT_ERROR,

@@ -9,6 +9,11 @@ since before ready: the measured training delta would miss them (232 KiB of mnis
 one start-up). So the worker allocates every such chunk, a request at the threshold at a
 time until malloc maps one (then none fits), and never frees it: its pages stay in the
 RSS at ready, where they already were. Only with glibc (`mallinfo2`); elsewhere nothing.
+
+A forked shard process does the same as it starts (`topos.training.shard_processes`): the
+free chunks its parent's heap held at the fork are its own, and would take its runs'
+blocks of small roots (`topos.engine.fresh_block`) in pages its warm-up already made
+private, so its measured delta would miss them.
 """
 
 from __future__ import annotations

@@ -1,0 +1,134 @@
+"""Time per training step of the `llama` workload: engine, recorded, and its PyTorch twin.
+
+    python benchmarks/llama_step_time.py [--rounds 10] [--steps 10] [--warmup 5] [--out ...]
+
+Each runs in its own worker process (this file run with `--worker ROUTE`), speaking JSON
+lines over its pipes; the parent interleaves the rounds (every worker times `--steps`
+steps in round 1, then every worker in round 2, the order reversed every other round),
+so a busy spell on the shared machine falls on all of them alike. The topos routes
+train exactly what `topos grade --workload llama` trains (the workload's Training: its
+batches, its two shards, AdamW); the twin (benchmarks/llama_twin.py) starts from the
+same weights, copied by name, and trains on the same batches with the same AdamW, in
+PyTorch's default threads (`--torch-threads 1` adds it at one thread too, as
+`pytorch@1`). Both topos routes must report the same loss bits at every
+step. Prints the median ms/step, CPU time and minor page faults per step and the ratio
+to PyTorch, and writes the JSON to results/.
+
+PyTorch is never a dependency of the project: it is only imported here, in its own
+worker, when installed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+TOPOS_ROUTES = ("engine", "recorded")
+
+sys.path.insert(0, str(HERE))
+import interleaved_rounds as harness  # noqa: E402
+
+
+def _training(route: str):
+    sys.path.insert(0, str(ROOT))
+    from topos.training import Training
+    from topos.workloads import resolve
+
+    workload = resolve("llama")
+    return Training(workload, route, workload.dataset(None), 10_000)
+
+
+def _topos_worker(route: str):
+
+    training = _training(route)
+    state = {"step": 0}
+
+    def step() -> int:
+        loss = training.step(state["step"])
+        state["step"] += 1
+        return harness.loss_bits(loss)
+
+    return step
+
+
+def _torch_worker():
+    import numpy as np
+    import torch
+
+    threads = os.environ.get("LLAMA_TORCH_THREADS")
+    if threads:
+        torch.set_num_threads(int(threads))
+
+    sys.path.insert(0, str(HERE))
+    from llama_twin import loss, optimizer, twin
+
+    # The batches and initial weights of the topos workload (no topos step is run).
+    training = _training("recorded")
+    named = {name: tensor.numpy() for name, tensor in training.parameters.named().items()}
+    model = twin(named)
+    adamw = optimizer(model)
+    inputs = training.recording.inputs
+    state = {"step": 0}
+
+    def step() -> int:
+        feeds = training.feeds(state["step"])
+        state["step"] += 1
+        tokens = torch.from_numpy(feeds[inputs["tokens"]].numpy().astype(np.int64))
+        targets = torch.from_numpy(feeds[inputs["targets"]].numpy().astype(np.int64))
+        return harness.torch_step(adamw, lambda: loss(model, tokens, targets))
+
+    return step
+
+
+def worker(route: str) -> int:
+    """Serves one route (interleaved_rounds.serve): each input line `{"steps": n}` trains
+    n steps and answers with their times (ms), loss bits and rusage."""
+    return harness.serve_route(
+        route, _torch_worker() if route == "pytorch" else _topos_worker(route)
+    )
+
+
+def start_worker(label: str, variables: dict[str, str] | None = None) -> harness.Worker:
+    """The worker of a route labelled `route` or `route@variant`."""
+    return harness.Worker(__file__, label.split("@")[0], label, variables)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = harness.round_parser(__doc__.split("\n\n")[0], rounds=10, steps=10)
+    parser.add_argument(
+        "--torch-threads",
+        type=int,
+        nargs="*",
+        default=[],
+        help="also time the twin at these thread counts (beside its default), e.g. 1",
+    )
+    arguments = parser.parse_args(argv)
+    if arguments.worker:
+        return worker(arguments.worker)
+
+    routes, skipped = harness.timed_routes(TOPOS_ROUTES, ["pytorch"], arguments.no_torch)
+    workers = [start_worker(route) for route in routes]
+    if "pytorch" in routes:
+        for threads in arguments.torch_threads:
+            workers.append(
+                start_worker(f"pytorch@{threads}", {"LLAMA_TORCH_THREADS": str(threads)})
+            )
+    results = harness.time_rounds(
+        workers, arguments, ("cpu_ms", "minor_faults"), {"vs_pytorch": "pytorch"}
+    )
+    parity = harness.losses_agree(workers, ("engine", "recorded"))
+    report = {
+        "benchmark": "llama_step_time",
+        "workload": "llama (synthetic text), 32 windows of 64, 2 shards, AdamW",
+        **harness.round_facts(arguments, workers, results, skipped, parity),
+        "environment": harness.environment(),
+    }
+    harness.print_table(results, 12, {"vs_pytorch": "x pytorch"})
+    return harness.conclude(report, arguments.out or ROOT / "results" / "llama_step_time.json")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
