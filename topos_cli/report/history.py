@@ -23,11 +23,11 @@ from topos_cli.report.compare import (
     compare_results,
 )
 from topos_cli.report.display.result_description import describe_commit
+from topos_cli.report.machine import MACHINE_FACTS, machine_facts, machine_name, machine_slug
 from topos_cli.result.grade_result import DataFacts, GradeResult
 from topos_cli.result.result_file import load_result
 from topos_cli.result.run_record import RunRecord
 from topos_cli.result.tolerance import CompareSettings
-from topos_cli.result.worker_facts import Numerics
 from topos_cli.shared.errors import ToposError, ToposUsageError
 
 
@@ -62,12 +62,29 @@ class HistoryGroup:
     points: tuple[HistoryPoint, ...]
 
     @property
+    def machine(self) -> tuple[tuple[str, str], ...]:
+        """The facts of the key that name the machine (`machine.MACHINE_FACTS`)."""
+        return tuple((name, value) for name, value in self.key if name in MACHINE_FACTS)
+
+    @property
+    def machine_name(self) -> str:
+        """The machine in one line (`machine.machine_name`)."""
+        return machine_name(self.machine)
+
+    @property
+    def machine_slug(self) -> str:
+        """The machine's short name for a path (`machine.machine_slug`)."""
+        return machine_slug(self.machine)
+
+    @property
     def host(self) -> str:
-        """E.g. `host: Intel Xeon, 2 (2 available) cores, NumPy 2.4.6, scipy-openblas 0.3.31`."""
+        """E.g. `host: Intel Xeon (x86_64; avx2 fma), 2 (2 available) cores, Ubuntu 24.04,
+        scipy-openblas 0.3.31 (running openblas 0.3.31 Haswell), NumPy 2.4.6, Python 3.12.4;
+        environment none set; shards engine 1`."""
         facts = dict(self.key)
         return (
-            f"host: {facts['CPU']}, {facts['cores']} cores, NumPy {facts['NumPy']}, "
-            f"{facts['BLAS']}; environment {facts['environment']}; shards {facts['shards']}"
+            f"host: {self.machine_name}; environment {facts['environment']}; "
+            f"shards {facts['shards']}"
         )
 
     @property
@@ -110,10 +127,10 @@ class History:
 
 
 def grouping_key(result: GradeResult) -> tuple[tuple[str, str], ...]:
-    """What must be equal for two grades' figures to be compared: workload, host, settings."""
-    host, settings = result.host, result.settings
-    numerics = host.numerics or Numerics()
-    blas = numerics.blas or {}
+    """What must be equal for two grades' figures to be compared: workload, machine
+    (`machine.machine_facts`: CPU and its extensions, cores, OS, BLAS and its kernel, NumPy,
+    Python), settings."""
+    settings = result.settings
     data = result.workload.data or DataFacts()
     shards = sorted(f"{route} {facts.shards}" for route, facts in result.routes.items())
     threads = settings.threads
@@ -121,10 +138,7 @@ def grouping_key(result: GradeResult) -> tuple[tuple[str, str], ...]:
     source = data.source if data.source is not None else settings.data
     return (
         ("workload", result.workload.name),
-        ("CPU", str(host.cpu_model)),
-        ("cores", f"{host.logical_cores} ({host.available_cores} available)"),
-        ("NumPy", str(numerics.numpy)),
-        ("BLAS", f"{blas.get('name')} {blas.get('version')}"),
+        *machine_facts(result),
         ("steps", str(result.steps)),
         ("threads", "default" if threads is None else str(threads)),
         ("data", f"{source} {fingerprint}".strip()),

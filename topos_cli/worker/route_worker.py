@@ -91,7 +91,39 @@ def blas_description() -> Numerics:
             "MALLOC_MMAP_THRESHOLD_",
         )
     }
+    description["thread_pools"] = thread_pools()
     return Numerics.from_json(description)
+
+
+#: What of threadpoolctl's description of a pool the result keeps (not its file path).
+THREAD_POOL_KEYS = (
+    "user_api",
+    "internal_api",
+    "version",
+    "architecture",
+    "threading_layer",
+    "num_threads",
+    "prefix",
+)
+
+
+def thread_pools() -> list[dict[str, Any]]:
+    """The native thread pools loaded now (the BLAS, OpenMP), as threadpoolctl sees them:
+    which library, and which kernel it chose for this CPU; empty if it cannot tell."""
+    try:
+        from threadpoolctl import threadpool_info
+
+        pools = threadpool_info()
+    except Exception:  # optional fact: an unknown library must not fail a grade
+        return []
+    return [
+        {
+            key: (str(pool[key]) if key != "num_threads" else pool[key])
+            for key in THREAD_POOL_KEYS
+            if pool.get(key) is not None
+        }
+        for pool in pools
+    ]
 
 
 def train(arguments: WorkerCommand, events: EventStream) -> int:
