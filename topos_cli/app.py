@@ -329,7 +329,8 @@ def history(
     paths: Annotated[
         list[str] | None,
         typer.Argument(
-            help="Result files or folders of them (default: results/).", show_default=False
+            help="Result files, folders or archives of them (default: results/).",
+            show_default=False,
         ),
     ] = None,
     workload: Annotated[
@@ -339,7 +340,8 @@ def history(
         str | None,
         typer.Option(
             "--html",
-            help="Write the HTML page here (default: history.html in the first folder read).",
+            help="Write the HTML page here (default: history.html in the first folder read; "
+            "with --site, none unless asked).",
         ),
     ] = None,
     tolerance: ToleranceOption = None,

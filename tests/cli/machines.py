@@ -93,6 +93,7 @@ def sampled_memory(result: dict[str, Any]) -> dict[str, Any]:
         facts = run.setdefault("facts", {})
         facts["peak_source"] = "sampling"
         facts.setdefault("ready", {})["high_water_source"] = "sampling"
+    result["settings"]["memory_measurement"] = "sampled"
     return result
 
 

@@ -117,6 +117,9 @@ class GradeSettings(Record):
     sample_interval_seconds: Seconds | None = None
     #: How each memory figure was measured, in words.
     memory_method: dict[str, str] = msgspec.field(default_factory=dict)
+    #: `exact` when every completed run's peak is the kernel's high-water mark (VmHWM),
+    #: `sampled` when one's is not (no /proc: psutil and ru_maxrss, coarser).
+    memory_measurement: Literal["exact", "sampled"] | None = None
     tolerance: CompareSettings | None = None
     baseline: str | None = None
     budget: str | None = None

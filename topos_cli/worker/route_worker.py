@@ -27,6 +27,7 @@ from topos_cli.result.worker_facts import (
     ShardProcessFacts,
     StepMemoryFacts,
 )
+from topos_cli.worker import sampled_memory
 from topos_cli.worker.heap_plugs import plug_free_chunks
 from topos_cli.worker.memory_settling import settle_memory
 from topos_cli.worker.protocol import (
@@ -179,7 +180,10 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
     # memory is this process's resident set plus every child's private memory).
     children_ready = program.mark_ready()
     high_water_source = "proc" if process_memory.reset_high_water() else "sampling"
-    parent_ready = process_memory.resident_bytes()
+    # Without /proc (macOS): psutil's reading, and ru_maxrss to tell whether the steps
+    # raised the process's peak (`sampled_memory`).
+    parent_ready = sampled_memory.resident_bytes()
+    step_peak.max_at_ready = sampled_memory.max_resident_bytes()
     ready = ReadyFacts(
         pid=os.getpid(),
         workload=workload.name,
@@ -336,12 +340,19 @@ def _done(
     readings = [value for value in (high_water, step_peak.bytes) if value is not None]
     children = program.shard_process_memory()
     children_peak = sum(peak for _, peak in children)
+    if high_water is not None:
+        peak = max(readings) + children_peak
+    else:  # no /proc: sampled, not exact (the harness marks the run's peak `sampling`)
+        sampled = sampled_memory.sampled_peak(
+            step_peak.bytes, step_peak.max_at_ready, sampled_memory.max_resident_bytes()
+        )
+        peak = None if sampled is None else sampled + children_peak
     switches_now = None if clock is None or shard_switches is None else clock.shard_switches()
     return Done(
         status,
         training_seconds=training_seconds,
-        peak_rss_bytes=max(readings) + children_peak if high_water is not None else None,
-        end_rss_bytes=process_memory.resident_bytes(),
+        peak_rss_bytes=peak,
+        end_rss_bytes=sampled_memory.resident_bytes(),
         high_water_bytes=high_water,
         step_peak_rss_bytes=step_peak.bytes,
         shard_processes_peak_private_bytes=[peak for _, peak in children] or None,

@@ -11,7 +11,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from topos_cli.report.statistics import RatioEstimate
-from topos_cli.report.verdict.noise import NoiseWarning, noise_warnings
+from topos_cli.report.verdict.noise import (
+    NoiseWarning,
+    noise_warnings,
+    sampled_memory_warning,
+)
 from topos_cli.report.verdict.pairing import Pairing, pair_routes
 from topos_cli.report.verdict.parity import Parity, check_parity
 from topos_cli.report.verdict.route_verdict import RouteVerdict, judge_route, with_ratios
@@ -90,6 +94,9 @@ def decide_verdict(
     )
     parity = check_parity(runs, settings.reference)
     warnings = noise_warnings(routes, settings, load_average, cores)
+    sampled = sampled_memory_warning(runs)
+    if sampled is not None:
+        warnings.append(sampled)
     pairings = pair_routes(judged, settings)
 
     return Verdict(
