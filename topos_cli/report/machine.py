@@ -51,8 +51,10 @@ def machine_name(facts: tuple[tuple[str, str], ...]) -> str:
     named = dict(facts)
     flags = named.get("flags", "unknown")
     cpu = f"{named.get('CPU')} ({named.get('architecture')}; {flags})"
+    logical, _, available = str(named.get("cores")).partition(" ")
+    cores = f"{logical} cores {available}".strip()
     return (
-        f"{cpu}, {named.get('cores')} cores, {named.get('OS')}, {named.get('BLAS')}, "
+        f"{cpu}, {cores}, {named.get('OS')}, {named.get('BLAS')}, "
         f"NumPy {named.get('NumPy')}, Python {named.get('Python')}"
     )
 
