@@ -10,8 +10,8 @@ from topos_cli.commands.result_composition import memory_measurement
 from topos_cli.report.display.report_html import write_report
 from topos_cli.report.verdict import decide_verdict
 from topos_cli.report.verdict.noise import SAMPLED_MEMORY
+from topos_cli.result.repeat import Repeat
 from topos_cli.result.result_file import read_result
-from topos_cli.result.run_record import RunRecord
 from topos_cli.worker import sampled_memory
 from topos_cli.worker.step_peak import StepPeak
 
@@ -47,7 +47,7 @@ def test_a_result_from_a_machine_without_proc_is_marked_sampled(tmp_path):
     assert memory_measurement(result.repeats) == "sampled"
     linux = read_result(machine_result("ubuntu-latest", repeats=1))
     marked = [
-        RunRecord.from_json(
+        Repeat.from_json(
             {**run.to_json(), "facts": {**run.facts.to_json(), "peak_source": "VmHWM"}}
         )
         for run in linux.repeats

@@ -7,13 +7,13 @@ from dataclasses import dataclass
 
 from topos_cli.report.statistics import median
 from topos_cli.report.verdict.route_verdict import RouteVerdict
-from topos_cli.result.json_record import JsonRecord
-from topos_cli.result.run_record import RunRecord
+from topos_cli.result.json_fields import JsonFields
+from topos_cli.result.repeat import Repeat
 from topos_cli.result.verdict_settings import VerdictSettings
 
 
 @dataclass(frozen=True)
-class NoiseWarning(JsonRecord):
+class NoiseWarning(JsonFields):
     """Why the machine may have been too noisy to tell, and what to do about it."""
 
     kind: str
@@ -113,7 +113,7 @@ def noise_warnings(
 SAMPLED_MEMORY = "memory sampled"
 
 
-def sampled_memory_warning(runs: Sequence[RunRecord]) -> NoiseWarning | None:
+def sampled_memory_warning(runs: Sequence[Repeat]) -> NoiseWarning | None:
     """A warning when a completed run's peak memory was sampled rather than read from the
     kernel's high-water mark (no /proc: macOS): its figures are coarser, not exact."""
     sampled = sorted(
