@@ -46,3 +46,17 @@ def test_host_facts_are_json_ready_and_complete():
     assert facts["logical_cores"] >= 1
     assert facts["available_cores"] >= 1
     assert set(facts) >= {"cpu_model", "load_average", "git", "proc_filesystem"}
+
+
+def test_cpu_flags_keep_only_the_extensions_that_matter_in_one_spelling(tmp_path):
+    from topos_cli.harness.host import cpu_flags
+
+    x86 = tmp_path / "x86"
+    x86.write_text(
+        "processor\t: 0\nmodel name\t: Intel Xeon\nflags\t\t: fpu sse4_2 avx avx2 fma "
+        "avx512f avx512_vnni rdtscp\n"
+    )
+    assert cpu_flags(x86) == ["avx", "avx2", "avx512_vnni", "avx512f", "fma", "sse4_2"]
+    arm = tmp_path / "arm"
+    arm.write_text("processor\t: 0\nFeatures\t: fp asimd evtstrm asimddp sve i8mm\n")
+    assert cpu_flags(arm) == ["asimddp", "i8mm", "neon", "sve"]

@@ -41,7 +41,9 @@ MEMORY_METHOD = {
     "the plans' arenas freed and garbage collected",
     "peak": "the larger of VmHWM at the end of the measured steps, after resetting it at "
     "ready (writing 5 to /proc/self/clear_refs), and VmRSS read at each step's peak "
-    "(VmHWM lags per-CPU counters); psutil sampling where /proc is missing",
+    "(VmHWM lags per-CPU counters); where /proc is missing (macOS) the largest of psutil's "
+    "resident set read at each step's peak and sampled every few ms, and ru_maxrss when it "
+    "rose during the steps: sampled, not exact (settings.memory_measurement says which)",
     "training_delta": "peak minus VmRSS at ready",
     "cross_check": "ru_maxrss from os.wait4, which includes start-up and shutdown",
     "shard_processes": "a workload whose shards run in forked processes counts each child's "
@@ -143,6 +145,15 @@ def _data_facts(plan: PreparedGrade, results: Sequence[Repeat]) -> DataFacts:
     )
 
 
+def memory_measurement(runs: Sequence[Repeat]) -> str | None:
+    """`exact` when every completed run's peak is VmHWM, `sampled` when one's was sampled
+    (no /proc), None when no run completed."""
+    sources = {run.facts.peak_source for run in runs if run.status == "ok"}
+    if not sources:
+        return None
+    return "exact" if sources == {"VmHWM"} else "sampled"
+
+
 def compose_grade_result(
     plan: PreparedGrade,
     record: GatheredRepeats,
@@ -172,6 +183,7 @@ def compose_grade_result(
         environment=environment_facts(plan.environment),
         sample_interval_seconds=SAMPLE_INTERVAL_SECONDS,
         memory_method=MEMORY_METHOD,
+        memory_measurement=memory_measurement(record.results),
         tolerance=plan.compare_settings,
         baseline=options.baseline,
         budget=options.budget,

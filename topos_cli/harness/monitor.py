@@ -528,7 +528,10 @@ class WorkerMonitor:
         reported = self._done.peak_rss_bytes
         if reported is not None and self._ready is not None and self._ready.facts.reads_high_water:
             return reported, "VmHWM"
-        return self._sampled_peak_after_ready, "sampling"
+        # No /proc in the worker (macOS): the larger of what it read at its steps' peaks
+        # (psutil, ru_maxrss when it rose) and what was sampled here; coarser, said so.
+        readings = [value for value in (reported, self._sampled_peak_after_ready) if value]
+        return (max(readings) if readings else None), "sampling"
 
     def _conclude(self) -> Repeat:
         """The run's record, from everything gathered."""

@@ -12,7 +12,7 @@ significant regression or improvement.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,11 +23,12 @@ from topos_cli.report.compare import (
     compare_results,
 )
 from topos_cli.report.display.result_description import describe_commit
+from topos_cli.report.machine import MACHINE_FACTS, machine_facts, machine_name, machine_slug
+from topos_cli.report.result_archive import archive_results, is_archive
 from topos_cli.result.grade_result import DataFacts, GradeResult
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.result_file import load_result
 from topos_cli.result.tolerance import CompareSettings
-from topos_cli.result.worker_facts import Numerics
 from topos_cli.shared.errors import ToposError, ToposUsageError
 
 
@@ -45,6 +46,12 @@ class HistoryPoint:
     changes: Mapping[tuple[str, str], FigureChange] = field(default_factory=dict)
     #: `(route, figure) -> (lowest, highest)`: the spread behind the value (`figure_spreads`).
     spreads: Mapping[tuple[str, str], tuple[float, float]] = field(default_factory=dict)
+    #: The grade's own verdict in one sentence (against `--against`'s checkout when it had
+    #: one), and its exit status.
+    verdict: str | None = None
+    exit_status: int | None = None
+    #: The result itself, so a site can draw its report (even from inside an archive).
+    result: GradeResult | None = field(default=None, compare=False, repr=False)
 
     def significant(self, route: str, figure: str) -> str | None:
         """`regression` or `improvement` if `compare` calls this figure's change so."""
@@ -62,12 +69,29 @@ class HistoryGroup:
     points: tuple[HistoryPoint, ...]
 
     @property
+    def machine(self) -> tuple[tuple[str, str], ...]:
+        """The facts of the key that name the machine (`machine.MACHINE_FACTS`)."""
+        return tuple((name, value) for name, value in self.key if name in MACHINE_FACTS)
+
+    @property
+    def machine_name(self) -> str:
+        """The machine in one line (`machine.machine_name`)."""
+        return machine_name(self.machine)
+
+    @property
+    def machine_slug(self) -> str:
+        """The machine's short name for a path (`machine.machine_slug`)."""
+        return machine_slug(self.machine)
+
+    @property
     def host(self) -> str:
-        """E.g. `host: Intel Xeon, 2 (2 available) cores, NumPy 2.4.6, scipy-openblas 0.3.31`."""
+        """E.g. `host: Intel Xeon (x86_64; avx2 fma), 2 (2 available) cores, Ubuntu 24.04,
+        scipy-openblas 0.3.31 (running openblas 0.3.31 Haswell), NumPy 2.4.6, Python 3.12.4;
+        environment none set; shards engine 1`."""
         facts = dict(self.key)
         return (
-            f"host: {facts['CPU']}, {facts['cores']} cores, NumPy {facts['NumPy']}, "
-            f"{facts['BLAS']}; environment {facts['environment']}; shards {facts['shards']}"
+            f"host: {self.machine_name}; environment {facts['environment']}; "
+            f"shards {facts['shards']}"
         )
 
     @property
@@ -110,10 +134,10 @@ class History:
 
 
 def grouping_key(result: GradeResult) -> tuple[tuple[str, str], ...]:
-    """What must be equal for two grades' figures to be compared: workload, host, settings."""
-    host, settings = result.host, result.settings
-    numerics = host.numerics or Numerics()
-    blas = numerics.blas or {}
+    """What must be equal for two grades' figures to be compared: workload, machine
+    (`machine.machine_facts`: CPU and its extensions, cores, OS, BLAS and its kernel, NumPy,
+    Python), settings."""
+    settings = result.settings
     data = result.workload.data or DataFacts()
     shards = sorted(f"{route} {facts.shards}" for route, facts in result.routes.items())
     threads = settings.threads
@@ -121,10 +145,7 @@ def grouping_key(result: GradeResult) -> tuple[tuple[str, str], ...]:
     source = data.source if data.source is not None else settings.data
     return (
         ("workload", result.workload.name),
-        ("CPU", str(host.cpu_model)),
-        ("cores", f"{host.logical_cores} ({host.available_cores} available)"),
-        ("NumPy", str(numerics.numpy)),
-        ("BLAS", f"{blas.get('name')} {blas.get('version')}"),
+        *machine_facts(result),
         ("steps", str(result.steps)),
         ("threads", "default" if threads is None else str(threads)),
         ("data", f"{source} {fingerprint}".strip()),
@@ -177,16 +198,49 @@ def figure_spreads(result: GradeResult) -> dict[tuple[str, str], tuple[float, fl
 
 
 def result_files(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
-    """The files named, and the `*.json` files directly inside each folder named."""
+    """The files named, and the `*.json` files and archives (`.zip`, `.tar.gz`: the
+    artifacts of CI runners) directly inside each folder named."""
     files: list[Path] = []
     for path in map(Path, paths):
         if path.is_dir():
-            files.extend(sorted(path.glob("*.json")))
+            inside = [
+                child
+                for child in path.iterdir()
+                if child.suffix == ".json" or (is_archive(child) and child.is_file())
+            ]
+            files.extend(sorted(inside))
         elif path.exists():
             files.append(path)
         else:
             raise ToposUsageError(f"{path}: no such file or directory")
     return files
+
+
+def loaded_results(
+    paths: Sequence[str | os.PathLike[str]],
+) -> Iterator[tuple[str, GradeResult | ToposError]]:
+    """Every result at `paths` (files, folders, archives), named by where it was found:
+    the result, or the error that says why the file holds none."""
+    for path in result_files(paths):
+        if is_archive(path):
+            try:
+                yield from archive_results(path)
+            except ToposError as error:
+                yield str(path), error
+            continue
+        try:
+            yield str(path), load_result(path)
+        except ToposError as error:
+            yield str(path), error
+
+
+def verdict_sentence(result: GradeResult) -> str | None:
+    """The grade's verdict in one sentence: against `--against`'s checkout when it had
+    one (the comparison a pull request is judged by), else the grade's own."""
+    against = result.against.comparison if result.against is not None else None
+    if against and isinstance(against.get("summary"), str):
+        return against["summary"]
+    return None if result.verdict is None else result.verdict.summary
 
 
 def _point(source: str, result: GradeResult) -> HistoryPoint:
@@ -198,6 +252,9 @@ def _point(source: str, result: GradeResult) -> HistoryPoint:
         status=result.status or "unknown",
         values=figure_values(result),
         spreads=figure_spreads(result),
+        verdict=verdict_sentence(result),
+        exit_status=result.exit_status,
+        result=result,
     )
 
 
@@ -216,11 +273,9 @@ def read_history(
     settings = settings or CompareSettings()
     loaded: list[tuple[str, GradeResult]] = []
     skipped: list[str] = []
-    for path in result_files(paths):
-        try:
-            result = load_result(path)
-        except ToposError as error:
-            skipped.append(str(error))
+    for path, result in loaded_results(paths):
+        if isinstance(result, ToposError):
+            skipped.append(str(result))
             continue
         if workload is not None and result.workload.name != workload:
             skipped.append(f"{path} is a grade of {result.workload.name}, not {workload}")
@@ -228,7 +283,7 @@ def read_history(
         if not result.repeats:
             skipped.append(f"{path} holds no runs ({result.status})")
             continue
-        loaded.append((str(path), result))
+        loaded.append((path, result))
     if not loaded:
         where = ", ".join(str(path) for path in paths)
         raise ToposUsageError(f"no topos grade results to draw in {where}")
@@ -276,6 +331,7 @@ __all__ = [
     "figure_spreads",
     "figure_values",
     "grouping_key",
+    "loaded_results",
     "read_history",
     "result_files",
 ]

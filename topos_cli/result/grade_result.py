@@ -64,12 +64,17 @@ class HostFacts(ResultPart):
     computed with."""
 
     cpu_model: str | None = None
+    #: The instruction-set extensions that steer a kernel's speed (`avx2`, `avx512f`, `neon`,
+    #: `sve`, ...): only those of `harness.host.MATTERING_FLAGS` the CPU has, sorted.
+    cpu_flags: list[str] | None = None
     logical_cores: Count | None = None
     available_cores: Count | None = None
     physical_cores: Count | None = None
     load_average: list[Ratio] | None = None
     memory_bytes: Bytes | None = None
     system: str | None = None
+    #: The operating system by name and release: `Ubuntu 24.04.1 LTS`, `macOS 14.5`.
+    operating_system: str | None = None
     machine: str | None = None
     python: str | None = None
     python_executable: str | None = None
@@ -112,6 +117,9 @@ class GradeSettings(ResultPart):
     sample_interval_seconds: Seconds | None = None
     #: How each memory figure was measured, in words.
     memory_method: dict[str, str] = msgspec.field(default_factory=dict)
+    #: `exact` when every completed run's peak is the kernel's high-water mark (VmHWM),
+    #: `sampled` when one's is not (no /proc: psutil and ru_maxrss, coarser).
+    memory_measurement: Literal["exact", "sampled"] | None = None
     tolerance: CompareSettings | None = None
     baseline: str | None = None
     budget: str | None = None

@@ -75,6 +75,20 @@ class ShardProcessFacts(ResultPart):
     ready_private_bytes: list[Bytes] = msgspec.field(default_factory=list)
 
 
+class ThreadPoolFacts(ResultPart):
+    """One native thread pool loaded in a worker, as threadpoolctl's `threadpool_info` says:
+    which library (`internal_api`: openblas, mkl, blis, accelerate...) and which kernel it
+    chose for this CPU (`architecture`: Haswell, SkylakeX, NeoverseN1, ...)."""
+
+    user_api: str | None = None
+    internal_api: str | None = None
+    version: str | None = None
+    architecture: str | None = None
+    threading_layer: str | None = None
+    num_threads: Count | None = None
+    prefix: str | None = None
+
+
 class Numerics(ResultPart):
     """Which NumPy and BLAS a worker computed with, and the environment that steers them."""
 
@@ -82,6 +96,17 @@ class Numerics(ResultPart):
     #: The BLAS library's name, version and configuration, as NumPy reports them.
     blas: dict[str, str | None] | None = None
     environment: dict[str, str | None] = msgspec.field(default_factory=dict)
+    #: The thread pools loaded at run time (threadpoolctl): the BLAS and the kernel it runs.
+    thread_pools: list[ThreadPoolFacts] = msgspec.field(default_factory=list)
+
+    @property
+    def blas_kernel(self) -> str | None:
+        """E.g. `openblas 0.3.31 Haswell`: the BLAS at run time and the kernel it chose."""
+        for pool in self.thread_pools:
+            if pool.user_api == "blas":
+                words = (pool.internal_api, pool.version, pool.architecture)
+                return " ".join(word for word in words if word) or None
+        return None
 
 
 class PeerFacts(ResultPart):

@@ -4,6 +4,7 @@ its host and settings, a plot per figure (ms/step, peak RSS, training Δ) and th
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from topos_cli.report.compare import FIGURES
@@ -46,14 +47,24 @@ def report_links(
     return links
 
 
-def render_history_html(history: History, page_path: str | os.PathLike[str] | None = None) -> str:
+def render_history_html(
+    history: History,
+    page_path: str | os.PathLike[str] | None = None,
+    *,
+    links: Callable[[HistoryGroup], list[str | None]] | None = None,
+    title: str | None = None,
+    preface: Sequence[str] = (),
+) -> str:
     """The whole history page; each grade links to its report, relative to `page_path`
-    (where the page will be written; the working directory when not given)."""
+    (where the page will be written; the working directory when not given), or where
+    `links` says (per group, per grade: the site links the reports it drew). `preface`
+    is HTML put under the heading (the site's way back to its index)."""
     workloads = sorted({group.workload for group in history.groups})
-    title = f"topos history: {', '.join(workloads)}"
+    title = title or f"topos history: {', '.join(workloads)}"
     grades = sum(len(group.points) for group in history.groups)
     body = [
         f"<h1>{escape(title)}</h1>",
+        *preface,
         f"<p>{grades} grades in {len(history.groups)} "
         f"group{'s' if len(history.groups) != 1 else ''} of comparable host and settings.</p>",
         missing_box(list(history.skipped), "Files passed over"),
@@ -64,9 +75,9 @@ def render_history_html(history: History, page_path: str | os.PathLike[str] | No
             f"<h2>{escape(group.title)} ({grade_count(len(group.points))})</h2>",
             bullet_list([group.host], "facts"),
         ]
-        links = report_links(group, page_path)
+        group_links = report_links(group, page_path) if links is None else links(group)
         if len(group.points) > 1:
-            svg = figure_svg(trend_figure(group, links=links), f"trend-{number}")
+            svg = figure_svg(trend_figure(group, links=group_links), f"trend-{number}")
             body.append(
                 figure(
                     svg,
@@ -81,7 +92,7 @@ def render_history_html(history: History, page_path: str | os.PathLike[str] | No
         rows = history_rows(group)
         row_links = [
             [link, *([None] * (len(HISTORY_HEADERS) - 1))]
-            for point, link in zip(group.points, links, strict=True)
+            for point, link in zip(group.points, group_links, strict=True)
             for route in group.routes
             if any(key[0] == route for key in point.values)
         ]

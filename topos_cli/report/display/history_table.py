@@ -75,6 +75,35 @@ def history_rows(group: HistoryGroup) -> list[list[str]]:
     return rows
 
 
+#: The verdict table's columns: per machine and workload, its latest grade's verdict.
+VERDICT_HEADERS = ("machine", "workload", "commit", "exit", "verdict")
+
+#: What an exit status means, in the verdict table.
+EXIT_WORDS = {
+    0: "ok",
+    1: "route failed",
+    2: "usage",
+    3: "parity broken",
+    4: "regression",
+    5: "inconclusive",
+    130: "interrupted",
+}
+
+
+def verdict_rows(history: History) -> list[list[str]]:
+    """Per machine, workload and settings (a group), the verdict of its latest grade: what
+    a pull request's comment shows of a matrix of runners, one row per runner."""
+    rows = []
+    for group in history.groups:
+        point = group.points[-1]
+        named = dict(group.machine)
+        machine = f"{named.get('CPU')} ({named.get('architecture')}, {named.get('OS')})"
+        status = point.exit_status
+        exit_text = DASH if status is None else f"{status} {EXIT_WORDS.get(status, '')}".strip()
+        rows.append([machine, group.title, point.commit, exit_text, point.verdict or point.status])
+    return rows
+
+
 def history_notes(history: History) -> list[str]:
     """The lines after the tables: the legend, the grouping and what was skipped."""
     notes = [LEGEND]
@@ -100,8 +129,10 @@ def render_history_plain(history: History, ascii_only: bool = False) -> str:
 
 
 def render_history_markdown(history: History) -> str:
-    """The history as Markdown: per group a heading and a table, then the notes as a list."""
-    parts = []
+    """The history as Markdown: the latest verdict per machine, then per group a heading
+    and a table, then the notes as a list."""
+    parts = ["**Verdict per machine**", "", markdown_table(VERDICT_HEADERS, verdict_rows(history))]
+    parts += [""]
     for group in history.groups:
         parts += [f"**{group.title}** ({grade_count(len(group.points))})", "", group.host, ""]
         parts += [markdown_table(HISTORY_HEADERS, history_rows(group)), ""]

@@ -123,7 +123,7 @@ def _memory_legend(axes: Any, contents: ReportContents) -> None:
     ]
     labels += [
         "RSS at ready",
-        "measured peak (VmHWM)",
+        f"measured peak ({contents.peak_words})",
         "predicted peak (ready + plan)",
     ]
     # Right of the axes, outside: with several routes a legend inside covers their lines.

@@ -75,6 +75,20 @@ class ReportContents:
     circumstances: tuple[str, ...]
     missing: tuple[str, ...] = field(default_factory=tuple)
 
+    @property
+    def peak_sampled(self) -> bool:
+        """Whether a completed run's peak was sampled rather than read from the kernel's
+        high-water mark (no /proc: macOS), so the peak is coarser, not exact."""
+        return any(
+            run.status == "ok" and run.facts.peak_source == "sampling"
+            for run in self.result.repeats
+        )
+
+    @property
+    def peak_words(self) -> str:
+        """How the measured peak was measured, as a legend and a caption say it."""
+        return "sampled, not exact: no /proc" if self.peak_sampled else "VmHWM"
+
     def runs_of(self, route: str) -> list[RunSeries]:
         """The runs of `route`, in the order they ran."""
         return [run for run in self.runs if run.route == route]

@@ -202,7 +202,8 @@ def render_report_html(contents: ReportContents, svgs: dict[str, str] | None = N
         figure(
             svgs["memory"],
             "Left: each route's resident memory (RSS, sampled every few ms, the highest sample "
-            "per slice) against time since it was ready; dashed, the measured peak (VmHWM); "
+            "per slice) against time since it was ready; dashed, the measured peak "
+            f"({contents.peak_words}); "
             "dotted, the peak its plan predicts (RSS at ready plus the planned training bytes). "
             "Right: the training Δ (peak minus RSS at ready), measured and predicted.",
             "memory-figure",

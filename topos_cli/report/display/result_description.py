@@ -30,6 +30,8 @@ def describe_host(result: GradeResult) -> str:
     parts = []
     if host.cpu_model:
         parts.append(host.cpu_model)
+    if host.cpu_flags:
+        parts.append(" ".join(host.cpu_flags))
     if host.logical_cores:
         cores = f"{host.logical_cores} cores"
         if host.available_cores not in (None, host.logical_cores):
@@ -37,8 +39,10 @@ def describe_host(result: GradeResult) -> str:
         parts.append(cores)
     if host.memory_bytes is not None:
         parts.append(f"{host.memory_bytes / GIBIBYTE:.1f} GiB")
+    if host.operating_system:
+        parts.append(host.operating_system)
     if host.system:
-        parts.append(host.system)
+        parts.append(f"{host.system} {host.machine or ''}".strip())
     if host.python:
         parts.append(f"Python {host.python}")
     numerics = host.numerics or Numerics()
@@ -47,6 +51,8 @@ def describe_host(result: GradeResult) -> str:
     blas = numerics.blas or {}
     if blas.get("name"):
         parts.append(f"{blas['name']} {blas.get('version') or ''}".strip())
+    if numerics.blas_kernel:
+        parts.append(f"running {numerics.blas_kernel}")
     if host.load_average:
         parts.append(f"load {host.load_average[0]:.2f}")
     return "host: " + (", ".join(parts) if parts else "not recorded")

@@ -13,7 +13,11 @@ from typing import Any
 from topos.names import is_peer
 from topos_cli.report.statistics import RatioEstimate
 from topos_cli.report.verdict.agreement import PeerAgreement, judge_peers
-from topos_cli.report.verdict.noise import NoiseWarning, noise_warnings
+from topos_cli.report.verdict.noise import (
+    NoiseWarning,
+    noise_warnings,
+    sampled_memory_warning,
+)
 from topos_cli.report.verdict.pairing import Pairing, pair_routes
 from topos_cli.report.verdict.parity import Parity, judge_parity
 from topos_cli.report.verdict.route_verdict import RouteVerdict, judge_route, with_ratios
@@ -96,6 +100,9 @@ def decide_verdict(
     parity = judge_parity([run for run in runs if not is_peer(run.route)], settings.reference)
     agreements = judge_peers(runs, settings)
     warnings = noise_warnings(routes, settings, load_average, cores)
+    sampled = sampled_memory_warning(runs)
+    if sampled is not None:
+        warnings.append(sampled)
     pairings = pair_routes(judged, settings)
 
     return Verdict(

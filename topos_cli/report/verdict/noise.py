@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from topos_cli.report.statistics import median
 from topos_cli.report.verdict.route_verdict import RouteVerdict
 from topos_cli.result.json_fields import JsonFields
+from topos_cli.result.repeat import Repeat
 from topos_cli.result.verdict_settings import VerdictSettings
 
 
@@ -106,3 +107,28 @@ def noise_warnings(
                 )
             )
     return warnings
+
+
+#: The kind of the warning a sampled peak gives (`sampled_memory_warning`).
+SAMPLED_MEMORY = "memory sampled"
+
+
+def sampled_memory_warning(runs: Sequence[Repeat]) -> NoiseWarning | None:
+    """A warning when a completed run's peak memory was sampled rather than read from the
+    kernel's high-water mark (no /proc: macOS): its figures are coarser, not exact."""
+    sampled = sorted(
+        {run.route for run in runs if run.status == "ok" and run.facts.peak_source == "sampling"}
+    )
+    if not sampled:
+        return None
+    return NoiseWarning(
+        kind=SAMPLED_MEMORY,
+        route=None,
+        message=(
+            f"peak memory of {', '.join(sampled)} is sampled, not exact: this machine has no "
+            "/proc high-water mark to reset, so the peak is the largest of psutil's readings "
+            "(at each step's peak and every few ms) and ru_maxrss when it rose during the "
+            "steps; a peak shorter than the interval can be missed"
+        ),
+        remedy="judge memory exactly on Linux, where the kernel keeps the high-water mark",
+    )

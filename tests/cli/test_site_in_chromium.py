@@ -1,0 +1,37 @@
+"""The site `topos history --site` writes, as a person sees it: every page drawn by a real
+headless browser (Chromium, from the Debian packages: `apt-get update && apt-get install
+-y chromium`), every figure on it drawn in its routes' colours. Skipped, with the
+reason, where no Chromium is installed."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.cli.test_machines import write_artifacts
+from tests.cli.test_report_in_chromium import CHROMIUM, near, screenshot
+from topos_cli.report.display.history_site import write_site
+from topos_cli.report.display.plotting import ROUTE_COLOURS
+from topos_cli.report.history import read_history
+
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="no Chromium installed (apt-get install chromium) to render the site"
+)
+
+
+def test_chromium_draws_every_figure_of_every_page_of_the_site(tmp_path):
+    history = read_history(write_artifacts(tmp_path / "artifacts"))
+    site = tmp_path / "site"
+    pages = [path for path in write_site(history, site) if path.suffix == ".html"]
+    assert len(pages) == 1 + 3 + 6
+    for number, page in enumerate(sorted(pages)):
+        image = screenshot(page, tmp_path / f"page-{number}", height=2400)
+        width, height = image.size
+        pixels = image.load()
+        sample = [pixels[x, y] for x in range(0, width, 2) for y in range(0, height, 2)]
+        # Something is drawn: the page is not blank.
+        assert sum(pixel != (255, 255, 255) for pixel in sample) > 500, page
+        if "<svg" not in page.read_text():
+            continue  # the index: tables and links only
+        for route in ("engine", "recorded"):
+            drawn = sum(near(pixel, ROUTE_COLOURS[route]) for pixel in sample)
+            assert drawn > 100, f"{page}: {route} is hardly drawn ({drawn} pixels)"
