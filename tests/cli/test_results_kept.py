@@ -210,11 +210,15 @@ def test_a_result_that_cannot_be_written_at_the_end_is_saved_elsewhere(tmp_path)
     assert json.loads((fallback / "result.json").read_text())["status"] == "complete"
 
 
-def test_compare_never_calls_a_failed_route_no_regression(tmp_path, complete_result):
-    old = json.loads(complete_result)
+def test_compare_never_calls_a_failed_route_no_regression(tmp_path):
+    # compare refuses results of other settings: both grades take the same four steps.
+    earlier = tmp_path / "earlier"
+    earlier.mkdir()
+    completed, old = grade_tiny("tiny", earlier, steps=4)
+    assert completed.returncode == 0, completed.stderr
     old["workload"]["name"] = TINY + "raises"  # the same model, before it learned to fail
     (tmp_path / "old.json").write_text(json.dumps(old))
-    completed, _ = grade_tiny("raises", tmp_path)
+    completed, _ = grade_tiny("raises", tmp_path, steps=4)
     assert completed.returncode == 1, completed.stderr
     compared = topos("compare", "old.json", "result.json", cwd=tmp_path)
     assert compared.returncode == 1, compared.stderr

@@ -33,6 +33,7 @@ from topos_cli.report.display.tables import (
 )
 from topos_cli.report.history import read_history
 from topos_cli.report.verdict import decide_verdict
+from topos_cli.result.result_file import read_result
 from topos_cli.shared.units import DASH
 
 WIDTHS = (60, 80, 120)
@@ -91,15 +92,16 @@ def test_eighty_columns_show_the_verdict_as_columns_and_sixty_at_least_as_blocks
 
 
 @pytest.mark.parametrize("width", (80, 120))
-def test_a_cpu_time_column_more_still_fits_without_breaking_a_word(width):
-    """Room for the column another change adds: CPU ms/step beside wall ms/step."""
+def test_a_column_more_still_fits_without_breaking_a_word(width):
+    """Room for a column a later change adds beside wall and CPU ms/step."""
     verdict = verdict_of(8)
-    rows = [[*row[:3], "18.40 ± 0.52", *row[3:]] for row in verdict_rows(verdict)]
-    headers = (*VERDICT_HEADERS[:3], "CPU ms", *VERDICT_HEADERS[3:])
-    table = FittedTable("topos grade", headers, rows, groups=[[1, 2, 3, 4, 5], [6, 7, 8, 9]])
+    rows = [[*row[:4], "17.90 ± 0.41", *row[4:]] for row in verdict_rows(verdict)]
+    headers = (*VERDICT_HEADERS[:4], "GPU ms", *VERDICT_HEADERS[4:])
+    groups = [[1, 2, 3, 4, 5, 6], [7, 8, 9, 10]]
+    table = FittedTable("topos grade", headers, rows, groups=groups)
     lines = list(rendered_lines([table], width))
     assert_fits_unbroken(lines, width, [cell for row in rows for cell in row])
-    assert "CPU ms" in "\n".join(lines)
+    assert "GPU ms" in "\n".join(lines) and "CPU ms" in "\n".join(lines)
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -107,7 +109,7 @@ def test_a_cpu_time_column_more_still_fits_without_breaking_a_word(width):
 def test_the_comparison_fits_the_terminal_and_breaks_no_word(count, width):
     old = example_result(repeats=2, routes=some_routes(count))
     new = example_result(repeats=2, routes=some_routes(count), ms_scale={"engine": 1.3})
-    comparison = compare_results(old, new)
+    comparison = compare_results(read_result(old), read_result(new))
     lines = list(rendered_lines(comparison_renderables(comparison), width))
     assert_fits_unbroken(
         lines, width, [cell for row in comparison_rows(comparison) for cell in row]

@@ -225,7 +225,7 @@ def test_the_deadline_covers_the_whole_fetch_and_is_checked(tmp_path, monkeypatc
 
 
 def test_plain_progress_says_how_far_a_slow_download_has_come(monkeypatch):
-    from topos_cli.report.display import download_progress as module
+    from topos_cli.commands import download_progress as module
 
     clock = iter([0.0, 0.0, 5.0, 11.0, 12.0, 30.0])
     monkeypatch.setattr(module.time, "monotonic", lambda: next(clock))

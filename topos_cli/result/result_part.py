@@ -40,8 +40,9 @@ class ResultPart(msgspec.Struct, kw_only=True, frozen=True):
     """A typed part of a result: its fields are its JSON object's keys, in order."""
 
     def to_json(self) -> dict[str, Any]:
-        """The record as JSON-ready builtins (dicts, lists, numbers, strings)."""
-        return msgspec.to_builtins(self, enc_hook=encode_other)
+        """The record as JSON-ready builtins (dicts, lists, numbers, strings: what reading
+        the file back gives, lists and not tuples)."""
+        return msgspec.json.decode(msgspec.json.encode(self, enc_hook=encode_other))
 
     @classmethod
     def from_json(cls: type[R], data: Any) -> R:

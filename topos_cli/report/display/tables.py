@@ -151,14 +151,19 @@ def _narrowest_width(text: str) -> int:
 def fit_widths(
     headers: Sequence[str], rows: Sequence[Sequence[str]], width: int
 ) -> list[int] | None:
-    """Widths for the columns of a table `width` cells wide that break no cell inside a
-    piece (`cell_units`), or `None` when even the narrowest such table is wider.
+    """Widths for the columns of a table `width` cells wide that break no header and no
+    cell inside a piece (`cell_units`), or `None` when even the narrowest such table is
+    wider.
 
     Every column starts at its narrowest; what is left over goes to the columns needing
     the least to fit on one line first, so as many columns as possible read on one line.
     """
     columns = list(zip(headers, *rows, strict=True))
-    narrowest = [max(_narrowest_width(cell) for cell in column) for column in columns]
+    # A header is read whole: its column is never narrower than it (a cell may wrap).
+    narrowest = [
+        max(len(header), *(_narrowest_width(cell) for cell in column[1:]))
+        for header, column in zip(headers, columns, strict=True)
+    ]
     natural = [max(_natural_width(cell) for cell in column) for column in columns]
     spare = width - sum(narrowest) - COLUMN_GAP * (len(columns) - 1)
     if spare < 0:
