@@ -102,7 +102,7 @@ def test_random_graphs_are_exact(program: Program):
         recorded = recorded_twice(program, values, dtype)
         assert_bitwise_equal(engine, recorded, dtype)
     if not smooth(program, arrays):
-        event("finite differences skipped: a kink or a huge value")
+        event("finite differences skipped: a corner or a huge value")
         return
     numeric = finite_differences(program.build, arrays, program.seed)
     for analytic, expected in zip(engine.gradients, numeric):

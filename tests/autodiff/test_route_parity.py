@@ -153,7 +153,7 @@ def test_rank0_operands_and_python_numbers():
 
 def smooth(program: Program, arrays: list[np.ndarray]) -> bool:
     """Whether finite differences can be trusted: no relu, heaviside, abs, maximum or max_pool input
-    within reach of its kink, and nothing huge or non-finite."""
+    within reach of its corner, and nothing huge or non-finite."""
     tape, loss, _ = record(program.build, arrays, program.seed, np.float64)
     network = tape.into_network()
     plan = network.entry([loss.symbol]).backward().lower()
@@ -189,7 +189,7 @@ def test_random_graphs_agree_bitwise_and_with_finite_differences(program: Progra
     both_routes(program.build, single, program.seed, np.float32)
     double, _ = both_routes(program.build, arrays, program.seed, np.float64)
     if not smooth(program, arrays):
-        event("finite differences skipped: a kink or a huge value")
+        event("finite differences skipped: a corner or a huge value")
         return
     event(f"finite differences over {sum(array.size for array in arrays)} elements")
     numeric = finite_differences(program.build, arrays, program.seed)

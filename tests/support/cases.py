@@ -1,7 +1,7 @@
 """The table of differentiable cases: every example the registered primitives declare
 (`Primitive.examples`, beside each primitive in its own module), and the composites
 (recorded from several primitives, so declared here). Each case says which operation it
-is about (`subject`), how to draw its parameter values (kept away from kinks) and how to
+is about (`subject`), how to draw its parameter values (kept away from corners) and how to
 record it.
 
 A primitive without an example fails `test_every_primitive_has_a_case`.

@@ -16,8 +16,8 @@ class ParameterCheck:
 
     `errors[route]` is the largest error over the directions, relative to the
     gradient's norm (None when the route has no gradient to compare); `skipped`
-    says which directions crossed kinks at every step size, and `one_sided` counts
-    those that were estimated beside a kink rather than across it.
+    says which directions crossed corners at every step size, and `one_sided` counts
+    those that were estimated beside a corner rather than across it.
     """
 
     index: int

@@ -1,13 +1,13 @@
 """Directional finite differences: the slope of a function along one direction, honestly.
 
 `slope(evaluate, step)` estimates phi'(0) for phi(t) = f(x + t d) from evaluations
-of phi, each of which also reports a *kink signature*: which side of every kink
+of phi, each of which also reports a *corner signature*: which side of every corner
 (relu at 0, a maximum's tie, a pooling window's winner) the point lies on. The
 central difference `(phi(h) - phi(-h)) / 2h` costs two evaluations and is
 accurate to O(h^2) — but only while [-h, h] stays on one smooth piece. So:
 
 - both sides keep the base point's signature: the central difference;
-- one side crosses a kink: the second-order one-sided difference on the side that
+- one side crosses a corner: the second-order one-sided difference on the side that
   does not, `(3 phi(0) - 4 phi(-/+h) + phi(-/+2h)) / (-/+2h)` (the base point's
   own piece is the one the derivative rules follow: at an exact tie the rule's
   convention is the base point's signature);
@@ -32,25 +32,25 @@ from topos.splitmix64 import SplitMix64
 RELATIVE_STEP = 1e-6
 #: The smallest entry scale a step is taken relative to (a bias starting at zero).
 SCALE_FLOOR = 0.1
-#: How much the step shrinks when both sides of it cross a kink, and how often.
+#: How much the step shrinks when both sides of it cross a corner, and how often.
 SHRINK = 16.0
 ATTEMPTS = 3
 
-#: phi(t) as (value, kink signature); signatures compare with `same_signature`.
+#: phi(t) as (value, corner signature); signatures compare with `same_signature`.
 Evaluate = Callable[[float], tuple[float, Any]]
 
 
 @dataclass(frozen=True)
 class Slope:
-    """An estimate of phi'(0): its value (None when every step crossed kinks), how it
+    """An estimate of phi'(0): its value (None when every step crossed corners), how it
     was made (`central`, `forward`, `backward` or `skipped`), the step, and why a
-    kink changed the method (empty when none did)."""
+    corner changed the method (empty when none did)."""
 
     value: float | None
     method: str
     step: float
     evaluations: int
-    kink: str = ""
+    corner: str = ""
 
 
 def random_direction(seed: int, shape: tuple[int, ...]) -> np.ndarray:
@@ -71,7 +71,7 @@ def step_size(point: np.ndarray, relative: float = RELATIVE_STEP) -> float:
 
 
 def same_signature(first: Any, second: Any) -> bool:
-    """Whether two kink signatures (None, arrays, or tuples of them) are equal."""
+    """Whether two corner signatures (None, arrays, or tuples of them) are equal."""
     if first is None or second is None:
         return first is second
     if isinstance(first, tuple):
@@ -85,19 +85,19 @@ def slope(
     evaluate: Evaluate,
     step: float,
     base: tuple[float, Any] | None = None,
-    describe_kink: Callable[[Any, Any], str] | None = None,
+    describe_corner: Callable[[Any, Any], str] | None = None,
 ) -> Slope:
-    """phi'(0) by central differences, one-sided beside a kink, skipped across two.
+    """phi'(0) by central differences, one-sided beside a corner, skipped across two.
 
     `base` is phi(0) with its signature when the caller already has it;
-    `describe_kink(base_signature, other)` names what was crossed.
+    `describe_corner(base_signature, other)` names what was crossed.
     """
     evaluations = 0
     if base is None:
         base = evaluate(0.0)
         evaluations += 1
     value, signature = base
-    kink = ""
+    corner = ""
     for _ in range(ATTEMPTS):
         ahead, ahead_signature = evaluate(step)
         behind, behind_signature = evaluate(-step)
@@ -105,9 +105,9 @@ def slope(
         ahead_same = same_signature(signature, ahead_signature)
         behind_same = same_signature(signature, behind_signature)
         if ahead_same and behind_same:
-            return Slope((ahead - behind) / (2.0 * step), "central", step, evaluations, kink)
+            return Slope((ahead - behind) / (2.0 * step), "central", step, evaluations, corner)
         crossed = ahead_signature if not ahead_same else behind_signature
-        kink = describe_kink(signature, crossed) if describe_kink else "a kink"
+        corner = describe_corner(signature, crossed) if describe_corner else "a corner"
         if ahead_same != behind_same:
             side = 1.0 if ahead_same else -1.0
             near = ahead if ahead_same else behind
@@ -116,6 +116,6 @@ def slope(
             if same_signature(signature, far_signature):
                 estimate = (4.0 * near - far - 3.0 * value) / (2.0 * side * step)
                 method = "forward" if side > 0 else "backward"
-                return Slope(estimate, method, step, evaluations, kink)
+                return Slope(estimate, method, step, evaluations, corner)
         step /= SHRINK
-    return Slope(None, "skipped", step * SHRINK, evaluations, kink)
+    return Slope(None, "skipped", step * SHRINK, evaluations, corner)

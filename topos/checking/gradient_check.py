@@ -4,7 +4,7 @@ The two routes agree bit for bit because they run the same derivative rules, so
 parity cannot tell a wrong rule; differences of the loss itself can. For each
 parameter `p` and each of K random directions `d` (standard normal entries), the
 route's directional derivative `g . d` is compared with the loss's central
-difference `(L(p + h d) - L(p - h d)) / 2h` (two forward evaluations; beside a kink
+difference `(L(p + h d) - L(p - h d)) / 2h` (two forward evaluations; beside a corner
 one-sided, see `directional_difference`). The error is relative to the gradient's
 norm: with standard normal `d`, `|g' . d - g . d|` is about `|g' - g|`, so an
 error of 1e-5 means the gradient is off by about a hundred-thousandth of its size.
@@ -29,8 +29,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from topos.checking.check_report import GradientCheck, ParameterCheck
+from topos.checking.corners import corner_name, corner_signature, has_corners
 from topos.checking.directional_difference import random_direction, slope, step_size
-from topos.checking.kinks import has_kinks, kink_name, kink_signature
 from topos.checking.rule_check import check_rules
 from topos.graph.parameters import Parameters
 from topos.graph.symbol import Symbol
@@ -121,19 +121,19 @@ def check_gradients(
                 del gradients[route]
                 break
     payloads = {network.index(symbol): tensor for symbol, tensor in start.items()}
-    kinks = [i for i in plan.evaluated if has_kinks(nodes[i].operation)]
+    corners = [i for i in plan.evaluated if has_corners(nodes[i].operation)]
     checks = []
     for index in wrt:
         depends = _descendants(nodes, index)
-        watched = [k for k in kinks if depends[k]]
+        watched = [k for k in corners if depends[k]]
         point = payloads[index].numpy()
 
         def describe(base, other, watched=watched) -> str:
             for k, left, right in zip(watched, base, other):
                 if not np.array_equal(left, right):
                     where = f" ({nodes[k].source})" if nodes[k].source else ""
-                    return f"{kink_name(nodes[k].operation)} at %{k}{where}"
-            return "a kink"
+                    return f"{corner_name(nodes[k].operation)} at %{k}{where}"
+            return "a corner"
 
         base = (base_loss, _signatures(nodes, values.__getitem__, watched))
         check = ParameterCheck(
@@ -152,7 +152,7 @@ def check_gradients(
             estimate = slope(evaluate, step, base, describe)
             if estimate.value is None:
                 check.skipped.append(
-                    f"direction {draw}: crossed {estimate.kink} at every step down to "
+                    f"direction {draw}: crossed {estimate.corner} at every step down to "
                     f"{estimate.step:.2g}"
                 )
                 continue
@@ -196,17 +196,17 @@ def check_gradients(
 
 
 def _signatures(nodes, read, indices) -> tuple:
-    """The kink signatures of nodes `indices`, their values read by `read(index)`."""
+    """The corner signatures of nodes `indices`, their values read by `read(index)`."""
     result = []
     for k in indices:
         node = nodes[k]
         operands = [read(i) for i in node.inputs]
-        result.append(kink_signature(node.operation, operands, read(k), node.attributes))
+        result.append(corner_signature(node.operation, operands, read(k), node.attributes))
     return tuple(result)
 
 
 def _loss_along(plan, payloads, feeds, loss, index, direction, watched):
-    """phi(t): the loss, and the watched kinks' signatures, with parameter `index` moved
+    """phi(t): the loss, and the watched corners' signatures, with parameter `index` moved
     by `t * direction` (every other parameter and the feeds as they are)."""
     network = plan.network
     point = payloads[index].numpy()

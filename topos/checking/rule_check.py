@@ -26,8 +26,8 @@ import numpy as np
 from topos.autodiff.chain_rule import backward_schedule
 from topos.autodiff.eager_algebra import EagerAlgebra
 from topos.checking.check_report import RuleFailure
+from topos.checking.corners import corner_name, corner_signature
 from topos.checking.directional_difference import random_direction, slope, step_size
-from topos.checking.kinks import kink_name, kink_signature
 from topos.graph.node import Node
 
 #: A rule passes when every directional slope is within this of finite differences,
@@ -36,7 +36,7 @@ RULE_TOLERANCE = 1e-5
 #: Finite differences cannot resolve slopes below this many units of roundoff in the
 #: weighted output, divided by the step.
 NOISE = 1e-13
-#: Directions tried per operand, until one is estimated (the others crossed kinks).
+#: Directions tried per operand, until one is estimated (the others crossed corners).
 RULE_DIRECTIONS = 3
 
 
@@ -217,15 +217,17 @@ def _check_operand(
             operands = [local.get(i, values[i]) for i in between_node.inputs]
             local[k] = between_node.primitive.kernel(*operands, **between_node.attributes)
             signatures.append(
-                kink_signature(between_node.operation, operands, local[k], between_node.attributes)
+                corner_signature(
+                    between_node.operation, operands, local[k], between_node.attributes
+                )
             )
         operands = [local.get(i, values[i]) for i in node.inputs]
         result = node.primitive.kernel(*operands, **node.attributes)
-        signatures.append(kink_signature(node.operation, operands, result, node.attributes))
+        signatures.append(corner_signature(node.operation, operands, result, node.attributes))
         return float(np.sum(weights * result)), tuple(signatures)
 
     def describe(base_signature, other) -> str:
-        return f"{kink_name(node.operation)} in %{index}'s operand %{operand}"
+        return f"{corner_name(node.operation)} in %{index}'s operand %{operand}"
 
     norm = 0.0 if total is None else float(np.linalg.norm(total))
     used = 0
@@ -234,7 +236,7 @@ def _check_operand(
             seed * 7919 + index * 1009 + operand * 31 + number, base_value.shape
         )
         step = step_size(base_value)
-        estimate = slope(evaluate, step, describe_kink=describe)
+        estimate = slope(evaluate, step, describe_corner=describe)
         if estimate.value is None:
             continue
         used += 1
@@ -252,6 +254,6 @@ def _check_operand(
     if used == 0 and directions:
         notes.append(
             f"%{index} {node.operation}: operand %{operand} not checked, every direction "
-            f"crossed {kink_name(node.operation)}"
+            f"crossed {corner_name(node.operation)}"
         )
     return None

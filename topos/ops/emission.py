@@ -15,7 +15,7 @@ operators) and a few helpers for what they spell differently (`xp.sum`, `xp.perm
 emitted as its composite: the peer differentiates what it is given.
 
 A rule is written so the peer's autodiff sends gradients where topos's derivative rule
-does, kinks included: `maximum` is a left-biased `where` (ties send the gradient left),
+does, corners included: `maximum` is a left-biased `where` (ties send the gradient left),
 relu's mask is strict (nothing at 0), a max pool's window sends its gradient to its first
 winning lane. Operations that only move elements (im2col's patches, a pad, a fold) may be
 emitted as one gather (or its adjoint, one scatter-add) through an index map this module

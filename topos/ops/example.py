@@ -1,7 +1,7 @@
 """Example: an expression a primitive's derivative test differentiates, declared beside it.
 
 Each primitive brings at least one (`Primitive.examples`): how to draw float64 operand
-values where its derivative is defined and smooth (away from kinks, ties and the edges of
+values where its derivative is defined and smooth (away from corners, ties and the edges of
 its domain), and how to record it over those values. The tests compare both routes'
 gradients of it with central finite differences. This is data the library carries; the
 library itself never runs it.
@@ -112,7 +112,7 @@ def positive(*shapes: tuple[int, ...]) -> Draw:
 
 
 def away_from_zero(*shapes: tuple[int, ...]) -> Draw:
-    """Values of either sign whose magnitude lies in [0.25, 1.5): no relu or heaviside kink."""
+    """Values of either sign whose magnitude lies in [0.25, 1.5): no relu or heaviside corner."""
     return lambda rng: [
         rng.choice([-1.0, 1.0], shape) * rng.uniform(0.25, 1.5, shape) for shape in shapes
     ]

@@ -34,9 +34,9 @@ import math
 
 import numpy as np
 
+from topos.ops.corner import Corner, own_output
 from topos.ops.emission import declare_emission
 from topos.ops.example import Example, distinct, normal, on_parameters, record
-from topos.ops.kink import Kink, own_output
 from topos.ops.memory_rules import MemoryRules
 from topos.ops.pooling import Scratch
 from topos.ops.primitive import declare_examples, primitive
@@ -139,7 +139,7 @@ def _lane_argmax_workspace(operand: Shape, axes: tuple[int, ...] = (0,)) -> int:
     _infer_lane_argmax,
     None,
     memory=MemoryRules(workspace=_lane_argmax_workspace),
-    kink=Kink(own_output, "a pooling lanes' tie"),
+    corner=Corner(own_output, "a pooling lanes' tie"),
 )
 def lane_argmax(operand, out=None, workspace=None, axes=(0,)):
     """The number of the lane winning each entry: the first lane holding the maximum."""
@@ -206,7 +206,7 @@ def _lane_winners(inputs, output, **attributes):
     2,
     _winning_lane_rule("lane_max"),
     _derive_winning_lane,
-    kink=Kink(_lane_winners, "a pooling lanes' tie"),
+    corner=Corner(_lane_winners, "a pooling lanes' tie"),
 )
 def lane_max(operand, winners, out=None, axes=(0,)):
     """The largest lane of `operand`: `maximum` folded over the lanes in order (`winners`,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.corner import Corner
 from topos.ops.emission import declare_emission
 from topos.ops.example import Example, apart, on_parameters
-from topos.ops.kink import Kink
 from topos.ops.memory_rules import ELEMENTWISE
 from topos.ops.primitive import declare_examples, primitive
 from topos.ops.reduction import reduce_to
@@ -36,7 +36,7 @@ def _right_wins(inputs, output, **attributes):
     elementwise("maximum"),
     _derive_maximum,
     memory=ELEMENTWISE,
-    kink=Kink(_right_wins, "a maximum's tie"),
+    corner=Corner(_right_wins, "a maximum's tie"),
     value_method=True,
 )
 def maximum(left, right, out=None):

@@ -31,9 +31,9 @@ import math
 
 import numpy as np
 
+from topos.ops.corner import Corner
 from topos.ops.emission import declare_emission
 from topos.ops.example import Example, distinct, normal, recorded
-from topos.ops.kink import Kink
 from topos.ops.memory_order import follows_first
 from topos.ops.memory_rules import MemoryRules
 from topos.ops.primitive import declare_examples, primitive
@@ -189,7 +189,7 @@ def _window_winners(inputs, output, **attributes):
     _infer_max_pool,
     _derive_max_pool,
     memory=MemoryRules(workspace=_max_pool_workspace, layout=follows_first),
-    kink=Kink(_window_winners, "a max_pool window's tie"),
+    corner=Corner(_window_winners, "a max_pool window's tie"),
 )
 def max_pool(operand, out=None, workspace=None, size=1, stride=1):
     """The largest lane of each window: `maximum` folded over the lanes left to right."""

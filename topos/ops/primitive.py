@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from topos.ops.corner import Corner
 from topos.ops.emission import Emission
 from topos.ops.example import Example
-from topos.ops.kink import Kink
 from topos.ops.memory_rules import MemoryRules
 from topos.tensor import Shape
 
@@ -47,7 +47,7 @@ class Primitive:
     (`x.exp()`, `x.maximum(y)`): its first operand is the Value, the others follow,
     Python numbers among them recorded as rank-0 leaves.
 
-    A primitive whose derivative is not defined everywhere says where (`kink`), so a
+    A primitive whose derivative is not defined everywhere says where (`corner`), so a
     finite-difference check can tell a perturbation that crosses one.
 
     `emission` says how the primitive is written in the peer frameworks, PyTorch and JAX
@@ -63,7 +63,7 @@ class Primitive:
     examples: tuple[Example, ...] = ()
     value_method: bool = False
     index_operands: tuple[int, ...] = ()
-    kink: Kink | None = None
+    corner: Corner | None = None
     emission: Emission | None = None
 
     def __post_init__(self) -> None:

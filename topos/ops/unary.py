@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from topos.ops.corner import Corner, positive_side
 from topos.ops.emission import declare_emission
 from topos.ops.example import Example, away_from_zero, normal, on_parameters, positive
-from topos.ops.kink import Kink, positive_side
 from topos.ops.memory_rules import ELEMENTWISE
 from topos.ops.primitive import declare_examples, primitive
 from topos.ops.shape_rules import same
@@ -68,7 +68,7 @@ def _derive_relu(algebra, inputs, output, gradient, needs):
     _derive_relu,
     memory=ELEMENTWISE,
     value_method=True,
-    kink=Kink(positive_side, "relu at 0"),
+    corner=Corner(positive_side, "relu at 0"),
 )
 def relu(operand, out=None):
     """max(x, 0) of each element."""
@@ -87,7 +87,7 @@ def _derive_heaviside(algebra, inputs, output, gradient, needs):
     _derive_heaviside,
     memory=ELEMENTWISE,
     value_method=True,
-    kink=Kink(positive_side, "the Heaviside step at 0"),
+    corner=Corner(positive_side, "the Heaviside step at 0"),
 )
 def heaviside(operand, out=None):
     """1 where the element is positive, else 0 (NaN gives 0): the relu mask."""
@@ -113,7 +113,7 @@ def _derive_abs(algebra, inputs, output, gradient, needs):
     _derive_abs,
     memory=ELEMENTWISE,
     value_method=True,
-    kink=Kink(positive_side, "abs at 0"),
+    corner=Corner(positive_side, "abs at 0"),
 )
 def absolute(operand, out=None):
     """The absolute value of each element."""

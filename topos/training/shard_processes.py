@@ -40,7 +40,7 @@ from topos.graph.parameter_gradients import ParameterGradients
 from topos.graph.parameters import Parameters
 from topos.graph.symbol import Symbol
 from topos.indices import Indices
-from topos.system.heap_plugs import plug_free_chunks
+from topos.system.free_chunk_reservation import reserve_free_chunks
 from topos.system.process_memory import private_bytes
 from topos.tensor import Tensor
 from topos.training.object_arenas import carve_object_arenas
@@ -341,8 +341,8 @@ def _serve(
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # an interrupt ends it at once
         own_written_pages()  # no page copied later, by either process: see private_pages
         # The free heap chunks the fork handed down must not serve the run's mapped-size
-        # arrays (the roots' block of a model with small gradients): see heap_plugs.
-        plug_free_chunks(mmap_threshold())
+        # arrays (the roots' block of a model with small gradients): see free_chunk_reservation.
+        reserve_free_chunks(mmap_threshold())
         program = processes.program
         network = program.network
         parameters = Parameters(

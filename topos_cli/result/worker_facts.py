@@ -150,7 +150,7 @@ class ReadyFacts(ResultPart):
     held_seconds: Seconds | None = None
     ready_rss_bytes: Bytes | None = None
     shard_processes: ShardProcessFacts | None = None
-    heap_plugged_bytes: Bytes | None = None
+    free_chunks_reserved_bytes: Bytes | None = None
     object_pools_carved_bytes: Bytes | None = None
     settling_computations: Count | None = None
     #: `proc` when the worker reset and reads the kernel's high-water mark, else `sampling`.

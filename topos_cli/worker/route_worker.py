@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 from topos.names import is_peer
 from topos.system import process_memory
-from topos.system.heap_plugs import plug_free_chunks
+from topos.system.free_chunk_reservation import reserve_free_chunks
 from topos_cli import count_own_frames_as_machinery
 from topos_cli.result.worker_facts import (
     DatasetFacts,
@@ -159,8 +159,8 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
     if held_seconds is None:
         return EXIT_ERROR  # the grader let this worker go without a turn
     # Start-up's free heap chunks must not serve the steps' mapped-size arrays: see
-    # heap_plugs (the prediction counts those arrays' pages in the training delta).
-    plugged_bytes = plug_free_chunks(mmap_threshold())
+    # free_chunk_reservation (the prediction counts those arrays' pages in the training delta).
+    plugged_bytes = reserve_free_chunks(mmap_threshold())
     warm_up_times = warm_up(training, arguments.warmup)
     settling_computations = settle_memory(lambda: training.compute(0))
     program = training.program
@@ -240,7 +240,7 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
         )
         if children_ready
         else None,
-        heap_plugged_bytes=plugged_bytes,
+        free_chunks_reserved_bytes=plugged_bytes,
         object_pools_carved_bytes=carved_bytes,
         settling_computations=settling_computations,
         high_water_source=high_water_source,

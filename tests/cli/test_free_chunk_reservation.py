@@ -1,4 +1,5 @@
-"""Heap plugs: once plugged, no free heap chunk serves a request at the mmap threshold."""
+"""Free chunk reservation: once reserved, no free heap chunk serves a request at the mmap
+threshold."""
 
 import ctypes
 import subprocess
@@ -17,7 +18,7 @@ pytestmark = pytest.mark.skipif(
 #: 320 KiB are left inside the heap, plugged, and the next request at the threshold mapped.
 PROGRAM = """
 import ctypes
-from topos.system.heap_plugs import _MallocInfo, plug_free_chunks
+from topos.system.free_chunk_reservation import _MallocInfo, reserve_free_chunks
 
 libc = ctypes.CDLL(None)
 libc.malloc.restype = ctypes.c_void_p
@@ -28,7 +29,7 @@ small = [libc.malloc(16 * 1024) for _ in range(20)]
 barrier = libc.malloc(1024)  # keeps the freed chunks inside the heap, off its top
 for pointer in small:
     libc.free(pointer)
-taken = plug_free_chunks(65536)
+taken = reserve_free_chunks(65536)
 mapped = libc.mallinfo2().mapped_chunks
 pointer = libc.malloc(65536)
 print(taken, libc.mallinfo2().mapped_chunks - mapped)

@@ -1,5 +1,5 @@
-"""Heap plugs: the heap's free chunks large enough for a mapped-size request, taken out of
-malloc's reach before the warm-up, so every array at the mmap threshold or past it gets
+"""Free chunk reservation: the heap's free chunks large enough for a mapped-size request,
+taken out of malloc's reach before the warm-up, so every array at the mmap threshold or past it gets
 pages of its own, as the step's memory prediction assumes (`topos.training.resident_bytes`).
 
 glibc serves a request from a free heap chunk that fits before it maps anything, whatever
@@ -44,11 +44,11 @@ class _MallocInfo(ctypes.Structure):
     ]
 
 
-#: What `plug_free_chunks` took, kept for the process's life.
+#: What `reserve_free_chunks` took, kept for the process's life.
 _plugs: list[int] = []
 
 
-def plug_free_chunks(threshold: int) -> int:
+def reserve_free_chunks(threshold: int) -> int:
     """Allocates every free heap chunk of `threshold` bytes or more, keeping them; returns
     how many bytes it took (0 where malloc is not glibc's)."""
     try:

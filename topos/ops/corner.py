@@ -1,8 +1,8 @@
-"""Kink: where a primitive's derivative is not defined, and how to tell which side a point
+"""Corner: where a primitive's derivative is not defined, and how to tell which side a point
 is on — declared by the primitive itself, read by `topos check`.
 
-A kink's `signature(inputs, output, **attributes)` is a small array that changes exactly
-when a point crosses one of the node's kinks (the relu mask, which operand of a maximum
+A corner's `signature(inputs, output, **attributes)` is a small array that changes exactly
+when a point crosses one of the node's corners (the relu mask, which operand of a maximum
 wins, each pooling window's winning lane); `name` is what a report calls crossing one.
 """
 
@@ -18,8 +18,8 @@ Signature = Callable[..., np.ndarray]
 
 
 @dataclass(frozen=True)
-class Kink:
-    """How to tell the sides of a primitive's kinks apart, and what to call crossing one."""
+class Corner:
+    """How to tell the sides of a primitive's corners apart, and what to call crossing one."""
 
     signature: Signature
     name: str
@@ -28,7 +28,7 @@ class Kink:
 def positive_side(
     inputs: Sequence[np.ndarray], output: np.ndarray, **attributes: Any
 ) -> np.ndarray:
-    """Which entries of the first operand are above 0: the side of a kink at 0."""
+    """Which entries of the first operand are above 0: the side of a corner at 0."""
     return np.greater(inputs[0], 0)
 
 

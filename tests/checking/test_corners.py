@@ -1,4 +1,4 @@
-"""Kinks are handled honestly: one-sided differences beside them, skipped across two,
+"""Corners are handled honestly: one-sided differences beside them, skipped across two,
 and never a false alarm at an exact tie."""
 
 from __future__ import annotations
@@ -11,16 +11,16 @@ from topos.checking import check_gradients
 from topos.checking.directional_difference import slope
 
 
-def test_beside_a_kink_the_difference_is_one_sided():
+def test_beside_a_corner_the_difference_is_one_sided():
     # |t| has slope +1 on the piece t >= 0 the base point's signature (t >= 0) names.
     estimate = slope(lambda t: (abs(t) + 2 * t, t >= 0), 1e-3)
     assert estimate.method == "forward"
     assert abs(estimate.value - 3.0) < 1e-9
 
 
-def test_a_kink_on_both_sides_shrinks_the_step_then_skips():
+def test_a_corner_on_both_sides_shrinks_the_step_then_skips():
     def jagged(t):
-        return abs(t), np.floor(t / 1e-12)  # a kink every 1e-12: no step avoids them
+        return abs(t), np.floor(t / 1e-12)  # a corner every 1e-12: no step avoids them
 
     estimate = slope(jagged, 1e-3)
     assert estimate.method == "skipped" and estimate.value is None
@@ -58,6 +58,6 @@ def test_a_relu_exactly_at_zero_is_checked_one_sided():
     assert all("relu at 0" in reason for reason in checked.skipped)
 
 
-def test_the_built_in_model_family_passes_on_its_kinks():
+def test_the_built_in_model_family_passes_on_its_corners():
     report = check(directions=3)
     assert report.gradients_right
