@@ -8,7 +8,7 @@ whole time slice, and two such programs side by side starve each other (a one-sh
 workload on two BLAS threads ran 59x its quiet step time beside a NumPy product loop on
 two cores; `benchmarks/busy_neighbour.py`). One thread a shard never waits for a sibling,
 so beside any neighbour it loses only its fair share of the cores. The shards are the
-parallelism: a workload that wants the cores gives itself shards (the built-ins train
+parallelism: a workload that wants the cores gives itself shards (cifar10 and gpt train
 two, one a core), or asks for more BLAS threads with `Workload(blas_threads=N)`; None
 leaves the process's BLAS as it is set (`OPENBLAS_NUM_THREADS`, `topos grade --threads`).
 
