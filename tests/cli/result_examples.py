@@ -7,8 +7,8 @@ from typing import Any
 
 from topos_cli.report.verdict import decide_verdict
 from topos_cli.result.float_bits import float32_bits
+from topos_cli.result.repeat import Repeat
 from topos_cli.result.result_file import compose_result
-from topos_cli.result.run_record import RunRecord
 
 MEBIBYTE = 1024 * 1024
 
@@ -45,7 +45,7 @@ def _run(
     broken_at: int | None,
     failed: bool,
     figures: tuple[float, int, int, int],
-) -> RunRecord:
+) -> Repeat:
     """One run: a falling loss, steady step times with a slow first step, a timeline."""
     milliseconds, ready, delta, _ = figures
     scale = 1.0 + 0.01 * repeat
@@ -71,7 +71,7 @@ def _run(
             "points": points,
         },
     }
-    return RunRecord(
+    return Repeat(
         route,
         repeat,
         "failed" if failed and route == "recorded" else "ok",
@@ -105,7 +105,7 @@ def example_result(
             run = _run(route, repeat, steps, broken_at=broken_at, failed=failed, figures=figures)
             factor = (ms_scale or {}).get(route, 1.0)
             if factor != 1.0:
-                run = RunRecord.from_json(
+                run = Repeat.from_json(
                     {**run.to_json(), "step_seconds": [s * factor for s in run.step_seconds]}
                 )
             runs.append(run)

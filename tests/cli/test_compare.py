@@ -8,8 +8,8 @@ import pytest
 
 from topos_cli.report.compare import compare_results
 from topos_cli.report.verdict import decide_verdict
+from topos_cli.result.repeat import Repeat
 from topos_cli.result.result_file import compose_result, read_result
-from topos_cli.result.run_record import RunRecord
 from topos_cli.result.tolerance import CompareSettings
 from topos_cli.shared.errors import IncomparableResultsError, ResultFileError
 
@@ -36,7 +36,7 @@ def make_result(
         for route, scale in milliseconds.items():
             route_peaks = (peaks or {}).get(route, [800 * MEBIBYTE] * repeats)
             runs.append(
-                RunRecord(
+                Repeat(
                     route,
                     repeat,
                     "ok",

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.grading import ROOT, TINY, grade_tiny, one_line_error, start_topos
-from topos_cli.harness.grade_plan import GradeOptions, plan_against, prepare
+from topos_cli.harness.grade_preparation import GradeOptions, plan_against, prepare
 from topos_cli.harness.other_checkout import OtherCheckout
 
 
@@ -136,13 +136,13 @@ def test_the_runs_of_both_checkouts_alternate_in_a_balanced_order(tmp_path: Path
 
 def _runs(route: str, seconds: float, repeats: int) -> list:
     """Quiet runs of `route` at `seconds` a step (a little apart), CPU explaining the wall."""
-    from topos_cli.result.run_record import RunRecord
+    from topos_cli.result.repeat import Repeat
 
     runs = []
     for repeat in range(repeats):
         steps = [seconds * (1 + 0.003 * repeat + 0.002 * (step % 3)) for step in range(12)]
         runs.append(
-            RunRecord(
+            Repeat(
                 route,
                 repeat,
                 "ok",
@@ -209,12 +209,12 @@ def test_an_interrupted_grade_removes_its_worktree(tmp_path: Path):
 
 def test_runs_of_an_older_worker_without_its_newer_figures_are_still_compared():
     from topos_cli.report.against import compare_checkouts
-    from topos_cli.result.run_record import RunRecord
+    from topos_cli.result.repeat import Repeat
 
     bits = (0x3F800000, 0x3F700000, 0x3F600000)
-    this = [RunRecord("recorded", 0, "ok", bits, (0.02, 0.02, 0.02), None, 100, 200)]
+    this = [Repeat("recorded", 0, "ok", bits, (0.02, 0.02, 0.02), None, 100, 200)]
     # An older worker: no peak, no ready memory, no facts; one loss bit differs at step 2.
-    older = [RunRecord("recorded@against", 0, "ok", (*bits[:2], 0x3F600001), (0.01,) * 3)]
+    older = [Repeat("recorded@against", 0, "ok", (*bits[:2], 0x3F600001), (0.01,) * 3)]
     (route,) = compare_checkouts(this, older, other_name="main").routes
     assert [change.status for change in route.memory] == ["missing", "missing"]
     assert route.bits.status == "different" and route.bits.first_difference == 2

@@ -16,7 +16,7 @@ from topos_cli.harness.monitor import (
     WorkerRequest,
     worker_environment,
 )
-from topos_cli.result.run_record import ExitFacts, RunRecord
+from topos_cli.result.repeat import ExitFacts, Repeat
 
 
 class Recorder(WorkerObserver):
@@ -49,9 +49,9 @@ def monitor(workload, route="recorded", steps=5, **request):
 
 def test_a_run_reports_every_step_and_its_memory_as_a_repeat_result():
     watched = monitor("tiny", steps=5, repeat=2)
-    result = watched.run()
+    result = watched.supervise()
     assert result is watched.result
-    repeat = RunRecord.from_json(result.to_json())  # the verdict's own reader accepts it
+    repeat = Repeat.from_json(result.to_json())  # the verdict's own reader accepts it
     assert (repeat.route, repeat.repeat, repeat.status) == ("recorded", 2, "ok")
     assert len(repeat.loss_bits) == len(repeat.step_seconds) == 5
     assert repeat.training_delta_bytes == repeat.peak_rss_bytes - repeat.ready_rss_bytes
@@ -71,7 +71,7 @@ def test_a_run_reports_every_step_and_its_memory_as_a_repeat_result():
 
 
 def test_a_worker_error_before_ready_is_kept_with_its_kind():
-    result = monitor("no_such_attribute").run()
+    result = monitor("no_such_attribute").supervise()
     assert result.status == "failed" and result.loss_bits == ()
     error = result.facts.error
     assert error.kind == "workload" and error.type == "WorkloadNotFoundError"
@@ -80,7 +80,7 @@ def test_a_worker_error_before_ready_is_kept_with_its_kind():
 
 
 def test_a_timeout_kills_the_worker_and_says_how_far_it_got():
-    result = monitor("hangs", steps=6, timeout=3.5).run()
+    result = monitor("hangs", steps=6, timeout=3.5).supervise()
     assert result.status == "timed out"
     assert result.detail.startswith("timed out after 3.5 s, 3 of 6 steps done")
     assert result.facts.exit == ExitFacts(status=None, signal="SIGKILL")
@@ -113,7 +113,7 @@ def live_volume_of(workload, route):
 @pytest.mark.parametrize(("workload", "route"), [("tiny", "recorded"), ("sharded", "engine")])
 def test_ready_reports_the_shards_and_the_memory_of_every_shards_plan(workload, route):
     steps = 3
-    result = monitor(workload, route=route, steps=steps).run()
+    result = monitor(workload, route=route, steps=steps).supervise()
     assert result.status == "ok", result.detail
     ready = result.facts.ready.to_json()
     shards, live_volume = live_volume_of(getattr(tiny_workloads, workload), route)

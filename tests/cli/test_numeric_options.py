@@ -7,7 +7,7 @@ import pytest
 
 from tests.cli.grading import one_line_error, topos
 from topos_cli.commands.options import distinct_budgets
-from topos_cli.harness.grade_plan import GradeOptions, prepare
+from topos_cli.harness.grade_preparation import GradeOptions, prepare
 from topos_cli.shared.bounds import check_count
 from topos_cli.shared.errors import ToposUsageError
 

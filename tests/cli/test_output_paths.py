@@ -11,7 +11,7 @@ import pytest
 
 from tests.cli.grading import TINY, one_line_error, topos
 from tests.cli.result_examples import example_result
-from topos_cli.harness.grade_plan import GradeOptions, prepare
+from topos_cli.harness.grade_preparation import GradeOptions, prepare
 from topos_cli.shared.errors import ToposUsageError
 from topos_cli.shared.output_path import check_not_input, check_output, check_outputs
 

@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ElementTree
 
 from tests.cli.grading import TINY, grade_tiny, one_line_error, succeeded, topos
 from topos_cli.report.verdict import decide_verdict
-from topos_cli.result.run_record import RunRecord
+from topos_cli.result.repeat import Repeat
 
 
 def test_three_routes_grade_bit_identically_and_remat_is_read_against_recorded(tmp_path):
@@ -98,10 +98,10 @@ def test_the_frontier_draws_every_point_and_checks_parity_across_them(tmp_path):
     assert {"engine", "recorded", "remat@100%", "remat@floor"} <= set(labels)
 
 
-def _run(route: str, bits: list[int], seconds: float, delta: int) -> list[RunRecord]:
+def _run(route: str, bits: list[int], seconds: float, delta: int) -> list[Repeat]:
     """Three repeats of a route (time is judged on repeats), a little apart."""
     return [
-        RunRecord(
+        Repeat(
             route,
             repeat,
             "ok",

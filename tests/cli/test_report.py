@@ -23,8 +23,8 @@ from topos_cli.report.display.report import (
 from topos_cli.report.display.tables import markdown_table, plain_table
 from topos_cli.report.verdict import decide_verdict
 from topos_cli.result.float_bits import float32_bits
+from topos_cli.result.repeat import Repeat
 from topos_cli.result.result_file import compose_result
-from topos_cli.result.run_record import RunRecord
 from topos_cli.shared.output_stream import use_plain_output
 
 MEBIBYTE = 1024 * 1024
@@ -32,13 +32,13 @@ ESCAPE = "\x1b["
 BOX_CHARACTERS = set("│┃━─┏┓└┘╇┡")
 
 
-def make_runs(*, broken_at: int | None = None, failed: bool = False) -> list[RunRecord]:
+def make_runs(*, broken_at: int | None = None, failed: bool = False) -> list[Repeat]:
     """Engine at 112 ms/step and 1000 MiB, recorded at 100 ms/step and 780 MiB."""
     bits = [float32_bits(2.3 - 0.01 * step) for step in range(20)]
     recorded_bits = list(bits)
     if broken_at is not None:
         recorded_bits[broken_at] += 2
-    engine = RunRecord(
+    engine = Repeat(
         "engine",
         0,
         "ok",
@@ -47,7 +47,7 @@ def make_runs(*, broken_at: int | None = None, failed: bool = False) -> list[Run
         peak_rss_bytes=1000 * MEBIBYTE,
         ready_rss_bytes=200 * MEBIBYTE,
     )
-    recorded = RunRecord(
+    recorded = Repeat(
         "recorded",
         0,
         "failed" if failed else "ok",
@@ -172,7 +172,7 @@ def test_the_rich_verdict_on_a_terminal_is_a_table(monkeypatch):
             assert word in text
 
 
-def three_repeats(runs: list[RunRecord]) -> list[RunRecord]:
+def three_repeats(runs: list[Repeat]) -> list[Repeat]:
     """The runs, and two more repeats of each: enough for a time judgement to claim."""
 
     return runs + [msgspec.structs.replace(run, repeat=repeat) for repeat in (1, 2) for run in runs]
@@ -181,7 +181,7 @@ def three_repeats(runs: list[RunRecord]) -> list[RunRecord]:
 def make_result(milliseconds: float) -> dict:
     """A result whose recorded route runs at `milliseconds` per step."""
     runs = make_runs()
-    runs[1] = RunRecord(
+    runs[1] = Repeat(
         "recorded",
         0,
         "ok",
@@ -247,7 +247,7 @@ def test_the_comparison_renders_its_regressions():
         "topos_cli.app",
         "topos_cli.commands.data_commands",
         "topos_cli.commands.grade",
-        "topos_cli.harness.grade_plan",
+        "topos_cli.harness.grade_preparation",
         "topos_cli.commands.result_composition",
         "topos_cli.harness.monitor",
         "topos_cli.harness.progress",

@@ -20,6 +20,7 @@ from topos_cli.report.verdict import decide_verdict
 from topos_cli.result import result_file
 from topos_cli.result.float_bits import float32_bits
 from topos_cli.result.grade_result import SCHEMA
+from topos_cli.result.repeat import Repeat
 from topos_cli.result.result_file import (
     compose_result,
     default_result_path,
@@ -27,7 +28,6 @@ from topos_cli.result.result_file import (
     read_result,
     write_atomically,
 )
-from topos_cli.result.run_record import RunRecord
 from topos_cli.shared.errors import ResultFileError, ToposUsageError
 
 MEBIBYTE = 1024 * 1024
@@ -37,7 +37,7 @@ def make_result(workload: str = "cifar10") -> dict:
     """A small but complete result of two routes, one repeat each."""
     bits = tuple(float32_bits(2.3 - 0.01 * step) for step in range(5))
     runs = [
-        RunRecord(
+        Repeat(
             route,
             0,
             "ok",
@@ -249,7 +249,7 @@ def test_compose_result_requires_a_workload_name():
             host={},
             steps=0,
             repeats=[],
-            verdict=decide_verdict([RunRecord("engine", 0, "ok")]),
+            verdict=decide_verdict([Repeat("engine", 0, "ok")]),
         )
 
 

@@ -27,8 +27,8 @@ from topos_cli.report.time_judgement import (
 )
 from topos_cli.report.verdict import decide_verdict
 from topos_cli.result.grade_result import GradeResult
+from topos_cli.result.repeat import Repeat, RunFacts
 from topos_cli.result.result_file import compose_result
-from topos_cli.result.run_record import RunFacts, RunRecord
 from topos_cli.shared.exit_status import ExitStatus, most_severe
 from topos_cli.worker import protocol
 from topos_cli.worker.route_clock import RouteClock
@@ -46,7 +46,7 @@ def simulated_runs(
     stretch: float = 1.6,
     utilisation: float = 1.9,
     cpu: bool = True,
-) -> list[RunRecord]:
+) -> list[Repeat]:
     """Runs of a route whose repeats wander by 2% and whose steps scatter by 5%, CPU time
     at `utilisation` of the wall (a shard process beside the worker). The disturbed
     repeat's wall times are stretched (it waited for a processor), its CPU times not."""
@@ -58,7 +58,7 @@ def simulated_runs(
         if repeat == disturbed_repeat:
             wall = [w * stretch for w in wall]
         runs.append(
-            RunRecord(
+            Repeat(
                 route,
                 repeat,
                 "ok",
@@ -72,7 +72,7 @@ def simulated_runs(
     return runs
 
 
-def result_of(runs: list[RunRecord], created: str = "2026-08-14T10:00:00+00:00") -> GradeResult:
+def result_of(runs: list[Repeat], created: str = "2026-08-14T10:00:00+00:00") -> GradeResult:
     """A result holding `runs`, as a grade writes it."""
     return compose_result(
         workload={"name": "mnist", "data": {"source": "synthetic", "fingerprint": "f" * 64}},
@@ -85,7 +85,7 @@ def result_of(runs: list[RunRecord], created: str = "2026-08-14T10:00:00+00:00")
     )
 
 
-def grade_runs(seed: int, recorded_scale: float, **disturbance) -> list[RunRecord]:
+def grade_runs(seed: int, recorded_scale: float, **disturbance) -> list[Repeat]:
     """A grade of engine and recorded, `recorded_scale` times engine's time."""
     generator = random.Random(seed)
     return simulated_runs("engine", 0.010, 3, generator) + simulated_runs(
@@ -101,7 +101,7 @@ def test_a_step_its_cpu_time_cannot_explain_is_disturbed():
     cpu = [0.019] * 20
     for step in (3, 7, 11):
         wall[step] = 0.016  # waited 6 ms for a processor: utilisation 1.19 of 1.9
-    run = RunRecord("engine", 0, "ok", step_seconds=wall, step_cpu_seconds=cpu)
+    run = Repeat("engine", 0, "ok", step_seconds=wall, step_cpu_seconds=cpu)
     side = screen_side([run], warmup=0)
     assert side.disturbed == 3
     assert side.usable[0].median_seconds == pytest.approx(0.010)
@@ -112,7 +112,7 @@ def test_a_step_slower_with_its_cpu_is_not_disturbed():
     # More work (CPU grew with the wall): the code was slower, the machine was not busy.
     wall = [0.010] * 10 + [0.015] * 10
     cpu = [0.019] * 10 + [0.0285] * 10
-    run = RunRecord("engine", 0, "ok", step_seconds=wall, step_cpu_seconds=cpu)
+    run = Repeat("engine", 0, "ok", step_seconds=wall, step_cpu_seconds=cpu)
     assert screen_side([run], warmup=0).disturbed == 0
 
 
@@ -286,7 +286,7 @@ def test_old_results_without_cpu_times_are_judged_and_say_so():
     # A stored run without the new fields loads.
     data = old[0].to_json()
     del data["step_cpu_seconds"], data["step_involuntary_switches"]
-    assert RunRecord.from_json(data).step_cpu_seconds == ()
+    assert Repeat.from_json(data).step_cpu_seconds == ()
 
 
 def test_the_judgement_is_json_ready():

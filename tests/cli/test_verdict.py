@@ -9,9 +9,9 @@ import zlib
 
 import pytest
 
-from topos_cli.report.verdict import VerdictSettings, check_parity, decide_verdict
+from topos_cli.report.verdict import VerdictSettings, decide_verdict, judge_parity
 from topos_cli.result.float_bits import describe_bits, float32_bits, format_bits
-from topos_cli.result.run_record import RunRecord
+from topos_cli.result.repeat import Repeat
 from topos_cli.shared.errors import ExitStatus
 
 STEPS = 300
@@ -36,13 +36,13 @@ def make_run(
     ready: int | None = 300 * MEBIBYTE,
     steps: int = STEPS,
     detail: str | None = None,
-) -> RunRecord:
+) -> Repeat:
     """A run whose step times scatter uniformly within `jitter` around `milliseconds`."""
     # crc32, not hash(): str hashes change between processes, and the tests must not.
     generator = random.Random(zlib.crc32(f"{route}/{repeat}".encode()) if seed is None else seed)
     loss_bits = trajectory(steps) if bits is None else bits
     seconds = [milliseconds / 1000 * (1 + jitter * (2 * generator.random() - 1)) for _ in loss_bits]
-    return RunRecord(
+    return Repeat(
         route=route,
         repeat=repeat,
         status=status,
@@ -139,7 +139,7 @@ def test_an_a_a_break_says_the_route_is_not_repeatable():
 
 def test_repeatable_routes_pass_the_a_a_check():
     runs = [make_run(route, repeat) for route in ("engine", "recorded") for repeat in (0, 1)]
-    parity = check_parity(runs)
+    parity = judge_parity(runs)
     assert [route.repeatable for route in parity.routes] == [True, True]
     assert parity.runs == 4
 
@@ -237,7 +237,7 @@ def test_a_reference_that_failed_in_some_repeats_says_so():
 
 def test_the_first_step_is_reported_on_its_own_and_left_out_of_the_median():
     run = make_run("engine", milliseconds=100.0, jitter=0.0)
-    cold = RunRecord(
+    cold = Repeat(
         route="engine",
         repeat=0,
         status="ok",
@@ -253,7 +253,7 @@ def test_the_first_step_is_reported_on_its_own_and_left_out_of_the_median():
 
 
 def test_a_warm_up_time_from_the_worker_is_the_first_step():
-    run = RunRecord(
+    run = Repeat(
         route="engine",
         repeat=0,
         status="ok",
@@ -289,9 +289,9 @@ def test_one_repeat_each_is_not_tested_and_claims_nothing():
 def test_a_ratio_the_repeats_cannot_confirm_is_no_clear_difference():
     generator = random.Random(7)
 
-    def noisy(route: str, repeat: int, scale: float) -> RunRecord:
+    def noisy(route: str, repeat: int, scale: float) -> Repeat:
         seconds = tuple(scale * generator.uniform(0.1, 0.2) for _ in range(12))
-        return RunRecord(route, repeat, "ok", tuple(range(12)), seconds)
+        return Repeat(route, repeat, "ok", tuple(range(12)), seconds)
 
     runs = [noisy("engine", r, 1.0) for r in range(3)]
     runs += [noisy("recorded", r, 1.04) for r in range(3)]
@@ -356,7 +356,7 @@ def test_outlying_steps_warn():
     seconds = list(run.step_seconds)
     for step in range(1, STEPS, 10):  # one step in ten stalls for 3x as long
         seconds[step] *= 3
-    stalled = RunRecord("engine", 0, "ok", run.loss_bits, tuple(seconds))
+    stalled = Repeat("engine", 0, "ok", run.loss_bits, tuple(seconds))
     verdict = decide_verdict([stalled])
     kinds = [warning.kind for warning in verdict.warnings]
     assert "outliers" in kinds
@@ -392,7 +392,7 @@ def test_a_run_round_trips_through_its_dict():
     document = json.loads(json.dumps(run.to_json(), allow_nan=False))
     assert document["loss_bits"][0] == format_bits(trajectory()[0])
     assert document["first_loss"] == pytest.approx(2.302585, rel=1e-7)
-    assert RunRecord.from_json(document) == run
+    assert Repeat.from_json(document) == run
 
 
 def test_a_worker_event_stream_maps_onto_a_run():
@@ -403,7 +403,7 @@ def test_a_worker_event_stream_maps_onto_a_run():
         {"event": "done", "peak_rss_bytes": 900},
     ]
     ready, *steps, done = events
-    run = RunRecord(
+    run = Repeat(
         route="engine",
         repeat=0,
         status="ok",
@@ -430,7 +430,7 @@ def test_a_worker_event_stream_maps_onto_a_run():
 def test_a_malformed_run_is_refused(changes, message):
     document = {"route": "engine", "repeat": 0, "status": "ok", **changes}
     with pytest.raises(ValueError, match=message):
-        RunRecord.from_json(document)
+        Repeat.from_json(document)
 
 
 def test_routes_keep_the_order_of_their_first_run():

@@ -19,12 +19,12 @@ import msgspec
 from topos.system.atomic_file import write_bytes_atomically
 from topos_cli.commands.grade import end_grade, grade_exit_status, grade_with, judge_record
 from topos_cli.commands.result_composition import (
-    GradeRecord,
+    GatheredRepeats,
     compose_grade_result,
     memory_predictions,
     route_facts,
 )
-from topos_cli.harness.grade_plan import GradeOptions, GradePlan, picture_path
+from topos_cli.harness.grade_preparation import GradeOptions, PreparedGrade, picture_path
 from topos_cli.harness.monitor import WorkerObserver
 from topos_cli.harness.report_child import ReportChild
 from topos_cli.harness.result_destination import incomplete_kind, save_result
@@ -73,8 +73,8 @@ def _is_refused_budget(result, request) -> bool:
 
 
 def run_points(
-    plan: GradePlan, display: WorkerObserver | None = None
-) -> tuple[GradeRecord, list[RefusedPoint]]:
+    plan: PreparedGrade, display: WorkerObserver | None = None
+) -> tuple[GatheredRepeats, list[RefusedPoint]]:
     """Runs every point, one at a time, as a grade runs its routes; a budget below the floor
     is set aside, not graded, and each remat point is labelled with its budget."""
     refused: list[RefusedPoint] = []
@@ -136,7 +136,7 @@ def frontier_points(verdict: Verdict | None) -> list[FrontierPoint]:
 
 
 def grade_points(
-    plan: GradePlan,
+    plan: PreparedGrade,
     host: HostFacts,
     display: WorkerObserver | None,
     stdout: TextIO,

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from topos_cli.commands.result_composition import compose_grade_result
-from topos_cli.harness.grade_plan import GradeOptions, GradePlan, plan_against, prepare
+from topos_cli.harness.grade_preparation import GradeOptions, PreparedGrade, plan_against, prepare
 from topos_cli.harness.host import host_facts
 from topos_cli.harness.monitor import WorkerObserver
 from topos_cli.harness.other_checkout import OtherCheckout, other_checkout
@@ -28,7 +28,7 @@ from topos_cli.harness.result_destination import (
     last_resort_text,
     save_result,
 )
-from topos_cli.harness.route_runner import GradeRecord, run_routes
+from topos_cli.harness.route_runner import GatheredRepeats, run_routes
 from topos_cli.report.against import (
     CheckoutComparison,
     against_lines,
@@ -46,8 +46,8 @@ from topos_cli.report.export import write_exports
 from topos_cli.report.github_benchmark import write_github_benchmark
 from topos_cli.report.verdict import Verdict, decide_verdict
 from topos_cli.result.grade_result import AgainstFacts, GradeResult, HostFacts
+from topos_cli.result.repeat import Repeat
 from topos_cli.result.result_file import json_safe
-from topos_cli.result.run_record import RunRecord
 from topos_cli.shared.errors import ToposError, ToposUsageError
 from topos_cli.shared.exit_status import ExitStatus, most_severe
 from topos_cli.shared.interruption import interruptions_raised
@@ -55,7 +55,7 @@ from topos_cli.worker.protocol import DEFAULT_WARMUP_STEPS
 
 
 def grade_exit_status(
-    record: GradeRecord,
+    record: GatheredRepeats,
     verdict: Verdict | None,
     comparison: Comparison | None,
     against: CheckoutComparison | None = None,
@@ -73,7 +73,7 @@ def grade_exit_status(
     )
 
 
-def judge_record(record: GradeRecord, host: HostFacts) -> Verdict | None:
+def judge_record(record: GatheredRepeats, host: HostFacts) -> Verdict | None:
     """The verdict on what `run_routes` gathered, on this host's load and cores (None
     when no route ran)."""
     if not record.results:
@@ -86,7 +86,7 @@ def judge_record(record: GradeRecord, host: HostFacts) -> Verdict | None:
     )
 
 
-def end_grade(record: GradeRecord, stderr: TextIO) -> None:
+def end_grade(record: GatheredRepeats, stderr: TextIO) -> None:
     """A grade's last words: says it was interrupted, if so, and raises a usage error a
     worker reported (the result already written)."""
     if record.interrupted_by is not None:
@@ -97,8 +97,8 @@ def end_grade(record: GradeRecord, stderr: TextIO) -> None:
 
 
 def finish_grade(
-    plan: GradePlan,
-    record: GradeRecord,
+    plan: PreparedGrade,
+    record: GatheredRepeats,
     host: HostFacts,
     *,
     stdout: TextIO,
@@ -195,8 +195,8 @@ def finish_grade(
 
 
 def _set_apart(
-    record: GradeRecord, checkout: OtherCheckout | None
-) -> tuple[GradeRecord, list[RunRecord]]:
+    record: GatheredRepeats, checkout: OtherCheckout | None
+) -> tuple[GatheredRepeats, list[Repeat]]:
     """This checkout's runs as the grade's record, and the other checkout's runs apart; a
     usage error a worker of the other checkout reported is said to be its."""
     if checkout is None:
@@ -241,7 +241,7 @@ def _report_saved(saved: Saved, result: GradeResult, exit_status: int, stderr: T
 
 #: How a prepared grade is run and finished: the routes (`grade_routes`) or a frontier's
 #: points (`topos_cli.commands.frontier.grade_points`); returns the exit status.
-Grading = Callable[[GradePlan, HostFacts, "WorkerObserver | None", TextIO, TextIO], int]
+Grading = Callable[[PreparedGrade, HostFacts, "WorkerObserver | None", TextIO, TextIO], int]
 
 
 def grade_with(
@@ -278,7 +278,7 @@ def grade_with(
 
 
 def grade_routes(
-    plan: GradePlan,
+    plan: PreparedGrade,
     host: HostFacts,
     display: WorkerObserver | None,
     stdout: TextIO,
@@ -296,7 +296,7 @@ def grade_routes(
 
 
 def _grade_routes(
-    plan: GradePlan,
+    plan: PreparedGrade,
     host: HostFacts,
     display: WorkerObserver | None,
     stdout: TextIO,

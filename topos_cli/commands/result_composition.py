@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 
 import msgspec
 
-from topos_cli.harness.grade_plan import GradePlan
+from topos_cli.harness.grade_preparation import PreparedGrade
 from topos_cli.harness.monitor import SAMPLE_INTERVAL_SECONDS, environment_facts
-from topos_cli.harness.route_runner import GradeRecord
+from topos_cli.harness.route_runner import GatheredRepeats
 from topos_cli.report.compare import Comparison
 from topos_cli.report.verdict import Verdict
 from topos_cli.result.grade_result import (
@@ -23,8 +23,8 @@ from topos_cli.result.grade_result import (
     RouteFacts,
     WorkloadFacts,
 )
+from topos_cli.result.repeat import Repeat
 from topos_cli.result.result_file import compose_result
-from topos_cli.result.run_record import RunRecord
 from topos_cli.result.worker_facts import LiveVolume, ReadyFacts, StepMemoryFacts
 
 #: How close the measured training delta should come to the predicted one: within
@@ -50,7 +50,7 @@ MEMORY_METHOD = {
 }
 
 
-def _first_ready(results: Sequence[RunRecord], route: str | None = None) -> ReadyFacts | None:
+def _first_ready(results: Sequence[Repeat], route: str | None = None) -> ReadyFacts | None:
     """The `ready` facts of the first run (of `route`, if given) that reached ready."""
     for result in results:
         ready = result.facts.ready
@@ -59,7 +59,7 @@ def _first_ready(results: Sequence[RunRecord], route: str | None = None) -> Read
     return None
 
 
-def route_facts(results: Sequence[RunRecord], routes: Sequence[str]) -> dict[str, RouteFacts]:
+def route_facts(results: Sequence[Repeat], routes: Sequence[str]) -> dict[str, RouteFacts]:
     """Per route, what its worker said at ready: plan summary, live volume, node counts."""
     facts = {}
     for route in routes:
@@ -127,7 +127,7 @@ def memory_predictions(
     return predictions
 
 
-def _data_facts(plan: GradePlan, results: Sequence[RunRecord]) -> DataFacts:
+def _data_facts(plan: PreparedGrade, results: Sequence[Repeat]) -> DataFacts:
     """Which data the grade used: what was asked for, and what the worker loaded."""
     ready = _first_ready(results)
     dataset = ready.dataset if ready is not None and ready.dataset is not None else None
@@ -144,14 +144,14 @@ def _data_facts(plan: GradePlan, results: Sequence[RunRecord]) -> DataFacts:
 
 
 def compose_grade_result(
-    plan: GradePlan,
-    record: GradeRecord,
+    plan: PreparedGrade,
+    record: GatheredRepeats,
     host: HostFacts,
     verdict: Verdict | None,
     comparison: Comparison | None,
     exit_status: int,
     against: AgainstFacts | None = None,
-    other_runs: Sequence[RunRecord] = (),
+    other_runs: Sequence[Repeat] = (),
 ) -> GradeResult:
     """The result of a grade: `compose_result`'s parts, plus what a grade adds; with
     `--against`, the other checkout's runs (in `against`) and the comparison with it,

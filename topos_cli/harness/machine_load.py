@@ -9,7 +9,7 @@ import os
 import time
 from dataclasses import dataclass
 
-from topos_cli.result.run_record import MachineFacts
+from topos_cli.result.repeat import MachineFacts
 
 
 @dataclass(frozen=True)

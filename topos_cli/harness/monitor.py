@@ -6,7 +6,7 @@ processes, their private memory every 100 ms: the whole route's; for the display
 a timeline in the result; the authoritative peak is the worker's own `VmHWM`, sampling
 only the fallback where `/proc` is missing), and
 `WorkerProcess` keeps the deadline and kills what is left. How it all ended
-becomes a `RunRecord`. The parent never imports NumPy or the library.
+becomes a `Repeat`. The parent never imports NumPy or the library.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from topos_cli.harness.other_checkout import AGAINST_LABEL, checkout_environment
 from topos_cli.harness.pipe_reader import PipeReader
 from topos_cli.harness.rss_timeline import RssTimeline
 from topos_cli.harness.worker_process import KILL_WAIT_SECONDS, WorkerProcess, signal_name
-from topos_cli.result.run_record import RssTimelineFacts, RunFacts, RunRecord
+from topos_cli.result.repeat import Repeat, RssTimelineFacts, RunFacts
 from topos_cli.shared.interruption import Interrupted, interruptions_ignored
 from topos_cli.worker import protocol
 from topos_cli.worker.protocol import GRADER_PID_VARIABLE, WorkerCommand
@@ -162,14 +162,14 @@ class WorkerObserver:
     def sampled(self, request: WorkerRequest, rss_bytes: int) -> None:
         """The worker's RSS was sampled."""
 
-    def finished(self, request: WorkerRequest, result: RunRecord) -> None:
+    def finished(self, request: WorkerRequest, result: Repeat) -> None:
         """The run ended as `result` says."""
 
 
 class WorkerMonitor:
     """Runs one `WorkerRequest` in a worker process and reports how it went.
 
-    `run()` returns the run's `RunRecord`. If the parent is interrupted while
+    `run()` returns the run's `Repeat`. If the parent is interrupted while
     the worker runs (any exception, `Interrupted` for Ctrl-C or SIGTERM), the
     worker's process group is killed, the partial record is kept in `result`
     with status `interrupted`, and the exception propagates.
@@ -192,7 +192,7 @@ class WorkerMonitor:
             self.environment = checkout_environment(self.environment, request.checkout)
         self.observer = observer or WorkerObserver()
         self.sample_interval = sample_interval
-        self.result: RunRecord | None = None
+        self.result: Repeat | None = None
         self._worker: WorkerProcess | None = None
         self._stop_sampling = threading.Event()
         self._sampler: threading.Thread | None = None
@@ -242,7 +242,7 @@ class WorkerMonitor:
 
     def start(self) -> None:
         """Starts the worker without waiting for it. A held worker then loads and waits for
-        its turn (`run`); what the observer would hear of it meanwhile is told then."""
+        its turn (`supervise`); what the observer would hear of it meanwhile is told then."""
         if self._worker is not None:
             return
         self._started = time.monotonic()
@@ -288,8 +288,8 @@ class WorkerMonitor:
         self,
         beside: WorkerMonitor | None = None,
         before_turn: Callable[[], None] | None = None,
-    ) -> RunRecord:
-        """Runs the worker to its end and returns the run's `RunRecord`. A held worker's
+    ) -> Repeat:
+        """Runs the worker to its end and returns the run's `Repeat`. A held worker's
         turn comes once it has loaded, and so has `beside` (a held worker started with
         this one), and `before_turn` has quietened whatever else the grade runs.
 
@@ -530,7 +530,7 @@ class WorkerMonitor:
             return reported, "VmHWM"
         return self._sampled_peak_after_ready, "sampling"
 
-    def _conclude(self) -> RunRecord:
+    def _conclude(self) -> Repeat:
         """The run's record, from everything gathered."""
         request, worker = self.request, self._worker
         status, detail = self._classify()
@@ -587,7 +587,7 @@ class WorkerMonitor:
             if self._done is None
             else self._done.shard_involuntary_switches,
         )
-        return RunRecord(
+        return Repeat(
             route=request.label,
             repeat=request.repeat,
             status=status,

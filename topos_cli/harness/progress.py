@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from topos_cli.harness.monitor import WorkerObserver, WorkerRequest
-from topos_cli.result.run_record import RunRecord
+from topos_cli.result.repeat import Repeat
 from topos_cli.shared.units import format_bytes, format_duration
 from topos_cli.worker import protocol
 
@@ -36,7 +36,7 @@ def run_label(request: WorkerRequest, repeats: int) -> str:
     return name if repeats <= 1 else f"{name} #{request.repeat + 1}"
 
 
-def outcome_phrase(result: RunRecord) -> str:
+def outcome_phrase(result: Repeat) -> str:
     """How a run ended, in a few words: `ok, peak 261.3 MiB` or its detail's first line."""
     if result.status == "ok":
         return f"ok, peak {format_bytes(result.peak_rss_bytes)}"
@@ -132,7 +132,7 @@ class PlainProgress(WorkerObserver):
         if state is not None:
             state.rss_bytes = rss_bytes
 
-    def finished(self, request: WorkerRequest, result: RunRecord) -> None:
+    def finished(self, request: WorkerRequest, result: Repeat) -> None:
         """Says how the run ended."""
         state = self._states.get(request) or _RunState()
         elapsed = time.monotonic() - state.started
@@ -221,7 +221,7 @@ class LiveProgress(WorkerObserver):
             state.rss_drawn = now
             self._progress.update(self._tasks[request], rss=format_bytes(rss_bytes))
 
-    def finished(self, request: WorkerRequest, result: RunRecord) -> None:
+    def finished(self, request: WorkerRequest, result: Repeat) -> None:
         """Shows how the run ended."""
         task = self._tasks[request]
         status = outcome_phrase(result)

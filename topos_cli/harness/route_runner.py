@@ -1,5 +1,5 @@
 """Running a grade's planned workers: one at a time, two loading at once, until the last,
-an interrupt, or a usage error; what they gathered is a `GradeRecord`.
+an interrupt, or a usage error; what they gathered is a `GatheredRepeats`.
 
 Ctrl-C and SIGTERM end the running worker; the runs gathered so far are kept so the
 caller can judge and write a partial result.
@@ -12,24 +12,24 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from topos_cli.harness.grade_plan import GradePlan
+from topos_cli.harness.grade_preparation import PreparedGrade
 from topos_cli.harness.monitor import WorkerMonitor, WorkerObserver
 from topos_cli.harness.progress import LiveProgress, PlainProgress
-from topos_cli.result.run_record import RunRecord
+from topos_cli.result.repeat import Repeat
 from topos_cli.shared.interruption import start_raising, stop_raising
 from topos_cli.shared.output_stream import use_plain_output
 
 
 @dataclass
-class GradeRecord:
+class GatheredRepeats:
     """What a grade gathered: the runs, and how the grade itself ended."""
 
-    results: list[RunRecord] = field(default_factory=list)
+    results: list[Repeat] = field(default_factory=list)
     interrupted_by: str | None = None
     usage_error: str | None = None
 
 
-def usage_error_of(result: RunRecord, workload: str) -> str | None:
+def usage_error_of(result: Repeat, workload: str) -> str | None:
     """The one-line usage or data error a run reported before it was ready, if any."""
     error = result.facts.error
     if result.status != "failed" or error is None or result.facts.ready is not None:
@@ -45,7 +45,7 @@ def usage_error_of(result: RunRecord, workload: str) -> str | None:
     return message
 
 
-def choose_display(plan: GradePlan) -> PlainProgress | LiveProgress:
+def choose_display(plan: PreparedGrade) -> PlainProgress | LiveProgress:
     """A live display on a terminal (and without NO_COLOR), plain lines on stderr otherwise."""
     repeats = plan.options.repeat
     live = not use_plain_output(sys.stdout) and not use_plain_output(sys.stderr)
@@ -56,19 +56,19 @@ def choose_display(plan: GradePlan) -> PlainProgress | LiveProgress:
 
 #: What a caller may make of each run before it is kept: the run (perhaps relabelled),
 #: or None to set it aside.
-Admission = Callable[[RunRecord, Any], "RunRecord | None"]
+Admission = Callable[[Repeat, Any], "Repeat | None"]
 
 
 def run_routes(
-    plan: GradePlan,
+    plan: PreparedGrade,
     display: WorkerObserver | None = None,
     admit: Admission | None = None,
     before_turn: Callable[[], None] | None = None,
-) -> GradeRecord:
+) -> GatheredRepeats:
     """Runs every planned request, one at a time; stops at an interrupt or a usage error.
     `admit(run, request)` may relabel a run or set it aside (the frontier does both);
     `before_turn()` is called before each worker warms up and trains."""
-    record = GradeRecord()
+    record = GatheredRepeats()
     display = display if display is not None else choose_display(plan)
     current: WorkerMonitor | None = None
     following: WorkerMonitor | None = None
@@ -97,7 +97,7 @@ def run_routes(
                                 )
                                 following.start()
                         beside = following
-                    result = current.run(beside, before_turn)
+                    result = current.supervise(beside, before_turn)
                     if admit is not None:
                         result = admit(result, request)
                         if result is None:

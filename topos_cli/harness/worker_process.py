@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from topos_cli.harness import process_tree
-from topos_cli.result.run_record import ExitFacts
+from topos_cli.result.repeat import ExitFacts
 from topos_cli.shared.interruption import interruptions_deferred
 
 #: How often the parent looks whether the worker has ended, without a pidfd to wait on.

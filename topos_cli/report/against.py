@@ -20,8 +20,8 @@ from typing import Any
 from topos_cli.report.statistics import median
 from topos_cli.report.time_judgement import INCONCLUSIVE, SLOWER, TimeJudgement, judge_time
 from topos_cli.result.float_bits import format_bits
-from topos_cli.result.json_record import JsonRecord
-from topos_cli.result.run_record import RunRecord
+from topos_cli.result.json_fields import JsonFields
+from topos_cli.result.repeat import Repeat
 from topos_cli.result.tolerance import CompareSettings
 from topos_cli.shared.exit_status import ExitStatus, most_severe
 
@@ -48,7 +48,7 @@ def time_phrase(judgement: TimeJudgement) -> str:
 
 
 @dataclass(frozen=True)
-class MemoryChange(JsonRecord):
+class MemoryChange(JsonFields):
     """One memory figure of one route in both checkouts (medians over completed runs)."""
 
     figure: str
@@ -61,7 +61,7 @@ class MemoryChange(JsonRecord):
 
 
 @dataclass(frozen=True)
-class BitsAgreement(JsonRecord):
+class BitsAgreement(JsonFields):
     """Whether both checkouts trained the same loss bits on a route."""
 
     #: `identical`, `different`, or `not compared` (a side has no completed run).
@@ -176,7 +176,7 @@ def _memory_change(
     return MemoryChange(figure, mine, theirs, change, status)
 
 
-def _bits(this: Sequence[RunRecord], other: Sequence[RunRecord]) -> BitsAgreement:
+def _bits(this: Sequence[Repeat], other: Sequence[Repeat]) -> BitsAgreement:
     """Whether the first completed run of each side trained the same loss bits."""
     if not this or not other:
         return BitsAgreement("not compared")
@@ -189,14 +189,14 @@ def _bits(this: Sequence[RunRecord], other: Sequence[RunRecord]) -> BitsAgreemen
     return BitsAgreement("identical")
 
 
-def is_against(run: RunRecord) -> bool:
+def is_against(run: Repeat) -> bool:
     """Whether `run` is a run of the other checkout."""
     return run.route.endswith(AGAINST_SUFFIX)
 
 
 def compare_checkouts(
-    this: Sequence[RunRecord],
-    other: Sequence[RunRecord],
+    this: Sequence[Repeat],
+    other: Sequence[Repeat],
     *,
     other_name: str,
     settings: CompareSettings | None = None,

@@ -32,8 +32,8 @@ from typing import Any
 from topos_cli.report.statistics import median
 from topos_cli.report.time_judgement import FASTER, INCONCLUSIVE, SLOWER, TimeJudgement, judge_time
 from topos_cli.result.grade_result import GradeResult
-from topos_cli.result.json_record import JsonRecord
-from topos_cli.result.run_record import RunRecord
+from topos_cli.result.json_fields import JsonFields
+from topos_cli.result.repeat import Repeat
 from topos_cli.result.tolerance import CompareSettings
 from topos_cli.shared.errors import IncomparableResultsError
 from topos_cli.shared.exit_status import ExitStatus, most_severe
@@ -46,7 +46,7 @@ SIGNIFICANT = ("regression", "improvement")
 
 
 @dataclass(frozen=True)
-class FigureChange(JsonRecord):
+class FigureChange(JsonFields):
     """How one figure of one route changed between the old result and the new.
 
     `status` is `regression`, `improvement`, `within tolerance`, `not
@@ -155,7 +155,7 @@ def _warmup_steps(result: GradeResult) -> int:
     return 1 if result.verdict is None else result.verdict.settings.warmup_steps
 
 
-def _completed(runs: Sequence[RunRecord], route: str) -> list[RunRecord]:
+def _completed(runs: Sequence[Repeat], route: str) -> list[Repeat]:
     """The runs of `route` that finished cleanly."""
     return [run for run in runs if run.route == route and run.status == "ok"]
 
@@ -219,8 +219,8 @@ def _busy_warning(result: GradeResult) -> str | None:
 
 def _compare_time(
     route: str,
-    old_runs: Sequence[RunRecord],
-    new_runs: Sequence[RunRecord],
+    old_runs: Sequence[Repeat],
+    new_runs: Sequence[Repeat],
     old_warmup: int,
     new_warmup: int,
     settings: CompareSettings,
@@ -417,9 +417,7 @@ def compare_results(
     )
 
 
-def _failures(
-    old_routes: Sequence[str], new_runs: Sequence[RunRecord], new_source: str
-) -> list[str]:
+def _failures(old_routes: Sequence[str], new_runs: Sequence[Repeat], new_source: str) -> list[str]:
     """What did not finish in the new result: its routes with a run that is not ok, and the
     old result's routes it has no run of. A failed route is never "no regression"."""
     new_routes = list(dict.fromkeys(run.route for run in new_runs))

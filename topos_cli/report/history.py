@@ -24,8 +24,8 @@ from topos_cli.report.compare import (
 )
 from topos_cli.report.display.result_description import describe_commit
 from topos_cli.result.grade_result import DataFacts, GradeResult
+from topos_cli.result.repeat import Repeat
 from topos_cli.result.result_file import load_result
-from topos_cli.result.run_record import RunRecord
 from topos_cli.result.tolerance import CompareSettings
 from topos_cli.result.worker_facts import Numerics
 from topos_cli.shared.errors import ToposError, ToposUsageError
@@ -153,7 +153,7 @@ def figure_spreads(result: GradeResult) -> dict[tuple[str, str], tuple[float, fl
     from topos_cli.report.statistics import median, summarize
 
     warmup = 1 if result.verdict is None else result.verdict.settings.warmup_steps
-    runs: dict[str, list[RunRecord]] = {}
+    runs: dict[str, list[Repeat]] = {}
     for run in result.repeats:
         if run.status == "ok":
             runs.setdefault(run.route, []).append(run)

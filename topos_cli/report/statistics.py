@@ -14,7 +14,7 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from topos_cli.result.json_record import JsonRecord
+from topos_cli.result.json_fields import JsonFields
 
 #: The seed of the bootstrap's generator: fixed, so a verdict is reproducible
 #: from its raw data, bit for bit.
@@ -113,7 +113,7 @@ def outlier_indices(values: Sequence[float], fence: float = 1.5) -> list[int]:
 
 
 @dataclass(frozen=True)
-class Summary(JsonRecord):
+class Summary(JsonFields):
     """The order statistics and spread of one sample."""
 
     count: int
@@ -146,7 +146,7 @@ def summarize(values: Sequence[float]) -> Summary:
 
 
 @dataclass(frozen=True)
-class RatioEstimate(JsonRecord):
+class RatioEstimate(JsonFields):
     """A ratio of medians with a bootstrap interval around it.
 
     `uncertainty` is the larger distance from `ratio` to either end of the
@@ -257,7 +257,7 @@ def ratio_estimate_of(stored: object) -> RatioEstimate | None:
 
 
 @dataclass(frozen=True)
-class MannWhitneyResult(JsonRecord):
+class MannWhitneyResult(JsonFields):
     """The outcome of a two-sided Mann-Whitney U test of two samples.
 
     `statistic` is U of the first sample: the number of (first, second)

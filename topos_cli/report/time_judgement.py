@@ -57,8 +57,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from topos_cli.report.statistics import quantile
-from topos_cli.result.json_record import JsonRecord
-from topos_cli.result.run_record import RunFacts, RunRecord
+from topos_cli.result.json_fields import JsonFields
+from topos_cli.result.repeat import Repeat, RunFacts
 
 #: A side needs this many usable repeats (worker processes) for a test and a claim.
 MIN_REPEATS = 3
@@ -93,7 +93,7 @@ CLAIMS = (SLOWER, FASTER)
 
 
 @dataclass(frozen=True)
-class RepeatEvidence(JsonRecord):
+class RepeatEvidence(JsonFields):
     """One repeat's measured steps after screening: how many, how many disturbed, the
     median wall and CPU time of its undisturbed steps (seconds), and whether it counts."""
 
@@ -119,7 +119,7 @@ class RepeatEvidence(JsonRecord):
 
 
 @dataclass(frozen=True)
-class SideEvidence(JsonRecord):
+class SideEvidence(JsonFields):
     """A route's evidence on one side of a judgement: its repeats, screened."""
 
     repeats: tuple[RepeatEvidence, ...]
@@ -178,7 +178,7 @@ class SideEvidence(JsonRecord):
 
 
 @dataclass(frozen=True)
-class TimeJudgement(JsonRecord):
+class TimeJudgement(JsonFields):
     """How one route's time compares with another's (new against old, a route against
     its reference): the ratio of their figures with its interval, the test, the
     outcome and, unless it is a claim, why not."""
@@ -282,12 +282,12 @@ def machine_saturation(facts: RunFacts) -> str | None:
 
 
 def _measured(values: Sequence[Any], warmup: int) -> list[Any]:
-    """The measured part of a per-step series (as `RunRecord.measured_step_seconds`)."""
+    """The measured part of a per-step series (as `Repeat.measured_step_seconds`)."""
     kept = list(values[warmup:])
     return kept if kept else list(values)
 
 
-def screen_side(runs: Sequence[RunRecord], warmup: int, busy: str | None = None) -> SideEvidence:
+def screen_side(runs: Sequence[Repeat], warmup: int, busy: str | None = None) -> SideEvidence:
     """One side's evidence: each completed, timed run's steps screened for disturbance
     (module docstring); `busy` is the grade's own busy-machine warning, if any."""
     timed = [run for run in runs if run.status == "ok" and run.step_seconds]
@@ -476,8 +476,8 @@ def _inadequacy(side: SideEvidence, name: str) -> tuple[str, str] | None:
 
 
 def judge_time(
-    new_runs: Sequence[RunRecord],
-    old_runs: Sequence[RunRecord],
+    new_runs: Sequence[Repeat],
+    old_runs: Sequence[Repeat],
     *,
     tolerance: float,
     significance_level: float = 0.05,

@@ -110,7 +110,7 @@ def describe_bits(bits: int) -> str:
 
 class BitPattern(int):
     """A float32 bit pattern as a result keeps it: an int in code, 8 hexadecimal digits in
-    JSON (`topos_cli.result.record` writes and reads it so)."""
+    JSON (`topos_cli.result.result_part` writes and reads it so)."""
 
     def __new__(cls, bits: int | str) -> BitPattern:
         """Checks `bits` (an int, or 1 to 8 hexadecimal digits); raises `ValueError`."""

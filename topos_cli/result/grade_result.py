@@ -8,7 +8,7 @@
       "workload": {"name": "cifar10", "data": DataFacts},
       "steps": 300,
       "settings": GradeSettings,            # routes, repeat, threads, environment, ...
-      "repeats": [RunRecord, ...],          # raw: per-step times, loss bits, facts
+      "repeats": [Repeat, ...],          # raw: per-step times, loss bits, facts
       "verdict": {...},                     # the report's verdict (its settings typed)
       "status": "complete", "exit_status": 0, "error": null, "interrupted": null,
       "routes": {"engine": RouteFacts, ...},
@@ -27,8 +27,8 @@ from typing import Any, Literal
 
 import msgspec
 
-from topos_cli.result.record import Bytes, Count, Ratio, Record, Seconds, SignedBytes
-from topos_cli.result.run_record import RunRecord
+from topos_cli.result.repeat import Repeat
+from topos_cli.result.result_part import Bytes, Count, Ratio, ResultPart, Seconds, SignedBytes
 from topos_cli.result.tolerance import CompareSettings
 from topos_cli.result.verdict_settings import VerdictSettings
 from topos_cli.result.worker_facts import (
@@ -45,21 +45,21 @@ SCHEMA = "topos.grade/1"
 SCHEMA_FAMILY = "topos.grade/"
 
 
-class Tool(Record):
+class Tool(ResultPart):
     """The program that wrote the result."""
 
     name: str = "topos"
     version: str = "unknown"
 
 
-class GitFacts(Record):
+class GitFacts(ResultPart):
     """The project's commit, and whether its tree had uncommitted changes."""
 
     commit: str | None = None
     dirty: bool | None = None
 
 
-class HostFacts(Record):
+class HostFacts(ResultPart):
     """The machine a grade ran on (gathered without NumPy), and the numerics its workers
     computed with."""
 
@@ -80,7 +80,7 @@ class HostFacts(Record):
     threads: Count | None = None
 
 
-class DataFacts(Record):
+class DataFacts(ResultPart):
     """Which data the grade used: what was asked for, and what the worker loaded."""
 
     requested: str | None = None
@@ -91,14 +91,14 @@ class DataFacts(Record):
     train_images: Count | None = None
 
 
-class WorkloadFacts(Record):
+class WorkloadFacts(ResultPart):
     """The workload graded, by name, and its data."""
 
     name: str
     data: DataFacts | None = None
 
 
-class GradeSettings(Record):
+class GradeSettings(ResultPart):
     """What the grade was asked to do, and how it measured."""
 
     routes: list[str] = msgspec.field(default_factory=list)
@@ -119,7 +119,7 @@ class GradeSettings(Record):
     warmup_steps: Count | None = None
 
 
-class RouteFacts(Record):
+class RouteFacts(ResultPart):
     """Per route, what its worker said at ready: plan summary, live volume, node counts."""
 
     posture: str | None = None
@@ -135,7 +135,7 @@ class RouteFacts(Record):
     step_memory: StepMemoryFacts | None = None
 
 
-class MemoryPrediction(Record):
+class MemoryPrediction(ResultPart):
     """A route's predicted training delta beside the measured one."""
 
     route: str
@@ -152,36 +152,36 @@ class MemoryPrediction(Record):
     tolerance_floor_bytes: Bytes | None = None
 
 
-class Interruption(Record):
+class Interruption(ResultPart):
     """A grade cut short: the signal, and the runs that never ran."""
 
     signal: str
     not_run: list[tuple[str, Count]] = msgspec.field(default_factory=list)
 
 
-class BaselineComparison(Record):
+class BaselineComparison(ResultPart):
     """The comparison with `--baseline`: its path, and the comparison's JSON."""
 
     path: str | None = None
     comparison: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
-class AgainstFacts(Record):
+class AgainstFacts(ResultPart):
     """`--against`: the other checkout, the comparison of this checkout with it, and its
     runs, kept apart from this checkout's repeats."""
 
     checkout: dict[str, str | bool | None] = msgspec.field(default_factory=dict)
     comparison: dict[str, Any] | None = None
-    repeats: list[RunRecord] = msgspec.field(default_factory=list)
+    repeats: list[Repeat] = msgspec.field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        """The section as its file holds it; each run as `RunRecord.to_json` writes it."""
+        """The section as its file holds it; each run as `Repeat.to_json` writes it."""
         data = super().to_json()
         data["repeats"] = [run.to_json() for run in self.repeats]
         return data
 
 
-class RefusedPoint(Record):
+class RefusedPoint(ResultPart):
     """A frontier's budget that was not graded, and why."""
 
     point: str
@@ -189,7 +189,7 @@ class RefusedPoint(Record):
     why: str | None = None
 
 
-class FrontierFacts(Record):
+class FrontierFacts(ResultPart):
     """A frontier's budgets, the points graded, those refused, and its picture."""
 
     budgets: list[str] = msgspec.field(default_factory=list)
@@ -198,7 +198,7 @@ class FrontierFacts(Record):
     picture: str | None = None
 
 
-class StoredWarning(Record):
+class StoredWarning(ResultPart):
     """A warning a verdict gave (a busy machine, varying step times): its kind, the route
     it is about, what it says and what to do about it."""
 
@@ -208,7 +208,7 @@ class StoredWarning(Record):
     remedy: str | None = None
 
 
-class JudgedVerdict(Record, forbid_unknown_fields=False):
+class JudgedVerdict(ResultPart, forbid_unknown_fields=False):
     """The verdict as a result keeps it. The report's own `Verdict` writes it and can
     always recompute it from the repeats; what a reader takes from it (the settings
     that steer recomputing) is typed and bounded, the rest kept as written."""
@@ -226,7 +226,7 @@ class JudgedVerdict(Record, forbid_unknown_fields=False):
 Status = Literal["complete", "interrupted", "error", "failed"]
 
 
-class GradeResult(Record, kw_only=True):
+class GradeResult(ResultPart, kw_only=True):
     """The whole result of a grade (or frontier), as its file holds it."""
 
     schema: str = SCHEMA
@@ -236,7 +236,7 @@ class GradeResult(Record, kw_only=True):
     workload: WorkloadFacts
     steps: Count
     settings: GradeSettings = GradeSettings()
-    repeats: list[RunRecord] = msgspec.field(default_factory=list)
+    repeats: list[Repeat] = msgspec.field(default_factory=list)
     verdict: JudgedVerdict | None = None
     status: Status | None = None
     exit_status: int | None = None
@@ -249,7 +249,7 @@ class GradeResult(Record, kw_only=True):
     against: AgainstFacts | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """The result as its file holds it; each run as `RunRecord.to_json` writes it."""
+        """The result as its file holds it; each run as `Repeat.to_json` writes it."""
         data = super().to_json()
         data["repeats"] = [run.to_json() for run in self.repeats]
         if self.against is not None:

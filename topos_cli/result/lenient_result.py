@@ -19,9 +19,9 @@ from typing import Any
 import msgspec
 
 from topos_cli.result.grade_result import SCHEMA, GradeResult
-from topos_cli.result.record import decode_other
+from topos_cli.result.repeat import Repeat
 from topos_cli.result.result_file import decode_json, read_result_bytes, result_schema
-from topos_cli.result.run_record import RunRecord
+from topos_cli.result.result_part import decode_other
 
 
 @dataclass
@@ -69,7 +69,7 @@ def interpret_result(data: Any, source: str, missing: list[str] | None = None) -
         repeats = []
     for index, repeat in enumerate(repeats):
         try:
-            runs.append(RunRecord.from_json(repeat))
+            runs.append(Repeat.from_json(repeat))
         except (msgspec.ValidationError, ValueError, RecursionError) as error:
             missing.append(f"run {index} is unreadable and left out ({_short(error)})")
     result = msgspec.structs.replace(result, repeats=runs)

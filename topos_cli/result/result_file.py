@@ -34,8 +34,8 @@ from topos_cli.result.grade_result import (
     Tool,
     WorkloadFacts,
 )
-from topos_cli.result.record import R, Record
-from topos_cli.result.run_record import RunRecord
+from topos_cli.result.repeat import Repeat
+from topos_cli.result.result_part import R, ResultPart
 from topos_cli.shared.errors import ResultFileError
 from topos_cli.shared.output_stream import can_encode
 
@@ -94,7 +94,7 @@ def compose_result(
     workload: WorkloadFacts | Mapping[str, Any],
     host: HostFacts | Mapping[str, Any],
     steps: int,
-    repeats: Sequence[RunRecord],
+    repeats: Sequence[Repeat],
     verdict: Judgement | None,
     settings: GradeSettings | Mapping[str, Any] | None = None,
     created: datetime | None = None,
@@ -137,7 +137,7 @@ def json_safe(value: Any) -> Any:
 def dumps(data: Any, ensure_ascii: bool = False) -> str:
     """The strict-JSON text topos writes: indented, UTF-8 (or ASCII with `\\u` escapes,
     the same JSON), ending in a newline."""
-    if isinstance(data, Record):
+    if isinstance(data, ResultPart):
         data = data.to_json()
     text = json.dumps(json_safe(data), indent=2, ensure_ascii=ensure_ascii, allow_nan=False)
     return text + "\n"

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import msgspec
 
-from topos_cli.result.record import Record
+from topos_cli.result.result_part import ResultPart
 
 #: The route every other route is measured against.
 REFERENCE_ROUTE = "engine"
@@ -22,7 +22,7 @@ Fraction = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 Factor = Annotated[float, msgspec.Meta(ge=0.0, le=1e6)]
 
 
-class VerdictSettings(Record):
+class VerdictSettings(ResultPart):
     """The thresholds the verdict applies; the defaults are the documented ones."""
 
     reference: str = REFERENCE_ROUTE

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import msgspec
 
-from topos_cli.result.record import Bytes, Count, ProcessId, Ratio, Record, Seconds
+from topos_cli.result.result_part import Bytes, Count, ProcessId, Ratio, ResultPart, Seconds
 
 
-class DatasetFacts(Record):
+class DatasetFacts(ResultPart):
     """The data a worker trained on: its name, where it came from, its fingerprint."""
 
     name: str | None = None
@@ -24,7 +24,7 @@ class DatasetFacts(Record):
     train_images: Count | None = None
 
 
-class LiveVolume(Record):
+class LiveVolume(ResultPart):
     """The plan's memory, for every shard's plan together: live volume in elements and
     bytes, and the static memory plan (the arena, the roots, the engine sweep's peak)."""
 
@@ -41,7 +41,7 @@ class LiveVolume(Record):
     predicted_training_bytes: Bytes | None = None
 
 
-class RematFacts(Record):
+class RematFacts(ResultPart):
     """A remat plan's budget, planned bytes, floor and recomputations."""
 
     budget_bytes: Bytes
@@ -55,7 +55,7 @@ class RematFacts(Record):
     extra_flops: Count | None = None
 
 
-class StepMemoryFacts(Record):
+class StepMemoryFacts(ResultPart):
     """The step's predicted memory by part (`topos.training.StepMemory.to_json`)."""
 
     parts: dict[str, Bytes] = msgspec.field(default_factory=dict)
@@ -67,7 +67,7 @@ class StepMemoryFacts(Record):
     optimizer_declared: bool | None = None
 
 
-class ShardProcessFacts(Record):
+class ShardProcessFacts(ResultPart):
     """A route whose shards run in processes of their own: their ids and ready memory."""
 
     pids: list[ProcessId] = msgspec.field(default_factory=list)
@@ -75,7 +75,7 @@ class ShardProcessFacts(Record):
     ready_private_bytes: list[Bytes] = msgspec.field(default_factory=list)
 
 
-class Numerics(Record):
+class Numerics(ResultPart):
     """Which NumPy and BLAS a worker computed with, and the environment that steers them."""
 
     numpy: str | None = None
@@ -84,7 +84,7 @@ class Numerics(Record):
     environment: dict[str, str | None] = msgspec.field(default_factory=dict)
 
 
-class ReadyFacts(Record):
+class ReadyFacts(ResultPart):
     """Everything a worker says when ready: what it loaded and lowered, its warm-up, its
     memory at ready; the harness reads what it needs of it, the result keeps it whole."""
 
@@ -130,7 +130,7 @@ class ReadyFacts(Record):
         return self.high_water_source == "proc"
 
 
-class ErrorFacts(Record):
+class ErrorFacts(ResultPart):
     """A worker's failure in one line: its kind (`data`, `workload`, `crash`), the
     exception's type and message, and the user's offending expression, if any."""
 
@@ -140,7 +140,7 @@ class ErrorFacts(Record):
     where: str = ""
 
 
-class NonfiniteFacts(Record):
+class NonfiniteFacts(ResultPart):
     """The first step whose loss stopped being finite, and that loss as text."""
 
     step: Count

@@ -24,7 +24,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from topos_cli.result.record import Bytes, Count, Record, Seconds
+from topos_cli.result.result_part import Bytes, Count, ResultPart, Seconds
 from topos_cli.result.worker_facts import ErrorFacts, NonfiniteFacts, ReadyFacts
 
 #: The module the grader runs as a worker (`python -m`).
@@ -97,7 +97,7 @@ class WorkerCommand:
         )
 
 
-class _Event(Record, tag_field="event", kw_only=False, frozen=True):
+class _Event(ResultPart, tag_field="event", kw_only=False, frozen=True):
     """What every event shares: its name on the wire (`event`), then its fields."""
 
     @property

@@ -24,7 +24,7 @@ from topos_cli.report.verdict import Divergence, Verdict, decide_verdict
 from topos_cli.report.verdict.parity import run_label
 from topos_cli.result.grade_result import GradeResult
 from topos_cli.result.lenient_result import LenientResult
-from topos_cli.result.run_record import RunRecord
+from topos_cli.result.repeat import Repeat
 from topos_cli.result.verdict_settings import VerdictSettings
 from topos_cli.result.worker_facts import LiveVolume
 
@@ -88,9 +88,7 @@ class ReportContents:
         return run.ready_rss_bytes + predicted
 
 
-def _timeline(
-    run: RunRecord, ready_after: float | None
-) -> tuple[tuple[float, ...], tuple[int, ...]]:
+def _timeline(run: Repeat, ready_after: float | None) -> tuple[tuple[float, ...], tuple[int, ...]]:
     """A run's RSS timeline as (seconds since ready, bytes); empty when it has none."""
     timeline = run.facts.rss_timeline
     if timeline is None or not timeline.points or not timeline.resolution_seconds:
@@ -101,14 +99,14 @@ def _timeline(
     return seconds, tuple(timeline.points)
 
 
-def _warm_up_milliseconds(run: RunRecord) -> float | None:
+def _warm_up_milliseconds(run: Repeat) -> float | None:
     """The time of the step thrown away before ready, in ms, if the worker said it."""
     ready = run.facts.ready
     seconds = None if ready is None else ready.warm_up_seconds
     return None if seconds is None else seconds * 1000.0
 
 
-def _series(run: RunRecord, name_repeats: bool) -> RunSeries:
+def _series(run: Repeat, name_repeats: bool) -> RunSeries:
     """The pictures' view of one run."""
     ready_after = run.facts.ready_after_seconds
     seconds, values = _timeline(run, ready_after)
@@ -154,7 +152,7 @@ def _verdict_settings(result: GradeResult) -> VerdictSettings:
 
 
 def _recompute_verdict(
-    result: GradeResult, runs: Sequence[RunRecord], missing: list[str]
+    result: GradeResult, runs: Sequence[Repeat], missing: list[str]
 ) -> Verdict | None:
     """The verdict of the runs, judged as the grade judged them; `None` if there are none."""
     if not runs:
@@ -180,7 +178,7 @@ def _data_line(result: GradeResult) -> str:
 
 
 def _missing_parts(
-    result: GradeResult, runs: Sequence[RunRecord], series: Sequence[RunSeries]
+    result: GradeResult, runs: Sequence[Repeat], series: Sequence[RunSeries]
 ) -> list[str]:
     """What the report cannot draw, run by run, in words."""
     missing = []

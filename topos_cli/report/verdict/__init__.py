@@ -15,12 +15,12 @@ from topos_cli.report.verdict.parity import (
     Divergence,
     Parity,
     RouteParity,
-    check_parity,
     first_divergence,
+    judge_parity,
 )
 from topos_cli.report.verdict.route_verdict import Failure, RouteVerdict
 from topos_cli.report.verdict.speed import Speed, SpeedRatio
-from topos_cli.result.run_record import STATUSES, RunRecord
+from topos_cli.result.repeat import STATUSES, Repeat
 from topos_cli.result.verdict_settings import REFERENCE_ROUTE, VerdictSettings
 
 __all__ = [
@@ -32,14 +32,14 @@ __all__ = [
     "NoiseWarning",
     "Pairing",
     "Parity",
+    "Repeat",
     "RouteParity",
     "RouteVerdict",
-    "RunRecord",
     "Speed",
     "SpeedRatio",
     "Verdict",
     "VerdictSettings",
-    "check_parity",
     "decide_verdict",
     "first_divergence",
+    "judge_parity",
 ]

@@ -13,10 +13,10 @@ from typing import Any
 from topos_cli.report.statistics import RatioEstimate
 from topos_cli.report.verdict.noise import NoiseWarning, noise_warnings
 from topos_cli.report.verdict.pairing import Pairing, pair_routes
-from topos_cli.report.verdict.parity import Parity, check_parity
+from topos_cli.report.verdict.parity import Parity, judge_parity
 from topos_cli.report.verdict.route_verdict import RouteVerdict, judge_route, with_ratios
 from topos_cli.report.verdict.summary import exit_status_of, summary_sentence
-from topos_cli.result.run_record import RunRecord
+from topos_cli.result.repeat import Repeat
 from topos_cli.result.verdict_settings import VerdictSettings
 
 
@@ -56,7 +56,7 @@ class Verdict:
 
 
 def decide_verdict(
-    repeats: Iterable[RunRecord | Mapping[str, Any]],
+    repeats: Iterable[Repeat | Mapping[str, Any]],
     *,
     settings: VerdictSettings | None = None,
     load_average: float | None = None,
@@ -65,7 +65,7 @@ def decide_verdict(
 ) -> Verdict:
     """Judges the runs of a grade: parity, speed, memory, noise, a summary and an exit status.
 
-    `repeats` are `RunRecord`s or their dicts, in any order; routes keep
+    `repeats` are `Repeat`s or their dicts, in any order; routes keep
     the order of their first run. `load_average` (the 1-minute figure, read
     when the grade began) and `cores` feed the load warning. The exit status
     follows the README's table; a baseline regression (4) is `compare`'s.
@@ -74,8 +74,7 @@ def decide_verdict(
     """
     settings = settings or VerdictSettings()
     runs = [
-        repeat if isinstance(repeat, RunRecord) else RunRecord.from_json(repeat)
-        for repeat in repeats
+        repeat if isinstance(repeat, Repeat) else Repeat.from_json(repeat) for repeat in repeats
     ]
     if not runs:
         raise ValueError("a verdict needs at least one run")
@@ -88,7 +87,7 @@ def decide_verdict(
     routes = tuple(
         with_ratios(route, reference, settings, known.get(route.route)) for route in judged
     )
-    parity = check_parity(runs, settings.reference)
+    parity = judge_parity(runs, settings.reference)
     warnings = noise_warnings(routes, settings, load_average, cores)
     pairings = pair_routes(judged, settings)
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from topos_cli.report.statistics import median
 from topos_cli.result.json_values import record_json
-from topos_cli.result.run_record import RunRecord
+from topos_cli.result.repeat import Repeat
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ def _median_bytes(values: Sequence[int]) -> int:
     return round(median(values))
 
 
-def measure_memory(runs: Sequence[RunRecord]) -> Memory | None:
+def measure_memory(runs: Sequence[Repeat]) -> Memory | None:
     """The medians and ranges of a route's memory figures; `None` if none were measured."""
     peaks = [run.peak_rss_bytes for run in runs if run.peak_rss_bytes is not None]
     readies = [run.ready_rss_bytes for run in runs if run.ready_rss_bytes is not None]

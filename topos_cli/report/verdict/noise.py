@@ -7,12 +7,12 @@ from dataclasses import dataclass
 
 from topos_cli.report.statistics import median
 from topos_cli.report.verdict.route_verdict import RouteVerdict
-from topos_cli.result.json_record import JsonRecord
+from topos_cli.result.json_fields import JsonFields
 from topos_cli.result.verdict_settings import VerdictSettings
 
 
 @dataclass(frozen=True)
-class NoiseWarning(JsonRecord):
+class NoiseWarning(JsonFields):
     """Why the machine may have been too noisy to tell, and what to do about it."""
 
     kind: str

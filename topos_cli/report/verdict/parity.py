@@ -8,7 +8,7 @@ from typing import Any
 
 from topos_cli.result.float_bits import describe_bits, format_bits, ulps_between
 from topos_cli.result.json_values import loss_for_json, optional_json, record_json
-from topos_cli.result.run_record import RunRecord
+from topos_cli.result.repeat import Repeat
 from topos_cli.result.verdict_settings import REFERENCE_ROUTE
 
 
@@ -69,7 +69,7 @@ class Divergence:
         }
 
 
-def first_divergence(reference: RunRecord, other: RunRecord) -> Divergence | None:
+def first_divergence(reference: Repeat, other: Repeat) -> Divergence | None:
     """The first step, over the steps both runs reached, where their loss bits differ."""
     for step, (expected, actual) in enumerate(
         zip(reference.loss_bits, other.loss_bits, strict=False)
@@ -151,7 +151,7 @@ class Parity:
         }
 
 
-def check_parity(repeats: Sequence[RunRecord], reference_route: str = REFERENCE_ROUTE) -> Parity:
+def judge_parity(repeats: Sequence[Repeat], reference_route: str = REFERENCE_ROUTE) -> Parity:
     """Compares every run's loss bits with the reference run's, step by step.
 
     The reference run is the reference route's first run that reported a

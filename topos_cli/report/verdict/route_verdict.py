@@ -9,14 +9,14 @@ from typing import Any
 from topos_cli.report.statistics import RatioEstimate
 from topos_cli.report.verdict.memory import Memory, measure_memory, memory_ratio
 from topos_cli.report.verdict.speed import Speed, measure_speed, speed_ratio
-from topos_cli.result.json_record import JsonRecord
+from topos_cli.result.json_fields import JsonFields
 from topos_cli.result.json_values import record_json
-from topos_cli.result.run_record import RunRecord
+from topos_cli.result.repeat import Repeat
 from topos_cli.result.verdict_settings import VerdictSettings
 
 
 @dataclass(frozen=True)
-class Failure(JsonRecord):
+class Failure(JsonFields):
     """A run that did not finish cleanly."""
 
     repeat: int
@@ -46,14 +46,14 @@ class RouteVerdict:
 _STATUS_SEVERITY = ("failed", "timed out", "nonfinite", "interrupted", "ok")
 
 
-def _route_status(runs: Sequence[RunRecord]) -> str:
+def _route_status(runs: Sequence[Repeat]) -> str:
     """The status a route shows: `ok` if every run was, else the most severe among them."""
     return min((run.status for run in runs), key=_STATUS_SEVERITY.index)
 
 
 def judge_route(
     route: str,
-    runs: Sequence[RunRecord],
+    runs: Sequence[Repeat],
     settings: VerdictSettings,
 ) -> RouteVerdict:
     """A route's figures before ratios: status, failures, speed and memory of completed runs."""

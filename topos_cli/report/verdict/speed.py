@@ -25,7 +25,7 @@ from topos_cli.report.time_judgement import (
     screen_side,
 )
 from topos_cli.result.json_values import optional_json
-from topos_cli.result.run_record import RunRecord
+from topos_cli.result.repeat import Repeat
 from topos_cli.result.verdict_settings import VerdictSettings
 
 
@@ -96,7 +96,7 @@ class Speed:
     #: Measured steps judged disturbed (`time_judgement`), None when unknown.
     disturbed_steps: int | None = None
     #: The completed runs, for `time_judgement`.
-    runs: tuple[RunRecord, ...] = field(repr=False, default=())
+    runs: tuple[Repeat, ...] = field(repr=False, default=())
 
     def to_json(self) -> dict[str, Any]:
         """The speed as a JSON-ready dict (raw step times live in the repeats, not here)."""
@@ -114,7 +114,7 @@ class Speed:
         }
 
 
-def measure_speed(runs: Sequence[RunRecord], settings: VerdictSettings) -> Speed | None:
+def measure_speed(runs: Sequence[Repeat], settings: VerdictSettings) -> Speed | None:
     """A route's step-time summary over its completed runs; `None` if none timed a step."""
     timed = [run for run in runs if run.step_seconds]
     if not timed:

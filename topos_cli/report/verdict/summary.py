@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from topos_cli.report.verdict.pairing import Pairing
 from topos_cli.report.verdict.parity import Parity, run_label
 from topos_cli.report.verdict.route_verdict import RouteVerdict
-from topos_cli.result.run_record import RunRecord
+from topos_cli.result.repeat import Repeat
 from topos_cli.shared.exit_status import ExitStatus, most_severe
 from topos_cli.shared.units import MEBIBYTE, format_milliseconds
 
@@ -98,7 +98,7 @@ def _nonfinite_clause(routes: Sequence[RouteVerdict]) -> str | None:
     return f"loss not finite: {', '.join(unique)}" if unique else None
 
 
-def exit_status_of(runs: Sequence[RunRecord], parity: Parity) -> ExitStatus:
+def exit_status_of(runs: Sequence[Repeat], parity: Parity) -> ExitStatus:
     """The runs' exit status by the README's table: interrupted, parity broken, a run failed.
 
     A route's time against the reference, even when inconclusive, does not change it:

@@ -1,7 +1,7 @@
 """The run record: one run of one route, as its worker reported it and the harness saw it.
 
-A result file keeps its runs under `"repeats"` (`RunRecord.to_json`); `RunRecord.from_json`
-reads one back, checking every field (see `topos_cli.result.record`).
+A result file keeps its runs under `"repeats"` (`Repeat.to_json`); `Repeat.from_json`
+reads one back, checking every field (see `topos_cli.result.result_part`).
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ import msgspec
 
 from topos_cli.result.float_bits import BitPattern, float32_value, is_finite
 from topos_cli.result.json_values import loss_for_json
-from topos_cli.result.record import (
+from topos_cli.result.result_part import (
     Bytes,
     Count,
     ProcessId,
     Ratio,
-    Record,
+    ResultPart,
     Seconds,
     SignedBytes,
     decode_other,
@@ -31,14 +31,14 @@ STATUSES = ("ok", "failed", "timed out", "interrupted", "nonfinite")
 Status = Literal["ok", "failed", "timed out", "interrupted", "nonfinite"]
 
 
-class ExitFacts(Record):
+class ExitFacts(ResultPart):
     """How a worker process ended: its exit status, or the signal that ended it."""
 
     status: int | None = None
     signal: str | None = None
 
 
-class RssTimelineFacts(Record):
+class RssTimelineFacts(ResultPart):
     """A worker's resident set over time: `points[i]` is the peak over
     `[i * resolution, (i + 1) * resolution)` seconds after it started."""
 
@@ -49,7 +49,7 @@ class RssTimelineFacts(Record):
     points: list[Bytes] = msgspec.field(default_factory=list)
 
 
-class MachineFacts(Record):
+class MachineFacts(ResultPart):
     """What the machine did while a run's steps ran, from /proc/stat around them: its
     capacity, busy, idle and steal seconds, the CPU seconds of the route, of the grader and
     of everything else, and the load averages (see `topos_cli.report.time_judgement`)."""
@@ -67,7 +67,7 @@ class MachineFacts(Record):
     load_average_end: Ratio | None = None
 
 
-class RunFacts(Record):
+class RunFacts(ResultPart):
     """What the harness saw of a run besides its steps: the worker's ready facts, its
     times, how it ended, its memory readings and its resident-set timeline."""
 
@@ -99,7 +99,7 @@ class RunFacts(Record):
     shard_involuntary_switches: Count | None = None
 
 
-class RunRecord(Record, kw_only=False, frozen=True):
+class Repeat(ResultPart, kw_only=False, frozen=True):
     """One run of one route: its status, loss bits, step times and memory, and its facts.
 
     Built by the harness (lists of ints and a facts dict are taken and normalised) or
@@ -185,7 +185,7 @@ class RunRecord(Record, kw_only=False, frozen=True):
         }
 
     @classmethod
-    def from_json(cls, data: Any) -> RunRecord:
+    def from_json(cls, data: Any) -> Repeat:
         """Reads a run from a result; raises `msgspec.ValidationError` (a `ValueError`)
         naming the field that is wrong."""
         return msgspec.convert(data, cls, dec_hook=decode_other)

@@ -1,4 +1,4 @@
-"""JsonRecord: a dataclass whose JSON form is simply its fields, as `asdict` gives them."""
+"""JsonFields: a dataclass whose JSON form is simply its fields, as `asdict` gives them."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from dataclasses import asdict
 from typing import Any
 
 
-class JsonRecord:
+class JsonFields:
     """A mixin for a dataclass whose JSON is every field in order, nested dataclasses as
     dicts: the statistics, settings, warnings and changes the results keep."""
 

@@ -2,10 +2,10 @@
 
 import pytest
 
-from topos_cli.harness.grade_plan import GradeOptions, interleaved_order, prepare
+from topos_cli.harness.grade_preparation import GradeOptions, interleaved_order, prepare
 from topos_cli.harness.monitor import WorkerRequest, worker_environment
 from topos_cli.harness.route_runner import usage_error_of
-from topos_cli.result.run_record import RunRecord
+from topos_cli.result.repeat import Repeat
 from topos_cli.shared.errors import ToposUsageError
 
 
@@ -77,10 +77,10 @@ def test_prepare_refuses_bad_options(options, fragment):
 def test_only_data_and_workload_errors_before_ready_are_usage_errors():
     def run(kind, ready=None, status="failed"):
         error = {"kind": kind, "type": "DataError", "message": "/d/x: truncated", "where": ""}
-        return RunRecord("engine", 0, status, facts={"error": error, "ready": ready})
+        return Repeat("engine", 0, status, facts={"error": error, "ready": ready})
 
     assert usage_error_of(run("data"), "mnist") == "/d/x: truncated"
     assert usage_error_of(run("workload"), "mnist") == "/d/x: truncated"
     assert usage_error_of(run("crash"), "mnist") is None
     assert usage_error_of(run("data", ready={"route": "engine"}), "mnist") is None
-    assert usage_error_of(RunRecord("engine", 0, "ok"), "mnist") is None
+    assert usage_error_of(Repeat("engine", 0, "ok"), "mnist") is None

@@ -79,7 +79,7 @@ class GradeOptions:
 
 
 @dataclass
-class GradePlan:
+class PreparedGrade:
     """Validated options, and everything decided before the first worker starts."""
 
     options: GradeOptions
@@ -125,7 +125,7 @@ def side_outputs(result_path: str, options: GradeOptions) -> dict[str, str]:
     return {"the report beside the result": str(default_report_path(result_path))}
 
 
-def prepare(options: GradeOptions, moment: datetime | None = None) -> GradePlan:
+def prepare(options: GradeOptions, moment: datetime | None = None) -> PreparedGrade:
     """Validates `options` and plans the runs; raises `ToposUsageError` (exit 2) on any problem."""
     started = moment or datetime.now(timezone.utc)
     try:
@@ -208,7 +208,7 @@ def prepare(options: GradeOptions, moment: datetime | None = None) -> GradePlan:
         )
         for position, budget in enumerate(options.budgets)
     ]
-    return GradePlan(
+    return PreparedGrade(
         options=options,
         data=data,
         result_path=result_path,
@@ -221,7 +221,7 @@ def prepare(options: GradeOptions, moment: datetime | None = None) -> GradePlan:
     )
 
 
-def plan_against(plan: GradePlan, checkout: OtherCheckout) -> GradePlan:
+def plan_against(plan: PreparedGrade, checkout: OtherCheckout) -> PreparedGrade:
     """`plan` with the other checkout's runs woven in: each route of this checkout beside
     the same route of the other, in a balanced order over the repeats (recorded,
     recorded@against, then recorded@against, recorded, ...), on the same data, steps,
@@ -239,6 +239,6 @@ def plan_against(plan: GradePlan, checkout: OtherCheckout) -> GradePlan:
     return replace(plan, requests=requests)
 
 
-def _own_request(plan: GradePlan, route: str) -> WorkerRequest:
+def _own_request(plan: PreparedGrade, route: str) -> WorkerRequest:
     """This checkout's planned request for `route` (its first; they differ by repeat only)."""
     return next(request for request in plan.requests if request.route == route)

@@ -1,4 +1,4 @@
-"""Record: the base of every typed part of a result, and how one is read from JSON.
+"""ResultPart: the base of every typed part of a result, and how one is read from JSON.
 
 A result is untrusted input (a file anyone may have written or damaged), so every part
 is a typed record: reading one checks each field's type, and the bounds its annotation
@@ -33,10 +33,10 @@ Ratio = Annotated[float, msgspec.Meta(ge=-1e300, le=1e300)]
 #: A process id.
 ProcessId = Annotated[int, msgspec.Meta(ge=0, le=2**31)]
 
-R = TypeVar("R", bound="Record")
+R = TypeVar("R", bound="ResultPart")
 
 
-class Record(msgspec.Struct, kw_only=True, frozen=True):
+class ResultPart(msgspec.Struct, kw_only=True, frozen=True):
     """A typed part of a result: its fields are its JSON object's keys, in order."""
 
     def to_json(self) -> dict[str, Any]:
