@@ -22,6 +22,7 @@ from topos.graph.parameter_gradients import ParameterGradients
 from topos.graph.parameters import Parameters
 from topos.indices import Indices
 from topos.training.blas_buffers import touch_blas_buffers
+from topos.training.blas_threads import blas_limit
 from topos.training.shard_processes import ShardProcesses, in_processes, require_linux
 from topos.training.workload import Recording, Workload
 
@@ -95,7 +96,9 @@ class RouteProgram:
         self.plan = self.plans[0]
         self.lower_seconds = time.perf_counter() - started
         self._threads: ThreadPoolExecutor | None = None
-        self._blas = None
+        #: BLAS threads each shard's step computes on (`blas_threads`; None: as the
+        #: process's BLAS is set), and the limit holding them there during `compute`.
+        self.blas_threads, self._blas_limit = blas_limit(workload.blas_threads, self.shards)
         #: Whether the shards past the first run in forked processes (see `in_processes`).
         self.shard_processes = in_processes(
             workload.shard_processes if shard_processes is None else shard_processes
@@ -106,7 +109,6 @@ class RouteProgram:
         # reads the resident set there, see the grader's step peak).
         self.at_peak: Callable[[], None] | None = None
         if self.shards > 1:
-            self._blas = _one_blas_thread()
             if self.shard_processes:
                 require_linux()
                 self._processes = ShardProcesses(self)
@@ -134,7 +136,8 @@ class RouteProgram:
         added in shard order, then scaled by 1/shards.
         """
         if self.shards == 1:
-            result = self._compute_shard(0, parameters, feeds)
+            with self._blas_limit():
+                result = self._compute_shard(0, parameters, feeds)
             self._peak()
             return result
         batch = self.rows * self.shards
@@ -157,7 +160,7 @@ class RouteProgram:
         return mean
 
     def _compute_on_threads(self, parameters: Parameters, pieces: list) -> list[tuple]:
-        with self._blas.limit(limits=1, user_api="blas"):
+        with self._blas_limit():
             pending = [
                 self._threads.submit(self._compute_shard, shard, parameters, pieces[shard])
                 for shard in range(1, self.shards)
@@ -170,7 +173,7 @@ class RouteProgram:
         processes = self._processes
         processes.submit(parameters, pieces)
         try:
-            with self._blas.limit(limits=1, user_api="blas"):
+            with self._blas_limit():
                 own = self._compute_shard(0, parameters, pieces[0])
         except BaseException:
             processes.drain()
@@ -183,7 +186,7 @@ class RouteProgram:
         if self.shards == 1 or self._processes is not None:
             return  # one BLAS thread a process: each process's own product takes buffer 0
         piece = {symbol: _rows(tensor, 0, self.rows) for symbol, tensor in feeds.items()}
-        with self._blas.limit(limits=1, user_api="blas"):
+        with self._blas_limit():
             touch_blas_buffers(self.shards, lambda: self._compute_shard(0, parameters, piece))
 
     def _peak(self) -> None:
@@ -263,12 +266,3 @@ def _shard_threads(count: int) -> ThreadPoolExecutor:
     process (a program computes one step at a time, so they never queue behind
     another program's shards for long)."""
     return ThreadPoolExecutor(count, thread_name_prefix="topos-shard")
-
-
-def _one_blas_thread():
-    """A controller over the process's BLAS thread pools, so each shard's thread can
-    run its products on one BLAS thread (the shards are the parallelism). Found once:
-    limiting through it then costs microseconds a step."""
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()

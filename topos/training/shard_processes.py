@@ -354,8 +354,7 @@ def _serve(
         }
         plan = program.plans[child.shard]
         tracking = False
-        blas = program._blas
-        with blas.limit(limits=1, user_api="blas"):
+        with program._blas_limit():
             while True:
                 command = _read_exactly(commands, 1)
                 if command in (b"", QUIT):

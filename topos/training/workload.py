@@ -18,6 +18,7 @@ from topos.graph import ParameterGradients, Parameters, Symbol, Tape
 from topos.names import ROUTES
 from topos.nn import SGD
 from topos.tensor import Tensor
+from topos.training.blas_threads import DEFAULT_BLAS_THREADS
 from topos.training.shuffled_batches import ShuffledBatches
 
 
@@ -164,6 +165,12 @@ class Workload:
     `ShardProcesses`); with None, in processes where they can run (Linux) and on
     threads elsewhere, as the built-in two-shard workloads do; False (the default for a
     workload of your own) keeps them on threads.
+
+    `blas_threads` is how many BLAS threads each shard's products run on while a step
+    computes: one by default, whatever the shard count, so a workload never collapses
+    beside another program that keeps the cores busy (OpenBLAS's threads spin-wait for
+    each other; see `topos.training.blas_threads`); more to let one shard's products
+    use more cores on a machine of its own; None leaves the process's BLAS as it is set.
     """
 
     name: str
@@ -180,6 +187,7 @@ class Workload:
     batches: Callable[[Any, int, int], BatchOrder] = ShuffledBatches
     adapt: Callable[[Workload, Dataset], Workload] | None = None
     shard_processes: bool | None = False
+    blas_threads: int | None = DEFAULT_BLAS_THREADS
 
     def __post_init__(self) -> None:
         unknown = [route for route in self.routes if route not in ROUTES]
@@ -190,6 +198,11 @@ class Workload:
             )
         if self.batch_size < 1:
             raise ValueError(f"workload {self.name!r}: batch size {self.batch_size} < 1")
+        if self.blas_threads is not None and self.blas_threads < 1:
+            raise ValueError(
+                f"workload {self.name!r}: blas_threads {self.blas_threads} < 1 (None leaves "
+                "the process's BLAS as it is)"
+            )
         if self.shards < 1 or self.batch_size % self.shards:
             raise ValueError(
                 f"workload {self.name!r}: {self.shards} shards do not divide "

@@ -62,6 +62,7 @@ def convnet_workload(
     shards: int = 1,
     shard_processes: bool | None = False,
     algorithm: str = "direct",
+    blas_threads: int | None = 1,
 ) -> Workload:
     """A workload training `ConvNet(channels, side, filters, kernel_seeds, head_seed,
     classes, algorithm=algorithm)` by cross-entropy on `load_dataset`'s images with plain
@@ -79,4 +80,5 @@ def convnet_workload(
         shuffle_state=shuffle_state,
         shards=shards,
         shard_processes=shard_processes,
+        blas_threads=blas_threads,
     )

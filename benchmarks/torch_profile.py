@@ -1,0 +1,59 @@
+"""Where PyTorch's cifar10 step goes, operator by operator (`torch.profiler`): the twin
+`step_time.py` times, for reading beside `profile_step.py`'s topos kernels.
+
+    python benchmarks/torch_profile.py [--steps 10] [--channels-last] [--threads N] [--top 25]
+
+Warms up five steps, then profiles `--steps` (forward, backward and the SGD update) and
+prints the operators by self CPU time per step (PyTorch's own operators, the ones that do
+the work: `mkldnn_convolution`, `convolution_backward`, `max_pool2d_with_indices`, ...).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--channels-last", action="store_true")
+    parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads")
+    arguments = parser.parse_args()
+
+    import torch
+    from step_time import _torch_worker
+
+    if arguments.threads:
+        torch.set_num_threads(arguments.threads)
+    step = _torch_worker(channels_last=arguments.channels_last)
+    for _ in range(5):
+        step()
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    with torch.profiler.profile(activities=activities) as profile:
+        for _ in range(arguments.steps):
+            step()
+    events = profile.key_averages()
+    total = sum(event.self_cpu_time_total for event in events) / 1000 / arguments.steps
+    print(
+        f"PyTorch {torch.__version__}, {torch.get_num_threads()} threads, "
+        f"{'channels_last' if arguments.channels_last else 'NCHW'}: "
+        f"{total:.2f} ms self CPU a step over {arguments.steps} steps"
+    )
+    print(" self ms  calls  operator")
+    rows = sorted(events, key=lambda event: -event.self_cpu_time_total)[: arguments.top]
+    for event in rows:
+        print(
+            f"{event.self_cpu_time_total / 1000 / arguments.steps:8.2f} "
+            f"{event.count // arguments.steps:6d}  {event.key}"
+        )
+
+
+if __name__ == "__main__":
+    main()
