@@ -1,13 +1,15 @@
-"""Time per training step of the `gpt` workload: engine, recorded, and its PyTorch twin.
+"""Time per training step of a language-model workload (`gpt` by default, or `llama`):
+engine, recorded, and its PyTorch twin.
 
-    python benchmarks/gpt_step_time.py [--rounds 10] [--steps 10] [--warmup 5] [--out ...]
+    python benchmarks/gpt_step_time.py [--workload gpt|llama] [--rounds 10] [--steps 10]
 
 Each runs in its own worker process (this file run with `--worker ROUTE`), speaking JSON
 lines over its pipes; the parent interleaves the rounds (every worker times `--steps`
 steps in round 1, then every worker in round 2, the order reversed every other round),
 so a busy spell on the shared machine falls on all of them alike. The topos routes
-train exactly what `topos grade --workload gpt` trains (the workload's Training: its
-batches, its two shards, AdamW); the twin (benchmarks/gpt_twin.py) starts from the
+train exactly what `topos grade --workload gpt` (or `llama`) trains (the workload's
+Training: its batches, its two shards, AdamW); the twin (benchmarks/gpt_twin.py, or
+llama_twin.py, each written from the workload's specification) starts from the
 same weights, copied by name, and trains on the same batches with the same AdamW, in
 PyTorch's default threads (`--torch-threads 1` adds it at one thread too, as
 `pytorch@1`). Both topos routes must report the same loss bits at every
@@ -20,6 +22,7 @@ worker, when installed.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from pathlib import Path
@@ -27,6 +30,18 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 TOPOS_ROUTES = ("engine", "recorded")
+
+#: The workloads this benchmark times, each with its PyTorch twin's module.
+TWINS = {"gpt": "gpt_twin", "llama": "llama_twin"}
+
+#: How the parent tells its workers which workload they train.
+WORKLOAD_VARIABLE = "STEP_TIME_WORKLOAD"
+
+
+def _workload_name() -> str:
+    """The workload a worker trains: the parent's `--workload`, passed by the environment."""
+    return os.environ.get(WORKLOAD_VARIABLE, "gpt")
+
 
 sys.path.insert(0, str(HERE))
 import interleaved_rounds as harness  # noqa: E402
@@ -37,7 +52,7 @@ def _training(route: str):
     from topos.training import Training
     from topos.workloads import resolve
 
-    workload = resolve("gpt")
+    workload = resolve(_workload_name())
     return Training(workload, route, workload.dataset(None), 10_000)
 
 
@@ -58,12 +73,13 @@ def _torch_worker():
     import numpy as np
     import torch
 
-    threads = os.environ.get("GPT_TORCH_THREADS")
+    threads = os.environ.get("TWIN_TORCH_THREADS")
     if threads:
         torch.set_num_threads(int(threads))
 
     sys.path.insert(0, str(HERE))
-    from gpt_twin import loss, optimizer, twin
+    module = importlib.import_module(TWINS[_workload_name()])
+    loss, optimizer, twin = module.loss, module.optimizer, module.twin
 
     # The batches and initial weights of the topos workload (no topos step is run).
     training = _training("recorded")
@@ -98,6 +114,7 @@ def start_worker(label: str, variables: dict[str, str] | None = None) -> harness
 
 def main(argv: list[str] | None = None) -> int:
     parser = harness.round_parser(__doc__.split("\n\n")[0], rounds=10, steps=10)
+    parser.add_argument("--workload", choices=sorted(TWINS), default="gpt", help="what to time")
     parser.add_argument(
         "--torch-threads",
         type=int,
@@ -109,23 +126,25 @@ def main(argv: list[str] | None = None) -> int:
     if arguments.worker:
         return worker(arguments.worker)
 
+    os.environ[WORKLOAD_VARIABLE] = arguments.workload  # the workers inherit it
     routes, skipped = harness.timed_routes(TOPOS_ROUTES, ["pytorch"], arguments.no_torch)
     workers = [start_worker(route) for route in routes]
     if "pytorch" in routes:
         for threads in arguments.torch_threads:
-            workers.append(start_worker(f"pytorch@{threads}", {"GPT_TORCH_THREADS": str(threads)}))
+            workers.append(start_worker(f"pytorch@{threads}", {"TWIN_TORCH_THREADS": str(threads)}))
     results = harness.time_rounds(
         workers, arguments, ("cpu_ms", "minor_faults"), {"vs_pytorch": "pytorch"}
     )
     parity = harness.losses_agree(workers, ("engine", "recorded"))
     report = {
         "benchmark": "gpt_step_time",
-        "workload": "gpt (synthetic text), 32 windows of 64, 2 shards, AdamW",
+        "workload": f"{arguments.workload} (synthetic text), 32 windows of 64, 2 shards, AdamW",
         **harness.round_facts(arguments, workers, results, skipped, parity),
         "environment": harness.environment(),
     }
     harness.print_table(results, 12, {"vs_pytorch": "x pytorch"})
-    return harness.conclude(report, arguments.out or ROOT / "results" / "gpt_step_time.json")
+    default = ROOT / "results" / f"{arguments.workload}_step_time.json"
+    return harness.conclude(report, arguments.out or default)
 
 
 if __name__ == "__main__":

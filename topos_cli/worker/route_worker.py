@@ -70,6 +70,17 @@ class EventStream:
         self._stream.write(encode(event))
 
 
+def dataset_facts(dataset: Any) -> DatasetFacts:
+    """What a ready worker says of the data it trains on."""
+    return DatasetFacts(
+        name=dataset.name,
+        source=dataset.source,
+        format=dataset.format,
+        fingerprint=dataset.fingerprint,
+        train_images=len(dataset.train),
+    )
+
+
 def blas_description() -> Numerics:
     """Which NumPy and BLAS this worker computes with."""
     import numpy
@@ -194,13 +205,7 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
         workload=workload.name,
         route=arguments.route,
         steps=arguments.steps,
-        dataset=DatasetFacts(
-            name=dataset.name,
-            source=dataset.source,
-            format=dataset.format,
-            fingerprint=dataset.fingerprint,
-            train_images=len(dataset.train),
-        ),
+        dataset=dataset_facts(dataset),
         plan=training.summary(),
         posture=plan.posture,
         shards=shards,
@@ -302,13 +307,7 @@ def train_peer(workload: Any, arguments: WorkerCommand, events: EventStream) -> 
         workload=training.workload.name,
         route=arguments.route,
         steps=arguments.steps,
-        dataset=DatasetFacts(
-            name=dataset.name,
-            source=dataset.source,
-            format=dataset.format,
-            fingerprint=dataset.fingerprint,
-            train_images=len(dataset.train),
-        ),
+        dataset=dataset_facts(dataset),
         plan=[
             f"peer: {arguments.route} ({training.version}), {training.emitted_nodes} nodes "
             f"emitted, {training.shards} shard{'s' if training.shards != 1 else ''} in one "
