@@ -9,7 +9,6 @@ A primitive without an example fails `test_every_primitive_has_a_case`.
 
 from __future__ import annotations
 
-import zlib
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -36,6 +35,7 @@ from topos.ops import REGISTRY
 from topos.ops.example import (
     TOKENS,
     Draw,
+    Example,
     distinct,
     normal,
     on_parameters,
@@ -55,13 +55,18 @@ class Case:
     build: Build
 
     @property
+    def example(self) -> Example:
+        """The case as a primitive's example: its seed and values are drawn as one's are."""
+        return Example(self.name, self.draw, self.build)
+
+    @property
     def seed(self) -> int:
         """A seed fixed by the case's name, for its values and its output weighting."""
-        return zlib.crc32(self.name.encode())
+        return self.example.seed
 
     def arrays(self) -> list[np.ndarray]:
         """The case's float64 parameter values."""
-        return self.draw(np.random.default_rng(self.seed))
+        return self.example.arrays()
 
     def __repr__(self) -> str:
         return self.name

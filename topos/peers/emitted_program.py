@@ -93,6 +93,33 @@ class EmittedProgram:
             self._last = cached
         return cached
 
+    def shard_mean(
+        self,
+        xp: PeerNamespace,
+        parameters: Mapping[int, Any],
+        feeds: Mapping[int, Any],
+        constants: Mapping[int, Any],
+        shards: int,
+    ) -> Any:
+        """The loss as topos's shards compute it: the program run on each shard's rows of
+        the feeds, the losses summed in shard order and divided by the shard count."""
+        total = None
+        for shard in range(shards):
+            pieces = {index: _rows(feed, shard, shards) for index, feed in feeds.items()}
+            (loss,) = self.run(xp, parameters, pieces, constants)
+            total = loss if total is None else total + loss
+        if shards == 1:
+            return total
+        return total * (1.0 / shards)
+
+
+def _rows(feed: Any, shard: int, shards: int) -> Any:
+    """A shard's rows of a feed: the batch split into `shards` equal parts."""
+    if shards == 1:
+        return feed
+    rows = feed.shape[0] // shards
+    return feed[shard * rows : (shard + 1) * rows]
+
 
 def _peer_array(xp: PeerNamespace, payload: Any) -> Any:
     """A Tensor's or Indices' values as the peer's array."""

@@ -49,15 +49,8 @@ class JaxEmitter:
         return str(jax.__version__)
 
     def _shard_mean(self, parameters: list, feeds: dict):
-        by_index = dict(zip(self.parameter_indices, parameters))
-        total = None
-        for shard in range(self.shards):
-            pieces = {index: _rows(feed, shard, self.shards) for index, feed in feeds.items()}
-            (loss,) = self.program.run(self.xp, by_index, pieces, self.constants)
-            total = loss if total is None else total + loss
-        if self.shards == 1:
-            return total
-        return total * (1.0 / self.shards)
+        by_index = dict(zip(self.parameter_indices, parameters, strict=True))
+        return self.program.shard_mean(self.xp, by_index, feeds, self.constants, self.shards)
 
     def feeds(self, arrays: Mapping[int, np.ndarray]) -> dict:
         return {index: self.jnp.asarray(array) for index, array in arrays.items()}
@@ -116,10 +109,3 @@ class JaxEmitter:
             self.parameters, self._state, self.feeds(feeds), rate
         )
         return np.asarray(loss)
-
-
-def _rows(feed, shard: int, shards: int):
-    if shards == 1:
-        return feed
-    rows = feed.shape[0] // shards
-    return feed[shard * rows : (shard + 1) * rows]

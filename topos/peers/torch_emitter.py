@@ -51,15 +51,8 @@ class TorchEmitter:
         return str(torch.__version__)
 
     def _shard_mean(self, parameters: list, feeds: dict):
-        by_index = dict(zip(self.parameter_indices, parameters))
-        total = None
-        for shard in range(self.shards):
-            pieces = {index: _rows(feed, shard, self.shards) for index, feed in feeds.items()}
-            (loss,) = self.program.run(self.xp, by_index, pieces, self.constants)
-            total = loss if total is None else total + loss
-        if self.shards == 1:
-            return total
-        return total * (1.0 / self.shards)
+        by_index = dict(zip(self.parameter_indices, parameters, strict=True))
+        return self.program.shard_mean(self.xp, by_index, feeds, self.constants, self.shards)
 
     def feeds(self, arrays: Mapping[int, np.ndarray]) -> dict:
         """Feeds by node index as torch tensors (sharing the arrays' memory)."""
@@ -126,10 +119,3 @@ def _writable(array: np.ndarray) -> np.ndarray:
     if array.flags.c_contiguous and array.flags.writeable:
         return array
     return np.array(array, order="C")
-
-
-def _rows(feed, shard: int, shards: int):
-    if shards == 1:
-        return feed
-    rows = feed.shape[0] // shards
-    return feed[shard * rows : (shard + 1) * rows]

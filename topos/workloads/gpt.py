@@ -47,6 +47,13 @@ def record(
     """Records the model over `rows` windows and its loss, in `dtype`: index inputs
     `tokens` and `targets` `[rows, 64]`, output `logits` `[rows, 64, vocabulary]`."""
     model = GPT(tape, GPTShape(vocabulary, CONTEXT), FIRST_SEED, dtype)
+    return language_model_recording(tape, model, rows, vocabulary)
+
+
+def language_model_recording(tape: Tape, model: Any, rows: int, vocabulary: int) -> Recording:
+    """A character model's recording over `rows` windows, its parameters already on the
+    tape: index inputs `tokens` and `targets` `[rows, 64]`, the `logits` it expresses, and
+    the mean cross-entropy over every position (gpt's and llama's alike)."""
     tokens = tape.input(Indices.zeros([rows, CONTEXT], vocabulary))
     targets = tape.input(Indices.zeros([rows, CONTEXT], vocabulary))
     logits = model.express(tokens)

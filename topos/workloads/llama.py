@@ -22,9 +22,7 @@ import numpy as np
 
 from topos.datasets import Dataset
 from topos.graph.tape import Tape
-from topos.indices import Indices
 from topos.models.llama import Llama, LlamaShape
-from topos.nn.loss import cross_entropy
 from topos.nn.optimizers import AdamW
 from topos.training.constant_rate import ConstantRate
 from topos.training.random_windows import random_windows
@@ -36,6 +34,7 @@ from topos.workloads.gpt import (
     SYNTHETIC_VOCABULARY,
     WINDOW,
     feeds,
+    language_model_recording,
     load_dataset,
 )
 
@@ -48,16 +47,7 @@ def record(
     """Records the model over `rows` windows and its loss, in `dtype`: index inputs
     `tokens` and `targets` `[rows, 64]`, output `logits` `[rows, 64, vocabulary]`."""
     model = Llama(tape, LlamaShape(vocabulary, CONTEXT), FIRST_SEED, dtype)
-    tokens = tape.input(Indices.zeros([rows, CONTEXT], vocabulary))
-    targets = tape.input(Indices.zeros([rows, CONTEXT], vocabulary))
-    logits = model.express(tokens)
-    loss = cross_entropy(logits, targets)
-    return Recording(
-        loss=loss.symbol,
-        parameters=model.named_parameters(),
-        inputs={"tokens": tokens.symbol, "targets": targets.symbol},
-        outputs={"logits": logits.symbol},
-    )
+    return language_model_recording(tape, model, rows, vocabulary)
 
 
 def adapt(workload: Workload, dataset: Dataset) -> Workload:
