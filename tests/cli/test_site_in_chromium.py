@@ -8,7 +8,13 @@ from __future__ import annotations
 import pytest
 
 from tests.cli.test_machines import write_artifacts
-from tests.cli.test_report_in_chromium import CHROMIUM, near, screenshot
+from tests.cli.test_report_in_chromium import (
+    CHROMIUM,
+    count_near,
+    count_not_white,
+    sampled_pixels,
+    screenshot,
+)
 from topos_cli.report.display.history_site import write_site
 from topos_cli.report.display.plotting import ROUTE_COLOURS
 from topos_cli.report.history import read_history
@@ -25,13 +31,11 @@ def test_chromium_draws_every_figure_of_every_page_of_the_site(tmp_path):
     assert len(pages) == 1 + 3 + 6
     for number, page in enumerate(sorted(pages)):
         image = screenshot(page, tmp_path / f"page-{number}", height=2400)
-        width, height = image.size
-        pixels = image.load()
-        sample = [pixels[x, y] for x in range(0, width, 2) for y in range(0, height, 2)]
+        sample = sampled_pixels(image)
         # Something is drawn: the page is not blank.
-        assert sum(pixel != (255, 255, 255) for pixel in sample) > 500, page
+        assert count_not_white(sample) > 500, page
         if "<svg" not in page.read_text():
             continue  # the index: tables and links only
         for route in ("engine", "recorded"):
-            drawn = sum(near(pixel, ROUTE_COLOURS[route]) for pixel in sample)
+            drawn = count_near(sample, ROUTE_COLOURS[route])
             assert drawn > 100, f"{page}: {route} is hardly drawn ({drawn} pixels)"
