@@ -21,3 +21,10 @@ def test_the_quick_start_is_two_commands():
 def test_ci_runs_the_readme_test_command_verbatim():
     ci_lines = (ROOT / ".ci" / "run").read_text().splitlines()
     assert quick_start_commands()[1] in ci_lines
+
+
+def test_the_site_gives_the_readme_test_command():
+    """The documentation site's getting-started page repeats the README's command; a
+    change to one that misses the other (an extra, a pytest flag) fails here."""
+    page = (ROOT / "docs" / "guide" / "getting-started.md").read_text()
+    assert f"\n    {quick_start_commands()[1]}\n" in page

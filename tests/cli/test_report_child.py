@@ -3,7 +3,9 @@ is stopped if still loading when a run's turn comes, and draws once told."""
 
 from __future__ import annotations
 
+import contextlib
 import io
+import os
 import time
 
 import psutil
@@ -60,13 +62,17 @@ def test_a_child_that_draws_nothing_ends_with_the_grade():
         assert not process.is_running() or process.status() == psutil.STATUS_ZOMBIE
 
 
-def drawing_children():
-    """The drawing children waiting to be told, of any parent."""
+def drawing_children(marker: str):
+    """The drawing children waiting to be told, of any parent, started with `marker` in
+    their environment (`TOPOS_TEST_MARKER`): the suite runs on several workers at once,
+    and another test's grade may start a child of its own meanwhile."""
     found = []
     for process in psutil.process_iter(["cmdline"]):
         command = process.info["cmdline"] or []
         if REPORT_MODULE in command and "--when-told" in command:
-            found.append(process)
+            with contextlib.suppress(psutil.Error):
+                if process.environ().get("TOPOS_TEST_MARKER") == marker:
+                    found.append(process)
     return [process for process in found if process.is_running() and process.status() != "zombie"]
 
 
@@ -87,11 +93,13 @@ def test_a_child_started_early_is_the_one_the_grade_takes_and_one_not_taken_is_e
 
 
 def test_a_grade_command_that_draws_no_report_leaves_no_drawing_child(tmp_path):
-    before = {process.pid for process in drawing_children()}
+    marker = f"no-drawing-child-{os.getpid()}-{tmp_path.name}"
     for arguments in (["--steps", "0"], ["--routes", "nonesuch"]):
-        finished = topos("grade", *arguments, cwd=tmp_path, TOPOS_REPORT="on")
+        finished = topos(
+            "grade", *arguments, cwd=tmp_path, TOPOS_REPORT="on", TOPOS_TEST_MARKER=marker
+        )
         assert finished.returncode == 2, finished.stderr
-    assert {process.pid for process in drawing_children()} <= before
+    assert drawing_children(marker) == []
 
 
 def test_a_child_that_died_before_it_was_told_is_replaced_by_a_fresh_one(tmp_path):
