@@ -18,8 +18,16 @@ from topos.training.shuffled_batches import TooFewSamplesError
 from topos.training.workload import Workload
 
 
-def make_emitter(route: str, network, loss, parameters: list[int], shards: int = 1):
-    """The emitter of peer route `route` (imports its framework)."""
+def make_emitter(
+    route: str,
+    network,
+    loss,
+    parameters: list[int],
+    shards: int = 1,
+    blas_threads: int | None = None,
+):
+    """The emitter of peer route `route` (imports its framework), computing on
+    `blas_threads` threads where the peer can be told (see `peer_threads`)."""
     if route == "jax":
         from topos.peers.jax_emitter import JaxEmitter
 
@@ -27,7 +35,14 @@ def make_emitter(route: str, network, loss, parameters: list[int], shards: int =
     if route in ("torch", "torch-compile"):
         from topos.peers.torch_emitter import TorchEmitter
 
-        return TorchEmitter(network, loss, parameters, shards, compile=route == "torch-compile")
+        return TorchEmitter(
+            network,
+            loss,
+            parameters,
+            shards,
+            compile=route == "torch-compile",
+            blas_threads=blas_threads,
+        )
     raise ValueError(f"no peer route is called {route!r}; peer routes are {', '.join(PEER_ROUTES)}")
 
 
@@ -49,7 +64,12 @@ class PeerTraining:
         self.network = tape.into_network()
         self.parameter_indices = [symbol.index for symbol in self.recording.parameters]
         self.emitter = make_emitter(
-            route, self.network, self.recording.loss, self.parameter_indices, self.shards
+            route,
+            self.network,
+            self.recording.loss,
+            self.parameter_indices,
+            self.shards,
+            workload.blas_threads,
         )
         self.emitted_nodes = len(self.emitter.program.order)
         self.emitter.configure(
@@ -69,6 +89,12 @@ class PeerTraining:
     def version(self) -> str:
         """The peer framework's version."""
         return self.emitter.version
+
+    @property
+    def threads(self) -> int | None:
+        """The threads the peer computes on, or None where it computes as the process
+        set it (a workload's `blas_threads` of None, or JAX, which takes no count)."""
+        return self.emitter.threads
 
     def feeds(self, step: int) -> dict[int, np.ndarray]:
         """Step `step`'s whole batch by input node index, as the workload makes it."""
