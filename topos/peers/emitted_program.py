@@ -42,6 +42,9 @@ class EmittedProgram:
         #: Parameters the roots depend on, in recording order.
         self.parameters = [i for i in self.order if network.nodes[i].operation == "parameter"]
         self.inputs = [i for i in self.order if network.nodes[i].operation == "input"]
+        # Made here, not on first use: torch.compile guards on the program's attributes,
+        # and one set during the first trace would trace the program a second time.
+        self._last_use = {operand: index for index in self.order for operand in self._read(index)}
 
     def constants(self, xp: PeerNamespace) -> dict[int, Any]:
         """The leaves (and unfed inputs' defaults) as the peer's arrays, made once."""
@@ -63,7 +66,7 @@ class EmittedProgram:
         (an input not fed takes its default from `constants`)."""
         values: dict[int, Any] = {}
         peer = xp.name
-        last_use = self._last_uses()
+        last_use = self._last_use
         for index in self.order:
             node = self.network.nodes[index]
             if node.operation == "parameter":
@@ -96,16 +99,6 @@ class EmittedProgram:
             for position, operand in enumerate(node.inputs)
             if position not in emission.unread
         ]
-
-    def _last_uses(self) -> dict[int, int]:
-        cached = getattr(self, "_last", None)
-        if cached is None:
-            cached = {}
-            for index in self.order:
-                for operand in self._read(index):
-                    cached[operand] = index
-            self._last = cached
-        return cached
 
     def shard_mean(
         self,
