@@ -82,24 +82,10 @@ def _torch_worker(channels_last: bool = False):
 
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, str(ROOT))
-    from cifar10_model import batches, copy_weights_into
+    from cifar10_model import batches, torch_twin
 
     torch.manual_seed(0)
-    model = torch.nn.Sequential(
-        torch.nn.Conv2d(3, 16, 3, padding=1),
-        torch.nn.ReLU(),
-        torch.nn.MaxPool2d(2),
-        torch.nn.Conv2d(16, 32, 3, padding=1),
-        torch.nn.ReLU(),
-        torch.nn.MaxPool2d(2),
-        torch.nn.Conv2d(32, 64, 3, padding=1),
-        torch.nn.ReLU(),
-        torch.nn.MaxPool2d(2),
-        torch.nn.Flatten(),
-        torch.nn.Linear(1024, 10),
-    )
-    # The same initial weights as the topos model.
-    copy_weights_into([model[0], model[3], model[6], model[10]], torch)
+    model = torch_twin(torch)  # the topos model's initial weights
     layout = torch.channels_last if channels_last else torch.contiguous_format
     model = model.to(memory_format=layout)
     optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE)
