@@ -88,6 +88,38 @@ def build(
     )
 
 
+class EmittedTrainer:
+    """The model's recording emitted to peer `peer` (`torch`, `torch-compile` or `jax`;
+    topos.peers) in the workload's shards and threads, trained by the peer's autodiff and
+    plain SGD: `step(images, labels)` as `Trainer.step`."""
+
+    def __init__(self, peer: str, batch: int = 64) -> None:
+        from topos.graph.tape import Tape
+        from topos.peers import make_emitter
+        from topos.peers.peer_optimizer import OptimizerSettings
+
+        workload = replace(resolve("cifar10"), batch_size=batch)
+        tape = Tape()
+        self.recording = workload.record(tape, batch // workload.shards)
+        network = tape.into_network()
+        parameters = [symbol.index for symbol in self.recording.parameters]
+        self.emitter = make_emitter(
+            peer,
+            network,
+            self.recording.loss,
+            parameters,
+            workload.shards,
+            workload.blas_threads,
+        )
+        self.emitter.configure(OptimizerSettings("sgd"))
+
+    def step(self, images: np.ndarray, labels: np.ndarray, learning_rate: float = 0.05):
+        """One SGD step on a batch; returns the loss."""
+        targets = np.eye(CLASSES, dtype=np.float32)[labels]
+        feeds = {self.recording.images.index: images, self.recording.targets.index: targets}
+        return self.emitter.step(feeds, learning_rate)
+
+
 def batches(steps: int, batch: int = 64, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
     """Deterministic CIFAR-shaped batches (standard normal pixels, uniform labels)."""
     generator = np.random.default_rng(seed)
