@@ -17,6 +17,8 @@ copies, and col2im's summation order is fixed by the shapes alone.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
@@ -352,7 +354,7 @@ declare_examples(
 # pixel or phase-major order); col2im as their adjoint ----------------------------------
 
 
-def emitted_rows(xp, images, phases: int):
+def emitted_rows(xp: Any, images: Any, phases: int) -> Any:
     """`images [N, D, OH, OW]` (a peer's array) as the rows `[N*OH*OW, D]` of a patch
     matrix: one row per output pixel, in pixel order, or phase-major for `phases > 1`
     (see the module)."""
@@ -362,7 +364,7 @@ def emitted_rows(xp, images, phases: int):
     return xp.reshape(xp.permute(split, (3, 5, 0, 2, 4, 1)), (-1, depth))
 
 
-def emitted_images(xp, rows, batch: int, height: int, width: int, phases: int):
+def emitted_images(xp: Any, rows: Any, batch: int, height: int, width: int, phases: int) -> Any:
     """The inverse of `emitted_rows`: rows `[N*OH*OW, D]` as images `[N, D, OH, OW]`."""
     depth = rows.shape[1]
     split = xp.reshape(rows, (phases, phases, batch, height // phases, width // phases, depth))

@@ -27,6 +27,8 @@ both routes, which call the same kernel, agree bit for bit.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from topos.ops.convolution import (
@@ -378,7 +380,7 @@ declare_examples(
 # derivative, are left unread), and of its adjoint for the images' gradient -------------
 
 
-def emitted_weights(xp, kernel, window: PatchWindow):
+def emitted_weights(xp: Any, kernel: Any, window: PatchWindow) -> Any:
     """The kernel matrix `[KH*KW*C, F]` (tap-major rows) as convolution weights
     `[F, C, KH, KW]`, the shape a peer's convolution takes."""
     depth, filters = kernel.shape

@@ -22,10 +22,10 @@ rule calls it (a convolution is the peer's convolution, a patch matrix its unfol
 pool its max pool, through `xp.convolution`, `xp.patches`, `xp.max_pool`): the peer's
 autodiff knows those as whole operations, where a generic gather (and the scatter-add of
 its gradient) runs element by element. Operations that only move elements and have no
-native form (Winograd's tiles) may be emitted as one gather (`xp.take_flat`, or its
-adjoint `xp.scatter_flat`) through an index map made by running the primitive's own
-NumPy kernel on the numbers 1..n, so the element placement is the kernel's by
-construction, whatever its layout tricks.
+native form (Winograd's tiles, max_pool_route's placement) may be emitted as one gather
+(`xp.take_flat`, or its adjoint `xp.scatter_flat`) through an index map made by running
+the primitive's own NumPy kernel on the numbers 1..n, so the element placement is the
+kernel's by construction, whatever its layout tricks.
 
 A rule may leave operands unread (`unread=`): a convolution node records its patch matrix
 for topos's own derivative, but the peer convolves the images it also records, so the
