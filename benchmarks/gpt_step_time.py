@@ -1,7 +1,8 @@
 """Time per training step of a language-model workload (`gpt` by default, or `llama`):
-engine, recorded, and its PyTorch twin.
+engine, recorded, the emitted peers and its PyTorch twin.
 
     python benchmarks/gpt_step_time.py [--workload gpt|llama] [--rounds 10] [--steps 10]
+                                       [--no-peers]
 
 Each runs in its own worker process (this file run with `--worker ROUTE`), speaking JSON
 lines over its pipes; the parent interleaves the rounds (every worker times `--steps`
@@ -15,6 +16,14 @@ PyTorch's default threads (`--torch-threads 1` adds it at one thread too, as
 `pytorch@1`). Both topos routes must report the same loss bits at every
 step. Prints the median ms/step, CPU time and minor page faults per step and the ratio
 to PyTorch, and writes the JSON to results/.
+
+The emitted peers (`emitted-torch`, `emitted-jax`) are the workload's recording emitted
+to PyTorch and JAX exactly as `topos grade --routes torch,jax` trains them (PeerTraining:
+the same batches, the two shards one after another in one program, the workload's
+`blas_threads` where the peer takes a count, the peer's own AdamW); their losses agree
+with recorded's to rounding, never bit for bit (the JSON gives the relative difference at
+the first step and the largest over the run). `--no-peers` skips them; each is skipped,
+and said so, when its framework does not import.
 
 PyTorch is never a dependency of the project: it is only imported here, in its own
 worker, when installed.
@@ -99,9 +108,28 @@ def _torch_worker():
     return step
 
 
+def _peer_worker(route: str):
+    sys.path.insert(0, str(ROOT))
+    from topos.peers import PeerTraining
+    from topos.workloads import resolve
+
+    workload = resolve(_workload_name())
+    training = PeerTraining(workload, harness.PEERS[route], workload.dataset(None), 10_000)
+    state = {"step": 0}
+
+    def step() -> int:
+        loss = training.step(state["step"])
+        state["step"] += 1
+        return harness.loss_bits(loss)
+
+    return step
+
+
 def worker(route: str) -> int:
     """Serves one route (interleaved_rounds.serve): each input line `{"steps": n}` trains
     n steps and answers with their times (ms), loss bits and rusage."""
+    if route in harness.PEERS:
+        return harness.serve_route(route, _peer_worker(route))
     return harness.serve_route(
         route, _torch_worker() if route == "pytorch" else _topos_worker(route)
     )
@@ -128,7 +156,8 @@ def main(argv: list[str] | None = None) -> int:
 
     os.environ[WORKLOAD_VARIABLE] = arguments.workload  # the workers inherit it
     routes, skipped = harness.timed_routes(TOPOS_ROUTES, ["pytorch"], arguments.no_torch)
-    workers = [start_worker(route) for route in routes]
+    peers, peers_skipped = harness.timed_peers(arguments)
+    workers = [start_worker(route) for route in routes + peers]
     if "pytorch" in routes:
         for threads in arguments.torch_threads:
             workers.append(start_worker(f"pytorch@{threads}", {"TWIN_TORCH_THREADS": str(threads)}))
@@ -136,13 +165,17 @@ def main(argv: list[str] | None = None) -> int:
         workers, arguments, ("cpu_ms", "minor_faults"), {"vs_pytorch": "pytorch"}
     )
     parity = harness.losses_agree(workers, ("engine", "recorded"))
+    differences = harness.peer_differences(workers, "recorded")
     report = {
         "benchmark": "gpt_step_time",
         "workload": f"{arguments.workload} (synthetic text), 32 windows of 64, 2 shards, AdamW",
         **harness.round_facts(arguments, workers, results, skipped, parity),
+        "peers_skipped": peers_skipped,
+        "peer_relative_loss_difference": differences,
         "environment": harness.environment(),
     }
-    harness.print_table(results, 12, {"vs_pytorch": "x pytorch"})
+    harness.print_table(results, 14, {"vs_pytorch": "x pytorch"})
+    harness.print_peer_differences(differences, peers_skipped)
     default = ROOT / "results" / f"{arguments.workload}_step_time.json"
     return harness.conclude(report, arguments.out or default)
 

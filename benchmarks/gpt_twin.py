@@ -90,12 +90,16 @@ def topos_name(name: str) -> str:
 
 
 def twin(named: Mapping[str, np.ndarray]) -> Twin:
-    """The twin with every parameter copied from topos' `named` payloads."""
+    """The twin with every parameter copied from topos' `named` payloads, in their dtype
+    (float32, or float64 for a float64 recording)."""
     vocabulary = named["token_embedding"].shape[0]
+    dtype = np.asarray(named["token_embedding"]).dtype
     model = Twin(vocabulary)
+    if dtype == np.float64:
+        model = model.double()
     with torch.no_grad():
         for name, parameter in model.named_parameters():
-            value = np.asarray(named[topos_name(name)], dtype=np.float32)
+            value = np.asarray(named[topos_name(name)], dtype=dtype)
             if value.ndim == 2 and name not in ("token_embedding.weight", "position_embedding"):
                 value = value.T  # topos stores [inputs, outputs]
             parameter.copy_(torch.from_numpy(np.array(value)))

@@ -84,7 +84,7 @@ def serve_route(route: str, step: Callable[[], int]) -> int:
     """Serves `step` as the worker of `route`: announces the route and its pid (and, for a
     PyTorch route, torch's version and threads), then trains as asked (`serve`)."""
     info = {"ready": route, "pid": os.getpid()}
-    if route.startswith("pytorch"):
+    if route.startswith(("pytorch", "emitted-torch")):
         info = torch_info(info)
     return serve(step, info)
 
@@ -113,12 +113,18 @@ def torch_info(info: dict) -> dict:
     return {**info, "torch": torch.__version__, "threads": torch.get_num_threads()}
 
 
-def torch_available() -> bool:
-    """Whether a worker could import torch (checked in a subprocess, to keep this one lean)."""
+def importable(module: str) -> bool:
+    """Whether a worker could import `module` (checked in a subprocess, to keep this one
+    lean)."""
     probe = subprocess.run(
-        [sys.executable, "-c", "import torch"], capture_output=True, text=True, check=False
+        [sys.executable, "-c", f"import {module}"], capture_output=True, text=True, check=False
     )
     return probe.returncode == 0
+
+
+def torch_available() -> bool:
+    """Whether a worker could import torch."""
+    return importable("torch")
 
 
 def pytorch_skipped(no_torch: bool) -> str | None:
@@ -128,6 +134,47 @@ def pytorch_skipped(no_torch: bool) -> str | None:
     if not torch_available():
         return "torch cannot be imported here"
     return None
+
+
+#: The emitted peers a benchmark times: the workload's recording emitted to PyTorch and
+#: JAX (topos.peers), trained by the peer's autodiff and optimizer.
+PEERS = {"emitted-torch": "torch", "emitted-jax": "jax"}
+
+
+def timed_peers(arguments: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
+    """The emitted peers to time (`PEERS`), and why each other one is not."""
+    timed, skipped = [], {}
+    for route, framework in PEERS.items():
+        if arguments.no_peers:
+            skipped[route] = "not asked for (--no-peers)"
+        elif framework == "torch" and arguments.no_torch:
+            skipped[route] = "not asked for (--no-torch)"
+        elif not importable(framework):
+            skipped[route] = f"{framework} cannot be imported here"
+        else:
+            timed.append(route)
+    return timed, skipped
+
+
+def peer_differences(workers: Iterable[Worker], reference: str) -> dict[str, dict[str, float]]:
+    """Each emitted peer's relative loss difference from route `reference`: at the first
+    step (the same parameters: rounding alone) and the largest over the steps both ran
+    (where training may grow it: a peer agrees to rounding, never bit for bit)."""
+    import numpy as np
+
+    losses = {worker.route: worker.losses for worker in workers}
+    expected = np.array(losses[reference], dtype=np.uint32).view(np.float32).astype(np.float64)
+    differences = {}
+    for route in PEERS:
+        if route in losses:
+            count = min(len(expected), len(losses[route]))
+            found = np.array(losses[route][:count], dtype=np.uint32).view(np.float32)
+            relative = np.abs(found - expected[:count]) / np.abs(expected[:count])
+            differences[route] = {
+                "first_step": float(relative[0]) if count else float("nan"),
+                "largest": float(relative.max(initial=0.0)),
+            }
+    return differences
 
 
 class Worker:
@@ -248,6 +295,19 @@ def add_ratios(results: dict[str, dict], references: Mapping[str, str]) -> None:
             figures[key] = figures["median_ms"] / reference if reference else None
 
 
+def print_peer_differences(
+    differences: Mapping[str, Mapping[str, float]], skipped: Mapping[str, str]
+) -> None:
+    """One line per emitted peer: its loss against recorded's, or why it was skipped."""
+    for route, difference in differences.items():
+        print(
+            f"{route}: loss {difference['first_step']:.1e} from recorded's at the first "
+            f"step, at most {difference['largest']:.1e} over the run (relative)"
+        )
+    for route, reason in skipped.items():
+        print(f"{route}: skipped ({reason})")
+
+
 def print_table(results: dict[str, dict], width: int, ratios: Mapping[str, str]) -> None:
     """A row a route: ms/step, quartiles, minimum, the ratios (`key: heading`), CPU ms
     and minor faults per step."""
@@ -298,7 +358,14 @@ def round_parser(description: str, rounds: int, steps: int) -> argparse.Argument
     parser.add_argument("--rounds", type=int, default=rounds, help="interleaved rounds")
     parser.add_argument("--steps", type=int, default=steps, help="timed steps per round")
     parser.add_argument("--warmup", type=int, default=5, help="untimed steps first")
-    parser.add_argument("--no-torch", action="store_true", help="skip the PyTorch twin")
+    parser.add_argument(
+        "--no-torch", action="store_true", help="skip the PyTorch twin (and emitted PyTorch)"
+    )
+    parser.add_argument(
+        "--no-peers",
+        action="store_true",
+        help="skip the emitted peers (the workload's recording emitted to PyTorch and JAX)",
+    )
     parser.add_argument("--out", type=Path, help="where to write the JSON")
     return parser
 

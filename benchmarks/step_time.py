@@ -1,7 +1,8 @@
-"""Time per training step of the cifar10 seed model: engine, recorded, and PyTorch.
+"""Time per training step of the cifar10 seed model: engine, recorded, the emitted peers
+and PyTorch.
 
     python benchmarks/step_time.py [--rounds 5] [--steps 20] [--warmup 5] [--out results/...]
-                                   [--processes] [--workload cifar10-winograd]
+                                   [--processes] [--workload cifar10-winograd] [--no-peers]
 
 Each route trains in its own worker process (this file run with `--worker ROUTE`),
 speaking JSON lines over its pipes. The parent interleaves the rounds: every
@@ -14,6 +15,18 @@ and again as `channels_last`; otherwise the
 comparison is skipped and said so). Both topos routes must report the same loss
 bits at every step. Prints a table (with CPU time and minor page faults per step,
 from each worker's rusage) and writes the JSON to results/.
+
+The emitted peers (`emitted-torch`, `emitted-jax`) are the very recording the topos
+routes train, emitted to PyTorch and JAX as `topos grade --routes torch,jax` runs them
+(topos/peers: its two shards one after another in one program, on the workload's
+`blas_threads`, one, where the peer takes a count: PyTorch does, JAX does not), trained
+by the peer's autodiff and SGD on the same batches; where the hand-written twin is what
+a PyTorch user would write, these are what topos's emission gives. Their losses agree
+with recorded's to rounding at the first step, never bit for bit, and training may grow
+the difference (these batches of unscaled normal pixels at rate 0.05 throw the loss from
+11 to 42 and back at steps 0-2, and a float32 difference of 1e-7 at step 0 grew to 5e-3 by
+step 4): the JSON gives both. `--no-peers` skips them; each is skipped, and said so,
+when its framework does not import.
 
 The two routes run their shards on threads, as `cifar10-threads` does. With
 `--processes` they also run as `cifar10` does on Linux, its default, their second shard
@@ -82,24 +95,10 @@ def _torch_worker(channels_last: bool = False):
 
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, str(ROOT))
-    from cifar10_model import batches, copy_weights_into
+    from cifar10_model import batches, torch_twin
 
     torch.manual_seed(0)
-    model = torch.nn.Sequential(
-        torch.nn.Conv2d(3, 16, 3, padding=1),
-        torch.nn.ReLU(),
-        torch.nn.MaxPool2d(2),
-        torch.nn.Conv2d(16, 32, 3, padding=1),
-        torch.nn.ReLU(),
-        torch.nn.MaxPool2d(2),
-        torch.nn.Conv2d(32, 64, 3, padding=1),
-        torch.nn.ReLU(),
-        torch.nn.MaxPool2d(2),
-        torch.nn.Flatten(),
-        torch.nn.Linear(1024, 10),
-    )
-    # The same initial weights as the topos model.
-    copy_weights_into([model[0], model[3], model[6], model[10]], torch)
+    model = torch_twin(torch)  # the topos model's initial weights
     layout = torch.channels_last if channels_last else torch.contiguous_format
     model = model.to(memory_format=layout)
     optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE)
@@ -122,9 +121,28 @@ def _torch_worker(channels_last: bool = False):
     return step
 
 
+def _peer_worker(route: str):
+    sys.path.insert(0, str(HERE))
+    sys.path.insert(0, str(ROOT))
+    from cifar10_model import EmittedTrainer, batches
+
+    trainer = EmittedTrainer(harness.PEERS[route], BATCH)
+    pool = batches(POOL, BATCH)
+    state = {"step": 0}
+
+    def step() -> int:
+        images, labels = pool[state["step"] % POOL]
+        state["step"] += 1
+        return harness.loss_bits(trainer.step(images, labels, LEARNING_RATE))
+
+    return step
+
+
 def worker(route: str) -> int:
     """Serves one route (interleaved_rounds.serve): each input line `{"steps": n}` trains
     n steps and answers with their times (ms), loss bits and rusage."""
+    if route in harness.PEERS:
+        return harness.serve_route(route, _peer_worker(route))
     if route.startswith("pytorch"):
         return harness.serve_route(
             route, _torch_worker(channels_last=route == "pytorch-channels-last")
@@ -186,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     for variant in arguments.workload:
         own_routes += tuple(f"{route}@{variant}" for route in base_routes)
     routes, skipped = harness.timed_routes(own_routes, TWINS, arguments.no_torch)
+    peers, peers_skipped = harness.timed_peers(arguments)
+    routes += peers
     allocator = {}
     if arguments.keep_freed_memory:
         allocator = {"MALLOC_MMAP_THRESHOLD_": str(2**30), "MALLOC_TRIM_THRESHOLD_": str(2**31)}
@@ -212,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
             ]
     parity = harness.losses_agree(workers, *pairs)
     recorded_vs_engine = results["recorded"]["median_ms"] / results["engine"]["median_ms"]
+    differences = harness.peer_differences(workers, "recorded")
     report = {
         "benchmark": "step_time",
         "workload": "cifar10 seed model, batch 64, SGD 0.05, synthetic normal batches",
@@ -219,6 +240,8 @@ def main(argv: list[str] | None = None) -> int:
         **harness.round_facts(arguments, workers, results, skipped, parity),
         "topos_allocator": "keeps freed memory (estimate)" if allocator else "default",
         "recorded_vs_engine": recorded_vs_engine,
+        "peers_skipped": peers_skipped,
+        "peer_relative_loss_difference": differences,
         "baseline": str(arguments.baseline) if arguments.baseline else None,
         "environment": harness.environment(BLAS_VARIABLES),
     }
@@ -229,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     if allocator:
         print("topos workers ran with glibc keeping freed memory (an arena's estimate)")
+    harness.print_peer_differences(differences, peers_skipped)
     out = arguments.out or ROOT / "results" / "step_time.json"
     return harness.conclude(report, out, lead=f"recorded/engine {recorded_vs_engine:.2f}x; ")
 

@@ -78,9 +78,32 @@ def missing_peer(route: str) -> str | None:
     from importlib.util import find_spec
 
     module = PEER_MODULES[route]
-    if find_spec(module) is not None:
+    if find_spec(module) is None:
+        return (
+            f"route {route!r} needs {module}, which is not installed: pip install 'topos[{module}]'"
+        )
+    if route == "torch-compile":
+        return missing_compiler()
+    return None
+
+
+def missing_compiler() -> str | None:
+    """For `torch-compile`, one line when the C++ compiler torch.compile builds its CPU
+    code with (`$CXX`, else `g++`, `clang++` on macOS: the one its inductor looks for) is
+    not on the PATH; else None. Said before any worker starts, where the compiled worker
+    would otherwise fail at its first step."""
+    import os
+    import shutil
+    import sys
+
+    compiler = os.environ.get("CXX", "clang++" if sys.platform == "darwin" else "g++")
+    if shutil.which(compiler) is not None:
         return None
-    return f"route {route!r} needs {module}, which is not installed: pip install 'topos[{module}]'"
+    return (
+        f"route 'torch-compile' needs a C++ compiler for torch.compile's CPU code, and "
+        f"{compiler!r} is not on the PATH: install one (or name it in $CXX), or use route "
+        f"'torch'"
+    )
 
 
 def parse_routes(

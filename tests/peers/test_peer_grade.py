@@ -44,5 +44,12 @@ def test_mnist_graded_against_both_peers(tmp_path):
         assert peer["steps"] == 3
         assert peer["largest_relative_loss_difference"] < 1e-5
         assert max(peer["gradient_errors"].values()) < 1e-4
+    environments = {
+        run["route"]: run["facts"]["ready"]["numerics"]["environment"] for run in data["repeats"]
+    }
+    # topos's routes at the grader's mmap threshold, the peers at glibc's own.
+    assert environments["recorded"]["MALLOC_MMAP_THRESHOLD_"] == "65536"
+    assert environments["torch"]["MALLOC_MMAP_THRESHOLD_"] is None
+    assert environments["jax"]["MALLOC_MMAP_THRESHOLD_"] is None
     assert "agrees to" in completed.stdout
     assert "bit-identical" not in completed.stdout

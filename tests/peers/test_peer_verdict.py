@@ -88,3 +88,23 @@ def test_a_missing_peer_is_refused_in_one_line_before_any_worker(monkeypatch, tm
     assert message is not None and "pip install 'topos[jax]'" in message
     with pytest.raises(ToposUsageError, match=r"topos\[jax\]"):
         prepare(GradeOptions(workload="mnist", routes=("recorded", "jax"), json_path="-"))
+
+
+def test_torch_compile_without_a_compiler_is_refused_in_one_line_before_any_worker(monkeypatch):
+    import importlib.util
+    import shutil
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: object() if name == "torch" else real(name, *a),
+    )
+    monkeypatch.setenv("CXX", "no-such-compiler++")
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
+    assert missing_peer("torch") is None
+    message = missing_peer("torch-compile")
+    assert message is not None and "\n" not in message
+    assert "'no-such-compiler++' is not on the PATH" in message and "route 'torch'" in message
+    with pytest.raises(ToposUsageError, match="C\\+\\+ compiler"):
+        prepare(GradeOptions(workload="mnist", routes=("recorded", "torch-compile"), json_path="-"))

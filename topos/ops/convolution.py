@@ -17,10 +17,12 @@ copies, and col2im's summation order is fixed by the shapes alone.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from topos.ops.emission import declare_emission, gather_map
+from topos.ops.emission import declare_emission
 from topos.ops.example import Example, normal, recorded, window
 from topos.ops.memory_order import Layout
 from topos.ops.memory_rules import MemoryRules
@@ -348,16 +350,50 @@ declare_examples(
     _col2im_example("col2im_2x3_valid_phases2", (1, 2, 5, 6), **window(2, 3, 1, 0, phases=2)),
 )
 
-# Emission: im2col as the gather its kernel makes, col2im as that gather's adjoint ------
+# Emission: the peer's own patches, put in im2col's row order (tap-major columns, rows in
+# pixel or phase-major order); col2im as their adjoint ----------------------------------
+
+
+def emitted_rows(xp: Any, images: Any, phases: int) -> Any:
+    """`images [N, D, OH, OW]` (a peer's array) as the rows `[N*OH*OW, D]` of a patch
+    matrix: one row per output pixel, in pixel order, or phase-major for `phases > 1`
+    (see the module)."""
+    batch, depth, height, width = images.shape
+    split = xp.reshape(images, (batch, depth, height // phases, phases, width // phases, phases))
+    # (n, d, y, py, x, px) -> (py, px, n, y, x, d)
+    return xp.reshape(xp.permute(split, (3, 5, 0, 2, 4, 1)), (-1, depth))
+
+
+def emitted_images(xp: Any, rows: Any, batch: int, height: int, width: int, phases: int) -> Any:
+    """The inverse of `emitted_rows`: rows `[N*OH*OW, D]` as images `[N, D, OH, OW]`."""
+    depth = rows.shape[1]
+    split = xp.reshape(rows, (phases, phases, batch, height // phases, width // phases, depth))
+    # (py, px, n, y, x, d) -> (n, d, y, py, x, px)
+    return xp.reshape(xp.permute(split, (2, 5, 3, 0, 4, 1)), (batch, depth, height, width))
+
+
+def _tap_major(xp, columns, channels: int, taps: int):
+    """The peer's patches `[N, C*T, OH, OW]` (channel-major features) tap-major:
+    `[N, T*C, OH, OW]`."""
+    batch, _, height, width = columns.shape
+    split = xp.reshape(columns, (batch, channels, taps, height, width))
+    moved = xp.permute(split, (0, 2, 1, 3, 4))
+    return xp.reshape(moved, (batch, taps * channels, height, width))
 
 
 def _emit_im2col(xp, images, *, window):
-    return xp.take_flat(images, gather_map("im2col", (tuple(images.shape),), window=window))
+    channels = images.shape[1]
+    columns = _tap_major(xp, xp.patches(images, window), channels, window.taps)
+    return emitted_rows(xp, columns, window.phases)
 
 
 def _emit_col2im(xp, patches, *, shape, window):
-    where = gather_map("im2col", (tuple(shape),), window=window)
-    return xp.scatter_flat(patches, where, shape)
+    batch, channels, height, width = shape
+    out_height, out_width = window.output_extents(height, width)
+    columns = emitted_images(xp, patches, batch, out_height, out_width, window.phases)
+    # tap-major back to the peer's channel-major features
+    channel_major = _tap_major(xp, columns, window.taps, channels)
+    return xp.patches_adjoint(channel_major, window, shape)
 
 
 declare_emission("im2col", _emit_im2col)

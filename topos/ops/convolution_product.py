@@ -27,10 +27,18 @@ both routes, which call the same kernel, agree bit for bit.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from topos.ops.convolution import channels_last_interior, col2im, im2col
-from topos.ops.emission import declare_emission, gather_map
+from topos.ops.convolution import (
+    channels_last_interior,
+    col2im,
+    emitted_images,
+    emitted_rows,
+    im2col,
+)
+from topos.ops.emission import declare_emission
 from topos.ops.example import Example, normal, on_parameters, record, recorded, window
 from topos.ops.matmul import SMALL_PRODUCT, matmul, matmul_nt
 from topos.ops.memory_order import Layout
@@ -368,16 +376,30 @@ declare_examples(
     _convolution_images_example("convolution_images_phases2", (2, 2, 4, 4), 3, **window(phases=2)),
 )
 
-# Emission: the product of the patches (the images' gradient flows back through the
-# emitted im2col); the images' gradient as col2im of the product with the kernel -------
+# Emission: the peer's own convolution of the images (the patches, recorded for topos's
+# derivative, are left unread), and of its adjoint for the images' gradient -------------
+
+
+def emitted_weights(xp: Any, kernel: Any, window: PatchWindow) -> Any:
+    """The kernel matrix `[KH*KW*C, F]` (tap-major rows) as convolution weights
+    `[F, C, KH, KW]`, the shape a peer's convolution takes."""
+    depth, filters = kernel.shape
+    channels = depth // window.taps
+    taps = xp.reshape(kernel, (window.kernel_height, window.kernel_width, channels, filters))
+    return xp.permute(taps, (3, 2, 0, 1))
+
+
+def _emit_convolution(xp, patches, kernel, images, *, window):
+    convolved = xp.convolution(images, emitted_weights(xp, kernel, window), window)
+    return emitted_rows(xp, convolved, window.phases)
 
 
 def _emit_convolution_images(xp, gradient, kernel, *, shape, window):
-    where = gather_map("im2col", (tuple(shape),), window=window)
-    return xp.scatter_flat(xp.matmul(gradient, xp.swap_last(kernel)), where, shape)
+    batch, _, height, width = shape
+    out_height, out_width = window.output_extents(height, width)
+    outputs = emitted_images(xp, gradient, batch, out_height, out_width, window.phases)
+    return xp.transposed_convolution(outputs, emitted_weights(xp, kernel, window), window, shape)
 
 
-declare_emission(
-    "convolution", lambda xp, patches, kernel, images, *, window: xp.matmul(patches, kernel)
-)
+declare_emission("convolution", _emit_convolution, unread=(0,))
 declare_emission("convolution_images", _emit_convolution_images)

@@ -17,22 +17,28 @@ emitted as its composite: the peer differentiates what it is given.
 A rule is written so the peer's autodiff sends gradients where topos's derivative rule
 does, corners included: `maximum` is a left-biased `where` (ties send the gradient left),
 relu's mask is strict (nothing at 0), a max pool's window sends its gradient to its first
-winning lane. Operations that only move elements (im2col's patches, a pad, a fold) may be
-emitted as one gather (or its adjoint, one scatter-add) through an index map this module
-computes from the primitive's own NumPy kernel (`gather_map`), so the element placement
-is the kernel's by construction, whatever its layout tricks.
+winning lane. Where the peer has a native operation for what a primitive computes, the
+rule calls it (a convolution is the peer's convolution, a patch matrix its unfold, a max
+pool its max pool, through `xp.convolution`, `xp.patches`, `xp.max_pool`): the peer's
+autodiff knows those as whole operations, where a generic gather (and the scatter-add of
+its gradient) runs element by element. Operations that only move elements and have no
+native form (Winograd's tiles, max_pool_route's placement) may be emitted as one gather
+(`xp.take_flat`, or its adjoint `xp.scatter_flat`) through an index map made by running
+the primitive's own NumPy kernel on the numbers 1..n, so the element placement is the
+kernel's by construction, whatever its layout tricks.
 
-This module imports NumPy only: the peers are imported when a peer route runs.
+A rule may leave operands unread (`unread=`): a convolution node records its patch matrix
+for topos's own derivative, but the peer convolves the images it also records, so the
+patches are never emitted unless another node reads them (the rule is given None).
+
+This module imports neither peer: they are imported when a peer route runs.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-
-import numpy as np
 
 #: The peers a primitive is emitted to.
 PEERS = ("torch", "jax")
@@ -43,11 +49,13 @@ Rule = Callable[..., Any]
 @dataclass(frozen=True)
 class Emission:
     """A primitive's emission rules: `rule` for every peer, `torch` / `jax` where one
-    is written for that peer alone (it wins over `rule`)."""
+    is written for that peer alone (it wins over `rule`); `unread`, the positions of the
+    operands no rule reads (each is given None)."""
 
     rule: Rule | None = None
     torch: Rule | None = None
     jax: Rule | None = None
+    unread: tuple[int, ...] = ()
 
     def for_peer(self, peer: str) -> Rule | None:
         """The rule that writes the primitive in `peer` (`torch` or `jax`), or None."""
@@ -58,52 +66,23 @@ class Emission:
 
 
 def declare_emission(
-    name: str, rule: Rule | None = None, *, torch: Rule | None = None, jax: Rule | None = None
+    name: str,
+    rule: Rule | None = None,
+    *,
+    torch: Rule | None = None,
+    jax: Rule | None = None,
+    unread: tuple[int, ...] = (),
 ) -> None:
     """Gives primitive `name` its emission rules (see the module); called in the
-    primitive's own module, below its registration."""
+    primitive's own module, below its registration. `unread` names the operands (by
+    position) the rules never read."""
     from topos.ops.primitive import lookup
 
     if rule is None and torch is None and jax is None:
         raise ValueError(f"{name}: an emission needs a rule")
     registered = lookup(name)
+    if any(not 0 <= position < registered.arity for position in unread):
+        raise ValueError(f"{name}: unread operands {list(unread)} are not among its operands")
     if registered.emission is not None:
         raise ValueError(f"primitive {name!r} has its emission declared twice")
-    registered.emission = Emission(rule, torch, jax)
-
-
-def _hashable(value: Any) -> Any:
-    if isinstance(value, list):
-        return tuple(_hashable(item) for item in value)
-    return value
-
-
-def gather_map(name: str, shapes: tuple[tuple[int, ...], ...], **attributes: Any) -> np.ndarray:
-    """Where each output element of primitive `name` over operand 0 of shape `shapes[0]`
-    comes from, for a primitive that only moves elements or puts zeros (im2col, pad,
-    unfold, gather, ...): an int64 array of the output's shape holding `1 + ` the flat
-    index into the operand it copies, or 0 where it puts a zero. Found by running the
-    primitive's own kernel on the numbers `1..n` in float64 (exact below 2^53), so the
-    placement is the kernel's; cached by shapes and attributes."""
-    frozen = tuple(sorted((key, _hashable(value)) for key, value in attributes.items()))
-    return _gather_map(name, tuple(tuple(shape) for shape in shapes), frozen)
-
-
-@functools.lru_cache(maxsize=256)
-def _gather_map(name: str, shapes: tuple, attributes: tuple) -> np.ndarray:
-    from topos.ops.primitive import lookup
-
-    shape = shapes[0]
-    count = int(np.prod(shape, dtype=np.int64))
-    numbers = np.arange(1, count + 1, dtype=np.float64).reshape(shape)
-    others = [np.zeros(extra, np.float64) for extra in shapes[1:]]
-    placed = np.asarray(lookup(name).kernel(numbers, *others, **dict(attributes)))
-    mapped = np.rint(placed).astype(np.int64)
-    if (
-        not np.array_equal(mapped, placed)
-        or mapped.min(initial=0) < 0
-        or mapped.max(initial=0) > count
-    ):
-        raise ValueError(f"{name} does more than move elements: it has no gather map")
-    mapped.setflags(write=False)
-    return mapped
+    registered.emission = Emission(rule, torch, jax, tuple(unread))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from topos.ops.emission import declare_emission, gather_map
+from topos.ops.emission import declare_emission
 from topos.ops.example import Example, normal, on_parameters
 from topos.ops.primitive import declare_examples, primitive
 from topos.ops.shape_rules import check_axis, fail, replace_axis
@@ -74,14 +74,11 @@ declare_examples(
     Example("scatter", normal((2, 4)), on_parameters(_scatter)),
 )
 
-# Emission: gather as a take, scatter as the adjoint of the gather it undoes -----------
+# Emission: gather as a take, scatter as its adjoint, an add along the axis -----------
 
 
 def _emit_scatter(xp, x, axis=0, indices=(), length=1):
-    shape = list(x.shape)
-    shape[axis] = length
-    where = gather_map("gather", (tuple(shape),), axis=axis, indices=tuple(indices))
-    return xp.scatter_flat(x, where, shape)
+    return xp.add_along(length, axis, np.asarray(indices, dtype=np.int64), x)
 
 
 declare_emission(

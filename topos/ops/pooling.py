@@ -351,8 +351,9 @@ declare_examples(
     _pool_with_fixed_input("max_pool_pick_3x3_stride2", "max_pool_pick", (1, 2, 5, 5), 3, 2),
 )
 
-# Emission: each window's lanes as strided slices, folded by a left-biased maximum, so
-# the peer's gradient goes to the first winning lane, as the rule sends it -------------
+# Emission: max_pool as the peer's own max pool (its gradient goes to each window's first
+# largest entry, as the rule sends it); its derivative pair by each window's lanes as
+# strided slices, compared in order so the winner is the first largest lane -----------
 
 
 def _pool_lanes(xp, x, size, stride):
@@ -381,14 +382,6 @@ def _pool_winners(xp, lanes):
     return winners
 
 
-def _emit_max_pool(xp, x, size=1, stride=1):
-    lanes = _pool_lanes(xp, x, size, stride)
-    best = lanes[0]
-    for lane in lanes[1:]:
-        best = xp.where(lane > best, lane, best)
-    return best
-
-
 def _lane_map(shape, size, stride):
     numbers = np.arange(1, int(np.prod(shape)) + 1, dtype=np.int64).reshape(shape)
     return np.stack(_pool_lanes(None, numbers, size, stride))
@@ -406,6 +399,6 @@ def _emit_max_pool_pick(xp, x, values, size=1, stride=1):
     return xp.take_along(picked, xp.indices(winners)[None], 0)[0]
 
 
-declare_emission("max_pool", _emit_max_pool)
+declare_emission("max_pool", lambda xp, x, size=1, stride=1: xp.max_pool(x, size, stride))
 declare_emission("max_pool_route", _emit_max_pool_route)
 declare_emission("max_pool_pick", _emit_max_pool_pick)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from topos.ops.emission import declare_emission, gather_map
+from topos.ops.emission import declare_emission
 from topos.ops.example import Example, normal, on_parameters
 from topos.ops.memory_rules import VIEW_ALWAYS, MemoryRules
 from topos.ops.primitive import declare_examples, primitive
@@ -110,19 +110,26 @@ declare_examples(
     Example("fold_stride2", normal((2, 3, 2)), on_parameters(lambda a: a.fold(1, 6, 2))),
 )
 
-# Emission: unfold as the gather its kernel makes, fold as that gather's adjoint -------
+# Emission: unfold as one take along the axis by a [windows, size] index map, fold as its
+# adjoint, one add along the axis ---------------------------------------------------------
+
+
+def _window_indices(windows: int, size: int, stride: int) -> np.ndarray:
+    """Position `w * stride + k` along the axis of lane `k` of window `w`: `[windows, size]`."""
+    return np.arange(windows)[:, None] * stride + np.arange(size)[None, :]
 
 
 def _emit_unfold(xp, x, axis=0, size=1, stride=1):
-    where = gather_map("unfold", (tuple(x.shape),), axis=axis, size=size, stride=stride)
-    return xp.take_flat(x, where)
+    windows = (x.shape[axis] - size) // stride + 1
+    taken = xp.take(x, _window_indices(windows, size, stride), axis)
+    return xp.move_axis(taken, axis + 1, len(taken.shape) - 1)
 
 
 def _emit_fold(xp, x, axis=0, length=1, stride=1):
-    shape = list(x.shape)[:-1]
-    shape[axis] = length
-    where = gather_map("unfold", (tuple(shape),), axis=axis, size=x.shape[-1], stride=stride)
-    return xp.scatter_flat(x, where, shape)
+    windows, size = x.shape[axis], x.shape[-1]
+    beside = xp.move_axis(x, len(x.shape) - 1, axis + 1)
+    merged = xp.reshape(beside, (*beside.shape[:axis], windows * size, *beside.shape[axis + 2 :]))
+    return xp.add_along(length, axis, _window_indices(windows, size, stride).reshape(-1), merged)
 
 
 declare_emission("unfold", _emit_unfold)

@@ -1,7 +1,9 @@
 """EmittedProgram: a recording's forward program, node by node, in a peer framework.
 
 The program keeps the ancestors of its roots (a loss, usually) in recording order, as a
-plan does, and runs each node's emission rule (see `topos.ops.emission`) on the peer's
+plan does, through the operands the emission rules read (a convolution's rule leaves its
+patch matrix unread, so the patches are not emitted unless another node reads them), and
+runs each node's emission rule (see `topos.ops.emission`) on the peer's
 arrays: the parameters and feeds it is given, the network's leaves as constants, the
 inputs it is not fed at their defaults. What comes out is the peer's own computation,
 which the peer's autodiff then differentiates.
@@ -26,24 +28,23 @@ class EmittedProgram:
         self.network = network
         self.roots = [network.index(root, "emit") for root in roots]
         needed = set(self.roots)
+        missing = set()
         for index in range(len(network.nodes) - 1, -1, -1):
             if index in needed:
-                needed.update(network.nodes[index].inputs)
+                node = network.nodes[index]
+                if node.primitive is not None and node.primitive.emission is None:
+                    missing.add(node.operation)
+                needed.update(self._read(index))
+        if missing:
+            raise NotImplementedError(f"no emission rule for {', '.join(sorted(missing))}")
         #: The evaluated nodes' indices, in recording order.
         self.order = sorted(needed)
-        missing = sorted(
-            {
-                network.nodes[index].operation
-                for index in self.order
-                if network.nodes[index].primitive is not None
-                and network.nodes[index].primitive.emission is None
-            }
-        )
-        if missing:
-            raise NotImplementedError(f"no emission rule for {', '.join(missing)}")
         #: Parameters the roots depend on, in recording order.
         self.parameters = [i for i in self.order if network.nodes[i].operation == "parameter"]
         self.inputs = [i for i in self.order if network.nodes[i].operation == "input"]
+        # Made here, not on first use: torch.compile guards on the program's attributes,
+        # and one set during the first trace would trace the program a second time.
+        self._last_use = {operand: index for index in self.order for operand in self._read(index)}
 
     def constants(self, xp: PeerNamespace) -> dict[int, Any]:
         """The leaves (and unfed inputs' defaults) as the peer's arrays, made once."""
@@ -65,7 +66,7 @@ class EmittedProgram:
         (an input not fed takes its default from `constants`)."""
         values: dict[int, Any] = {}
         peer = xp.name
-        last_use = self._last_uses()
+        last_use = self._last_use
         for index in self.order:
             node = self.network.nodes[index]
             if node.operation == "parameter":
@@ -75,23 +76,29 @@ class EmittedProgram:
             elif node.operation == "leaf":
                 values[index] = constants[index]
             else:
-                rule = node.primitive.emission.for_peer(peer)
-                operands = [values[i] for i in node.inputs]
+                emission = node.primitive.emission
+                rule = emission.for_peer(peer)
+                operands = [
+                    None if position in emission.unread else values[operand]
+                    for position, operand in enumerate(node.inputs)
+                ]
                 values[index] = rule(xp, *operands, **node.attributes)
-                for operand in set(node.inputs):
+                for operand in set(self._read(index)):
                     if last_use.get(operand) == index and operand not in self.roots:
                         del values[operand]
         return [values[root] for root in self.roots]
 
-    def _last_uses(self) -> dict[int, int]:
-        cached = getattr(self, "_last", None)
-        if cached is None:
-            cached = {}
-            for index in self.order:
-                for operand in self.network.nodes[index].inputs:
-                    cached[operand] = index
-            self._last = cached
-        return cached
+    def _read(self, index: int) -> list[int]:
+        """The operands of node `index` its emission rule reads (all but the unread)."""
+        node = self.network.nodes[index]
+        emission = node.primitive.emission if node.primitive is not None else None
+        if emission is None or not emission.unread:
+            return list(node.inputs)
+        return [
+            operand
+            for position, operand in enumerate(node.inputs)
+            if position not in emission.unread
+        ]
 
     def shard_mean(
         self,

@@ -43,6 +43,8 @@ class JaxEmitter:
         self._value_and_grad = jax.jit(jax.value_and_grad(self._shard_mean))
         self._step = None
         self._state = None
+        #: JAX computes on the process's cores: XLA takes no thread count (`peer_threads`).
+        self.threads = None
 
     @property
     def version(self) -> str:

@@ -79,3 +79,52 @@ class JaxNamespace(PeerNamespace):
 
     def reshape(self, x, shape):
         return jnp.reshape(x, tuple(shape))
+
+    def convolution(self, images, weights, window):
+        padding = [(window.padding, window.padding)] * 2
+        return jax.lax.conv_general_dilated(
+            images,
+            weights,
+            (window.stride, window.stride),
+            padding,
+            dimension_numbers=_IMAGES_WEIGHTS_IMAGES,
+            precision=jax.lax.Precision.HIGHEST,
+        )
+
+    def transposed_convolution(self, gradient, weights, window, shape):
+        # The convolution is linear in the images: its transpose is what JAX derives.
+        def forward(images):
+            return self.convolution(images, weights, window)
+
+        (images,) = jax.linear_transpose(forward, self._like(shape, gradient))(gradient)
+        return images
+
+    def patches(self, images, window):
+        return jax.lax.conv_general_dilated_patches(
+            images,
+            (window.kernel_height, window.kernel_width),
+            (window.stride, window.stride),
+            [(window.padding, window.padding)] * 2,
+            dimension_numbers=_IMAGES_WEIGHTS_IMAGES,
+            precision=jax.lax.Precision.HIGHEST,
+        )
+
+    def patches_adjoint(self, columns, window, shape):
+        def forward(images):
+            return self.patches(images, window)
+
+        (images,) = jax.linear_transpose(forward, self._like(shape, columns))(columns)
+        return images
+
+    def max_pool(self, x, size, stride):
+        return jax.lax.reduce_window(
+            x, -jnp.inf, jax.lax.max, (1, 1, size, size), (1, 1, stride, stride), "VALID"
+        )
+
+    def _like(self, shape, array):
+        return jax.ShapeDtypeStruct(tuple(shape), array.dtype)
+
+
+#: `conv_general_dilated`'s layouts: images and outputs `[N, C, H, W]`, weights
+#: `[F, C, KH, KW]`, as topos records them.
+_IMAGES_WEIGHTS_IMAGES = ("NCHW", "OIHW", "NCHW")

@@ -93,6 +93,38 @@ class PeerNamespace:
         """Zeros of `shape` in the program's dtype."""
         raise NotImplementedError
 
+    # The peer's native image operations ----------------------------------------------
+    # `window` is a `topos.ops.patch_window.PatchWindow` (its phases are the rule's to
+    # arrange: these see images and the window's kernel, stride and padding alone).
+
+    def convolution(self, images: Any, weights: Any, window: Any) -> Any:
+        """`images [N, C, H, W]` convolved (cross-correlated, as deep learning says) with
+        `weights [F, C, KH, KW]` through `window`: `[N, F, OH, OW]`."""
+        raise NotImplementedError
+
+    def transposed_convolution(
+        self, gradient: Any, weights: Any, window: Any, shape: Sequence[int]
+    ) -> Any:
+        """The adjoint of `convolution` in the images: `gradient [N, F, OH, OW]` taken back
+        to images of `shape [N, C, H, W]` through `weights [F, C, KH, KW]`."""
+        raise NotImplementedError
+
+    def patches(self, images: Any, window: Any) -> Any:
+        """The zero-padded windows of `images [N, C, H, W]`: `[N, C*KH*KW, OH, OW]`, the
+        feature `c*KH*KW + ky*KW + kx` holding channel `c` at tap `(ky, kx)`."""
+        raise NotImplementedError
+
+    def patches_adjoint(self, columns: Any, window: Any, shape: Sequence[int]) -> Any:
+        """The adjoint of `patches`: each entry of `columns [N, C*KH*KW, OH, OW]` added
+        onto the pixel of images of `shape` it was taken from."""
+        raise NotImplementedError
+
+    def max_pool(self, x: Any, size: int, stride: int) -> Any:
+        """The largest entry of each `size x size` window of `x [N, C, H, W]` at `stride`
+        (no padding; the windows that fit), its gradient to each window's first largest
+        entry in row-major order."""
+        raise NotImplementedError
+
     # Written once from the above ----------------------------------------------------
 
     def narrow(self, x: Any, axis: int, start: int, length: int) -> Any:
@@ -120,6 +152,20 @@ class PeerNamespace:
             count + 1, self.indices(where.reshape(-1)), self.reshape(values, (-1,))
         )
         return self.reshape(flat[1:], tuple(shape))
+
+    def move_axis(self, x: Any, source: int, destination: int) -> Any:
+        """`x` with axis `source` moved to position `destination`, the others in order."""
+        axes = [axis for axis in range(len(x.shape)) if axis != source]
+        axes.insert(destination, source)
+        return self.permute(x, axes)
+
+    def add_along(self, length: int, axis: int, indices: np.ndarray, values: Any) -> Any:
+        """Zeros with extent `length` along `axis`, onto whose position `indices[i]` along
+        `axis` slice `i` of `values` along `axis` is added (repeated indices add up):
+        the adjoint of `take(x, indices, axis)` for flat `indices`."""
+        front = self.move_axis(values, axis, 0)
+        summed = self.scatter_add(length, self.indices(indices), front)
+        return self.move_axis(summed, 0, axis)
 
     def sum_to(self, x: Any, shape: Sequence[int]) -> Any:
         """`x` summed down to `shape`, the shape it was broadcast from."""

