@@ -7,6 +7,7 @@ memory plan gives it, and both routes call it, so they stay bit-identical under 
 
 from __future__ import annotations
 
+from pathlib import Path
 from unittest import mock
 
 import numpy as np
@@ -47,6 +48,21 @@ def test_the_rule_follows_the_kernel_name_openblas_reports():
             assert not blas_kernel.packs_every_product()
     # Read once a process: the same answer every time it is asked.
     assert blas_kernel.blas_kernel() == blas_kernel.blas_kernel()
+
+
+def test_the_kernel_name_is_numpy_s_openblas():
+    numpy_directory = Path("/site-packages/numpy")
+
+    def pool(api: str, path: str, architecture: str) -> dict:
+        return {"internal_api": api, "filepath": path, "architecture": architecture}
+
+    other = pool("openblas", "/opt/other/libopenblas.so", "SkylakeX")
+    shipped = pool("openblas", "/site-packages/numpy.libs/libscipy_openblas64_.so", "Haswell")
+    mkl = pool("mkl", "/opt/intel/libmkl_rt.so", None)
+    assert blas_kernel.numpy_openblas_kernel([other, shipped], numpy_directory) == "haswell"
+    assert blas_kernel.numpy_openblas_kernel([mkl, other], numpy_directory) == "skylakex"
+    assert blas_kernel.numpy_openblas_kernel([mkl], numpy_directory) == ""
+    assert blas_kernel.numpy_openblas_kernel([], numpy_directory) == ""
 
 
 @pytest.mark.parametrize("name", sorted(RULES))

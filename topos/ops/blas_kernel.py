@@ -18,6 +18,7 @@ products agree to float32 rounding (DESIGN.md, "Bits").
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 #: OpenBLAS's AVX2 kernel families, which pack every single-precision product (no
 #: unpacked small-matrix path): `Zen` is the Haswell kernels under another name.
@@ -30,13 +31,24 @@ def blas_kernel() -> str:
     (`haswell`, `skylakex`, `zen`, ...), or "" when NumPy's BLAS is not OpenBLAS or does
     not say. Read once a process (a forked shard inherits it): `threadpoolctl` walks the
     loaded libraries, some milliseconds."""
-    import numpy  # noqa: F401  (loads NumPy's BLAS, so threadpoolctl can find it)
+    import numpy  # loads NumPy's BLAS, so threadpoolctl can find it
     from threadpoolctl import threadpool_info
 
-    for pool in threadpool_info():
-        if pool.get("internal_api") == "openblas":
+    return numpy_openblas_kernel(threadpool_info(), Path(numpy.__file__).parent)
+
+
+def numpy_openblas_kernel(pools: list[dict], numpy_directory: Path) -> str:
+    """The kernel family of NumPy's OpenBLAS among `threadpoolctl`'s `pools`: the one a
+    NumPy wheel ships (in `numpy.libs` beside the package, or inside it) if one is
+    loaded, else the first OpenBLAS loaded (NumPy's, since topos imports NumPy before any
+    other library with a BLAS of its own); "" when none is OpenBLAS."""
+    openblas = [pool for pool in pools if pool.get("internal_api") == "openblas"]
+    shipped = (numpy_directory, numpy_directory.with_name("numpy.libs"))
+    for pool in openblas:
+        path = Path(str(pool.get("filepath", "")))
+        if any(directory in path.parents for directory in shipped):
             return str(pool.get("architecture") or "").lower()
-    return ""
+    return str(openblas[0].get("architecture") or "").lower() if openblas else ""
 
 
 def packs_every_product() -> bool:
