@@ -49,6 +49,7 @@ def _product(output: Shape, left: Shape, right: Shape, inner_axis: int) -> int:
 register_flops("matmul", lambda output, left, right: _product(output, left, right, -1))
 register_flops("matmul_nt", lambda output, left, right: _product(output, left, right, -1))
 register_flops("matmul_tn", lambda output, left, right: _product(output, left, right, -2))
+register_flops("convolution_kernel", lambda output, left, right: _product(output, left, right, -2))
 register_flops(
     "convolution",
     lambda output, patches, kernel, images, **attributes: _product(output, patches, kernel, -1),

@@ -65,7 +65,7 @@ def conv2d(
     would say) is tap-major, `[N*OH*OW, KH*KW*C]`, so the kernel matrix is the
     weights permuted to `[KH, KW, C, F]`. The product is a `convolution` node, which
     records the images beside the patches: its derivative makes the kernel's
-    gradient from the patches (`matmul_tn`) and the images' gradient in one kernel,
+    gradient from the patches (`convolution_kernel`) and the images' gradient in one kernel,
     tap by tap (`convolution_images`), so im2col's adjoint (`col2im`) never runs.
 
     With `algorithm="winograd"` the product is Winograd's F(4x4, 3x3) instead (see

@@ -1,11 +1,21 @@
-"""convolution and convolution_images: a convolution's product, and its images' gradient.
+"""convolution, convolution_kernel and convolution_images: a convolution's product, its
+kernel's gradient and its images' gradient.
 
 `convolution(patches, kernel, images)` is `patches @ kernel` (`[N*OH*OW, F]`), where
 `patches` must be `im2col(images, ...)` under the same window attributes: the product
 reads the patches, the derivative reads the images' shape. Its rule sends the kernel
-`patches^T @ g` and the images `convolution_images(g, kernel)`, and the patches
-nothing, so im2col's own adjoint never runs: the images' gradient is made in one
-kernel rather than as a product followed by a col2im.
+`convolution_kernel(patches, g)`, `patches^T @ g`, and the images
+`convolution_images(g, kernel)`, and the patches nothing, so im2col's own adjoint never
+runs: the images' gradient is made in one kernel rather than as a product followed by
+a col2im.
+
+How the two products are cut depends on the BLAS kernels (`topos.ops.blas_kernel`):
+with OpenBLAS's AVX2 kernels (Haswell, Zen), which pack every product, the forward is one
+product and the kernel's gradient one product `g^T @ patches`, transposed into place;
+elsewhere (SkylakeX's unpacked small products) they are `matmul`'s and `matmul_tn`'s,
+in row blocks. The choice follows the machine's BLAS by a rule, so on one machine every
+route calls the same kernel and the bits are the same; across machines the products
+agree to float32 rounding.
 
 `convolution_images(g, kernel)` is `col2im(g @ kernel^T)`. With stride 1 and rows in
 pixel order it is computed tap by tap: each tap's `[rows, C]` slab (`g @ kernel_t^T`)
@@ -31,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from topos.ops.blas_kernel import packs_every_product
 from topos.ops.convolution import (
     channels_last_interior,
     col2im,
@@ -40,7 +51,14 @@ from topos.ops.convolution import (
 )
 from topos.ops.emission import declare_emission
 from topos.ops.example import Example, normal, on_parameters, record, recorded, window
-from topos.ops.matmul import SMALL_PRODUCT, matmul, matmul_nt
+from topos.ops.matmul import (
+    SMALL_PRODUCT,
+    contiguous_operands,
+    matmul,
+    matmul_nt,
+    matmul_tn,
+    operand_copies,
+)
 from topos.ops.memory_order import Layout
 from topos.ops.memory_rules import MemoryRules
 from topos.ops.patch_window import PatchWindow
@@ -69,7 +87,7 @@ def _derive_convolution(algebra, inputs, output, gradient, needs, window):
     patches, kernel, images = inputs
     # The kernel's gradient first: it is the patches' last use, so they die before the
     # images' gradient, as big, is made.
-    kernel_gradient = algebra.matmul_tn(patches, gradient) if needs[1] else None
+    kernel_gradient = algebra.convolution_kernel(patches, gradient) if needs[1] else None
     images_gradient = None
     if needs[2]:
         images_gradient = algebra.convolution_images(
@@ -80,8 +98,70 @@ def _derive_convolution(algebra, inputs, output, gradient, needs, window):
 
 @primitive("convolution", 3, _infer_convolution, _derive_convolution)
 def convolution(patches, kernel, images, out=None, *, window: PatchWindow):
-    """`patches @ kernel`: the convolution of `images`, whose im2col `patches` are."""
-    return matmul.kernel(patches, kernel, out=out)
+    """`patches @ kernel`: the convolution of `images`, whose im2col `patches` are; one
+    product with AVX2 kernels, else `matmul`'s row blocks (see the module)."""
+    if not packs_every_product():
+        return matmul.kernel(patches, kernel, out=out)
+    patches, kernel, _ = contiguous_operands(patches, kernel, None)
+    if out is not None and not out.flags.c_contiguous:
+        # BLAS writes a C-contiguous result, so the bits never depend on out's layout.
+        np.copyto(out, np.matmul(patches, kernel))
+        return out
+    return np.matmul(patches, kernel, out=out)
+
+
+def _infer_convolution_kernel(patches: Shape, gradient: Shape) -> Shape:
+    return matmul_tn.infer(patches, gradient)
+
+
+def _derive_convolution_kernel(algebra, inputs, output, gradient, needs):
+    # C = A^T B, as matmul_tn: the gradient of A is B G^T, that of B is A G.
+    patches, product_gradient = inputs
+    return (
+        algebra.matmul_nt(product_gradient, gradient) if needs[0] else None,
+        algebra.matmul(patches, gradient) if needs[1] else None,
+    )
+
+
+def _transposed_product(rank: int) -> bool:
+    """Whether `convolution_kernel` makes `g^T @ patches` and transposes it: with AVX2
+    kernels, for the rank-2 operands a convolution has."""
+    return rank == 2 and packs_every_product()
+
+
+def _convolution_kernel_workspace(patches: Shape, gradient: Shape, layouts=None) -> int:
+    """The operands' contiguous copies and the `[F, K]` product transposed into the
+    output, with AVX2 kernels; else `matmul_tn`'s workspace."""
+    if not _transposed_product(patches.rank):
+        return matmul_tn.memory.workspace(patches, gradient, layouts=layouts)
+    return operand_copies(patches, gradient, layouts) + patches[1] * gradient[1]
+
+
+@primitive(
+    "convolution_kernel",
+    2,
+    _infer_convolution_kernel,
+    _derive_convolution_kernel,
+    memory=MemoryRules(workspace=_convolution_kernel_workspace, workspace_reads_layouts=True),
+)
+def convolution_kernel(patches, gradient, out=None, workspace=None):
+    """`patches^T @ gradient`, the gradient of a convolution's kernel `[K, F]`: with AVX2
+    kernels one product `gradient^T @ patches` `[F, K]`, transposed into place (on
+    OpenBLAS's Haswell kernels faster than BLAS reading the patches transposed, or than
+    `matmul_tn`'s blocks); else `matmul_tn`'s (see the module)."""
+    if not _transposed_product(np.ndim(patches)):
+        return matmul_tn.kernel(patches, gradient, out=out, workspace=workspace)
+    patches, gradient, start = contiguous_operands(patches, gradient, workspace)
+    depth, filters = patches.shape[1], gradient.shape[1]
+    if workspace is not None and workspace.size - start >= depth * filters:
+        product = workspace[start : start + depth * filters].reshape(filters, depth)
+    else:
+        product = np.empty((filters, depth), np.result_type(patches, gradient))
+    np.matmul(gradient.T, patches, out=product)
+    if out is None:
+        return np.ascontiguousarray(product.T)
+    np.copyto(out, product.T)
+    return out
 
 
 def _infer_convolution_images(
@@ -365,6 +445,11 @@ declare_examples(
 )
 
 declare_examples(
+    "convolution_kernel",
+    Example("convolution_kernel", normal((6, 3), (6, 2)), recorded("convolution_kernel")),
+)
+
+declare_examples(
     "convolution_images",
     _convolution_images_example("convolution_images_3x3_same", (2, 2, 4, 5), 3, **window()),
     _convolution_images_example(
@@ -402,4 +487,5 @@ def _emit_convolution_images(xp, gradient, kernel, *, shape, window):
 
 
 declare_emission("convolution", _emit_convolution, unread=(0,))
+declare_emission("convolution_kernel", lambda xp, a, b: xp.matmul(xp.swap_last(a), b))
 declare_emission("convolution_images", _emit_convolution_images)

@@ -23,7 +23,7 @@ from topos.ops.shape_rules import fail
 from topos.tensor import Shape
 
 
-def _copies(left: Shape, right: Shape, layouts) -> int:
+def operand_copies(left: Shape, right: Shape, layouts) -> int:
     """Elements of the contiguous copies of the operands not laid out C-contiguously
     (none when no layouts are given)."""
     if layouts is None:
@@ -40,8 +40,8 @@ def _dense(layout: Layout, rank: int) -> bool:
 
 
 def _copies_workspace(left: Shape, right: Shape, layouts=None) -> int:
-    """The operands' contiguous copies (see `_copies`)."""
-    return _copies(left, right, layouts)
+    """The operands' contiguous copies (see `operand_copies`)."""
+    return operand_copies(left, right, layouts)
 
 
 def _contiguous(operand: np.ndarray, workspace, start: int) -> tuple[np.ndarray, int]:
@@ -57,7 +57,9 @@ def _contiguous(operand: np.ndarray, workspace, start: int) -> tuple[np.ndarray,
     return copy, start + operand.size
 
 
-def _operands(left, right, workspace) -> tuple[np.ndarray, np.ndarray, int]:
+def contiguous_operands(left, right, workspace) -> tuple[np.ndarray, np.ndarray, int]:
+    """`left` and `right` C-contiguous, those that are not copied into `workspace` (see
+    `_contiguous`), and where the workspace's free part starts after the copies."""
     left, start = _contiguous(np.asarray(left), workspace, 0)
     right, start = _contiguous(np.asarray(right), workspace, start)
     return left, right, start
@@ -158,7 +160,7 @@ def _reduction_blocks(left: Shape | tuple[int, ...], right: Shape | tuple[int, .
 )
 def matmul(left, right, out=None, workspace=None):
     """The matrix product `left @ right`; one with few columns in blocks of rows."""
-    left, right, _ = _operands(left, right, workspace)
+    left, right, _ = contiguous_operands(left, right, workspace)
     block = _row_block(left.shape, right.shape)
     if not block:
         return np.matmul(left, right, out=out)
@@ -202,7 +204,7 @@ def _derive_matmul_nt(algebra, inputs, output, gradient, needs):
 )
 def matmul_nt(left, right, out=None, workspace=None):
     """`left @ right^T` (over the last two axes), BLAS reading `right` transposed."""
-    left, right, _ = _operands(left, right, workspace)
+    left, right, _ = contiguous_operands(left, right, workspace)
     return np.matmul(left, np.swapaxes(right, -1, -2), out=out)
 
 
@@ -220,11 +222,11 @@ def _derive_matmul_tn(algebra, inputs, output, gradient, needs):
 
 
 def _matmul_tn_workspace(left: Shape, right: Shape, layouts=None) -> int:
-    """The operands' contiguous copies (see `_copies`), then, when the reduction is
+    """The operands' contiguous copies (see `operand_copies`), then, when the reduction is
     blocked, a group of blocks' products beside the running sum and its own slot."""
     blocks = _reduction_blocks(tuple(left), tuple(right))
     products = 0 if not blocks else (_group(blocks, left[1], right[1]) + 2) * left[1] * right[1]
-    return _copies(left, right, layouts) + products
+    return operand_copies(left, right, layouts) + products
 
 
 @primitive(
@@ -238,7 +240,7 @@ def matmul_tn(left, right, out=None, workspace=None):
     """`left^T @ right` (over the last two axes), BLAS reading `left` transposed; a long
     reduction with few columns summed block by block, the blocks' products added in
     order."""
-    left, right, start = _operands(left, right, workspace)
+    left, right, start = contiguous_operands(left, right, workspace)
     blocks = _reduction_blocks(left.shape, right.shape)
     if not blocks:
         return np.matmul(np.swapaxes(left, -1, -2), right, out=out)
