@@ -35,6 +35,7 @@ import numpy as np
 from topos import Tape, Tensor, cross_entropy
 from topos.datasets import load_cifar10, shuffle
 from topos.models import ConvNet
+from topos.training.blas_threads import DEFAULT_BLAS_THREADS, blas_limit
 
 BATCH_LEN = 64
 CLASSES = 10
@@ -104,30 +105,34 @@ def main(
     fast = Tensor([], [rates[0]])
     slow = Tensor([], [rates[1]])
     first_loss = last_loss = np.float32(0.0)
+    # One BLAS thread, as the built-in workloads compute (topos.training.blas_threads):
+    # the loss bits then match `topos train`'s and not the machine's core count.
+    _, one_blas_thread = blas_limit(DEFAULT_BLAS_THREADS, 1)
     training = time.perf_counter()
-    for step in range(steps):
-        start = (step * BATCH_LEN) % (len(train) - BATCH_LEN)
-        batch = order[start : start + BATCH_LEN]
-        batch_images = Tensor.adopt(train.images(batch))
-        batch_targets = Tensor.adopt(train.one_hot(batch))
+    with one_blas_thread():
+        for step in range(steps):
+            start = (step * BATCH_LEN) % (len(train) - BATCH_LEN)
+            batch = order[start : start + BATCH_LEN]
+            batch_images = Tensor.adopt(train.images(batch))
+            batch_targets = Tensor.adopt(train.one_hot(batch))
 
-        run = plan.forward(parameters, [(images, batch_images), (targets, batch_targets)])
-        batch_loss = run.of(loss).scalar()
-        if step == 0:
-            first_loss = batch_loss
-        last_loss = batch_loss
+            run = plan.forward(parameters, [(images, batch_images), (targets, batch_targets)])
+            batch_loss = run.of(loss).scalar()
+            if step == 0:
+                first_loss = batch_loss
+            last_loss = batch_loss
 
-        if adjoints is not None:
-            gradients = run.recorded_gradients(adjoints)
-        else:
-            gradients = run.backward(loss).parameters(parameters)
-        learning_rate = fast if step < steps * 3 // 4 else slow
-        parameters = parameters.step(
-            gradients,
-            lambda parameter, gradient, rate=learning_rate: (
-                parameter.clone() - gradient.clone() * rate.broadcast_like(gradient)
-            ),
-        )
+            if adjoints is not None:
+                gradients = run.recorded_gradients(adjoints)
+            else:
+                gradients = run.backward(loss).parameters(parameters)
+            learning_rate = fast if step < steps * 3 // 4 else slow
+            parameters = parameters.step(
+                gradients,
+                lambda parameter, gradient, rate=learning_rate: (
+                    parameter.clone() - gradient.clone() * rate.broadcast_like(gradient)
+                ),
+            )
     elapsed = time.perf_counter() - training
 
     # Exact bit patterns: two routes agree exactly when these two lines match.

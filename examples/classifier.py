@@ -16,6 +16,7 @@ import numpy as np
 from topos import Tape, Tensor
 from topos.datasets import Split, shuffle
 from topos.training import Workload
+from topos.training.blas_threads import blas_limit
 
 
 def accuracy(probe, parameters, logits, images, split: Split, rows: int) -> float:
@@ -62,16 +63,20 @@ def main(workload: Workload) -> None:
     optimizer = workload.optimizer()
     order = np.arange(len(train))
     shuffle(order, workload.shuffle_state)
+    # The workload's BLAS threads (one): two spinning OpenBLAS threads beside another
+    # busy program run several times slower (see topos.training.blas_threads).
+    _, workload_blas_threads = blas_limit(workload.blas_threads, 1)
     started = time.perf_counter()
-    for step in range(steps):
-        start = (step * rows) % (len(train) - rows)
-        batch = order[start : start + rows]
-        run = training.forward(parameters, workload.feeds(train, batch, recording))
-        optimizer.learning_rate = float(workload.learning_rate(step, steps))
-        parameters = optimizer.step(parameters, run.recorded_gradients(adjoints))
-        if step % 200 == 0 or step == steps - 1:
-            print(f"step {step}: loss {run.of(recording.loss).scalar():.4f}")
-    elapsed = time.perf_counter() - started
-    print(f"trained {steps} steps in {elapsed:.1f}s ({elapsed * 1000 / steps:.1f} ms/step)")
-    share = accuracy(probe, parameters, recording.logits, recording.images, test, rows)
+    with workload_blas_threads():
+        for step in range(steps):
+            start = (step * rows) % (len(train) - rows)
+            batch = order[start : start + rows]
+            run = training.forward(parameters, workload.feeds(train, batch, recording))
+            optimizer.learning_rate = float(workload.learning_rate(step, steps))
+            parameters = optimizer.step(parameters, run.recorded_gradients(adjoints))
+            if step % 200 == 0 or step == steps - 1:
+                print(f"step {step}: loss {run.of(recording.loss).scalar():.4f}")
+        elapsed = time.perf_counter() - started
+        print(f"trained {steps} steps in {elapsed:.1f}s ({elapsed * 1000 / steps:.1f} ms/step)")
+        share = accuracy(probe, parameters, recording.logits, recording.images, test, rows)
     print(f"test accuracy: {share:.2%} (chance is {1 / train.classes:.0%})")

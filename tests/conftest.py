@@ -28,3 +28,16 @@ def reports_off_unless_asked():
         os.environ.pop("TOPOS_REPORT", None)
     else:
         os.environ["TOPOS_REPORT"] = previous
+
+
+@pytest.fixture(scope="session", autouse=True)
+def one_blas_thread_a_test_process():
+    """The suite runs a test process per core (`-n auto`), and each also starts workers:
+    OpenBLAS's default of a thread per core would put spinning threads beside busy ones,
+    which starve each other (`topos.training.blas_threads`; mnist's 200 steps took 18.7 s
+    on two threads beside other work against 3.7 s on one). A test that needs two threads
+    raises the limit itself, as `threadpool_limits` nests."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield

@@ -50,11 +50,8 @@ def test_fewer_than_one_thread_is_refused():
 def test_every_workload_defaults_to_one_blas_thread():
     defaults = {field.name: field.default for field in dataclasses.fields(Workload)}
     assert defaults["blas_threads"] == 1 and defaults["shards"] == 1
-    for name in ("cifar10", "gpt", "cifar10-threads"):
+    for name in ("cifar10", "gpt", "llama", "mnist", "cifar10-threads"):
         assert resolve(name).blas_threads == 1
-    # mnist's one shard keeps the process's BLAS threads: its losses are bit-stable, and
-    # OpenBLAS's sums differ between one thread and two.
-    assert resolve("mnist").blas_threads is None
 
 
 @pytest.mark.parametrize("requested, inside", [(1, 1), (None, 2)])
