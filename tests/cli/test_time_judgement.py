@@ -257,6 +257,42 @@ def test_too_disturbed_is_inconclusive_with_its_reason():
     assert "disturbed" in judgement.reason
 
 
+def test_repeats_left_unusable_by_disturbance_are_disturbed_not_thin():
+    # Three short repeats a side (8 steps, as a quick grade has), three steps of one
+    # repeat disturbed: the side's share of disturbed steps stays under the limit, but
+    # that repeat keeps too few calm steps and two usable repeats cannot be tested. The
+    # cause is disturbance (grade again elsewhere), not too few repeats.
+    generator = random.Random(5)
+
+    def short(runs: list[Repeat]) -> list[Repeat]:
+        return [
+            msgspec.structs.replace(
+                run,
+                step_seconds=run.step_seconds[:8],
+                step_cpu_seconds=run.step_cpu_seconds[:8],
+                loss_bits=run.loss_bits[:8],
+            )
+            for run in runs
+        ]
+
+    old = short(simulated_runs("recorded", 0.010, MIN_REPEATS, generator))
+    new = short(simulated_runs("recorded", 0.010, MIN_REPEATS, generator))
+    stretched = [
+        seconds * (1.6 if step in (1, 2, 3) else 1.0)
+        for step, seconds in enumerate(new[0].step_seconds)
+    ]
+    new[0] = msgspec.structs.replace(new[0], step_seconds=tuple(stretched))
+    judgement = judge_time(new, old, tolerance=0.10)
+    assert judgement.new.disturbed / judgement.new.steps <= DISTURBED_LIMIT
+    assert len(judgement.new.usable) == MIN_REPEATS - 1
+    assert judgement.outcome == INCONCLUSIVE
+    assert judgement.inconclusive_because == "disturbed", judgement.reason
+    assert f"{MIN_REPEATS - 1} usable repeats of {MIN_REPEATS}" in judgement.reason
+    # Too few repeats run at all is thin.
+    thin = judge_time(new[1:], old, tolerance=0.10)
+    assert thin.inconclusive_because == "thin", thin.reason
+
+
 def test_a_grade_whose_steps_were_too_disturbed_says_inconclusive():
     generator = random.Random(5)
     runs = simulated_runs("engine", 0.010, 3, generator)
