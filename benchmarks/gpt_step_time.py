@@ -16,7 +16,9 @@ PyTorch's default threads (`--torch-threads 1` adds it at one thread too, as
 `pytorch@1`). `--user-written` (llama only) adds both routes of the same model written
 by a user from the public API (benchmarks/user_written_llama.py), as `engine@user` and
 `recorded@user`, with their ratio to the built-in's recorded route: the user's form must
-be no slower and, recording the same graph, train the same loss bits. Every topos route
+be no slower and, recording the same graph, train the same loss bits. `--against PATH` adds
+the recorded route of another checkout (its own copy of this script, so its own library)
+as `recorded@against`, for a change's effect measured in the same rounds. Every topos route
 must report the same loss bits at every step. Prints the median ms/step, CPU time and
 minor page faults per step and the ratio to PyTorch, and writes the JSON to results/.
 
@@ -132,6 +134,11 @@ def main(argv: list[str] | None = None) -> int:
         help="llama only: also time the model written from the public API (user_written_llama)",
     )
     parser.add_argument(
+        "--against",
+        type=Path,
+        help="another checkout whose recorded route to time beside this one's",
+    )
+    parser.add_argument(
         "--torch-threads",
         type=int,
         nargs="*",
@@ -154,6 +161,10 @@ def main(argv: list[str] | None = None) -> int:
             label = f"{route}@{USER_WRITTEN}"
             workers.append(start_worker(label, {USER_WRITTEN_VARIABLE: "1"}))
             pairs.append((route, label))
+        ratios["vs_builtin"] = "recorded"
+    if arguments.against is not None:
+        script = arguments.against.resolve() / "benchmarks" / "gpt_step_time.py"
+        workers.append(harness.Worker(script, "recorded", "recorded@against"))
         ratios["vs_builtin"] = "recorded"
     if "pytorch" in routes:
         for threads in arguments.torch_threads:
