@@ -28,9 +28,15 @@ def _derive_silu(algebra, inputs, output, gradient, needs):
 
 @primitive("silu", 1, same, _derive_silu, memory=ELEMENTWISE, value_method=True)
 def silu(operand, out=None):
-    """`x * sigmoid(x)` of each element (PyTorch's `silu`), stable for every input."""
-    out = logistic(operand, out)
-    return np.multiply(out, operand, out=out)
+    """`x * sigmoid(x)` of each element (PyTorch's `silu`), stable for every input: as
+    `x / (1 + exp(-x))`, one rounding fewer than a product with the sigmoid, and one pass
+    fewer (PyTorch's own formula); `-0.0` where `exp(-x)` overflows."""
+    kind = operand.dtype.type
+    out = np.negative(operand, out=out)
+    with np.errstate(over="ignore"):
+        np.exp(out, out=out)
+    np.add(out, kind(1), out=out)
+    return np.divide(operand, out, out=out)
 
 
 def _infer_silu_gradient(operand: Shape, gradient: Shape) -> Shape:
