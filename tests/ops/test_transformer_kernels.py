@@ -152,3 +152,21 @@ def test_the_logistic_function_agrees_with_float64_to_rounding_and_saturates():
         expected = 1.0 / (1.0 + np.exp(-values.astype(np.float64)))
     np.testing.assert_allclose(found, expected, rtol=4e-7, atol=1e-30)
     assert found[-5] == 0.0 and found[-1] == 1.0
+
+
+def test_gelu_and_its_gradient_agree_with_the_tanh_form_in_float64_and_stay_finite():
+    values = np.concatenate([RNG.standard_normal(4000) * 4, [-1e4, -60.0, 0.0, 60.0, 1e4]])
+    values = values.astype(np.float32)
+    gradient = RNG.standard_normal(values.size).astype(np.float32)
+    wide = values.astype(np.float64)
+    root = np.sqrt(2 / np.pi)
+    tangent = np.tanh(root * (wide + 0.044715 * wide**3))
+    slope = 0.5 * (1 + tangent) + 0.5 * wide * root * (1 + 3 * 0.044715 * wide**2) * (
+        1 - tangent**2
+    )
+    found = gelu.kernel(values)
+    sent = gelu_gradient.kernel(values, gradient)
+    assert np.isfinite(found).all() and np.isfinite(sent).all()
+    np.testing.assert_allclose(found, 0.5 * wide * (1 + tangent), rtol=2e-6, atol=1e-6)
+    np.testing.assert_allclose(sent, gradient * slope, rtol=1e-5, atol=1e-6)
+    assert found[-5] == 0 and found[-1] == values[-1] and sent[-5] == 0
