@@ -144,14 +144,20 @@ def main(argv: list[str] | None = None) -> int:
 
     steps = arguments.steps
     OPTIMIZER_TIME[0] = 0.0
-    faults_before, start = _faults(), time.perf_counter()
+    faults_before, start, cpu_start = _faults(), time.perf_counter(), time.thread_time()
     for step in range(steps):
         train(3 + step)
     elapsed = (time.perf_counter() - start) / steps * 1000
+    step_cpu = (time.thread_time() - cpu_start) / steps * 1000
+    kernels_cpu = sum(cpu.values()) / steps * 1000
     total_faults = (_faults() - faults_before) / steps
     kernels = sum(wall.values()) / steps * 1000
 
     print(f"route {arguments.route}: {elapsed:.2f} ms/step, {total_faults:.0f} minor faults/step")
+    print(
+        f"this thread's CPU: {step_cpu:.2f} ms/step, kernels {kernels_cpu:.2f}, everything else "
+        f"{step_cpu - kernels_cpu:.2f} (other threads' and processes' not counted)"
+    )
     print(
         f"kernels {kernels:.2f} ms/step ({kernels / elapsed:.0%}); everything else "
         f"{elapsed - kernels:.2f} ms/step ({(elapsed - kernels) / elapsed:.0%})"
