@@ -2,7 +2,7 @@
 engine, recorded, the emitted peers and its PyTorch twin.
 
     python benchmarks/gpt_step_time.py [--workload gpt|llama] [--rounds 10] [--steps 10]
-                                       [--no-peers]
+                                       [--no-peers] [--user-written] [--torch-threads 1]
 
 Each runs in its own worker process (this file run with `--worker ROUTE`), speaking JSON
 lines over its pipes; the parent interleaves the rounds (every worker times `--steps`
@@ -13,9 +13,14 @@ Training: its batches, its two shards, AdamW); the twin (benchmarks/gpt_twin.py,
 llama_twin.py, each written from the workload's specification) starts from the
 same weights, copied by name, and trains on the same batches with the same AdamW, in
 PyTorch's default threads (`--torch-threads 1` adds it at one thread too, as
-`pytorch@1`). Both topos routes must report the same loss bits at every
-step. Prints the median ms/step, CPU time and minor page faults per step and the ratio
-to PyTorch, and writes the JSON to results/.
+`pytorch@1`). `--user-written` (llama only) adds both routes of the same model written
+by a user from the public API (benchmarks/user_written_llama.py), as `engine@user` and
+`recorded@user`, with their ratio to the built-in's recorded route: the user's form must
+be no slower and, recording the same graph, train the same loss bits. `--against PATH` adds
+the recorded route of another checkout (its own copy of this script, so its own library)
+as `recorded@against`, for a change's effect measured in the same rounds. Every topos route
+must report the same loss bits at every step. Prints the median ms/step, CPU time and
+minor page faults per step and the ratio to PyTorch, and writes the JSON to results/.
 
 The emitted peers (`emitted-torch`, `emitted-jax`) are the workload's recording emitted
 to PyTorch and JAX exactly as `topos grade --routes torch,jax` trains them (PeerTraining:
@@ -45,6 +50,10 @@ TWINS = {"gpt": "gpt_twin", "llama": "llama_twin"}
 
 #: How the parent tells its workers which workload they train.
 WORKLOAD_VARIABLE = "STEP_TIME_WORKLOAD"
+#: Set (to 1) for a worker that trains the user-written llama instead of the built-in.
+USER_WRITTEN_VARIABLE = "STEP_TIME_USER_WRITTEN"
+#: The label suffix of the user-written model's workers.
+USER_WRITTEN = "user"
 
 
 def _workload_name() -> str:
@@ -61,7 +70,10 @@ def _training(route: str):
     from topos.training import Training
     from topos.workloads import resolve
 
-    workload = resolve(_workload_name())
+    if os.environ.get(USER_WRITTEN_VARIABLE):
+        from user_written_llama import workload
+    else:
+        workload = resolve(_workload_name())
     return Training(workload, route, workload.dataset(None), 10_000)
 
 
@@ -144,6 +156,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = harness.round_parser(__doc__.split("\n\n")[0], rounds=10, steps=10)
     parser.add_argument("--workload", choices=sorted(TWINS), default="gpt", help="what to time")
     parser.add_argument(
+        "--user-written",
+        action="store_true",
+        help="llama only: also time the model written from the public API (user_written_llama)",
+    )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        help="another checkout whose recorded route to time beside this one's",
+    )
+    parser.add_argument(
         "--torch-threads",
         type=int,
         nargs="*",
@@ -154,27 +176,41 @@ def main(argv: list[str] | None = None) -> int:
     if arguments.worker:
         return worker(arguments.worker)
 
+    if arguments.user_written and arguments.workload != "llama":
+        parser.error("--user-written times a user-written llama: use it with --workload llama")
     os.environ[WORKLOAD_VARIABLE] = arguments.workload  # the workers inherit it
     routes, skipped = harness.timed_routes(TOPOS_ROUTES, ["pytorch"], arguments.no_torch)
     peers, peers_skipped = harness.timed_peers(arguments)
     workers = [start_worker(route) for route in routes + peers]
+    pairs = [("engine", "recorded")]
+    ratios = {"vs_pytorch": "pytorch"}
+    if arguments.user_written:
+        for route in TOPOS_ROUTES:
+            label = f"{route}@{USER_WRITTEN}"
+            workers.append(start_worker(label, {USER_WRITTEN_VARIABLE: "1"}))
+            pairs.append((route, label))
+        ratios["vs_builtin"] = "recorded"
+    if arguments.against is not None:
+        script = arguments.against.resolve() / "benchmarks" / "gpt_step_time.py"
+        workers.append(harness.Worker(script, "recorded", "recorded@against"))
+        ratios["vs_builtin"] = "recorded"
     if "pytorch" in routes:
         for threads in arguments.torch_threads:
             workers.append(start_worker(f"pytorch@{threads}", {"TWIN_TORCH_THREADS": str(threads)}))
-    results = harness.time_rounds(
-        workers, arguments, ("cpu_ms", "minor_faults"), {"vs_pytorch": "pytorch"}
-    )
-    parity = harness.losses_agree(workers, ("engine", "recorded"))
+    results = harness.time_rounds(workers, arguments, ("cpu_ms", "minor_faults"), ratios)
+    parity = harness.losses_agree(workers, *pairs)
     differences = harness.peer_differences(workers, "recorded")
     report = {
         "benchmark": "gpt_step_time",
         "workload": f"{arguments.workload} (synthetic text), 32 windows of 64, 2 shards, AdamW",
+        "user_written": arguments.user_written,
         **harness.round_facts(arguments, workers, results, skipped, parity),
         "peers_skipped": peers_skipped,
         "peer_relative_loss_difference": differences,
         "environment": harness.environment(),
     }
-    harness.print_table(results, 14, {"vs_pytorch": "x pytorch"})
+    headings = {"vs_pytorch": "x pytorch", "vs_builtin": "x recorded"}
+    harness.print_table(results, 16, {key: headings[key] for key in ratios})
     harness.print_peer_differences(differences, peers_skipped)
     default = ROOT / "results" / f"{arguments.workload}_step_time.json"
     return harness.conclude(report, arguments.out or default)

@@ -1,9 +1,10 @@
-"""Where a cifar10 training step's time goes, kernel by kernel, on one route.
+"""Where a training step's time goes, kernel by kernel, on one route.
 
     python benchmarks/profile_step.py [engine|recorded] [--steps 5] [--top 25]
-                                      [--workload cifar10-winograd]
+                                      [--workload cifar10-winograd|gpt|llama]
 
-Trains the seed model a few warm-up steps, then times every kernel call of a
+Trains the seed model (or a language model: `gpt`, `llama`, one shard of its
+batch with its own AdamW) a few warm-up steps, then times every kernel call of a
 few more: the plan's forward kernels by node, and (on the engine route) the
 eager backward sweep's kernels by operation and operand shapes. Each line gives
 the kernel's wall time, its thread CPU time and the minor page faults it took,
@@ -23,7 +24,9 @@ import collections
 import resource
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -36,6 +39,36 @@ from topos.autodiff.eager_algebra import EagerAlgebra  # noqa: E402
 
 Totals = collections.defaultdict
 
+#: Language-model workloads, trained through `Training` with their own optimizer.
+LANGUAGE_MODELS = ("gpt", "llama")
+
+
+def _language_model(route: str, name: str, shards: int):
+    """The workload's training at one shard's rows (`shards` of its batch size) on its
+    synthetic text, and a `train(step)` that steps it; the optimizer's update is timed
+    as one line of its own."""
+    from topos.training import Training
+    from topos.workloads import resolve
+
+    workload = resolve(name)
+    rows = workload.batch_size // workload.shards
+    workload = replace(workload, shards=shards, batch_size=rows * shards)
+    training = Training(workload, route, workload.dataset(None), 10_000)
+    update = training.memory.update
+
+    def timed_update(optimizer, gradients) -> None:
+        start = time.perf_counter()
+        update(optimizer, gradients)
+        OPTIMIZER_TIME[0] += time.perf_counter() - start
+
+    training.memory.update = timed_update
+    trainer = SimpleNamespace(network=training.program.network, plan=training.plan)
+    return trainer, training.step
+
+
+#: Seconds spent in the optimizer's update over the profiled steps (language models).
+OPTIMIZER_TIME = [0.0]
+
 
 def _faults() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
@@ -47,7 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=5, help="profiled steps")
     parser.add_argument("--top", type=int, default=25, help="lines to print")
     parser.add_argument(
-        "--workload", default="cifar10", help="cifar10 or a variant of it (cifar10-winograd)"
+        "--workload",
+        default="cifar10",
+        help="cifar10 or a variant of it (cifar10-winograd), or a language model (gpt, llama)",
     )
     parser.add_argument(
         "--shards",
@@ -57,10 +92,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     arguments = parser.parse_args(argv)
 
-    trainer = build(arguments.route, shards=arguments.shards, workload=arguments.workload)
-    pool = batches(4)
+    if arguments.workload in LANGUAGE_MODELS:
+        trainer, train = _language_model(arguments.route, arguments.workload, arguments.shards)
+    else:
+        trainer = build(arguments.route, shards=arguments.shards, workload=arguments.workload)
+        pool = batches(4)
+
+        def train(step: int) -> None:
+            trainer.step(*pool[step % 4])
+
     for step in range(3):
-        trainer.step(*pool[step % 4])
+        train(step)
 
     wall: Totals[tuple, float] = collections.defaultdict(float)
     cpu: Totals[tuple, float] = collections.defaultdict(float)
@@ -101,18 +143,27 @@ def main(argv: list[str] | None = None) -> int:
     EagerAlgebra.apply = apply
 
     steps = arguments.steps
-    faults_before, start = _faults(), time.perf_counter()
+    OPTIMIZER_TIME[0] = 0.0
+    faults_before, start, cpu_start = _faults(), time.perf_counter(), time.thread_time()
     for step in range(steps):
-        trainer.step(*pool[step % 4])
+        train(3 + step)
     elapsed = (time.perf_counter() - start) / steps * 1000
+    step_cpu = (time.thread_time() - cpu_start) / steps * 1000
+    kernels_cpu = sum(cpu.values()) / steps * 1000
     total_faults = (_faults() - faults_before) / steps
     kernels = sum(wall.values()) / steps * 1000
 
     print(f"route {arguments.route}: {elapsed:.2f} ms/step, {total_faults:.0f} minor faults/step")
     print(
+        f"this thread's CPU: {step_cpu:.2f} ms/step, kernels {kernels_cpu:.2f}, everything else "
+        f"{step_cpu - kernels_cpu:.2f} (other threads' and processes' not counted)"
+    )
+    print(
         f"kernels {kernels:.2f} ms/step ({kernels / elapsed:.0%}); everything else "
         f"{elapsed - kernels:.2f} ms/step ({(elapsed - kernels) / elapsed:.0%})"
     )
+    if arguments.workload in LANGUAGE_MODELS:
+        print(f"optimizer update {OPTIMIZER_TIME[0] / steps * 1000:.2f} ms/step (not a kernel)")
     print(f"{'wall ms':>8} {'cpu ms':>8} {'faults':>7}  kernel")
     ranked = sorted(wall, key=wall.get, reverse=True)[: arguments.top]
     for key in ranked:

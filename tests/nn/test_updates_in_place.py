@@ -98,3 +98,48 @@ def test_a_functional_adam_step_leaves_the_callers_parameters_alone():
     stepped = Adam(0.1).step(parameters, gradients_for(network, 7))
     assert stepped is not parameters
     assert {index: array.tobytes() for index, array in parameters.arrays().items()} == before
+
+
+def test_adamw_steps_parameters_lying_back_to_back_as_runs_with_the_functional_bits():
+    from topos import AdamW
+    from topos.training.parameter_memory import ParameterMemory
+
+    network = network_of([*SHAPES, (4, 6), (7,)])
+    indices = list(network.parameter_indices)
+    memory = ParameterMemory(network.parameters())  # the parameters in one block
+
+    def carved(seed, skip=None):
+        # gradients carved back to back from one block, as a sharded step's mean gives them
+        rng = np.random.default_rng(seed)
+        sizes = [network.nodes[index].shape.volume for index in indices]
+        block = rng.standard_normal(sum(sizes)).astype(np.float32)
+        starts = np.cumsum([0, *sizes])
+        return ParameterGradients(
+            network.origin,
+            {
+                index: Tensor.adopt(
+                    block[starts[k] : starts[k + 1]].reshape(network.nodes[index].shape.extents)
+                )
+                for k, index in enumerate(indices)
+                if index != skip
+            },
+        )
+
+    def decays(shape):
+        return shape.rank >= 2
+
+    functional = AdamW(0.01, weight_decay=0.1, decays=decays)
+    in_place = AdamW(0.01, weight_decay=0.1, decays=decays)
+    calls = []
+    step_moments = in_place._step_moments
+    in_place._step_moments = lambda *parts: calls.append(parts[0].size) or step_moments(*parts)
+    parameters = network.parameters()
+    # the third step leaves one parameter out: its count falls behind, splitting the run
+    for step, skip in enumerate([None, None, indices[1], None]):
+        gradients = carved(step, skip)
+        parameters = functional.step(parameters, gradients)
+        memory.update(in_place, gradients)
+        for index, array in parameters.arrays().items():
+            assert array.tobytes() == memory.arrays[index].tobytes(), (step, index)
+    assert calls[0] == sum(network.nodes[index].shape.volume for index in indices)
+    assert len(calls) > 4  # the runs split where the counts differ

@@ -43,6 +43,16 @@ def in_order(left, right, block: int) -> np.ndarray:
     return total
 
 
+def test_operands_that_fit_in_cache_are_multiplied_whole():
+    # a transformer's [1024, 64] activations, whole; the image workloads' smallest
+    # blocked operands (mnist's first convolution, 451584 elements) still blocked
+    assert _row_block((1024, 64), (64, 64)) == 0
+    assert _reduction_blocks((1024, 64), (1024, 64)) == 0
+    assert _row_block((50176, 9), (9, 8)) == 8192
+    assert _reduction_blocks((50176, 9), (50176, 8)) == 50176 // BLOCK
+
+
+@mock.patch.object(matmul, "_WHOLE_ELEMENTS", 0)
 def test_only_long_reductions_with_few_columns_are_blocked():
     assert _reduction_blocks((4 * BLOCK, 27), (4 * BLOCK, 16)) == 4
     assert _reduction_blocks((4 * BLOCK + 5, 144), (4 * BLOCK + 5, 32)) == 4  # and a remainder
@@ -51,6 +61,7 @@ def test_only_long_reductions_with_few_columns_are_blocked():
     assert _reduction_blocks((2, 4 * BLOCK, 27), (2, 4 * BLOCK, 16)) == 0  # batched
 
 
+@mock.patch.object(matmul, "_WHOLE_ELEMENTS", 0)
 def test_products_with_few_columns_are_cut_into_small_power_of_two_blocks():
     assert _row_block((65536, 27), (27, 16)) == 2048  # 2048 * 27 * 16 <= 10^6
     assert _row_block((16384, 144), (144, 32)) == 128
@@ -81,6 +92,7 @@ def test_a_blocked_reduction_is_its_blocks_added_in_order(problem):
     with (
         mock.patch.object(matmul, "_REDUCTION_BLOCK", block),
         mock.patch.object(matmul, "_GROUP_ELEMENTS", group),
+        mock.patch.object(matmul, "_WHOLE_ELEMENTS", 0),
     ):
         assert _reduction_blocks(left.shape, right.shape) == left.shape[0] // block
         size = REGISTRY["matmul_tn"].memory.workspace(Shape(left.shape), Shape(right.shape))

@@ -119,3 +119,54 @@ def test_the_gelu_product_agrees_with_gelu_then_the_product_over_several_blocks(
     np.testing.assert_allclose(
         gelu_product_weights.kernel(u, g), activated.T @ g, rtol=1e-4, atol=1e-4
     )
+
+
+@pytest.mark.parametrize("inverse", [False, True])
+@pytest.mark.parametrize("block", [1, 64, 1 << 15])
+def test_rotary_is_the_half_split_formula_bit_for_bit_in_any_block(monkeypatch, inverse, block):
+    import topos.ops.rotary as rotary_module
+
+    monkeypatch.setattr(rotary_module, "_BLOCK_ELEMENTS", block)
+    heads = RNG.standard_normal((3, 6, 2, 8)).astype(np.float32).transpose(0, 2, 1, 3)
+    cos, sin = (RNG.standard_normal((6, 4)).astype(np.float32) for _ in range(2))
+    first, second = heads[..., :4], heads[..., 4:]
+    turn = -1 if inverse else 1
+    expected = np.concatenate(
+        [first * cos - second * (sin * turn), second * cos + first * (sin * turn)], axis=-1
+    )
+    size = rotary_module._workspace(Shape(heads.shape), Shape(cos.shape), Shape(sin.shape), inverse)
+    workspace = np.full(size, np.nan, np.float32)
+    out = np.full(heads.shape, np.nan, np.float32)
+    rotary_module.rotary.kernel(heads, cos, sin, out=out, inverse=inverse, workspace=workspace)
+    assert out.tobytes() == expected.tobytes()
+    assert rotary_module.rotary.kernel(heads, cos, sin, inverse=inverse).tobytes() == out.tobytes()
+
+
+def test_the_logistic_function_agrees_with_float64_to_rounding_and_saturates():
+    from topos.ops.sigmoid import logistic
+
+    values = np.concatenate([RNG.standard_normal(1000) * 8, [-1e4, -89.0, 0.0, 89.0, 1e4]])
+    values = values.astype(np.float32)
+    found = logistic(values)
+    with np.errstate(over="ignore"):
+        expected = 1.0 / (1.0 + np.exp(-values.astype(np.float64)))
+    np.testing.assert_allclose(found, expected, rtol=4e-7, atol=1e-30)
+    assert found[-5] == 0.0 and found[-1] == 1.0
+
+
+def test_gelu_and_its_gradient_agree_with_the_tanh_form_in_float64_and_stay_finite():
+    values = np.concatenate([RNG.standard_normal(4000) * 4, [-1e4, -60.0, 0.0, 60.0, 1e4]])
+    values = values.astype(np.float32)
+    gradient = RNG.standard_normal(values.size).astype(np.float32)
+    wide = values.astype(np.float64)
+    root = np.sqrt(2 / np.pi)
+    tangent = np.tanh(root * (wide + 0.044715 * wide**3))
+    slope = 0.5 * (1 + tangent) + 0.5 * wide * root * (1 + 3 * 0.044715 * wide**2) * (
+        1 - tangent**2
+    )
+    found = gelu.kernel(values)
+    sent = gelu_gradient.kernel(values, gradient)
+    assert np.isfinite(found).all() and np.isfinite(sent).all()
+    np.testing.assert_allclose(found, 0.5 * wide * (1 + tangent), rtol=2e-6, atol=1e-6)
+    np.testing.assert_allclose(sent, gradient * slope, rtol=1e-5, atol=1e-6)
+    assert found[-5] == 0 and found[-1] == values[-1] and sent[-5] == 0

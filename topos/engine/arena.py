@@ -8,6 +8,7 @@ holds the block, allocated once, and hands out the slot views the kernels write 
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -232,7 +233,7 @@ def slot_view(
     """The array of `shape` at `offset` in `block`, laid out with axes `order` outermost
     first (the identity order is C-contiguous)."""
     dtype = np.dtype(dtype)
-    count = int(np.prod(shape, dtype=np.int64))
+    count = math.prod(shape)  # np.prod costs some 5-20 µs a call; this runs per fresh buffer
     flat = block[offset : offset + count * dtype.itemsize].view(dtype)
     stored = flat.reshape(tuple(shape[axis] for axis in order))
     inverse = [0] * len(order)

@@ -48,8 +48,8 @@ class ElementwiseMethods:
         return self._unary("tanh")
 
     def sigmoid(self: Value) -> Value:
-        """The logistic function `1 / (1 + exp(-x))` of each element (`torch.sigmoid`),
-        computed as `0.5 + 0.5 tanh(x / 2)`: finite with a finite gradient for every input."""
+        """The logistic function `1 / (1 + exp(-x))` of each element (`torch.sigmoid`): 0
+        where `exp(-x)` overflows, finite with a finite gradient for every input."""
         return self._unary("sigmoid")
 
     def silu(self: Value) -> Value:

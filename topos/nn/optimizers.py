@@ -10,12 +10,14 @@ alone. `step_in_place` writes the very same arithmetic into arrays the caller ow
 from __future__ import annotations
 
 import inspect
+import itertools
 from collections.abc import Callable, Collection, Mapping, Sequence
 
 import numpy as np
 
 from topos.graph.parameter_gradients import ParameterGradients
 from topos.graph.parameters import Parameters
+from topos.nn.adjacent_runs import breaks, span
 from topos.nn.chunked_update import Workspace, chunks, flat
 from topos.tensor import Shape, Tensor
 
@@ -271,19 +273,74 @@ class AdamW(MomentOptimizer):
 
     def _update(self, key: int, array: np.ndarray, gradient: np.ndarray) -> None:
         """Decays (when chosen) and steps parameter `key` in `array`, chunk by chunk."""
-        decayed = self.decayed(key, Shape(array.shape))
         parameter = array.reshape(-1)
+        if self.decayed(key, Shape(array.shape)):
+            np.multiply(parameter, 1.0 - self.learning_rate * self.weight_decay, out=parameter)
         first, second, count = self._advance(key, gradient)
+        self._step_moments(parameter, gradient, first, second, count)
+
+    def step_in_place(
+        self, arrays: Mapping[int, np.ndarray], gradients: ParameterGradients
+    ) -> None:
+        """`step`'s arithmetic written into each parameter's own array (keyed by node
+        index, in recording order). Parameters whose arrays, gradients and moments lie back
+        to back (the training loop's blocks: see `adjacent_runs`) and whose update counts
+        agree are stepped as one run, a few calls over large chunks instead of a dozen
+        small ones a parameter; every element's operations, so its bits, are the same."""
+        self.steps += 1
+        present = [
+            (index, array, flat(gradient.numpy()))
+            for index, array in arrays.items()
+            if (gradient := gradients.by_index(index)) is not None
+        ]
+        self._reserve({index: gradient for index, _, gradient in present})
+        keep = 1.0 - self.learning_rate * self.weight_decay
+        columns: tuple[list, list, list, list] = ([], [], [], [])
+        counts = []
+        for index, array, gradient in present:
+            parameter = array.reshape(-1)
+            if self.decayed(index, Shape(array.shape)):
+                np.multiply(parameter, keep, out=parameter)
+            first, second, count = self._advance(index, gradient)
+            for column, part in zip(columns, (parameter, gradient, first, second)):
+                column.append(part)
+            counts.append(count)
+        starts = self._held_breaks(present, columns) | breaks([columns[1]])
+        starts |= {item for item in range(1, len(counts)) if counts[item] != counts[item - 1]}
+        bounds = [*sorted(starts), len(counts)]
+        for start, end in itertools.pairwise(bounds):
+            parts = [span(column[start:end]) for column in columns]
+            self._step_moments(*parts, counts[start])
+
+    def _held_breaks(self, present: list, columns: tuple) -> set[int]:
+        """Where the parameters' and moments' arrays (which never move) break into runs:
+        found once for these arrays, then remembered (with the arrays, so the key's ids
+        stay theirs)."""
+        key = tuple((index, id(array)) for index, array, _ in present)
+        held = getattr(self, "_held", None)
+        if held is None or held[0] != key:
+            arrays = [array for _, array, _ in present]
+            held = (key, arrays, breaks([columns[0], columns[2], columns[3]]))
+            self._held = held
+        return held[2]
+
+    def _step_moments(
+        self,
+        parameter: np.ndarray,
+        gradient: np.ndarray,
+        first: np.ndarray,
+        second: np.ndarray,
+        count: int,
+    ) -> None:
+        """The moments advanced and the (decayed) parameter stepped, over flat arrays, a
+        chunk at a time, in the order of PyTorch's formulas (see the class)."""
         step_size = self.learning_rate / (1.0 - self.beta1**count)
         root_correction = (1.0 - self.beta2**count) ** 0.5
-        keep = 1.0 - self.learning_rate * self.weight_decay
         term, denominator = self._workspace.buffers(parameter.dtype)
         for part in chunks(parameter.size):
             grad = gradient[part]
             length = part.stop - part.start
             scratch, root = term[:length], denominator[:length]
-            if decayed:
-                np.multiply(parameter[part], keep, out=parameter[part])
             np.subtract(grad, first[part], out=scratch)
             np.multiply(scratch, 1.0 - self.beta1, out=scratch)
             np.add(first[part], scratch, out=first[part])

@@ -3,6 +3,12 @@
 
 Fused because the composed form is eight elementwise nodes over a transformer's widest
 activations, and its rules a dozen more; these write their output in place, pass by pass.
+
+The kernels compute it through the identity `(1 + tanh(u)) / 2 = 1 / (1 + exp(-2u))`, so
+`gelu(x) = x / (1 + exp(-2u))`: NumPy's float32 `exp` costs about a third of its `tanh`
+on this project's machines (benchmarks/README.md), and the quotient is finite for every
+finite x (`exp` overflowing to inf gives a signed 0, as gelu's limit is). The forms
+agree to float32 rounding.
 """
 
 from __future__ import annotations
@@ -28,27 +34,27 @@ def _derive_gelu(algebra, inputs, output, gradient, needs):
     return (algebra.gelu_gradient(inputs[0], gradient),)
 
 
-def _tanh_argument(operand: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """`u = x (k + k a x^2)`, k = sqrt(2 / pi), into `out`."""
+def _exponent(operand: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """`-2u = x (-2k - 2k a x^2)`, k = sqrt(2 / pi), into `out` (scaling by -2 is exact)."""
     kind = operand.dtype.type
     np.multiply(operand, operand, out=out)
-    np.multiply(out, kind(CUBIC * ROOT_TWO_OVER_PI), out=out)
-    np.add(out, kind(ROOT_TWO_OVER_PI), out=out)
+    np.multiply(out, kind(-2.0 * CUBIC * ROOT_TWO_OVER_PI), out=out)
+    np.add(out, kind(-2.0 * ROOT_TWO_OVER_PI), out=out)
     return np.multiply(out, operand, out=out)
 
 
 @primitive("gelu", 1, same, _derive_gelu, memory=ELEMENTWISE, value_method=True)
 def gelu(operand, out=None):
-    """`0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))` of each element."""
+    """`0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))` of each element, computed as
+    `x / (1 + exp(-2u))` (see the module)."""
     if out is None:
         out = np.empty(operand.shape, dtype=operand.dtype)
     kind = operand.dtype.type
-    _tanh_argument(operand, out)
-    np.tanh(out, out=out)
-    # 0.5 x (1 + t) = (0.5 t + 0.5) x
-    np.multiply(out, kind(0.5), out=out)
-    np.add(out, kind(0.5), out=out)
-    return np.multiply(out, operand, out=out)
+    _exponent(operand, out)
+    with np.errstate(over="ignore"):
+        np.exp(out, out=out)
+    np.add(out, kind(1), out=out)
+    return np.divide(operand, out, out=out)
 
 
 def _infer_gelu_gradient(operand: Shape, gradient: Shape) -> Shape:
@@ -91,8 +97,8 @@ def _derive_gelu_gradient(algebra, inputs, output, gradient, needs):
     return operand_part, incoming_part
 
 
-def _one_scratch(operand: Shape, gradient: Shape) -> int:
-    return operand.volume
+def _two_scratches(operand: Shape, gradient: Shape) -> int:
+    return 2 * operand.volume
 
 
 @primitive(
@@ -100,30 +106,39 @@ def _one_scratch(operand: Shape, gradient: Shape) -> int:
     2,
     _infer_gelu_gradient,
     _derive_gelu_gradient,
-    memory=MemoryRules(workspace=_one_scratch, layout=follows_dense_operand),
+    memory=MemoryRules(workspace=_two_scratches, layout=follows_dense_operand),
 )
 def gelu_gradient(operand, gradient, out=None, workspace=None):
-    """`g * gelu'(x)`, as `g (1 + t) (1/2 + (x u' / 2)(1 - t))` with `t = tanh(u)`,
-    `u = k (x + a x^3)` and `u' = k (1 + 3 a x^2)`: one scratch, no temporaries."""
+    """`g * gelu'(x)`, as `g s (1 + x u'' (1 - s))` with `s = 1 / (1 + exp(-2u))` (that is
+    `(1 + tanh(u)) / 2`), `u = k (x + a x^3)` and `u'' = 2u' = 2k (1 + 3 a x^2)`; `1 - s`
+    made as `1 / (1 + 1 / exp(-2u))`, exact where s is near 1, and both 0 or 1 (never
+    NaN) where the exponential overflows or vanishes: two scratches, no temporaries."""
     kind = operand.dtype.type
     if out is None:
         out = np.empty(operand.shape, dtype=operand.dtype)
-    if workspace is not None and workspace.size >= operand.size:
-        tangent = workspace[: operand.size].reshape(operand.shape)
+    size = operand.size
+    if workspace is not None and workspace.size >= 2 * size:
+        sigmoid = workspace[:size].reshape(operand.shape)
+        complement = workspace[size : 2 * size].reshape(operand.shape)
     else:
-        tangent = np.empty(operand.shape, dtype=operand.dtype)
-    np.tanh(_tanh_argument(operand, tangent), out=tangent)
-    # out = x u' / 2 = x (k + 3 k a x^2) / 2
+        sigmoid = np.empty(operand.shape, dtype=operand.dtype)
+        complement = np.empty(operand.shape, dtype=operand.dtype)
+    with np.errstate(over="ignore", divide="ignore"):
+        np.exp(_exponent(operand, sigmoid), out=sigmoid)
+        np.divide(kind(1), sigmoid, out=complement)
+    np.add(complement, kind(1), out=complement)
+    np.divide(kind(1), complement, out=complement)
+    np.add(sigmoid, kind(1), out=sigmoid)
+    np.divide(kind(1), sigmoid, out=sigmoid)
+    # out = x u'' = x (2k + 6 k a x^2)
     np.multiply(operand, operand, out=out)
-    np.multiply(out, kind(1.5 * CUBIC * ROOT_TWO_OVER_PI), out=out)
-    np.add(out, kind(0.5 * ROOT_TWO_OVER_PI), out=out)
+    np.multiply(out, kind(6.0 * CUBIC * ROOT_TWO_OVER_PI), out=out)
+    np.add(out, kind(2.0 * ROOT_TWO_OVER_PI), out=out)
     np.multiply(out, operand, out=out)
-    # out = (1 + t) (1/2 + (x u' / 2)(1 - t))
-    np.subtract(kind(1), tangent, out=tangent)
-    np.multiply(out, tangent, out=out)
-    np.add(out, kind(0.5), out=out)
-    np.subtract(kind(2), tangent, out=tangent)
-    np.multiply(out, tangent, out=out)
+    # out = s (1 + x u'' (1 - s)) g
+    np.multiply(out, complement, out=out)
+    np.add(out, kind(1), out=out)
+    np.multiply(out, sigmoid, out=out)
     return np.multiply(out, gradient, out=out)
 
 

@@ -47,6 +47,15 @@ def _block_scratch(workspace, position: int, rows: int, width: int, dtype) -> np
     return np.empty((rows, width), dtype=dtype)
 
 
+def _block_scratches(workspace, rows: int, width: int, dtype) -> np.ndarray:
+    """gelu_gradient's two scratches for a block (`2 * rows * width`, flat), after the
+    block's first scratch: in the workspace when given."""
+    size = BLOCK_ROWS * width
+    if workspace is not None and workspace.size >= 3 * size:
+        return workspace[size : size + 2 * rows * width]
+    return np.empty(2 * rows * width, dtype=dtype)
+
+
 def _check_matrix(operation: str, name: str, shape: Shape) -> None:
     if shape.rank != 2:
         raise fail(operation, f"{name} {shape} must be a matrix")
@@ -124,8 +133,9 @@ def _derive_gelu_product_gradient(algebra, inputs, output, gradient, needs):
     return activation_part, incoming_part, weight_part
 
 
-def _two_blocks(activations: Shape, gradient: Shape, weights: Shape) -> int:
-    return 2 * BLOCK_ROWS * activations[1]
+def _three_blocks(activations: Shape, gradient: Shape, weights: Shape) -> int:
+    # g Wᵀ of a block, and gelu_gradient's two scratches
+    return 3 * BLOCK_ROWS * activations[1]
 
 
 @primitive(
@@ -133,7 +143,7 @@ def _two_blocks(activations: Shape, gradient: Shape, weights: Shape) -> int:
     3,
     _infer_gelu_product_gradient,
     _derive_gelu_product_gradient,
-    memory=MemoryRules(workspace=_two_blocks),
+    memory=MemoryRules(workspace=_three_blocks),
 )
 def gelu_product_gradient(activations, gradient, weights, out=None, workspace=None):
     """The gradient of the activations u of `gelu(u) @ W` given the product's gradient g:
@@ -146,11 +156,9 @@ def gelu_product_gradient(activations, gradient, weights, out=None, workspace=No
         out = np.empty((rows, width), dtype=activations.dtype)
     for start, end in _blocks(rows):
         spread = _block_scratch(workspace, 0, end - start, width, activations.dtype)
-        scratch = _block_scratch(workspace, 1, end - start, width, activations.dtype)
+        scratch = _block_scratches(workspace, end - start, width, activations.dtype)
         np.matmul(gradient[start:end], weights.T, out=spread)
-        gelu_gradient.kernel(
-            activations[start:end], spread, out=out[start:end], workspace=scratch.reshape(-1)
-        )
+        gelu_gradient.kernel(activations[start:end], spread, out=out[start:end], workspace=scratch)
     return out
 
 

@@ -119,6 +119,15 @@ _REDUCTION_BLOCK = 128
 _GROUP_ELEMENTS = 1 << 15
 
 
+#: The most elements a left operand may have and still be multiplied whole: blocks exist
+#: to keep a long operand's rows in cache, and one this small (512 KiB of float32, a
+#: transformer's `[1024, 64]` activations) is already; cutting it only adds calls. On the
+#: AMD EPYC (Haswell kernels) `[1024, 64]^T @ [1024, 64]` took 0.17 ms whole against 0.30
+#: ms in blocks, `[1024, 64] @ [64, 64]` 0.10 against 0.14 (benchmarks/README.md). The
+#: image workloads' blocked products all have 451584 elements or more, so keep theirs.
+_WHOLE_ELEMENTS = 1 << 17
+
+
 def _group(blocks: int, columns: int, width: int) -> int:
     """How many blocks' products `matmul_tn` makes at once."""
     return min(blocks, max(1, _GROUP_ELEMENTS // (columns * width)))
@@ -127,10 +136,13 @@ def _group(blocks: int, columns: int, width: int) -> int:
 def _row_block(left: Shape | tuple[int, ...], right: Shape | tuple[int, ...]) -> int:
     """The rows of each block `matmul` cuts `left @ right` into (`left` `[rows, K]`), 0
     for none: the most, a power of two, that keep a block's product within
-    SMALL_PRODUCT, when that is at least _FEWEST_BLOCK_ROWS and makes two blocks."""
+    SMALL_PRODUCT, when that is at least _FEWEST_BLOCK_ROWS and makes two blocks, and
+    `left` has more than _WHOLE_ELEMENTS."""
     if len(left) != 2:
         return 0
     rows, depth = left
+    if rows * depth <= _WHOLE_ELEMENTS:
+        return 0
     limit = SMALL_PRODUCT // max(1, depth * right[1])
     if limit < _FEWEST_BLOCK_ROWS:
         return 0
@@ -141,11 +153,13 @@ def _row_block(left: Shape | tuple[int, ...], right: Shape | tuple[int, ...]) ->
 def _reduction_blocks(left: Shape | tuple[int, ...], right: Shape | tuple[int, ...]) -> int:
     """How many blocks of _REDUCTION_BLOCK rows `matmul_tn` sums `left^T @ right` over
     (`left` `[rows, K]`, `right` `[rows, N]`; rows past the last block make one more
-    product), 0 for none: when a block's product is within SMALL_PRODUCT and the rows
-    make two blocks."""
+    product), 0 for none: when a block's product is within SMALL_PRODUCT, the rows make
+    two blocks and `left` has more than _WHOLE_ELEMENTS."""
     if len(left) != 2:
         return 0
     rows, depth = left
+    if rows * depth <= _WHOLE_ELEMENTS:
+        return 0
     if _REDUCTION_BLOCK * depth * right[1] > SMALL_PRODUCT or rows < 2 * _REDUCTION_BLOCK:
         return 0
     return rows // _REDUCTION_BLOCK

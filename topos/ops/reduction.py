@@ -21,6 +21,8 @@ the memory layout, and the routes must agree bit for bit whatever the layout.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from topos.ops.emission import declare_emission
@@ -113,8 +115,8 @@ def _sum_along(operand, out, axis):
     order), then the g partial sums are added in order."""
     operand = np.ascontiguousarray(operand)
     shape = operand.shape
-    outer = int(np.prod(shape[:axis], dtype=np.int64))
-    count, inner = shape[axis], int(np.prod(shape[axis + 1 :], dtype=np.int64))
+    outer = math.prod(shape[:axis])
+    count, inner = shape[axis], math.prod(shape[axis + 1 :])
     groups = _groups(count, inner)
     if groups == 1:
         return np.sum(operand, axis=axis, out=out)
@@ -148,9 +150,9 @@ def _sum_to(operand, out, shape):
     lead, stretched = _broadcast_axes(tuple(shape), operand.shape)
     result = operand
     if lead:
-        rows = int(np.prod(operand.shape[:lead], dtype=np.int64))
+        rows = math.prod(operand.shape[:lead])
         trailing = operand.shape[lead:]
-        columns = int(np.prod(trailing, dtype=np.int64))
+        columns = math.prod(trailing)
         result = column_sums(result.reshape(rows, columns)).reshape(trailing)
     for axis in reversed(stretched):
         result = _sum_along(result, None, axis - lead)

@@ -14,6 +14,8 @@ products. Fused because the composed form is seven nodes on each of q and k per 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from topos.ops.emission import declare_emission
@@ -66,54 +68,87 @@ def _derive_rotary(algebra, inputs, output, gradient, needs, inverse):
     return tuple(parts)
 
 
-def _block_scratch(operand: Shape, cos: Shape, sin: Shape, inverse: bool) -> int:
-    # A block's product term and the two tables spread to its halves (see the kernel).
-    blocks = operand[0] if operand.rank >= 3 and operand[0] else 1
-    return 3 * (operand.volume // 2 // blocks)
+#: The most elements of the operand a block of `rotary` turns at once: its swapped copy
+#: (the workspace) stays in L2 beside the block.
+_BLOCK_ELEMENTS = 1 << 15
 
 
-def _turn(operand, cos, sin, out, term, inverse: bool) -> None:
-    """One block's pairs turned, into `out`; the tables have the halves' shape exactly."""
-    half = operand.shape[-1] // 2
-    first, second = operand[..., :half], operand[..., half:]
-    upper, lower = out[..., :half], out[..., half:]
-    turn_first, turn_second = (np.add, np.subtract) if inverse else (np.subtract, np.add)
-    np.multiply(first, cos, out=upper)
-    np.multiply(second, sin, out=term)
-    turn_first(upper, term, out=upper)
-    np.multiply(second, cos, out=lower)
-    np.multiply(first, sin, out=term)
-    turn_second(lower, term, out=lower)
+def _full_table(table: Shape, operand: Shape) -> Shape:
+    """A table spread over both halves: its leading axes, the operand's last."""
+    return Shape((*tuple(table)[:-1], operand[-1]))
 
 
-@primitive("rotary", 3, _infer_rotary, _derive_rotary, memory=MemoryRules(workspace=_block_scratch))
+def _block_rows(operand: Shape, table: Shape) -> int:
+    """How many entries of the first axis a block takes: the whole operand when the tables
+    reach the first axis (the same rank), else as many as keep a block within
+    _BLOCK_ELEMENTS (at least one)."""
+    if operand.rank <= table.rank or operand[0] == 0:
+        return max(1, operand[0]) if operand.rank else 1
+    entry = operand.volume // operand[0]
+    return max(1, min(operand[0], _BLOCK_ELEMENTS // max(1, entry)))
+
+
+def _workspace(operand: Shape, cos: Shape, sin: Shape, inverse: bool) -> int:
+    # The two full tables, then a block's swapped halves (see the kernel).
+    full = _full_table(cos, operand).volume
+    if operand.rank == 0:
+        return 2 * full
+    block = _block_rows(operand, cos) * (operand.volume // max(1, operand[0]))
+    return 2 * full + block
+
+
+@primitive("rotary", 3, _infer_rotary, _derive_rotary, memory=MemoryRules(workspace=_workspace))
 def rotary(operand, cos, sin, out=None, inverse=False, workspace=None):
     """Each position's feature pairs `(x_i, x_{i+d/2})` turned by its angles:
     `x1 cos - x2 sin, x2 cos + x1 sin` (the other way when `inverse`).
 
-    One block of the first axis at a time, against tables spread to the block's halves:
-    a ufunc over half-rows of a strided view (q per head) against broadcast tables runs
-    buffered, allocating buffers each step that the memory plan does not know of. Each
-    element's arithmetic is the same whichever way the elements are grouped."""
+    As `x * cat(cos, cos) + swap(x) * cat(-sin, sin)`, `swap` exchanging the halves: every
+    pass then runs over whole contiguous rows (a strided operand, q per head, is copied
+    into `out` first), a block of the first axis at a time, and each element's arithmetic
+    is the half-split formula's (a product with `-sin` is the negated product, and adding
+    it is subtracting), so the bits are too."""
     if out is None:
         out = np.empty(operand.shape, dtype=operand.dtype)
-    halves = (*operand.shape[:-1], operand.shape[-1] // 2)
-    block = halves[1:] if operand.ndim >= 3 else halves
-    volume = int(np.prod(block, dtype=np.int64))
-    if workspace is not None and workspace.size >= 3 * volume:
-        term, spread_cos, spread_sin = (
-            workspace[k * volume : (k + 1) * volume].reshape(block) for k in range(3)
-        )
-    else:
-        term, spread_cos, spread_sin = (np.empty(block, dtype=operand.dtype) for _ in range(3))
-    np.copyto(spread_cos, np.broadcast_to(cos, block))
-    np.copyto(spread_sin, np.broadcast_to(sin, block))
-    if operand.ndim < 3:
-        _turn(operand, spread_cos, spread_sin, out, term, inverse)
+    half = operand.shape[-1] // 2
+    full = (*np.shape(cos)[:-1], operand.shape[-1])
+    rows = _block_rows(Shape(operand.shape), Shape(np.shape(cos)))
+    entry = operand[:1].size if operand.ndim else 1
+    volume = math.prod(full)
+    needed = 2 * volume + rows * entry
+    if workspace is None or workspace.size < needed:
+        workspace = np.empty(needed, dtype=operand.dtype)
+    spread_cos = workspace[:volume].reshape(full)
+    spread_sin = workspace[volume : 2 * volume].reshape(full)
+    swapped = workspace[2 * volume : needed]
+    # copyto and negative broadcast the tables themselves (np.broadcast_to costs µs)
+    np.copyto(spread_cos[..., :half], cos)
+    np.copyto(spread_cos[..., half:], cos)
+    leading, trailing = (half, 0) if inverse else (0, half)
+    np.copyto(spread_sin[..., trailing : trailing + half], sin)
+    np.negative(sin, out=spread_sin[..., leading : leading + half])
+    if operand.ndim < 2 or operand.ndim <= np.ndim(cos):
+        _turn(operand, spread_cos, spread_sin, out, swapped[: operand.size].reshape(operand.shape))
         return out
-    for position in range(operand.shape[0]):
-        _turn(operand[position], spread_cos, spread_sin, out[position], term, inverse)
+    for first in range(0, operand.shape[0], rows):
+        block = slice(first, first + rows)
+        source = operand[block]
+        term = swapped[: source.size].reshape(source.shape)
+        _turn(source, spread_cos, spread_sin, out[block], term)
     return out
+
+
+def _turn(operand, spread_cos, spread_sin, out, term) -> None:
+    """One block's pairs turned into `out`: `x * spread_cos + swap(x) * spread_sin`, with
+    `term` (the block's shape) holding the swapped halves."""
+    half = operand.shape[-1] // 2
+    if not operand.flags.c_contiguous:
+        np.copyto(out, operand)  # one strided pass; the rest read contiguous rows
+        operand = out
+    np.copyto(term[..., :half], operand[..., half:])
+    np.copyto(term[..., half:], operand[..., :half])
+    np.multiply(operand, spread_cos, out=out)
+    np.multiply(term, spread_sin, out=term)
+    np.add(out, term, out=out)
 
 
 # The tables are drawn first: the test weights the output with the draw's own seed, and
