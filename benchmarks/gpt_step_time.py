@@ -80,14 +80,7 @@ def _training(route: str):
 def _topos_worker(route: str):
 
     training = _training(route)
-    state = {"step": 0}
-
-    def step() -> int:
-        loss = training.step(state["step"])
-        state["step"] += 1
-        return harness.loss_bits(loss)
-
-    return step
+    return harness.numbered_steps(lambda step: harness.loss_bits(training.step(step)))
 
 
 def _torch_worker():
@@ -108,16 +101,14 @@ def _torch_worker():
     model = twin(named)
     adamw = optimizer(model)
     inputs = training.recording.inputs
-    state = {"step": 0}
 
-    def step() -> int:
-        feeds = training.feeds(state["step"])
-        state["step"] += 1
+    def step_at(step: int) -> int:
+        feeds = training.feeds(step)
         tokens = torch.from_numpy(feeds[inputs["tokens"]].numpy().astype(np.int64))
         targets = torch.from_numpy(feeds[inputs["targets"]].numpy().astype(np.int64))
         return harness.torch_step(adamw, lambda: loss(model, tokens, targets))
 
-    return step
+    return harness.numbered_steps(step_at)
 
 
 def _peer_worker(route: str):
@@ -127,14 +118,7 @@ def _peer_worker(route: str):
 
     workload = resolve(_workload_name())
     training = PeerTraining(workload, harness.PEERS[route], workload.dataset(None), 10_000)
-    state = {"step": 0}
-
-    def step() -> int:
-        loss = training.step(state["step"])
-        state["step"] += 1
-        return harness.loss_bits(loss)
-
-    return step
+    return harness.numbered_steps(lambda step: harness.loss_bits(training.step(step)))
 
 
 def worker(route: str) -> int:

@@ -17,6 +17,7 @@ common part (`round_facts`) and its last words (`conclude`).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import platform
@@ -87,6 +88,13 @@ def serve_route(route: str, step: Callable[[], int]) -> int:
     if route.startswith(("pytorch", "emitted-torch")):
         info = torch_info(info)
     return serve(step, info)
+
+
+def numbered_steps(step_at: Callable[[int], int]) -> Callable[[], int]:
+    """A worker's step function: `step_at(0)`, then `step_at(1)`, and so on, each call
+    the next step (its loss's bits returned)."""
+    numbers = itertools.count()
+    return lambda: step_at(next(numbers))
 
 
 def loss_bits(loss: Any) -> int:

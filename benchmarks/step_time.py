@@ -79,14 +79,9 @@ def _topos_worker(route: str):
         name, BATCH, shard_processes=processes == "processes", workload=workload or "cifar10"
     )
     pool = batches(POOL, BATCH)
-    state = {"step": 0}
-
-    def step() -> int:
-        images, labels = pool[state["step"] % POOL]
-        state["step"] += 1
-        return harness.loss_bits(trainer.step(images, labels, LEARNING_RATE))
-
-    return step
+    return harness.numbered_steps(
+        lambda step: harness.loss_bits(trainer.step(*pool[step % POOL], LEARNING_RATE))
+    )
 
 
 def _torch_worker(channels_last: bool = False):
@@ -109,16 +104,14 @@ def _torch_worker(channels_last: bool = False):
         )
         for images, labels in batches(POOL, BATCH)
     ]
-    state = {"step": 0}
 
-    def step() -> int:
-        images, labels = pool[state["step"] % POOL]
-        state["step"] += 1
+    def step_at(step: int) -> int:
+        images, labels = pool[step % POOL]
         return harness.torch_step(
             optimizer, lambda: torch.nn.functional.cross_entropy(model(images), labels)
         )
 
-    return step
+    return harness.numbered_steps(step_at)
 
 
 def _peer_worker(route: str):
@@ -128,14 +121,9 @@ def _peer_worker(route: str):
 
     trainer = EmittedTrainer(harness.PEERS[route], BATCH)
     pool = batches(POOL, BATCH)
-    state = {"step": 0}
-
-    def step() -> int:
-        images, labels = pool[state["step"] % POOL]
-        state["step"] += 1
-        return harness.loss_bits(trainer.step(images, labels, LEARNING_RATE))
-
-    return step
+    return harness.numbered_steps(
+        lambda step: harness.loss_bits(trainer.step(*pool[step % POOL], LEARNING_RATE))
+    )
 
 
 def worker(route: str) -> int:
