@@ -220,6 +220,21 @@ def test_a_failed_reference_leaves_other_routes_in_absolute_figures():
     assert verdict.exit_status == 1
 
 
+def test_without_engine_the_first_topos_route_is_the_reference():
+    # `--routes recorded,torch`, the peers' own example: the peer's time and memory are
+    # read against recorded, as its agreement is; a failed engine stays the reference.
+    runs = [
+        make_run("recorded", milliseconds=100.0, jitter=0.0),
+        make_run("torch", milliseconds=150.0, jitter=0.0, peak=2000 * MEBIBYTE),
+    ]
+    verdict = decide_verdict(runs)
+    assert verdict.reference == "recorded"
+    assert verdict.route("torch").speed.ratio.factor == pytest.approx(1.5)
+    assert verdict.route("torch").memory.peak_ratio == pytest.approx(2.0)
+    assert verdict.route("recorded").speed.ratio is None
+    assert "the memory of recorded" in verdict.summary
+
+
 def test_a_reference_that_failed_in_some_repeats_says_so():
     runs = [
         make_run("engine", 0, milliseconds=112.0),

@@ -91,13 +91,17 @@ def decide_verdict(
     judged = [
         judge_route(name, [run for run in runs if run.route == name], settings) for name in names
     ]
-    reference = next((route for route in judged if route.route == settings.reference), None)
+    # Without the settings' reference among the routes (`--routes recorded,torch,jax`),
+    # the first topos route graded is the reference, as it is for the peers' agreement.
+    ours = [name for name in names if not is_peer(name)]
+    reference_name = settings.reference if settings.reference in names or not ours else ours[0]
+    reference = next((route for route in judged if route.route == reference_name), None)
     known = known_ratios or {}
     routes = tuple(
         with_ratios(route, reference, settings, known.get(route.route)) for route in judged
     )
     # Bit parity is promised among topos's own routes only; peers agree within tolerance.
-    parity = judge_parity([run for run in runs if not is_peer(run.route)], settings.reference)
+    parity = judge_parity([run for run in runs if not is_peer(run.route)], reference_name)
     agreements = judge_peers(runs, settings)
     warnings = noise_warnings(routes, settings, load_average, cores)
     sampled = sampled_memory_warning(runs)
@@ -106,14 +110,12 @@ def decide_verdict(
     pairings = pair_routes(judged, settings)
 
     return Verdict(
-        reference=settings.reference,
+        reference=reference_name,
         settings=settings,
         routes=routes,
         parity=parity,
         warnings=tuple(warnings),
-        summary=summary_sentence(
-            routes, reference, parity, settings.reference, pairings, agreements
-        ),
+        summary=summary_sentence(routes, reference, parity, reference_name, pairings, agreements),
         exit_status=exit_status_of(runs, parity, agreements),
         pairings=pairings,
         agreements=agreements,
