@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from topos.datasets import DataError, Dataset
+from topos.datasets import Dataset
 from topos.graph.tape import Tape
 from topos.names import PEER_ROUTES
 from topos.peers.peer_optimizer import optimizer_settings
-from topos.training.shuffled_batches import TooFewSamplesError
 from topos.training.workload import Workload
 
 
@@ -88,15 +87,7 @@ class PeerTraining:
         self.emitter.configure(
             optimizer_settings(workload.optimizer(), self.network, self.parameter_indices)
         )
-        train = dataset.train
-        try:
-            self.order = workload.batches(train, workload.batch_size, workload.shuffle_state)
-        except TooFewSamplesError as shortage:
-            raise DataError(
-                dataset.source,
-                f"dataset {dataset.name!r} has too few training samples for workload "
-                f"{workload.name!r}: {shortage}",
-            ) from None
+        self.order = workload.batch_order(dataset)
 
     @property
     def version(self) -> str:

@@ -9,12 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from topos import Parameters
-from topos.datasets import DataError, Dataset, Split
+from topos.datasets import Dataset, Split
 from topos.engine.budget import Budget
 from topos.graph.parameter_gradients import ParameterGradients
 from topos.training.parameter_memory import ParameterMemory
 from topos.training.route_program import RouteProgram
-from topos.training.shuffled_batches import TooFewSamplesError
 from topos.training.step_memory import StepMemory, step_memory
 from topos.training.workload import Workload, classifier_feeds
 
@@ -49,16 +48,7 @@ class Training:
         self.memory = ParameterMemory(self.program.network.parameters())
         # One optimizer per training: its state (Adam's moments) is this trajectory's.
         self.optimizer = workload.optimizer()
-        train = dataset.train
-        try:
-            self.order = workload.batches(train, workload.batch_size, workload.shuffle_state)
-        except TooFewSamplesError as shortage:
-            unit = getattr(train, "unit", "images")
-            raise DataError(
-                dataset.source,
-                f"dataset {dataset.name!r} has {len(train)} training {unit}, too few for "
-                f"workload {workload.name!r}: {shortage}",
-            ) from None
+        self.order = workload.batch_order(dataset)
 
     @property
     def parameters(self) -> Parameters:

@@ -19,7 +19,7 @@ from topos.names import ROUTES
 from topos.nn import SGD
 from topos.tensor import Tensor
 from topos.training.blas_threads import DEFAULT_BLAS_THREADS
-from topos.training.shuffled_batches import ShuffledBatches
+from topos.training.shuffled_batches import ShuffledBatches, TooFewSamplesError
 
 
 class Recording:
@@ -212,6 +212,20 @@ class Workload:
     def fitted(self, dataset: Dataset) -> Workload:
         """This workload as it trains on `dataset` (itself, unless it has `adapt`)."""
         return self if self.adapt is None else self.adapt(self, dataset)
+
+    def batch_order(self, dataset: Dataset) -> BatchOrder:
+        """The order this workload's batches take through `dataset`'s training split; a
+        split too small for a batch is a `DataError` naming the dataset and its size."""
+        train = dataset.train
+        try:
+            return self.batches(train, self.batch_size, self.shuffle_state)
+        except TooFewSamplesError as shortage:
+            unit = getattr(train, "unit", "images")
+            raise DataError(
+                dataset.source,
+                f"dataset {dataset.name!r} has {len(train)} training {unit}, too few for "
+                f"workload {self.name!r}: {shortage}",
+            ) from None
 
     def dataset(self, directory: str | None) -> Dataset:
         """The workload's dataset from the folder `directory`, or its synthetic stand-in
