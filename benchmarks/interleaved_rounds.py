@@ -6,7 +6,8 @@ Each route trains in a worker process of its own (the benchmark's script run wit
 times its steps in round 1, then every worker in round 2, the order reversed every other
 round, so a busy spell on the machine falls on all routes alike. `summarize` turns each
 worker's times and rusage into its figures, `add_ratios` divides them by a reference
-route's median, and `print_table` prints them.
+route's median (and, paired round by round, `paired_ratio`: a round's ratio cancels a
+slow spell of the machine that spans the round), and `print_table` prints them.
 
 What the two benchmarks share beyond that is here too: their command line
 (`round_parser`), a worker's announcement (`serve_route`), which routes run
@@ -206,6 +207,8 @@ class Worker:
         )
         self.info = self._read()
         self.times: list[float] = []
+        #: Each timed round's step times (ms), in order: what paired ratios pair.
+        self.rounds: list[list[float]] = []
         self.losses: list[int] = []
         self.usage = dict.fromkeys(USAGE, 0)
 
@@ -220,6 +223,7 @@ class Worker:
         self.process.stdin.flush()
         answer = self._read()
         self.times += answer["times"]
+        self.rounds.append(answer["times"])
         self.losses += answer["losses"]
         for key, value in answer["usage"].items():
             self.usage[key] += value
@@ -237,6 +241,7 @@ def run_rounds(workers: Sequence[Worker], warmup: int, rounds: int, steps: int) 
         for worker in workers:
             worker.train(warmup)
             worker.times.clear()
+            worker.rounds.clear()
             worker.usage = dict.fromkeys(worker.usage, 0)
         for round_number in range(rounds):
             for worker in workers if round_number % 2 == 0 else reversed(workers):
@@ -288,6 +293,7 @@ def summarize(workers: Iterable[Worker], per_step: Sequence[str]) -> dict[str, d
             "q3_ms": quartiles[2],
             "min_ms": min(times),
             "steps_timed": len(times),
+            "round_medians_ms": [statistics.median(steps) for steps in worker.rounds if steps],
             **{f"{key}_per_step": worker.usage[key] / len(times) for key in per_step},
             "info": worker.info,
         }
@@ -296,11 +302,41 @@ def summarize(workers: Iterable[Worker], per_step: Sequence[str]) -> dict[str, d
 
 def add_ratios(results: dict[str, dict], references: Mapping[str, str]) -> None:
     """Adds to each route's figures, for each `key: route` of `references`, its median
-    divided by that route's (None where that route did not run)."""
+    divided by that route's (None where that route did not run), and the same ratio
+    paired by round (`paired_ratio`) as `key_paired`."""
     medians = {key: results.get(route, {}).get("median_ms") for key, route in references.items()}
     for figures in results.values():
         for key, reference in medians.items():
             figures[key] = figures["median_ms"] / reference if reference else None
+            against = results.get(references[key])
+            figures[f"{key}_paired"] = (
+                paired_ratio(figures["round_medians_ms"], against["round_medians_ms"])
+                if against
+                else None
+            )
+
+
+def paired_ratio(rounds: Sequence[float], reference_rounds: Sequence[float]) -> dict | None:
+    """The ratio of a route to a reference paired round by round: the median, over the
+    rounds, of the route's median step in a round over the reference's in the same round,
+    with the quartiles of those ratios. None with fewer than two rounds.
+
+    The machines here slow down by half for seconds at a time (another tenant on the
+    host); a slow spell spans a round of every route alike far more often than it spans
+    the whole run alike, so a round's ratio cancels it where the ratio of the run's
+    medians need not: the run whose medians say 0.77x and the next 0.92x."""
+    ratios = [
+        mine / theirs for mine, theirs in zip(rounds, reference_rounds, strict=False) if theirs
+    ]
+    if len(ratios) < 2:
+        return None
+    quartiles = statistics.quantiles(ratios, n=4)
+    return {
+        "median": statistics.median(ratios),
+        "q1": quartiles[0],
+        "q3": quartiles[2],
+        "rounds": len(ratios),
+    }
 
 
 def print_peer_differences(
@@ -318,7 +354,7 @@ def print_peer_differences(
 
 def print_table(results: dict[str, dict], width: int, ratios: Mapping[str, str]) -> None:
     """A row a route: ms/step, quartiles, minimum, the ratios (`key: heading`), CPU ms
-    and minor faults per step."""
+    and minor faults per step; then the same ratios paired by round (`print_paired`)."""
     print(
         f"{'route':<{width}} {'ms/step':>9} {'q1':>8} {'q3':>8} {'min':>8} "
         + "".join(f"{heading:>10} " for heading in ratios.values())
@@ -331,6 +367,23 @@ def print_table(results: dict[str, dict], width: int, ratios: Mapping[str, str])
             f"{figures['q3_ms']:8.2f} {figures['min_ms']:8.2f} {shown}"
             f"{figures['cpu_ms_per_step']:8.1f} {figures['minor_faults_per_step']:8.0f}"
         )
+    print_paired(results, width, ratios)
+
+
+def print_paired(results: dict[str, dict], width: int, ratios: Mapping[str, str]) -> None:
+    """The ratios paired by round (`paired_ratio`): a route's median per-round ratio and
+    the quartiles of its rounds' ratios, for each ratio `key: heading`."""
+    print("paired by round (median of each round's ratio, [quartiles]):")
+    for route, figures in results.items():
+        cells = []
+        for key, heading in ratios.items():
+            paired = figures.get(f"{key}_paired")
+            if paired:
+                cells.append(
+                    f"{heading} {paired['median']:.2f} [{paired['q1']:.2f}-{paired['q3']:.2f}]"
+                )
+        if cells:
+            print(f"  {route:<{width}} " + "   ".join(cells))
 
 
 def write_report(report: dict, out: Path) -> None:
