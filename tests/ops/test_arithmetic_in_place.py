@@ -3,18 +3,21 @@
 add, sub, mul and div declare `overwrites`: the forward memory plan may hand one of them
 an operand's own bytes as `out` (cifar10's bias sums are written over their products).
 Here hypothesis draws the operands (signed zeros, infinities, NaN, arbitrary floats),
-including a row broadcast down a matrix of short rows (the widened bias path) on either
-side, and checks that the kernel writing over either full-shaped operand gives the very
-bits it gives into a fresh array.
+including a row broadcast down a matrix of short rows (the widened bias path, taken
+here at any row count) on either side, and checks that the kernel writing over either
+full-shaped operand gives the very bits it gives into a fresh array.
 """
 
 from __future__ import annotations
 
+from unittest import mock
+
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from topos.ops import REGISTRY
+from topos.ops import REGISTRY, arithmetic
 
 SPECIAL = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 3.0, 1e-45, 3.4e38]
 
@@ -45,12 +48,13 @@ def operands(draw):
     return operation, other, full, dtype
 
 
+@pytest.mark.parametrize("many_rows", [2, arithmetic._MANY_ROWS], ids=["widened", "as_is"])
 @settings(max_examples=200, deadline=None)
 @given(operands())
-def test_writing_over_an_operand_gives_the_fresh_bits(problem):
+def test_writing_over_an_operand_gives_the_fresh_bits(many_rows, problem):
     operation, left, right, dtype = problem
     kernel = REGISTRY[operation].kernel
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), mock.patch.object(arithmetic, "_MANY_ROWS", many_rows):
         expected = kernel(left, right)
         assert expected.dtype == dtype
         for position in (0, 1):

@@ -11,6 +11,7 @@ import pytest
 from topos.ops.embedding import embedding_gradient
 from topos.ops.gelu import gelu, gelu_gradient
 from topos.ops.reduction import logsumexp
+from topos.ops.row_maxima import row_maxima
 from topos.ops.row_sums import column_sums, row_sums
 from topos.ops.softmax import softmax, softmax_gradient
 from topos.ops.standardize import row_scale, standardize, standardize_gradient
@@ -41,6 +42,20 @@ def test_row_and_column_sums_agree_with_numpy_to_rounding():
     )
     matrix = values.reshape(35, 64)
     np.testing.assert_allclose(column_sums(matrix), matrix.sum(0), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (3, 5), (2, 17, 17), (4, 64), (2, 3, 65), (0, 5)])
+def test_row_maxima_are_numpys_bit_for_bit_and_keep_nan(shape):
+    values = RNG.standard_normal(shape).astype(np.float32) * 10
+    assert row_maxima(values).tobytes() == values.max(-1, keepdims=True).tobytes()
+    # a strided operand, and a row holding a NaN (and one holding -inf) among finite ones
+    assert row_maxima(values[..., ::-1]).tobytes() == values.max(-1, keepdims=True).tobytes()
+    if values.size > 1 and shape[-1] > 1:
+        values.reshape(-1, shape[-1])[0, -1] = np.nan
+        values.reshape(-1, shape[-1])[-1, 0] = -np.inf
+        found = row_maxima(values)
+        assert np.isnan(found.reshape(-1)[0])
+        assert found.tobytes() == values.max(-1, keepdims=True).tobytes()
 
 
 def test_causal_softmax_leaves_the_future_out():

@@ -17,8 +17,12 @@ from topos.ops.shape_rules import elementwise, same
 # NumPy run one short inner loop per row. Elementwise arithmetic does not care how
 # the elements are grouped, so such an operation runs on the matrix viewed as
 # `[rows / k, k * columns]` against the row repeated k times: the same operations on
-# the same elements, in loops k times longer.
+# the same elements, in loops k times longer. That pays only over many rows: setting it
+# up costs about 10 us, more than NumPy's own row loops cost over a thousand rows
+# (gpt's [1024, 64] bias add: 28 us as is, 38 us widened; cifar10's [65536, 16]: 800 us
+# as is, 420 us widened).
 _LONG_ROW = 1024
+_MANY_ROWS = 8192
 
 
 def _repeated_row(value, shape: tuple[int, ...]):
@@ -66,12 +70,14 @@ def _widened(left, right):
         return None
     columns = row.shape[0]
     rows = full.size // columns if columns else 0
-    if columns == 0 or columns >= _LONG_ROW or rows < 2:
+    if columns == 0 or columns >= _LONG_ROW or rows < _MANY_ROWS:
         return None
     want = -(-_LONG_ROW // columns)
     repeats = next((k for k in range(want, rows + 1) if rows % k == 0), rows)
     wide = full.reshape(rows // repeats, repeats * columns)
-    tiled = np.tile(row, repeats)
+    # an assignment broadcast, a third of np.tile's cost
+    tiled = np.empty(repeats * columns, dtype=row.dtype)
+    tiled.reshape(repeats, columns)[...] = row
     return ((tiled, wide) if row_left else (wide, tiled)), wide.shape
 
 

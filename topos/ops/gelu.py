@@ -13,7 +13,9 @@ agree to float32 rounding.
 
 from __future__ import annotations
 
+import functools
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -34,13 +36,52 @@ def _derive_gelu(algebra, inputs, output, gradient, needs):
     return (algebra.gelu_gradient(inputs[0], gradient),)
 
 
-def _exponent(operand: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """`-2u = x (-2k - 2k a x^2)`, k = sqrt(2 / pi), into `out` (scaling by -2 is exact)."""
-    kind = operand.dtype.type
-    np.multiply(operand, operand, out=out)
-    np.multiply(out, kind(-2.0 * CUBIC * ROOT_TWO_OVER_PI), out=out)
-    np.add(out, kind(-2.0 * ROOT_TWO_OVER_PI), out=out)
+class _Coefficients(NamedTuple):
+    """The kernels' constants as scalars of one dtype."""
+
+    one: np.generic
+    exponent_linear: np.generic  # -2k
+    exponent_cubic: np.generic  # -2k a
+    bend_linear: np.generic  # 2k
+    bend_cubic: np.generic  # 6k a
+
+
+@functools.cache
+def _coefficients(kind: type) -> _Coefficients:
+    """The constants as `kind` scalars, made once: making a NumPy scalar costs about a
+    third of a pass over one of gelu_product's blocks, and the kernels take a dozen."""
+    return _Coefficients(
+        one=kind(1),
+        exponent_linear=kind(-2.0 * ROOT_TWO_OVER_PI),
+        exponent_cubic=kind(-2.0 * CUBIC * ROOT_TWO_OVER_PI),
+        bend_linear=kind(2.0 * ROOT_TWO_OVER_PI),
+        bend_cubic=kind(6.0 * CUBIC * ROOT_TWO_OVER_PI),
+    )
+
+
+def _exponent(
+    operand: np.ndarray, square: np.ndarray, out: np.ndarray, constants: _Coefficients
+) -> np.ndarray:
+    """`-2u = x (-2k - 2k a x^2)`, k = sqrt(2 / pi), into `out` from `square` = x^2
+    (scaling by -2 is exact)."""
+    np.multiply(square, constants.exponent_cubic, out=out)
+    np.add(out, constants.exponent_linear, out=out)
     return np.multiply(out, operand, out=out)
+
+
+#: What the kernels' exponential may do, to a correct limit (see the module): callers of
+#: the unguarded forms below run them under `np.errstate(**OVERFLOW_IS_A_LIMIT)`, once
+#: around a loop of blocks rather than once a block (entering it costs about 3 us).
+OVERFLOW_IS_A_LIMIT = {"over": "ignore", "divide": "ignore"}
+
+
+def gelu_unguarded(operand: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """gelu of `operand` into `out`, under the caller's `np.errstate(**OVERFLOW_IS_A_LIMIT)`."""
+    constants = _coefficients(operand.dtype.type)
+    _exponent(operand, np.multiply(operand, operand, out=out), out, constants)
+    np.exp(out, out=out)
+    np.add(out, constants.one, out=out)
+    return np.divide(operand, out, out=out)
 
 
 @primitive("gelu", 1, same, _derive_gelu, memory=ELEMENTWISE, value_method=True)
@@ -49,12 +90,8 @@ def gelu(operand, out=None):
     `x / (1 + exp(-2u))` (see the module)."""
     if out is None:
         out = np.empty(operand.shape, dtype=operand.dtype)
-    kind = operand.dtype.type
-    _exponent(operand, out)
-    with np.errstate(over="ignore"):
-        np.exp(out, out=out)
-    np.add(out, kind(1), out=out)
-    return np.divide(operand, out, out=out)
+    with np.errstate(**OVERFLOW_IS_A_LIMIT):
+        return gelu_unguarded(operand, out)
 
 
 def _infer_gelu_gradient(operand: Shape, gradient: Shape) -> Shape:
@@ -113,31 +150,44 @@ def gelu_gradient(operand, gradient, out=None, workspace=None):
     `(1 + tanh(u)) / 2`), `u = k (x + a x^3)` and `u'' = 2u' = 2k (1 + 3 a x^2)`; `1 - s`
     made as `1 / (1 + 1 / exp(-2u))`, exact where s is near 1, and both 0 or 1 (never
     NaN) where the exponential overflows or vanishes: two scratches, no temporaries."""
-    kind = operand.dtype.type
     if out is None:
         out = np.empty(operand.shape, dtype=operand.dtype)
     size = operand.size
     if workspace is not None and workspace.size >= 2 * size:
-        sigmoid = workspace[:size].reshape(operand.shape)
-        complement = workspace[size : 2 * size].reshape(operand.shape)
+        scratches = workspace[: 2 * size]
     else:
-        sigmoid = np.empty(operand.shape, dtype=operand.dtype)
-        complement = np.empty(operand.shape, dtype=operand.dtype)
-    with np.errstate(over="ignore", divide="ignore"):
-        np.exp(_exponent(operand, sigmoid), out=sigmoid)
-        np.divide(kind(1), sigmoid, out=complement)
-    np.add(complement, kind(1), out=complement)
-    np.divide(kind(1), complement, out=complement)
-    np.add(sigmoid, kind(1), out=sigmoid)
-    np.divide(kind(1), sigmoid, out=sigmoid)
+        scratches = np.empty(2 * size, dtype=operand.dtype)
+    with np.errstate(**OVERFLOW_IS_A_LIMIT):
+        return gelu_gradient_unguarded(operand, gradient, out, scratches)
+
+
+def gelu_gradient_unguarded(
+    operand: np.ndarray, gradient: np.ndarray, out: np.ndarray, scratches: np.ndarray
+) -> np.ndarray:
+    """gelu_gradient into `out`, with `scratches` (flat, twice the operand's size), under
+    the caller's `np.errstate(**OVERFLOW_IS_A_LIMIT)`."""
+    constants = _coefficients(operand.dtype.type)
+    one = constants.one
+    size = operand.size
+    sigmoid = scratches[:size].reshape(operand.shape)
+    complement = scratches[size : 2 * size].reshape(operand.shape)
+    # x^2 once, in `out` until x u'' is made from it: a pass fewer (the same operations,
+    # so the same bits).
+    square = np.multiply(operand, operand, out=out)
+    _exponent(operand, square, sigmoid, constants)
+    np.exp(sigmoid, out=sigmoid)
+    np.divide(one, sigmoid, out=complement)
+    np.add(complement, one, out=complement)
+    np.divide(one, complement, out=complement)
+    np.add(sigmoid, one, out=sigmoid)
+    np.divide(one, sigmoid, out=sigmoid)
     # out = x u'' = x (2k + 6 k a x^2)
-    np.multiply(operand, operand, out=out)
-    np.multiply(out, kind(6.0 * CUBIC * ROOT_TWO_OVER_PI), out=out)
-    np.add(out, kind(2.0 * ROOT_TWO_OVER_PI), out=out)
+    np.multiply(square, constants.bend_cubic, out=out)
+    np.add(out, constants.bend_linear, out=out)
     np.multiply(out, operand, out=out)
     # out = s (1 + x u'' (1 - s)) g
     np.multiply(out, complement, out=out)
-    np.add(out, kind(1), out=out)
+    np.add(out, one, out=out)
     np.multiply(out, sigmoid, out=out)
     return np.multiply(out, gradient, out=out)
 

@@ -19,11 +19,12 @@ import numpy as np
 from topos.ops.emission import declare_emission
 from topos.ops.example import Example, normal, recorded
 from topos.ops.gelu import (
+    OVERFLOW_IS_A_LIMIT,
     _derive_gelu_gradient,
     emit_gelu,
     emit_gelu_slope,
-    gelu,
-    gelu_gradient,
+    gelu_gradient_unguarded,
+    gelu_unguarded,
 )
 from topos.ops.memory_rules import MemoryRules
 from topos.ops.primitive import declare_examples, primitive
@@ -103,10 +104,11 @@ def gelu_product(activations, weights, out=None, workspace=None):
     rows, width = activations.shape
     if out is None:
         out = np.empty((rows, weights.shape[1]), dtype=activations.dtype)
-    for start, end in _blocks(rows):
-        block = _block_scratch(workspace, 0, end - start, width, activations.dtype)
-        gelu.kernel(activations[start:end], out=block)
-        np.matmul(block, weights, out=out[start:end])
+    with np.errstate(**OVERFLOW_IS_A_LIMIT):
+        for start, end in _blocks(rows):
+            block = _block_scratch(workspace, 0, end - start, width, activations.dtype)
+            gelu_unguarded(activations[start:end], block)
+            np.matmul(block, weights, out=out[start:end])
     return out
 
 
@@ -154,11 +156,12 @@ def gelu_product_gradient(activations, gradient, weights, out=None, workspace=No
     rows, width = activations.shape
     if out is None:
         out = np.empty((rows, width), dtype=activations.dtype)
-    for start, end in _blocks(rows):
-        spread = _block_scratch(workspace, 0, end - start, width, activations.dtype)
-        scratch = _block_scratches(workspace, end - start, width, activations.dtype)
-        np.matmul(gradient[start:end], weights.T, out=spread)
-        gelu_gradient.kernel(activations[start:end], spread, out=out[start:end], workspace=scratch)
+    with np.errstate(**OVERFLOW_IS_A_LIMIT):
+        for start, end in _blocks(rows):
+            spread = _block_scratch(workspace, 0, end - start, width, activations.dtype)
+            scratches = _block_scratches(workspace, end - start, width, activations.dtype)
+            np.matmul(gradient[start:end], weights.T, out=spread)
+            gelu_gradient_unguarded(activations[start:end], spread, out[start:end], scratches)
     return out
 
 
@@ -212,11 +215,12 @@ def gelu_product_weights(activations, gradient, out=None, workspace=None):
     else:
         partial = np.empty((width, columns), dtype=activations.dtype)
     out.fill(0)
-    for start, end in _blocks(rows):
-        block = _block_scratch(workspace, 0, end - start, width, activations.dtype)
-        gelu.kernel(activations[start:end], out=block)
-        np.matmul(block.T, gradient[start:end], out=partial)
-        np.add(out, partial, out=out)
+    with np.errstate(**OVERFLOW_IS_A_LIMIT):
+        for start, end in _blocks(rows):
+            block = _block_scratch(workspace, 0, end - start, width, activations.dtype)
+            gelu_unguarded(activations[start:end], block)
+            np.matmul(block.T, gradient[start:end], out=partial)
+            np.add(out, partial, out=out)
     return out
 
 
