@@ -13,7 +13,6 @@ from topos_cli.report.statistics import (
     RatioEstimate,
     coefficient_of_variation,
     interquartile_range,
-    mann_whitney,
     median,
     outlier_indices,
     quantile,
@@ -83,71 +82,6 @@ def test_summarize_gathers_every_figure():
     assert (summary.minimum, summary.maximum) == (1.0, 10.0)
     assert summary.mean == 4.0
     assert summary.to_json()["median"] == 3.0
-
-
-def test_mann_whitney_matches_the_published_asymptotic_value():
-    # SciPy's documentation example (males vs females): U = 17, and the
-    # asymptotic two-sided p-value with continuity correction is 0.11134688653314041.
-    result = mann_whitney([19, 22, 16, 29, 24], [20, 11, 17, 12])
-    assert result.statistic == 17.0
-    assert result.p_value == pytest.approx(0.11134688653314041, rel=1e-12)
-    assert result.z > 0
-
-
-def test_mann_whitney_hand_worked_without_ties():
-    # U = 0; mean 2, variance 2 * 2 * 5 / 12; |U - mean| - 0.5 = 1.5.
-    result = mann_whitney([1.0, 2.0], [3.0, 4.0])
-    assert result.statistic == 0.0
-    assert result.z == pytest.approx(-1.5 / math.sqrt(20 / 12))
-    assert result.p_value == pytest.approx(0.2453, abs=1e-4)
-
-
-def test_mann_whitney_hand_worked_with_ties():
-    # Combined ranks: 1 | 2 2 2 -> 3 each | 3 3 -> 5.5 each | 4 -> 7 | 5 -> 8.
-    # First sample's rank sum 1 + 3 + 3 + 5.5 = 12.5, so U = 12.5 - 4 * 5 / 2 = 2.5.
-    # Tie term (3**3 - 3) + (2**3 - 2) = 30; variance = 16/12 * (9 - 30 / 56).
-    result = mann_whitney([1.0, 2.0, 2.0, 3.0], [2.0, 3.0, 4.0, 5.0])
-    variance = 16 / 12 * (9 - 30 / 56)
-    assert result.statistic == 2.5
-    assert result.z == pytest.approx(-(8 - 2.5 - 0.5) / math.sqrt(variance))
-    assert result.p_value == pytest.approx(0.1367, abs=1e-4)
-
-
-def test_mann_whitney_of_all_tied_values_finds_nothing():
-    result = mann_whitney([1.0, 1.0], [1.0, 1.0, 1.0])
-    assert result.p_value == 1.0
-    assert result.statistic == 3.0
-
-
-def test_mann_whitney_separates_clearly_different_samples():
-    slow = [1.0 + 0.001 * index for index in range(50)]
-    fast = [0.5 + 0.001 * index for index in range(50)]
-    assert mann_whitney(slow, fast).p_value < 1e-15
-    assert mann_whitney(slow, slow).p_value == 1.0
-
-
-def _pair_count(first, second):
-    """U by its definition: pairs where the first is larger, ties counting a half."""
-    return sum((a > b) + 0.5 * (a == b) for a in first for b in second)
-
-
-small_samples = st.lists(st.integers(0, 6).map(float), min_size=1, max_size=12)
-
-
-@given(small_samples, small_samples)
-def test_mann_whitney_statistic_counts_pairs(first, second):
-    result = mann_whitney(first, second)
-    assert result.statistic == _pair_count(first, second)
-    assert 0.0 <= result.p_value <= 1.0
-
-
-@given(small_samples, small_samples)
-def test_mann_whitney_is_symmetric(first, second):
-    forward = mann_whitney(first, second)
-    backward = mann_whitney(second, first)
-    assert forward.statistic + backward.statistic == len(first) * len(second)
-    assert forward.p_value == pytest.approx(backward.p_value)
-    assert forward.z == pytest.approx(-backward.z)
 
 
 def test_ratio_of_medians_is_exact_without_spread():

@@ -1,10 +1,10 @@
-"""Descriptive statistics and the rank test the verdict rests on, in pure Python.
+"""Descriptive statistics for the verdict, in pure Python.
 
 The parent process must stay light (no NumPy), and SciPy is not a dependency,
 so everything here is written out: quantiles by linear interpolation (the
 "type 7" definition NumPy and R use by default), Tukey's outlier fences, a
-bootstrap interval for a ratio of medians, and the two-sided Mann-Whitney U
-test with its normal approximation, tie correction and continuity correction.
+and a bootstrap interval for a ratio of medians. The test a time claim rests on
+(Welch's, on per-repeat medians) is in `time_judgement`.
 """
 
 from __future__ import annotations
@@ -254,70 +254,3 @@ def ratio_estimate_of(stored: object) -> RatioEstimate | None:
         return None
     ratio, lower, upper, uncertainty, confidence = (float(value) for value in values)
     return RatioEstimate(ratio, lower, upper, uncertainty, confidence, resamples)
-
-
-@dataclass(frozen=True)
-class MannWhitneyResult(JsonFields):
-    """The outcome of a two-sided Mann-Whitney U test of two samples.
-
-    `statistic` is U of the first sample: the number of (first, second)
-    pairs where the first value is larger, ties counting one half. `z` is
-    signed: positive when the first sample tends to be larger.
-    """
-
-    statistic: float
-    z: float
-    p_value: float
-    first_count: int
-    second_count: int
-
-
-def _average_ranks(values: Sequence[float]) -> tuple[list[float], float]:
-    """The 1-based ranks of values, ties sharing their average rank, and the tie term.
-
-    The tie term is the sum over groups of tied values of `t**3 - t`, which
-    shrinks the variance of U: tied pairs carry no information about order.
-    """
-    order = sorted(range(len(values)), key=values.__getitem__)
-    ranks = [0.0] * len(values)
-    tie_term = 0.0
-    start = 0
-    while start < len(order):
-        end = start
-        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
-            end += 1
-        # Positions start..end (0-based) hold ranks start+1..end+1; they share the average.
-        shared = (start + end) / 2.0 + 1.0
-        for position in range(start, end + 1):
-            ranks[order[position]] = shared
-        tied = end - start + 1
-        tie_term += tied**3 - tied
-        start = end + 1
-    return ranks, tie_term
-
-
-def mann_whitney(first: Sequence[float], second: Sequence[float]) -> MannWhitneyResult:
-    """The two-sided Mann-Whitney U test by its normal approximation.
-
-    With n1 and n2 values, U has mean `n1 n2 / 2` and, with ties, variance
-    `n1 n2 / 12 * ((n + 1) - sum(t**3 - t) / (n (n - 1)))`. The continuity
-    correction moves |U - mean| half a unit toward zero, as SciPy's
-    `mannwhitneyu(..., method="asymptotic")` does, so the p-values agree
-    with it. When every value is tied, nothing separates the samples: p = 1.
-    """
-    first_values = _sorted_values(first)
-    second_values = _sorted_values(second)
-    first_count = len(first_values)
-    second_count = len(second_values)
-    ranks, tie_term = _average_ranks(first_values + second_values)
-    first_rank_sum = math.fsum(ranks[:first_count])
-    statistic = first_rank_sum - first_count * (first_count + 1) / 2.0
-    total = first_count + second_count
-    expected = first_count * second_count / 2.0
-    variance = first_count * second_count / 12.0 * ((total + 1) - tie_term / (total * (total - 1)))
-    if variance <= 0.0:
-        return MannWhitneyResult(statistic, 0.0, 1.0, first_count, second_count)
-    distance = max(abs(statistic - expected) - 0.5, 0.0)
-    z = math.copysign(distance / math.sqrt(variance), statistic - expected)
-    p_value = min(1.0, math.erfc(abs(z) / math.sqrt(2.0)))
-    return MannWhitneyResult(statistic, z, p_value, first_count, second_count)

@@ -89,7 +89,7 @@ class Speed:
     excluded_steps: int
     outliers: int
     ratio: SpeedRatio | None
-    #: Raw per-step times in seconds, one tuple per completed repeat (for rank tests).
+    #: Raw per-step times in seconds, one tuple per completed repeat (read by the time judgement).
     step_seconds: tuple[tuple[float, ...], ...] = field(repr=False, default=())
     #: The route's CPU ms per undisturbed step (median of its repeats'), None if unknown.
     cpu_milliseconds_per_step: float | None = None
