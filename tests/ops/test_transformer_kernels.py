@@ -58,6 +58,16 @@ def test_row_maxima_are_numpys_bit_for_bit_and_keep_nan(shape):
         assert found.tobytes() == values.max(-1, keepdims=True).tobytes()
 
 
+def test_softmax_over_rows_of_no_entries_is_empty():
+    # np.max refuses an empty row; the maxima take the maximum's identity instead
+    assert row_maxima(np.zeros((3, 0), np.float32)).tolist() == [[-np.inf]] * 3
+    with np.errstate(divide="ignore"):  # 1 over a row's sum of nothing
+        for causal in (False, True):
+            found = softmax.kernel(np.zeros((2, 0, 0), np.float32), causal=causal)
+            assert found.shape == (2, 0, 0)
+        assert softmax.kernel(np.zeros((3, 0), np.float32)).shape == (3, 0)
+
+
 def test_causal_softmax_leaves_the_future_out():
     scores = RNG.standard_normal((2, 3, 6, 6)).astype(np.float32) * 10
     found = softmax.kernel(scores, causal=True)

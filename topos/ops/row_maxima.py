@@ -23,10 +23,12 @@ def _row_starts(size: int, length: int) -> np.ndarray:
 
 
 def row_maxima(values: np.ndarray) -> np.ndarray:
-    """The maxima of `values` along its last axis (of at least one entry), `[..., 1]`
-    (a fresh small array)."""
+    """The maxima of `values` along its last axis, `[..., 1]` (a fresh small array); -inf
+    for rows of no entries (the identity of the maximum, where `np.max` refuses)."""
     values = np.ascontiguousarray(values)
     length = values.shape[-1]
+    if values.size == 0:
+        return np.full((*values.shape[:-1], 1), -np.inf, dtype=values.dtype)
     flat = values.reshape(-1)
     maxima = np.maximum.reduceat(flat, _row_starts(flat.size, length))
     return maxima.reshape(*values.shape[:-1], 1)

@@ -11,6 +11,7 @@ which it agrees to rounding.
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -26,7 +27,8 @@ def row_sums(values: np.ndarray) -> np.ndarray:
     """The sums of `values` along its last axis, `[..., 1]` (a fresh small array)."""
     values = np.ascontiguousarray(values)
     length = values.shape[-1]
-    rows = values.reshape(-1, length)
+    # the row count spelled out: -1 is ambiguous when rows have no entries
+    rows = values.reshape(math.prod(values.shape[:-1]), length)
     return np.matmul(rows, _ones(length, values.dtype)).reshape(*values.shape[:-1], 1)
 
 
