@@ -49,3 +49,44 @@ def test_after_plugging_a_request_at_the_threshold_is_mapped():
     taken, newly_mapped = (int(word) for word in completed.stdout.split())
     assert taken >= 65536 and taken % 65536 == 0
     assert newly_mapped == 1
+
+
+#: Many free chunks, each five 16 KiB chunks coalesced between barriers: every one is
+#: plugged (each judged by its own header, not by walking malloc's lists) and the next
+#: request at the threshold is mapped.
+MANY = """
+import ctypes
+from topos.system.free_chunk_reservation import _MallocInfo, reserve_free_chunks
+
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+libc.mallinfo2.restype = _MallocInfo
+groups = []
+for _ in range(300):
+    groups.append([libc.malloc(16 * 1024) for _ in range(5)])
+    libc.malloc(1024)  # a barrier: the group's chunks coalesce with each other only
+for group in groups:
+    for pointer in group:
+        libc.free(pointer)
+taken = reserve_free_chunks(65536)
+mapped = libc.mallinfo2().mapped_chunks
+libc.malloc(65536)
+print(taken, libc.mallinfo2().mapped_chunks - mapped)
+"""
+
+
+def test_hundreds_of_free_chunks_are_all_plugged():
+    completed = subprocess.run(
+        [sys.executable, "-c", MANY],
+        cwd=ROOT,
+        env=environment(MALLOC_MMAP_THRESHOLD_="65536"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    taken, newly_mapped = (int(word) for word in completed.stdout.split())
+    assert taken >= 300 * 65536
+    assert newly_mapped == 1

@@ -48,28 +48,48 @@ class _MallocInfo(ctypes.Structure):
 _plugs: list[int] = []
 
 
+#: The flags in the size word of glibc's chunk header, just below the pointer malloc
+#: returns: the chunk was mapped, or belongs to a thread's arena rather than the main heap.
+MAPPED_CHUNK = 0x2
+THREAD_ARENA_CHUNK = 0x4
+
+
+def _chunk_flags(pointer: int) -> int:
+    """The flag bits of the glibc chunk at `pointer` (what malloc returned)."""
+    word = ctypes.sizeof(ctypes.c_size_t)
+    return ctypes.c_size_t.from_address(pointer - word).value & 0x7
+
+
 def reserve_free_chunks(threshold: int) -> int:
     """Allocates every free heap chunk of `threshold` bytes or more, keeping them; returns
-    how many bytes it took (0 where malloc is not glibc's)."""
+    how many bytes it took (0 where malloc is not glibc's).
+
+    Each request is judged by its own chunk's header and the program break, never by
+    `mallinfo2`: that walks every free list of every arena, some 5 ms a call in a process
+    whose heap many threads and tests have cut up, and a reservation asks per request, up
+    to `MOST_PLUGS` times (a forked shard process of such a process spent over a minute
+    here)."""
     try:
         libc = ctypes.CDLL(None)
-        information = libc.mallinfo2
+        libc.mallinfo2  # noqa: B018  (glibc's malloc, whose chunks this reads, has it)
+        program_break = libc.sbrk
     except (OSError, AttributeError):
         return 0
-    information.restype = _MallocInfo
+    program_break.restype = ctypes.c_void_p
+    program_break.argtypes = [ctypes.c_ssize_t]
     libc.malloc.restype = ctypes.c_void_p
     libc.malloc.argtypes = [ctypes.c_size_t]
     libc.free.argtypes = [ctypes.c_void_p]
     taken = 0
     while len(_plugs) < MOST_PLUGS:
-        before = information()
+        top = program_break(0)
         pointer = libc.malloc(threshold)
         if not pointer:
             break
-        after = information()
-        # Mapped, or carved from a heap that had to grow (a threshold above `threshold`):
-        # either way no free chunk that large is left.
-        if after.mapped_chunks != before.mapped_chunks or after.heap_bytes > before.heap_bytes:
+        # Mapped, carved from a heap that had to grow (a threshold above `threshold`), or
+        # from a thread's arena, whose growth the break does not show: no free chunk that
+        # large is left in the main heap.
+        if _chunk_flags(pointer) & (MAPPED_CHUNK | THREAD_ARENA_CHUNK) or program_break(0) != top:
             libc.free(pointer)
             break
         _plugs.append(pointer)
