@@ -14,9 +14,9 @@ pytestmark = pytest.mark.skipif(
     reason="glibc's malloc only",
 )
 
-#: Run as a worker runs (its threshold fixed by the environment): free chunks of some
-#: 320 KiB are left inside the heap, plugged, and the next request at the threshold mapped.
-PROGRAM = """
+#: What both programs start with (glibc's malloc through ctypes) and end with: the
+#: reservation, then whether the next request at the threshold was mapped.
+SETUP = """
 import ctypes
 from topos.system.free_chunk_reservation import _MallocInfo, reserve_free_chunks
 
@@ -25,20 +25,33 @@ libc.malloc.restype = ctypes.c_void_p
 libc.malloc.argtypes = [ctypes.c_size_t]
 libc.free.argtypes = [ctypes.c_void_p]
 libc.mallinfo2.restype = _MallocInfo
-small = [libc.malloc(16 * 1024) for _ in range(20)]
-barrier = libc.malloc(1024)  # keeps the freed chunks inside the heap, off its top
-for pointer in small:
-    libc.free(pointer)
+"""
+CHECK = """
 taken = reserve_free_chunks(65536)
 mapped = libc.mallinfo2().mapped_chunks
 pointer = libc.malloc(65536)
 print(taken, libc.mallinfo2().mapped_chunks - mapped)
 """
 
+#: Run as a worker runs (its threshold fixed by the environment): free chunks of some
+#: 320 KiB are left inside the heap, plugged, and the next request at the threshold mapped.
+PROGRAM = (
+    SETUP
+    + """
+small = [libc.malloc(16 * 1024) for _ in range(20)]
+barrier = libc.malloc(1024)  # keeps the freed chunks inside the heap, off its top
+for pointer in small:
+    libc.free(pointer)
+"""
+    + CHECK
+)
 
-def test_after_plugging_a_request_at_the_threshold_is_mapped():
+
+def _bytes_taken_and_newly_mapped(program: str) -> tuple[int, int]:
+    """Runs `program` as a worker runs (its threshold fixed by the environment); what it
+    prints: the bytes reserved, and the chunks the next request at the threshold mapped."""
     completed = subprocess.run(
-        [sys.executable, "-c", PROGRAM],
+        [sys.executable, "-c", program],
         cwd=ROOT,
         env=environment(MALLOC_MMAP_THRESHOLD_="65536"),
         capture_output=True,
@@ -47,6 +60,11 @@ def test_after_plugging_a_request_at_the_threshold_is_mapped():
         check=True,
     )
     taken, newly_mapped = (int(word) for word in completed.stdout.split())
+    return taken, newly_mapped
+
+
+def test_after_plugging_a_request_at_the_threshold_is_mapped():
+    taken, newly_mapped = _bytes_taken_and_newly_mapped(PROGRAM)
     assert taken >= 65536 and taken % 65536 == 0
     assert newly_mapped == 1
 
@@ -54,15 +72,9 @@ def test_after_plugging_a_request_at_the_threshold_is_mapped():
 #: Many free chunks, each five 16 KiB chunks coalesced between barriers: every one is
 #: plugged (each judged by its own header, not by walking malloc's lists) and the next
 #: request at the threshold is mapped.
-MANY = """
-import ctypes
-from topos.system.free_chunk_reservation import _MallocInfo, reserve_free_chunks
-
-libc = ctypes.CDLL(None)
-libc.malloc.restype = ctypes.c_void_p
-libc.malloc.argtypes = [ctypes.c_size_t]
-libc.free.argtypes = [ctypes.c_void_p]
-libc.mallinfo2.restype = _MallocInfo
+MANY = (
+    SETUP
+    + """
 groups = []
 for _ in range(300):
     groups.append([libc.malloc(16 * 1024) for _ in range(5)])
@@ -70,23 +82,12 @@ for _ in range(300):
 for group in groups:
     for pointer in group:
         libc.free(pointer)
-taken = reserve_free_chunks(65536)
-mapped = libc.mallinfo2().mapped_chunks
-libc.malloc(65536)
-print(taken, libc.mallinfo2().mapped_chunks - mapped)
 """
+    + CHECK
+)
 
 
 def test_hundreds_of_free_chunks_are_all_plugged():
-    completed = subprocess.run(
-        [sys.executable, "-c", MANY],
-        cwd=ROOT,
-        env=environment(MALLOC_MMAP_THRESHOLD_="65536"),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    taken, newly_mapped = (int(word) for word in completed.stdout.split())
+    taken, newly_mapped = _bytes_taken_and_newly_mapped(MANY)
     assert taken >= 300 * 65536
     assert newly_mapped == 1
