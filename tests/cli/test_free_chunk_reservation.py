@@ -18,13 +18,25 @@ pytestmark = pytest.mark.skipif(
 #: reservation, then whether the next request at the threshold was mapped.
 SETUP = """
 import ctypes
-from topos.system.free_chunk_reservation import _MallocInfo, reserve_free_chunks
+from topos.system.free_chunk_reservation import reserve_free_chunks
+
+
+class MallocInfo(ctypes.Structure):
+    # glibc's struct mallinfo2: mapped_chunks counts the chunks malloc mapped
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in (
+            "heap_bytes", "free_chunks", "fast_chunks", "mapped_chunks", "mapped_bytes",
+            "unused", "fast_free_bytes", "used_bytes", "free_bytes", "top_releasable_bytes",
+        )
+    ]
+
 
 libc = ctypes.CDLL(None)
 libc.malloc.restype = ctypes.c_void_p
 libc.malloc.argtypes = [ctypes.c_size_t]
 libc.free.argtypes = [ctypes.c_void_p]
-libc.mallinfo2.restype = _MallocInfo
+libc.mallinfo2.restype = MallocInfo
 """
 CHECK = """
 taken = reserve_free_chunks(65536)

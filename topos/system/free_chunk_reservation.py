@@ -8,7 +8,8 @@ would take the warm-up step's feeds, and every measured step's after it, in page
 since before ready: the measured training delta would miss them (232 KiB of mnist's, in
 one start-up). So the worker allocates every such chunk, a request at the threshold at a
 time until malloc maps one (then none fits), and never frees it: its pages stay in the
-RSS at ready, where they already were. Only with glibc (`mallinfo2`); elsewhere nothing.
+RSS at ready, where they already were. Only with glibc's malloc (which has `mallinfo2`),
+whose chunk headers it reads; elsewhere nothing.
 
 A forked shard process does the same as it starts (`topos.training.shard_processes`): the
 free chunks its parent's heap held at the fork are its own, and would take its runs'
@@ -22,26 +23,6 @@ import ctypes
 
 #: The most plugs taken: 1 GiB of free heap at the default threshold, far past any start-up.
 MOST_PLUGS = 16384
-
-
-class _MallocInfo(ctypes.Structure):
-    """glibc's `struct mallinfo2`: `mapped_chunks` counts the chunks malloc mapped."""
-
-    _fields_ = [
-        (name, ctypes.c_size_t)
-        for name in (
-            "heap_bytes",
-            "free_chunks",
-            "fast_chunks",
-            "mapped_chunks",
-            "mapped_bytes",
-            "unused",
-            "fast_free_bytes",
-            "used_bytes",
-            "free_bytes",
-            "top_releasable_bytes",
-        )
-    ]
 
 
 #: What `reserve_free_chunks` took, kept for the process's life.
@@ -71,10 +52,11 @@ def reserve_free_chunks(threshold: int) -> int:
     here)."""
     try:
         libc = ctypes.CDLL(None)
-        libc.mallinfo2  # noqa: B018  (glibc's malloc, whose chunks this reads, has it)
-        program_break = libc.sbrk
-    except (OSError, AttributeError):
+    except OSError:
         return 0
+    if not hasattr(libc, "mallinfo2") or not hasattr(libc, "sbrk"):
+        return 0  # not glibc's malloc, whose chunk headers this reads
+    program_break = libc.sbrk
     program_break.restype = ctypes.c_void_p
     program_break.argtypes = [ctypes.c_ssize_t]
     libc.malloc.restype = ctypes.c_void_p
