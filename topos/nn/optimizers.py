@@ -253,6 +253,9 @@ class AdamW(MomentOptimizer):
         self.weight_decay = float(weight_decay)
         self.decays = decays
         self._chooses = _choice(decays)
+        #: The arrays `step_in_place` last stepped (by index and id) and where they break
+        #: into runs (see `_held_breaks`).
+        self._held: tuple[tuple, list, set[int]] | None = None
 
     def decayed(self, key: int, shape: Shape) -> bool:
         """Whether parameter `key` (its node index) of `shape` is decayed."""
@@ -317,7 +320,7 @@ class AdamW(MomentOptimizer):
         found once for these arrays, then remembered (with the arrays, so the key's ids
         stay theirs)."""
         key = tuple((index, id(array)) for index, array, _ in present)
-        held = getattr(self, "_held", None)
+        held = self._held
         if held is None or held[0] != key:
             arrays = [array for _, array, _ in present]
             held = (key, arrays, breaks([columns[0], columns[2], columns[3]]))
