@@ -5,7 +5,8 @@ from benchmarks.machine_spells import summarize
 
 
 def test_a_spell_slowing_step_and_probe_alike_is_found_and_flagged():
-    quiet = [(0.020 + i * 1e-5, 0.020 + i * 1e-5, 0.0003) for i in range(30)]
+    # quiet probes spread up to 1.15x their lowest, short of the 1.25x that flags one
+    quiet = [(0.020 + i * 1e-5, 0.020 + i * 1e-5, 0.0003 + i * 1.5e-6) for i in range(30)]
     # ten steps 1.5x slower in CPU time too (nothing waited), their probes 1.5x slower
     spell = [(0.030, 0.030, 0.00045)] * 10
     figures = summarize(quiet[:15] + spell + quiet[15:])
