@@ -4,6 +4,7 @@ every piece of every cell (a word, a figure with its spread) whole on one line."
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
@@ -28,6 +29,7 @@ from topos_cli.report.display.tables import (
     FittedTable,
     cell_units,
     fit_widths,
+    print_lines,
     rendered_lines,
     wrap_cell,
 )
@@ -136,3 +138,30 @@ def test_the_history_fits_the_terminal_and_breaks_no_word(tmp_path, count, width
     assert_fits_unbroken(lines, width, cells)
     text = "\n".join(lines)
     assert all(header in text for header in HISTORY_HEADERS) or "training Δ MiB:" in text
+
+
+class _Terminal(io.StringIO):
+    """A stream that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_notes_under_a_verdict_fold_between_words_on_a_terminal(monkeypatch, width):
+    monkeypatch.setenv("COLUMNS", str(width))
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    notes = [
+        "memory: recorded predicted training Δ 26.2 MiB, measured 26.2 MiB (1.00x, 16.0 "
+        "KiB unexplained)",
+        "engine: no clear difference: 1.12x the other's time (0.96-1.16), 3 repeats each; "
+        "peak RSS +0.1%, training delta +0.0%; identical loss bits [of 80 steps]",
+    ]
+    terminal = _Terminal()
+    print_lines(notes, terminal)
+    lines = terminal.getvalue().splitlines()
+    assert all(len(line.rstrip()) <= width for line in lines)
+    assert " ".join(" ".join(lines).split()) == " ".join(" ".join(notes).split())
+    piped = io.StringIO()  # a pipe keeps a note a line
+    print_lines(notes, piped)
+    assert piped.getvalue() == "\n".join(notes) + "\n"

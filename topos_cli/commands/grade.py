@@ -42,6 +42,7 @@ from topos_cli.report.display.result_description import (
     describe_predictions,
     describe_remat,
 )
+from topos_cli.report.display.tables import print_lines
 from topos_cli.report.export import write_exports
 from topos_cli.report.github_benchmark import write_github_benchmark
 from topos_cli.report.verdict import Verdict, decide_verdict
@@ -177,12 +178,14 @@ def finish_grade(
         notes = [describe_data(result.workload.data)]
         notes += describe_predictions(result.memory_prediction)
         notes += describe_remat(result.routes)
-        table.write("\n" + "\n".join(notes) + "\n")
+        table.write("\n")
+        print_lines(notes, table, markdown=options.markdown)
         if comparison is not None:
             table.write("\n")
             print_comparison(comparison, file=table, markdown=options.markdown)
         if against is not None:
-            table.write("\n" + "\n".join(against_lines(against, options.markdown)) + "\n")
+            table.write("\n")
+            print_lines(against_lines(against, options.markdown), table, markdown=options.markdown)
     table.flush()
     exit_status = _report_saved(saved, result, exit_status, stderr)
     if drawing is not None:

@@ -331,3 +331,16 @@ class Forms(Generic[Subject]):
             console = Console(file=stream, highlight=False)
             for renderable in self.rich(subject):
                 console.print(renderable)
+
+
+def print_lines(lines: Sequence[str], file: TextIO, *, markdown: bool = False) -> None:
+    """Note lines under a printed result (the data, the memory predictions, a comparison):
+    on a terminal folded at word boundaries to its width, as the verdict's own notes are
+    (the terminal would cut a long line mid-word); as they are in Markdown, a file or a
+    pipe, one line a note."""
+    if markdown or use_plain_output(file):
+        file.write("\n".join(lines) + "\n")
+        return
+    console = Console(file=file, highlight=False)
+    for line in lines:
+        console.print(Text(line))  # Text: a note's brackets are not markup
