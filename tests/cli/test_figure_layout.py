@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.cli.drawn_text import legends_over_plots, overlapping_texts, texts_outside
+from tests.cli.drawn_text import assert_readable
 from tests.cli.result_examples import example_result, some_routes
 from topos_cli.report.display import grade_figures
 from topos_cli.report.display.report_contents import gather_report_contents
@@ -24,12 +24,6 @@ def contents_of(count: int, **options):
     """The report contents of a grade of `count` routes over two repeats."""
     result = example_result(repeats=2, routes=some_routes(count), **options)
     return gather_report_contents(interpret_result(result, "test"))
-
-
-def assert_readable(figure) -> None:
-    assert overlapping_texts(figure) == []
-    assert texts_outside(figure) == []
-    assert legends_over_plots(figure) == []
 
 
 @pytest.mark.parametrize("count", range(1, 9))

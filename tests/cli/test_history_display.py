@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.cli.drawn_text import legends_over_plots, overlapping_texts, texts_outside
+from tests.cli.drawn_text import assert_readable
 from tests.cli.result_examples import example_result, some_routes
 from topos_cli.report.display.history_html import render_history_html
 from topos_cli.report.display.history_table import history_rows
@@ -62,6 +62,4 @@ def test_a_group_of_one_grade_is_a_row_and_every_grade_links_to_its_report(tmp_p
 def test_the_trend_of_up_to_eight_routes_has_no_overlapping_text(tmp_path, count):
     history = read_history([write_grades(tmp_path, count, grades=12, lone=False)])
     figure = trend_figure(history.groups[0], links=["g0.html"] + [None] * 11)
-    assert overlapping_texts(figure) == []
-    assert texts_outside(figure) == []
-    assert legends_over_plots(figure) == []
+    assert_readable(figure)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from tests.cli.drawn_text import legends_over_plots, overlapping_texts, texts_outside
+from tests.cli.drawn_text import assert_readable
 from topos_cli.report.display.grade_figures import overview_figure
 from topos_cli.report.display.report_contents import gather_report_contents
 from topos_cli.result.lenient_result import read_result_leniently
@@ -35,6 +35,4 @@ def test_the_readme_picture_has_no_overlapping_text():
     contents = gather_report_contents(read_result_leniently(DOCS / "readme-result.json"))
     assert contents.missing == ()
     figure = overview_figure(contents)
-    assert overlapping_texts(figure) == []
-    assert texts_outside(figure) == []
-    assert legends_over_plots(figure) == []
+    assert_readable(figure)
