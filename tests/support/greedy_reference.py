@@ -70,6 +70,13 @@ class _Walk:
         self.sizes = sizes
         self.workspaces = workspaces
         self.budget = budget
+        # node -> the evaluated nodes that read it, in order: the readers are looked up
+        # for every resident node at every step, and a scan of the whole plan each time
+        # made this reference most of the time of the tests that use it
+        self.readers: dict[int, list[int]] = {}
+        for reader in self.evaluated:
+            for operand in dict.fromkeys(nodes[reader].inputs):
+                self.readers.setdefault(operand, []).append(reader)
         self.protected: set[int] = set()
         # node -> position in `evaluations` of its latest evaluation, while resident
         self.resident: dict[int, int] = {}
@@ -95,11 +102,7 @@ class _Walk:
         return cost(self.nodes[node], self.nodes, node in self.views)
 
     def readers_after(self, node: int, step: int) -> list[int]:
-        return [
-            reader
-            for reader in self.evaluated
-            if reader > step and node in self.nodes[reader].inputs
-        ]
+        return [reader for reader in self.readers.get(node, ()) if reader > step]
 
     def live_bytes(self) -> int:
         held = {self.storage_of(node) for node in self.resident}
