@@ -118,8 +118,11 @@ def _assert_clean(status: int, stderr: str, allowed: tuple[int, ...]) -> None:
     assert len(errors) <= 1, stderr
 
 
+# 25 of the 414 (place, value) pairs a run: a hostile value the readers accept draws a
+# whole report (about 1.5 s of CPU), and 40 a run cost the suite 50-70 s; each run
+# draws afresh, so CI covers the pairs over its runs.
 @settings(
-    max_examples=40,
+    max_examples=25,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
