@@ -1,5 +1,7 @@
-"""Suite-wide settings: the synthetic-data cache lives in a temporary folder, never in
-the user's home, and subprocesses (workers, examples) inherit it."""
+"""Suite-wide settings: the project's bytecode compiled where Python writes none, the
+synthetic-data cache in a temporary folder (never the user's home), reports off unless
+a test asks, and one BLAS thread a test process; subprocesses (workers, examples)
+inherit the environment's part."""
 
 import compileall
 import os
