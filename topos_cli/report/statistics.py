@@ -32,8 +32,9 @@ def _sorted_values(values: Sequence[float]) -> list[float]:
     return ordered
 
 
-def _quantile_of_sorted(ordered: Sequence[float], fraction: float) -> float:
-    """The quantile of already sorted values, by linear interpolation between ranks."""
+def quantile_of_sorted(ordered: Sequence[float], fraction: float) -> float:
+    """The quantile of already sorted values free of NaN, by linear interpolation between
+    ranks: `quantile` without its checks, for a loop whose values are known good."""
     position = (len(ordered) - 1) * fraction
     below = math.floor(position)
     above = min(below + 1, len(ordered) - 1)
@@ -45,7 +46,7 @@ def quantile(values: Sequence[float], fraction: float) -> float:
     """The `fraction` quantile (0 to 1) by linear interpolation between order statistics."""
     if not 0.0 <= fraction <= 1.0:
         raise ValueError(f"a quantile fraction lies in [0, 1], not {fraction}")
-    return _quantile_of_sorted(_sorted_values(values), fraction)
+    return quantile_of_sorted(_sorted_values(values), fraction)
 
 
 def median(values: Sequence[float]) -> float:
@@ -57,9 +58,9 @@ def quartiles(values: Sequence[float]) -> tuple[float, float, float]:
     """The lower quartile, the median and the upper quartile."""
     ordered = _sorted_values(values)
     return (
-        _quantile_of_sorted(ordered, 0.25),
-        _quantile_of_sorted(ordered, 0.5),
-        _quantile_of_sorted(ordered, 0.75),
+        quantile_of_sorted(ordered, 0.25),
+        quantile_of_sorted(ordered, 0.5),
+        quantile_of_sorted(ordered, 0.75),
     )
 
 
@@ -130,11 +131,11 @@ class Summary(JsonFields):
 def summarize(values: Sequence[float]) -> Summary:
     """Summarizes a non-empty sample: quartiles, extremes, mean and coefficient of variation."""
     ordered = _sorted_values(values)
-    lower = _quantile_of_sorted(ordered, 0.25)
-    upper = _quantile_of_sorted(ordered, 0.75)
+    lower = quantile_of_sorted(ordered, 0.25)
+    upper = quantile_of_sorted(ordered, 0.75)
     return Summary(
         count=len(ordered),
-        median=_quantile_of_sorted(ordered, 0.5),
+        median=quantile_of_sorted(ordered, 0.5),
         lower_quartile=lower,
         upper_quartile=upper,
         interquartile_range=upper - lower,
@@ -202,10 +203,10 @@ def ratio_of_medians(
         raise ValueError(f"a confidence lies in (0, 1), not {confidence}")
     top = _sorted_values(numerator)
     bottom = _sorted_values(denominator)
-    bottom_median = _quantile_of_sorted(bottom, 0.5)
+    bottom_median = quantile_of_sorted(bottom, 0.5)
     if bottom_median == 0.0:
         raise ValueError("a ratio over a zero median is undefined")
-    ratio = _quantile_of_sorted(top, 0.5) / bottom_median
+    ratio = quantile_of_sorted(top, 0.5) / bottom_median
     if known is not None and _matches(known, ratio, resamples, confidence):
         return known
     generator = random.Random(seed)
@@ -213,16 +214,16 @@ def ratio_of_medians(
     for _ in range(resamples):
         top_sample = sorted(generator.choices(top, k=len(top)))
         bottom_sample = sorted(generator.choices(bottom, k=len(bottom)))
-        bottom_sample_median = _quantile_of_sorted(bottom_sample, 0.5)
+        bottom_sample_median = quantile_of_sorted(bottom_sample, 0.5)
         # A resample of mostly zeros has no ratio; it says nothing either way.
         if bottom_sample_median != 0.0:
-            ratios.append(_quantile_of_sorted(top_sample, 0.5) / bottom_sample_median)
+            ratios.append(quantile_of_sorted(top_sample, 0.5) / bottom_sample_median)
     if not ratios:
         return RatioEstimate(ratio, ratio, ratio, 0.0, confidence, resamples)
     ratios.sort()
     tail = (1.0 - confidence) / 2.0
-    lower = min(_quantile_of_sorted(ratios, tail), ratio)
-    upper = max(_quantile_of_sorted(ratios, 1.0 - tail), ratio)
+    lower = min(quantile_of_sorted(ratios, tail), ratio)
+    upper = max(quantile_of_sorted(ratios, 1.0 - tail), ratio)
     uncertainty = max(ratio - lower, upper - ratio)
     return RatioEstimate(ratio, lower, upper, uncertainty, confidence, resamples)
 
