@@ -2,7 +2,7 @@
 
 The parent process must stay light (no NumPy), and SciPy is not a dependency,
 so everything here is written out: quantiles by linear interpolation (the
-"type 7" definition NumPy and R use by default), Tukey's outlier fences, a
+"type 7" definition NumPy and R use by default), Tukey's outlier fences
 and a bootstrap interval for a ratio of medians. The test a time claim rests on
 (Welch's, on per-repeat medians) is in `time_judgement`.
 """
