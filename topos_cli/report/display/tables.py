@@ -333,14 +333,22 @@ class Forms(Generic[Subject]):
                 console.print(renderable)
 
 
+def _one_line_a_note(lines: Sequence[str]) -> str:
+    return "\n".join(lines) + "\n"
+
+
+#: Note lines in their three forms: one line a note in Markdown, a file or a pipe; on a
+#: terminal a `Text` a note (its brackets are not markup), which rich folds between words.
+NOTE_LINES: Forms[Sequence[str]] = Forms(
+    markdown=_one_line_a_note,
+    plain=lambda lines, ascii_only: _one_line_a_note(lines),
+    rich=lambda lines: [Text(line) for line in lines],
+)
+
+
 def print_lines(lines: Sequence[str], file: TextIO, *, markdown: bool = False) -> None:
     """Note lines under a printed result (the data, the memory predictions, a comparison):
     on a terminal folded at word boundaries to its width, as the verdict's own notes are
     (the terminal would cut a long line mid-word); as they are in Markdown, a file or a
     pipe, one line a note."""
-    if markdown or use_plain_output(file):
-        file.write("\n".join(lines) + "\n")
-        return
-    console = Console(file=file, highlight=False)
-    for line in lines:
-        console.print(Text(line))  # Text: a note's brackets are not markup
+    NOTE_LINES.print(lines, file=file, markdown=markdown)
