@@ -146,6 +146,40 @@ def test_the_gelu_product_agrees_with_gelu_then_the_product_over_several_blocks(
     )
 
 
+@pytest.mark.parametrize(
+    "rows, width, columns",
+    [(300, 32, 8), (5, 3, 2), (129, 4, 600)],
+    ids=["several blocks", "one short block", "weights past the scratches"],
+)
+def test_gelu_product_backward_packs_both_gradients_with_their_own_kernels_bits(
+    rows, width, columns
+):
+    # One pass serving both gradients is worth having only if it changes no bit of
+    # either: the same operations on the same values, in a planned workspace that starts
+    # out as NaN (so a gradient read from a scratch the other overwrote shows).
+    from topos.ops.gelu_product import (
+        _backward_workspace,
+        gelu_product_backward,
+        gelu_product_gradient,
+        gelu_product_weights,
+    )
+
+    u = (4 * RNG.standard_normal((rows, width))).astype(np.float32)
+    u.flat[:3] = [100.0, -100.0, 0.0]  # exp(-2u) overflowing, vanishing, and 1
+    g = RNG.standard_normal((rows, columns)).astype(np.float32)
+    weights = RNG.standard_normal((width, columns)).astype(np.float32)
+    shapes = (Shape(u.shape), Shape(g.shape), Shape(weights.shape))
+    workspace = np.full(_backward_workspace(*shapes), np.nan, np.float32)
+    packed = gelu_product_backward.kernel(u, g, weights, workspace=workspace)
+    expected = np.concatenate(
+        [
+            gelu_product_gradient.kernel(u, g, weights).ravel(),
+            gelu_product_weights.kernel(u, g).ravel(),
+        ]
+    )
+    assert packed.view(np.uint32).tolist() == expected.view(np.uint32).tolist()
+
+
 @pytest.mark.parametrize("inverse", [False, True])
 @pytest.mark.parametrize("block", [1, 64, 1 << 15])
 def test_rotary_is_the_half_split_formula_bit_for_bit_in_any_block(monkeypatch, inverse, block):

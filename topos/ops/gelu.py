@@ -165,30 +165,33 @@ def gelu_gradient_unguarded(
     operand: np.ndarray, gradient: np.ndarray, out: np.ndarray, scratches: np.ndarray
 ) -> np.ndarray:
     """gelu_gradient into `out`, with `scratches` (flat, twice the operand's size), under
-    the caller's `np.errstate(**OVERFLOW_IS_A_LIMIT)`."""
+    the caller's `np.errstate(**OVERFLOW_IS_A_LIMIT)`. The first scratch is left holding
+    `1 + exp(-2u)`, gelu's denominator (see `gelu_product_backward`), and `gradient` is
+    read last, so it may be the next thing a caller overwrites."""
     constants = _coefficients(operand.dtype.type)
     one = constants.one
     size = operand.size
-    sigmoid = scratches[:size].reshape(operand.shape)
-    complement = scratches[size : 2 * size].reshape(operand.shape)
+    denominator = scratches[:size].reshape(operand.shape)
+    second = scratches[size : 2 * size].reshape(operand.shape)
     # x^2 once, in `out` until x u'' is made from it: a pass fewer (the same operations,
     # so the same bits).
     square = np.multiply(operand, operand, out=out)
-    _exponent(operand, square, sigmoid, constants)
-    np.exp(sigmoid, out=sigmoid)
-    np.divide(one, sigmoid, out=complement)
-    np.add(complement, one, out=complement)
-    np.divide(one, complement, out=complement)
-    np.add(sigmoid, one, out=sigmoid)
-    np.divide(one, sigmoid, out=sigmoid)
+    _exponent(operand, square, denominator, constants)
+    np.exp(denominator, out=denominator)
+    # 1 - s, into the second scratch
+    np.divide(one, denominator, out=second)
+    np.add(second, one, out=second)
+    np.divide(one, second, out=second)
+    np.add(denominator, one, out=denominator)
     # out = x u'' = x (2k + 6 k a x^2)
     np.multiply(square, constants.bend_cubic, out=out)
     np.add(out, constants.bend_linear, out=out)
     np.multiply(out, operand, out=out)
-    # out = s (1 + x u'' (1 - s)) g
-    np.multiply(out, complement, out=out)
+    # out = s (1 + x u'' (1 - s)) g, s made in the second scratch once 1 - s is used, so
+    # the denominator survives
+    np.multiply(out, second, out=out)
     np.add(out, one, out=out)
-    np.multiply(out, sigmoid, out=out)
+    np.multiply(out, np.divide(one, denominator, out=second), out=out)
     return np.multiply(out, gradient, out=out)
 
 

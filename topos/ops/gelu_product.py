@@ -10,6 +10,13 @@ the wide `g Wᵀ`), for one more gelu per block: what a forward plan saves most 
 transformers. The blocks follow from the shapes alone, so the bits do; they agree with
 the unfused `gelu(u) @ W` and its rules to float32 rounding, not to the bit (the weights'
 gradient is summed block by block).
+
+When both gradients are wanted (a trained MLP), one node, `gelu_product_backward`, makes
+them in one pass over the blocks and packs them in one vector (u's, then W's), which two
+views unpack: a block's exponential, the costliest pass, then serves both, and u and g are
+read once. Its bits are the two kernels' (the same operations on the same values). It costs
+W's gradient once more in the arena, as a part of the packed vector (the views' fresh
+copies are what the step returns). The two kernels remain for a rule that wants only one.
 """
 
 from __future__ import annotations
@@ -79,6 +86,9 @@ def _infer_gelu_product(activations: Shape, weights: Shape) -> Shape:
 
 def _derive_gelu_product(algebra, inputs, output, gradient, needs):
     activations, weights = inputs
+    if needs[0] and needs[1]:
+        packed = algebra.gelu_product_backward(activations, gradient, weights)
+        return _unpacked(algebra, packed, algebra.shape(activations), algebra.shape(weights))
     weight_part = algebra.gelu_product_weights(activations, gradient) if needs[1] else None
     activation_part = (
         algebra.gelu_product_gradient(activations, gradient, weights) if needs[0] else None
@@ -224,6 +234,102 @@ def gelu_product_weights(activations, gradient, out=None, workspace=None):
     return out
 
 
+# gelu_product_backward -----------------------------------------------------------------
+
+
+def _infer_gelu_product_backward(activations: Shape, gradient: Shape, weights: Shape) -> Shape:
+    product = _infer_gelu_product(activations, weights)
+    if gradient != product:
+        raise fail("gelu_product_backward", f"gradient {gradient} for a product of shape {product}")
+    return Shape((activations.volume + weights.volume,))
+
+
+def _unpacked(algebra, packed, activations: Shape, weights: Shape) -> tuple:
+    """The activations' and the weights' gradients: views of `gelu_product_backward`'s
+    packed vector, the activations' first."""
+    return (
+        algebra.reshape(
+            algebra.narrow(packed, axis=0, start=0, length=activations.volume),
+            shape=tuple(activations),
+        ),
+        algebra.reshape(
+            algebra.narrow(packed, axis=0, start=activations.volume, length=weights.volume),
+            shape=tuple(weights),
+        ),
+    )
+
+
+def _derive_gelu_product_backward(algebra, inputs, output, gradient, needs):
+    # The packed vector's two parts are gelu_product_gradient's and gelu_product_weights'
+    # outputs: each part of the incoming gradient goes back through that one's rule.
+    activations, incoming, weights = inputs
+    activation_gradient, weight_gradient = _unpacked(
+        algebra, gradient, algebra.shape(activations), algebra.shape(weights)
+    )
+    from_activations = _derive_gelu_product_gradient(
+        algebra, inputs, None, activation_gradient, needs
+    )
+    from_weights = _derive_gelu_product_weights(
+        algebra, (activations, incoming), None, weight_gradient, needs[:2]
+    )
+    summed = [
+        algebra.add(first, second) if second is not None else first
+        for first, second in zip(from_activations[:2], from_weights)
+    ]
+    return summed[0], summed[1], from_activations[2]
+
+
+def _backward_workspace(activations: Shape, gradient: Shape, weights: Shape) -> int:
+    # gelu_product_gradient's three blocks; a block's weight product goes where its
+    # gelu_gradient scratches were, or after them when it is larger.
+    blocks = _three_blocks(activations, gradient, weights)
+    return blocks + max(0, weights.volume - 2 * BLOCK_ROWS * activations[1])
+
+
+@primitive(
+    "gelu_product_backward",
+    3,
+    _infer_gelu_product_backward,
+    _derive_gelu_product_backward,
+    memory=MemoryRules(workspace=_backward_workspace),
+)
+def gelu_product_backward(activations, gradient, weights, out=None, workspace=None):
+    """Both gradients of `gelu(u) @ W` given the product's gradient g, packed in one
+    vector: u's (`gelu_product_gradient`'s) then W's (`gelu_product_weights`'s), the
+    same bits as those two kernels. One pass over the blocks: each block's exponential
+    serves both, as `1 + exp(-2u)` left by the gradient's kernel is gelu's denominator."""
+    activations = np.ascontiguousarray(activations)
+    gradient = np.ascontiguousarray(gradient)
+    weights = np.ascontiguousarray(weights)
+    rows, width = activations.shape
+    columns = weights.shape[1]
+    if out is None:
+        out = np.empty(rows * width + width * columns, dtype=activations.dtype)
+    activation_part = out[: rows * width].reshape(rows, width)
+    weight_part = out[rows * width :].reshape(width, columns)
+    size = BLOCK_ROWS * width
+    start = size if width * columns <= 2 * size else 3 * size
+    if workspace is not None and workspace.size >= start + width * columns:
+        partial = workspace[start : start + width * columns].reshape(width, columns)
+    else:
+        partial = np.empty((width, columns), dtype=activations.dtype)
+    weight_part.fill(0)
+    with np.errstate(**OVERFLOW_IS_A_LIMIT):
+        for first, end in _blocks(rows):
+            block = activations[first:end]
+            spread = _block_scratch(workspace, 0, end - first, width, activations.dtype)
+            scratches = _block_scratches(workspace, end - first, width, activations.dtype)
+            np.matmul(gradient[first:end], weights.T, out=spread)
+            gelu_gradient_unguarded(block, spread, activation_part[first:end], scratches)
+            # gelu(u) = u / (1 + exp(-2u)), gelu_unguarded's last operation, into the
+            # spread the gradient has finished with.
+            denominator = scratches[: block.size].reshape(block.shape)
+            value = np.divide(block, denominator, out=spread)
+            np.matmul(value.T, gradient[first:end], out=partial)
+            np.add(weight_part, partial, out=weight_part)
+    return out
+
+
 # Examples: what each primitive's derivative test differentiates ---------------------
 
 declare_examples(
@@ -243,16 +349,33 @@ declare_examples(
     Example("gelu_product_weights", normal((3, 4), (3, 2)), recorded("gelu_product_weights")),
 )
 
-# Emission: the unfused composite, `gelu(u) @ W` and its gradients ---------------------
-
-declare_emission("gelu_product", lambda xp, u, weights: xp.matmul(emit_gelu(xp, u), weights))
-declare_emission(
-    "gelu_product_gradient",
-    lambda xp, u, gradient, weights: (
-        emit_gelu_slope(xp, u) * xp.matmul(gradient, xp.swap_last(weights))
+declare_examples(
+    "gelu_product_backward",
+    Example(
+        "gelu_product_backward", normal((3, 4), (3, 2), (4, 2)), recorded("gelu_product_backward")
     ),
 )
-declare_emission(
-    "gelu_product_weights",
-    lambda xp, u, gradient: xp.matmul(xp.swap_last(emit_gelu(xp, u)), gradient),
-)
+
+# Emission: the unfused composite, `gelu(u) @ W` and its gradients ---------------------
+
+
+def _emit_activation_gradient(xp, u, gradient, weights):
+    return emit_gelu_slope(xp, u) * xp.matmul(gradient, xp.swap_last(weights))
+
+
+def _emit_weight_gradient(xp, u, gradient):
+    return xp.matmul(xp.swap_last(emit_gelu(xp, u)), gradient)
+
+
+def _emit_backward(xp, u, gradient, weights):
+    parts = (
+        _emit_activation_gradient(xp, u, gradient, weights),
+        _emit_weight_gradient(xp, u, gradient),
+    )
+    return xp.concat([xp.reshape(part, (part.shape[0] * part.shape[1],)) for part in parts], 0)
+
+
+declare_emission("gelu_product", lambda xp, u, weights: xp.matmul(emit_gelu(xp, u), weights))
+declare_emission("gelu_product_gradient", _emit_activation_gradient)
+declare_emission("gelu_product_weights", _emit_weight_gradient)
+declare_emission("gelu_product_backward", _emit_backward)
