@@ -168,11 +168,20 @@ def gelu_product_gradient(activations, gradient, weights, out=None, workspace=No
         out = np.empty((rows, width), dtype=activations.dtype)
     with np.errstate(**OVERFLOW_IS_A_LIMIT):
         for start, end in _blocks(rows):
-            spread = _block_scratch(workspace, 0, end - start, width, activations.dtype)
-            scratches = _block_scratches(workspace, end - start, width, activations.dtype)
-            np.matmul(gradient[start:end], weights.T, out=spread)
-            gelu_gradient_unguarded(activations[start:end], spread, out[start:end], scratches)
+            _activation_block(activations, gradient, weights, start, end, out, workspace)
     return out
+
+
+def _activation_block(activations, gradient, weights, start: int, end: int, out, workspace):
+    """u's gradient for the block of rows `[start, end)` into those rows of `out`; returns
+    the block's `g Wᵀ` scratch (free once read) and gelu_gradient's two scratches (the
+    first left holding `1 + exp(-2u)`), under the caller's errstate."""
+    width = activations.shape[1]
+    spread = _block_scratch(workspace, 0, end - start, width, activations.dtype)
+    scratches = _block_scratches(workspace, end - start, width, activations.dtype)
+    np.matmul(gradient[start:end], weights.T, out=spread)
+    gelu_gradient_unguarded(activations[start:end], spread, out[start:end], scratches)
+    return spread, scratches
 
 
 # gelu_product_weights -------------------------------------------------------------------
@@ -316,13 +325,12 @@ def gelu_product_backward(activations, gradient, weights, out=None, workspace=No
     weight_part.fill(0)
     with np.errstate(**OVERFLOW_IS_A_LIMIT):
         for first, end in _blocks(rows):
-            block = activations[first:end]
-            spread = _block_scratch(workspace, 0, end - first, width, activations.dtype)
-            scratches = _block_scratches(workspace, end - first, width, activations.dtype)
-            np.matmul(gradient[first:end], weights.T, out=spread)
-            gelu_gradient_unguarded(block, spread, activation_part[first:end], scratches)
+            spread, scratches = _activation_block(
+                activations, gradient, weights, first, end, activation_part, workspace
+            )
             # gelu(u) = u / (1 + exp(-2u)), gelu_unguarded's last operation, into the
             # spread the gradient has finished with.
+            block = activations[first:end]
             denominator = scratches[: block.size].reshape(block.shape)
             value = np.divide(block, denominator, out=spread)
             np.matmul(value.T, gradient[first:end], out=partial)
