@@ -25,6 +25,10 @@ class ParameterGradients:
         except KeyError:
             raise GraphError(f"gradients: no gradient is held for {symbol!r}") from None
 
+    def indices(self) -> list[int]:
+        """The node indices of the parameters it holds gradients of, in its order."""
+        return list(self._gradients)
+
     def by_index(self, index: int) -> Tensor | None:
         """The gradient of node `index`, or None when none is held."""
         return self._gradients.get(index)

@@ -96,6 +96,8 @@ class RouteProgram:
         self.plan = self.plans[0]
         self.lower_seconds = time.perf_counter() - started
         self._threads: ThreadPoolExecutor | None = None
+        # Where the shards' mean goes each step (its layouts made once; see `_mean`).
+        self._mean_block: FreshBlock | None = None
         #: BLAS threads each shard's step computes on (`blas_threads`; None: as the
         #: process's BLAS is set), and the limit holding them there during `compute`.
         self.blas_threads, self._blas_limit = blas_limit(workload.blas_threads, self.shards)
@@ -155,7 +157,9 @@ class RouteProgram:
             results = self._compute_in_processes(parameters, pieces)
         else:
             results = self._compute_on_threads(parameters, pieces)
-        mean = _mean(results, self.shards, self.network.origin)
+        if self._mean_block is None:
+            self._mean_block = mean_block(results[0][1])
+        mean = _mean(results, self.shards, self.network.origin, self._mean_block)
         self._peak()
         return mean
 
@@ -234,30 +238,48 @@ def _rows(feed: Tensor | Indices, shard: int, rows: int) -> Tensor | Indices:
     return Tensor.adopt(feed.numpy()[shard * rows : (shard + 1) * rows])
 
 
-def _mean(results: list[tuple], shards: int, origin: int) -> tuple:
-    """The shards' losses and gradients added in shard order, then scaled by 1/shards."""
+def _mean(results: list[tuple], shards: int, origin: int, block: FreshBlock | None = None) -> tuple:
+    """The shards' losses and gradients added in shard order, then scaled by 1/shards,
+    into fresh buffers from `block` (a FreshBlock of the gradients' layouts, renewed
+    here; made here when None)."""
     losses = [loss for loss, _ in results]
     loss = losses[0]
     for other in losses[1:]:
         loss = loss + other
     scale = loss.dtype.type(1.0 / shards)
     first = results[0][1]
-    # Fresh buffers the caller keeps, the small ones in one block (see FreshBlock).
-    arrays = {symbol.index: gradient.numpy() for symbol, gradient in first.items()}
+    others = [gradients for _, gradients in results[1:]]
+    if block is None:
+        block = mean_block(first)
+    block.renew()
+    gradients: dict[int, Tensor] = {}
+    for index in first.indices():
+        # Fresh buffers the caller keeps, the small ones in one block (see FreshBlock).
+        total = block.buffer(index)
+        # The first two shards' sum made into the buffer at once: the same addition as
+        # a copy of the first with the second added onto it, a pass fewer.
+        operands = [first.by_index(index).numpy()]
+        operands += [other.by_index(index).numpy() for other in others]
+        if len(operands) > 1:
+            np.add(operands[0], operands[1], out=total)
+        else:
+            np.copyto(total, operands[0])
+        for operand in operands[2:]:
+            total += operand
+        total *= scale
+        gradients[index] = Tensor.adopt(total)
+    return loss * scale, ParameterGradients(origin, gradients)
+
+
+def mean_block(gradients: ParameterGradients) -> FreshBlock:
+    """The FreshBlock `_mean` makes its buffers in, for gradients shaped as `gradients`
+    (C-contiguous): made once a program, renewed each step."""
+    arrays = {index: gradients.by_index(index).numpy() for index in gradients.indices()}
     dtype = next(iter(arrays.values())).dtype if arrays else np.float32
-    block = FreshBlock(
+    return FreshBlock(
         {index: (array.shape, tuple(range(array.ndim))) for index, array in arrays.items()},
         dtype,
     )
-    gradients: dict[int, Tensor] = {}
-    for symbol in first:
-        total = block.buffer(symbol.index)
-        np.copyto(total, arrays[symbol.index])
-        for _, other in results[1:]:
-            total += other.of(symbol).numpy()
-        total *= scale
-        gradients[symbol.index] = Tensor.adopt(total)
-    return loss * scale, ParameterGradients(origin, gradients)
 
 
 @functools.cache

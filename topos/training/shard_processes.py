@@ -105,6 +105,10 @@ class _Child:
         self.gradients = {
             index: _shared(array.shape, array.dtype) for index, array in parameters.items()
         }
+        #: The gradients as the parent reads them: read-only views, made once.
+        self.gradient_tensors = {
+            index: Tensor.adopt(array) for index, array in self.gradients.items()
+        }
         dtype = next(iter(parameters.values())).dtype if parameters else np.float32
         self.loss = _shared((1,), dtype)
         #: Private bytes at ready and the largest read at a computation's end since.
@@ -150,10 +154,8 @@ class ShardProcesses:
             except ShardProcessError as error:
                 failure = failure or error
                 continue
-            gradients = {index: Tensor.adopt(array) for index, array in child.gradients.items()}
-            results.append(
-                (child.loss[0], ParameterGradients(self.program.network.origin, gradients))
-            )
+            gradients = ParameterGradients(self.program.network.origin, child.gradient_tensors)
+            results.append((child.loss[0], gradients))
         if failure is not None:
             self.close()
             raise failure
