@@ -290,9 +290,9 @@ def _derive_gelu_product_backward(algebra, inputs, output, gradient, needs):
 
 def _backward_workspace(activations: Shape, gradient: Shape, weights: Shape) -> int:
     # gelu_product_gradient's three blocks; a block's weight product goes where its
-    # gelu_gradient scratches were, or after them when it is larger.
-    blocks = _three_blocks(activations, gradient, weights)
-    return blocks + max(0, weights.volume - 2 * BLOCK_ROWS * activations[1])
+    # gelu_gradient scratches were (after the first block), past them when it is larger.
+    block = BLOCK_ROWS * activations[1]
+    return block + max(2 * block, weights.volume)
 
 
 @primitive(
@@ -316,8 +316,7 @@ def gelu_product_backward(activations, gradient, weights, out=None, workspace=No
         out = np.empty(rows * width + width * columns, dtype=activations.dtype)
     activation_part = out[: rows * width].reshape(rows, width)
     weight_part = out[rows * width :].reshape(width, columns)
-    size = BLOCK_ROWS * width
-    start = size if width * columns <= 2 * size else 3 * size
+    start = BLOCK_ROWS * width  # where the scratches start (see _backward_workspace)
     if workspace is not None and workspace.size >= start + width * columns:
         partial = workspace[start : start + width * columns].reshape(width, columns)
     else:
