@@ -151,15 +151,15 @@ def test_the_gelu_product_agrees_with_gelu_then_the_product_over_several_blocks(
     [(300, 32, 8), (5, 3, 2), (129, 4, 600)],
     ids=["several blocks", "one short block", "weights past the scratches"],
 )
-def test_gelu_product_backward_packs_both_gradients_with_their_own_kernels_bits(
+def test_gelu_product_both_gradients_packs_them_with_their_own_kernels_bits(
     rows, width, columns, monkeypatch
 ):
     # One pass serving both gradients is worth having only if it changes no bit of
     # either: the same operations on the same values, in a planned workspace that starts
     # out as NaN (so a gradient read from a scratch the other overwrote shows).
     from topos.ops.gelu_product import (
-        _backward_workspace,
-        gelu_product_backward,
+        _both_gradients_workspace,
+        gelu_product_both_gradients,
         gelu_product_gradient,
         gelu_product_weights,
     )
@@ -169,12 +169,12 @@ def test_gelu_product_backward_packs_both_gradients_with_their_own_kernels_bits(
     g = RNG.standard_normal((rows, columns)).astype(np.float32)
     weights = RNG.standard_normal((width, columns)).astype(np.float32)
     shapes = (Shape(u.shape), Shape(g.shape), Shape(weights.shape))
-    workspace = np.full(_backward_workspace(*shapes), np.nan, np.float32)
+    workspace = np.full(_both_gradients_workspace(*shapes), np.nan, np.float32)
     out = np.empty(u.size + weights.size, np.float32)
     # The planned workspace holds every block and the partial product: nothing is made aside.
     with monkeypatch.context() as patch:
         patch.setattr(np, "empty", lambda *_, **__: pytest.fail("allocated outside the plan"))
-        packed = gelu_product_backward.kernel(u, g, weights, out=out, workspace=workspace)
+        packed = gelu_product_both_gradients.kernel(u, g, weights, out=out, workspace=workspace)
     expected = np.concatenate(
         [
             gelu_product_gradient.kernel(u, g, weights).ravel(),

@@ -11,7 +11,7 @@ transformers. The blocks follow from the shapes alone, so the bits do; they agre
 the unfused `gelu(u) @ W` and its rules to float32 rounding, not to the bit (the weights'
 gradient is summed block by block).
 
-When both gradients are wanted (a trained MLP), one node, `gelu_product_backward`, makes
+When both gradients are wanted (a trained MLP), one node, `gelu_product_both_gradients`, makes
 them in one pass over the blocks and packs them in one vector (u's, then W's), which two
 views unpack: a block's exponential, the costliest pass, then serves both, and u and g are
 read once. Its bits are the two kernels' (the same operations on the same values). It costs
@@ -87,7 +87,7 @@ def _infer_gelu_product(activations: Shape, weights: Shape) -> Shape:
 def _derive_gelu_product(algebra, inputs, output, gradient, needs):
     activations, weights = inputs
     if needs[0] and needs[1]:
-        packed = algebra.gelu_product_backward(activations, gradient, weights)
+        packed = algebra.gelu_product_both_gradients(activations, gradient, weights)
         return _unpacked(algebra, packed, algebra.shape(activations), algebra.shape(weights))
     weight_part = algebra.gelu_product_weights(activations, gradient) if needs[1] else None
     activation_part = (
@@ -243,18 +243,22 @@ def gelu_product_weights(activations, gradient, out=None, workspace=None):
     return out
 
 
-# gelu_product_backward -----------------------------------------------------------------
+# gelu_product_both_gradients ------------------------------------------------------------
 
 
-def _infer_gelu_product_backward(activations: Shape, gradient: Shape, weights: Shape) -> Shape:
+def _infer_gelu_product_both_gradients(
+    activations: Shape, gradient: Shape, weights: Shape
+) -> Shape:
     product = _infer_gelu_product(activations, weights)
     if gradient != product:
-        raise fail("gelu_product_backward", f"gradient {gradient} for a product of shape {product}")
+        raise fail(
+            "gelu_product_both_gradients", f"gradient {gradient} for a product of shape {product}"
+        )
     return Shape((activations.volume + weights.volume,))
 
 
 def _unpacked(algebra, packed, activations: Shape, weights: Shape) -> tuple:
-    """The activations' and the weights' gradients: views of `gelu_product_backward`'s
+    """The activations' and the weights' gradients: views of `gelu_product_both_gradients`'s
     packed vector, the activations' first."""
     return (
         algebra.reshape(
@@ -268,7 +272,7 @@ def _unpacked(algebra, packed, activations: Shape, weights: Shape) -> tuple:
     )
 
 
-def _derive_gelu_product_backward(algebra, inputs, output, gradient, needs):
+def _derive_gelu_product_both_gradients(algebra, inputs, output, gradient, needs):
     # The packed vector's two parts are gelu_product_gradient's and gelu_product_weights'
     # outputs: each part of the incoming gradient goes back through that one's rule.
     activations, incoming, weights = inputs
@@ -288,7 +292,7 @@ def _derive_gelu_product_backward(algebra, inputs, output, gradient, needs):
     return summed[0], summed[1], from_activations[2]
 
 
-def _backward_workspace(activations: Shape, gradient: Shape, weights: Shape) -> int:
+def _both_gradients_workspace(activations: Shape, gradient: Shape, weights: Shape) -> int:
     # gelu_product_gradient's three blocks; a block's weight product goes where its
     # gelu_gradient scratches were (after the first block), past them when it is larger.
     block = BLOCK_ROWS * activations[1]
@@ -296,13 +300,13 @@ def _backward_workspace(activations: Shape, gradient: Shape, weights: Shape) -> 
 
 
 @primitive(
-    "gelu_product_backward",
+    "gelu_product_both_gradients",
     3,
-    _infer_gelu_product_backward,
-    _derive_gelu_product_backward,
-    memory=MemoryRules(workspace=_backward_workspace),
+    _infer_gelu_product_both_gradients,
+    _derive_gelu_product_both_gradients,
+    memory=MemoryRules(workspace=_both_gradients_workspace),
 )
-def gelu_product_backward(activations, gradient, weights, out=None, workspace=None):
+def gelu_product_both_gradients(activations, gradient, weights, out=None, workspace=None):
     """Both gradients of `gelu(u) @ W` given the product's gradient g, packed in one
     vector: u's (`gelu_product_gradient`'s) then W's (`gelu_product_weights`'s), the
     same bits as those two kernels. One pass over the blocks: each block's exponential
@@ -316,7 +320,7 @@ def gelu_product_backward(activations, gradient, weights, out=None, workspace=No
         out = np.empty(rows * width + width * columns, dtype=activations.dtype)
     activation_part = out[: rows * width].reshape(rows, width)
     weight_part = out[rows * width :].reshape(width, columns)
-    start = BLOCK_ROWS * width  # where the scratches start (see _backward_workspace)
+    start = BLOCK_ROWS * width  # where the scratches start (see _both_gradients_workspace)
     if workspace is not None and workspace.size >= start + width * columns:
         partial = workspace[start : start + width * columns].reshape(width, columns)
     else:
@@ -357,9 +361,11 @@ declare_examples(
 )
 
 declare_examples(
-    "gelu_product_backward",
+    "gelu_product_both_gradients",
     Example(
-        "gelu_product_backward", normal((3, 4), (3, 2), (4, 2)), recorded("gelu_product_backward")
+        "gelu_product_both_gradients",
+        normal((3, 4), (3, 2), (4, 2)),
+        recorded("gelu_product_both_gradients"),
     ),
 )
 
@@ -374,7 +380,7 @@ def _emit_weight_gradient(xp, u, gradient):
     return xp.matmul(xp.swap_last(emit_gelu(xp, u)), gradient)
 
 
-def _emit_backward(xp, u, gradient, weights):
+def _emit_both_gradients(xp, u, gradient, weights):
     parts = (
         _emit_activation_gradient(xp, u, gradient, weights),
         _emit_weight_gradient(xp, u, gradient),
@@ -385,4 +391,4 @@ def _emit_backward(xp, u, gradient, weights):
 declare_emission("gelu_product", lambda xp, u, weights: xp.matmul(emit_gelu(xp, u), weights))
 declare_emission("gelu_product_gradient", _emit_activation_gradient)
 declare_emission("gelu_product_weights", _emit_weight_gradient)
-declare_emission("gelu_product_backward", _emit_backward)
+declare_emission("gelu_product_both_gradients", _emit_both_gradients)
