@@ -166,8 +166,8 @@ def gelu_gradient_unguarded(
 ) -> np.ndarray:
     """gelu_gradient into `out`, with `scratches` (flat, twice the operand's size), under
     the caller's `np.errstate(**OVERFLOW_IS_A_LIMIT)`. The first scratch is left holding
-    `1 + exp(-2u)`, gelu's denominator (see `gelu_product_both_gradients`), and `gradient` is
-    read last, so it may be the next thing a caller overwrites."""
+    `1 + exp(-2u)`, gelu's denominator (see `gelu_product_both_gradients`), and
+    `gradient` is read last, so it may be the next thing a caller overwrites."""
     constants = _coefficients(operand.dtype.type)
     one = constants.one
     size = operand.size

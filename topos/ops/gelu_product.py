@@ -11,12 +11,13 @@ transformers. The blocks follow from the shapes alone, so the bits do; they agre
 the unfused `gelu(u) @ W` and its rules to float32 rounding, not to the bit (the weights'
 gradient is summed block by block).
 
-When both gradients are wanted (a trained MLP), one node, `gelu_product_both_gradients`, makes
-them in one pass over the blocks and packs them in one vector (u's, then W's), which two
-views unpack: a block's exponential, the costliest pass, then serves both, and u and g are
-read once. Its bits are the two kernels' (the same operations on the same values). It costs
-W's gradient once more in the arena, as a part of the packed vector (the views' fresh
-copies are what the step returns). The two kernels remain for a rule that wants only one.
+When both gradients are wanted (a trained MLP), one node,
+`gelu_product_both_gradients`, makes them in one pass over the blocks and packs them in
+one vector (u's, then W's), which two views unpack: a block's exponential, the costliest
+pass, then serves both, and u and g are read once. Its bits are the two kernels' (the
+same operations on the same values). It costs W's gradient once more in the arena, as a
+part of the packed vector (the views' fresh copies are what the step returns). The two
+kernels remain for a rule that wants only one.
 """
 
 from __future__ import annotations
@@ -258,8 +259,8 @@ def _infer_gelu_product_both_gradients(
 
 
 def _unpacked(algebra, packed, activations: Shape, weights: Shape) -> tuple:
-    """The activations' and the weights' gradients: views of `gelu_product_both_gradients`'s
-    packed vector, the activations' first."""
+    """The activations' and the weights' gradients: views of the packed vector of
+    `gelu_product_both_gradients`, the activations' first."""
     return (
         algebra.reshape(
             algebra.narrow(packed, axis=0, start=0, length=activations.volume),

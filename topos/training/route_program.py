@@ -158,7 +158,7 @@ class RouteProgram:
         else:
             results = self._compute_on_threads(parameters, pieces)
         if self._mean_block is None:
-            self._mean_block = mean_block(results[0][1])
+            self._mean_block = _mean_block_for(results[0][1])
         mean = _mean(results, self.shards, self.network.origin, self._mean_block)
         self._peak()
         return mean
@@ -238,10 +238,9 @@ def _rows(feed: Tensor | Indices, shard: int, rows: int) -> Tensor | Indices:
     return Tensor.adopt(feed.numpy()[shard * rows : (shard + 1) * rows])
 
 
-def _mean(results: list[tuple], shards: int, origin: int, block: FreshBlock | None = None) -> tuple:
+def _mean(results: list[tuple], shards: int, origin: int, block: FreshBlock) -> tuple:
     """The shards' losses and gradients added in shard order, then scaled by 1/shards,
-    into fresh buffers from `block` (a FreshBlock of the gradients' layouts, renewed
-    here; made here when None)."""
+    into fresh buffers from `block` (`_mean_block_for` the gradients, renewed here)."""
     losses = [loss for loss, _ in results]
     loss = losses[0]
     for other in losses[1:]:
@@ -249,8 +248,6 @@ def _mean(results: list[tuple], shards: int, origin: int, block: FreshBlock | No
     scale = loss.dtype.type(1.0 / shards)
     first = results[0][1]
     others = [gradients for _, gradients in results[1:]]
-    if block is None:
-        block = mean_block(first)
     block.renew()
     gradients: dict[int, Tensor] = {}
     for index in first.indices():
@@ -271,7 +268,7 @@ def _mean(results: list[tuple], shards: int, origin: int, block: FreshBlock | No
     return loss * scale, ParameterGradients(origin, gradients)
 
 
-def mean_block(gradients: ParameterGradients) -> FreshBlock:
+def _mean_block_for(gradients: ParameterGradients) -> FreshBlock:
     """The FreshBlock `_mean` makes its buffers in, for gradients shaped as `gradients`
     (C-contiguous): made once a program, renewed each step."""
     arrays = {index: gradients.by_index(index).numpy() for index in gradients.indices()}
