@@ -101,7 +101,7 @@ def _timed(function, stamps: dict[str, float], name: str):
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--workload", default="cifar10", help="a built-in with two shards")
+    parser.add_argument("--workload", default="cifar10", help="a built-in, run in two shards")
     parser.add_argument("--route", default="recorded", choices=("engine", "recorded", "remat"))
     parser.add_argument("--steps", type=int, default=200, help="steps timed")
     parser.add_argument("--pin", help="PARENT,CHILD: the CPUs the two processes run on")
