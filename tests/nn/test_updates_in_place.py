@@ -143,3 +143,27 @@ def test_adamw_steps_parameters_lying_back_to_back_as_runs_with_the_functional_b
             assert array.tobytes() == memory.arrays[index].tobytes(), (step, index)
     assert calls[0] == sum(network.nodes[index].shape.volume for index in indices)
     assert len(calls) > 4  # the runs split where the counts differ
+
+
+def test_adamw_in_place_follows_a_weight_decay_changed_between_steps():
+    # What step_in_place remembers of its arrays (runs, decayed parameters) must not
+    # outlive the weight decay it was found under: off, on, off and on again.
+    from topos import AdamW
+    from topos.training.parameter_memory import ParameterMemory
+
+    network = network_of([*SHAPES, (4, 6)])
+    memory = ParameterMemory(network.parameters())
+
+    def decays(shape):
+        return shape.rank >= 2
+
+    functional = AdamW(0.01, weight_decay=0.1, decays=decays)
+    in_place = AdamW(0.01, weight_decay=0.1, decays=decays)
+    parameters = network.parameters()
+    for step, weight_decay in enumerate([0.0, 0.1, 0.0, 0.3]):
+        functional.weight_decay = in_place.weight_decay = weight_decay
+        gradients = gradients_for(network, step)
+        parameters = functional.step(parameters, gradients)
+        memory.update(in_place, gradients)
+        for index, array in parameters.arrays().items():
+            assert array.tobytes() == memory.arrays[index].tobytes(), (step, index)

@@ -12,12 +12,13 @@ from __future__ import annotations
 import inspect
 import itertools
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from topos.graph.parameter_gradients import ParameterGradients
 from topos.graph.parameters import Parameters
-from topos.nn.adjacent_runs import breaks, span
+from topos.nn.adjacent_runs import HeldRuns, breaks, span
 from topos.nn.chunked_update import Workspace, chunks, flat
 from topos.tensor import Shape, Tensor
 
@@ -253,14 +254,15 @@ class AdamW(MomentOptimizer):
         self.weight_decay = float(weight_decay)
         self.decays = decays
         self._chooses = _choice(decays)
-        #: The arrays `step_in_place` last stepped (by index and id) and where they break
-        #: into runs (see `_held_breaks`).
-        self._held: tuple[tuple, list, set[int]] | None = None
+        #: What `step_in_place` knows of the arrays it last stepped (see `_held_runs`).
+        self._held: _Held | None = None
 
     def decayed(self, key: int, shape: Shape) -> bool:
         """Whether parameter `key` (its node index) of `shape` is decayed."""
-        if not self.weight_decay:
-            return False
+        return bool(self.weight_decay) and self._chosen(key, shape)
+
+    def _chosen(self, key: int, shape: Shape) -> bool:
+        """Whether `decays` picks parameter `key` of `shape` (whatever the weight decay)."""
         if self._chooses is None:
             return True
         by_name, choose = self._chooses
@@ -297,35 +299,50 @@ class AdamW(MomentOptimizer):
             if (gradient := gradients.by_index(index)) is not None
         ]
         self._reserve({index: gradient for index, _, gradient in present})
+        held = self._held_runs(present)
         keep = 1.0 - self.learning_rate * self.weight_decay
-        columns: tuple[list, list, list, list] = ([], [], [], [])
-        counts = []
-        for index, array, gradient in present:
-            parameter = array.reshape(-1)
-            if self.decayed(index, Shape(array.shape)):
-                np.multiply(parameter, keep, out=parameter)
-            first, second, count = self._advance(index, gradient)
-            for column, part in zip(columns, (parameter, gradient, first, second)):
-                column.append(part)
-            counts.append(count)
-        starts = self._held_breaks(present, columns) | breaks([columns[1]])
+        for parameter in held.decayed:
+            np.multiply(parameter, keep, out=parameter)
+        counts = [self._advance(index, gradient)[2] for index, _, gradient in present]
+        column = [gradient for _, _, gradient in present]
+        starts = held.runs.starts | breaks([column])
         starts |= {item for item in range(1, len(counts)) if counts[item] != counts[item - 1]}
         bounds = [*sorted(starts), len(counts)]
         for start, end in itertools.pairwise(bounds):
-            parts = [span(column[start:end]) for column in columns]
-            self._step_moments(*parts, counts[start])
+            parameter, first, second = held.runs.spans(start, end)
+            self._step_moments(parameter, span(column[start:end]), first, second, counts[start])
 
-    def _held_breaks(self, present: list, columns: tuple) -> set[int]:
-        """Where the parameters' and moments' arrays (which never move) break into runs:
-        found once for these arrays, then remembered (with the arrays, so the key's ids
-        stay theirs)."""
+    def _held_runs(self, present: list) -> _Held:
+        """The parameters' and moments' flat arrays (which never move), where they break
+        into runs and which of them are decayed: found once for these arrays and names,
+        then remembered (with the arrays, so the key's ids stay theirs)."""
         key = tuple((index, id(array)) for index, array, _ in present)
+        decaying = bool(self.weight_decay)
         held = self._held
-        if held is None or held[0] != key:
-            arrays = [array for _, array, _ in present]
-            held = (key, arrays, breaks([columns[0], columns[2], columns[3]]))
+        if (
+            held is None
+            or (held.key, held.decaying) != (key, decaying)
+            or held.names is not self._names
+        ):
+            parameters = [array.reshape(-1) for _, array, _ in present]
+            moments = [self._moments[index] for index, _, _ in present]
+            decayed = [
+                parameter
+                for parameter, (index, array, _) in zip(parameters, present)
+                if decaying and self._chosen(index, Shape(array.shape))
+            ]
+            runs = HeldRuns(
+                [
+                    parameters,
+                    [first for first, _, _ in moments],
+                    [second for _, second, _ in moments],
+                ]
+            )
+            held = _Held(
+                key, [array for _, array, _ in present], self._names, decaying, decayed, runs
+            )
             self._held = held
-        return held[2]
+        return held
 
     def _step_moments(
         self,
@@ -357,6 +374,18 @@ class AdamW(MomentOptimizer):
             np.divide(first[part], root, out=scratch)
             np.multiply(scratch, -step_size, out=scratch)
             np.add(parameter[part], scratch, out=parameter[part])
+
+
+@dataclass(frozen=True)
+class _Held:
+    """What AdamW's `step_in_place` found of the arrays it last stepped."""
+
+    key: tuple
+    arrays: list  # held, so the ids in `key` stay these arrays'
+    names: dict
+    decaying: bool
+    decayed: list
+    runs: HeldRuns
 
 
 def _choice(decays) -> tuple[bool, Callable[..., bool]] | None:
