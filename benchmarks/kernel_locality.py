@@ -14,10 +14,11 @@ each warm call, so it repeats the step's arithmetic, not a drift of it.
 
 Per operation it prints the step's time, the warm time and their ratio; the total says
 how much of the step's kernel time is the data's way to the core rather than the
-arithmetic. On the AMD EPYC (Zen 3, 512 KiB L2 a core) cifar10's kernels took 1.27x
-their warm time in the step and gpt's 1.37x: the products lose least (BLAS packs its
-operands), the passes that stream a whole activation once (im2col, the pooling lanes)
-the most (docs/performance/index.md, "A sixth look").
+arithmetic. On the AMD EPYC (Zen 3, 512 KiB of L2 a core) cifar10's kernels took
+1.10-1.15x their warm time in the step, gpt's 1.21-1.27x, llama's 1.19-1.47x: the
+convolutions' products lose least (BLAS packs its operands), the passes that stream a
+whole activation once (im2col, the pooling lanes, the small elementwise kernels) the
+most (docs/performance/index.md, "A sixth look").
 """
 
 from __future__ import annotations
