@@ -4,19 +4,22 @@ for the benchmarks.
 The model is the `cifar10` workload's (topos/workloads/cifar10.py: three
 3x3 conv/relu/2x2-pool stages of 16, 32 and 64 filters and a 1024 -> 10 head,
 seeds 21/22/23 and kaiming(24)), lowered by the same RouteProgram the grader
-uses; this module adds plain SGD steps on given batches. `torch_twin` is the same model
-written by hand in PyTorch (`step_time.py` times it; tests/peers checks the emitted
-PyTorch program against it).
+uses; this module adds plain SGD steps on given batches, written into the parameters'
+memory in place as `topos grade`'s training loop writes them (`ParameterMemory`).
+`torch_twin` is the same model written by hand in PyTorch (`step_time.py` times it;
+tests/peers checks the emitted PyTorch program against it).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from topos import Tensor
+from topos.nn.optimizers import SGD
 from topos.training import RouteProgram
+from topos.training.parameter_memory import ParameterMemory
 from topos.workloads import resolve
 
 ROUTES = ("engine", "recorded")
@@ -35,20 +38,26 @@ class Trainer:
     targets: object
     loss: object
     adjoints: object
-    parameters: object
+    memory: ParameterMemory
     forward_nodes: int
     gradient_nodes: int
+    optimizer: SGD = field(default_factory=lambda: SGD(0.05))
+
+    @property
+    def parameters(self):
+        """The current parameters (each step writes its update into their memory)."""
+        return self.memory.parameters
 
     def step(self, images: np.ndarray, labels: np.ndarray, learning_rate: float = 0.05):
-        """One SGD step on a batch; returns the loss as a float32 NumPy scalar."""
+        """One SGD step on a batch (`parameter - gradient * learning_rate`, in place, as
+        `Training.step` updates); returns the loss as a float32 NumPy scalar."""
         feeds = {
             self.images: Tensor.adopt(images),
             self.targets: Tensor.selection(labels, CLASSES),
         }
-        loss, gradients = self.program.compute(self.parameters, feeds)
-        self.parameters = self.parameters.step(
-            gradients, lambda parameter, gradient: parameter - gradient * learning_rate
-        )
+        loss, gradients = self.program.compute(self.memory.parameters, feeds)
+        self.optimizer.learning_rate = float(learning_rate)
+        self.memory.update(self.optimizer, gradients)
         return loss
 
 
@@ -82,7 +91,7 @@ def build(
         recording.targets,
         recording.loss,
         program.adjoints,
-        program.network.parameters(),
+        ParameterMemory(program.network.parameters()),
         program.forward_nodes,
         program.gradient_nodes,
     )
