@@ -253,16 +253,12 @@ def _mean(results: list[tuple], shards: int, origin: int, block: FreshBlock) -> 
     for index in first.indices():
         # Fresh buffers the caller keeps, the small ones in one block (see FreshBlock).
         total = block.buffer(index)
-        # The first two shards' sum made into the buffer at once: the same addition as
-        # a copy of the first with the second added onto it, a pass fewer.
-        operands = [first.by_index(index).numpy()]
-        operands += [other.by_index(index).numpy() for other in others]
-        if len(operands) > 1:
-            np.add(operands[0], operands[1], out=total)
-        else:
-            np.copyto(total, operands[0])
-        for operand in operands[2:]:
-            total += operand
+        # The first two shards' sum made into the buffer at once (there are at least
+        # two): the same addition as a copy of the first with the second added onto it,
+        # a pass fewer.
+        np.add(first.by_index(index).numpy(), others[0].by_index(index).numpy(), out=total)
+        for other in others[1:]:
+            total += other.by_index(index).numpy()
         total *= scale
         gradients[index] = Tensor.adopt(total)
     return loss * scale, ParameterGradients(origin, gradients)
