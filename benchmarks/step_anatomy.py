@@ -24,6 +24,7 @@ table gives their medians over the rounds, and the step's. Writes
 from __future__ import annotations
 
 import argparse
+import itertools
 import multiprocessing
 import statistics
 import sys
@@ -35,7 +36,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
+# The harness's report, and step_time's batches and learning rate (its PyTorch twin's).
 from interleaved_rounds import environment, write_report  # noqa: E402
+from step_time import BATCH, LEARNING_RATE, POOL  # noqa: E402
 
 #: The classes of work, in the order they are printed.
 CONVOLUTIONS, POOLING, OTHER_KERNELS, NOT_A_KERNEL = (
@@ -50,9 +53,6 @@ CLASSES = (CONVOLUTIONS, POOLING, OTHER_KERNELS, NOT_A_KERNEL)
 CONVOLUTION_OPERATIONS = frozenset(
     {"im2col", "col2im", "convolution", "convolution_kernel", "convolution_images"}
 )
-
-BATCH = 64
-LEARNING_RATE = 0.05
 
 
 def topos_class(operation: str) -> str:
@@ -80,7 +80,7 @@ def _topos_side(steps: int):
     from cifar10_model import batches, build
 
     trainer = build("recorded", batch=BATCH, shards=1)
-    pool = batches(4, BATCH)
+    pool = batches(POOL, BATCH)
     nodes = trainer.network.nodes
     spent: dict[str, float] = defaultdict(float)
 
@@ -100,7 +100,7 @@ def _topos_side(steps: int):
         (index, timed(topos_class(nodes[index].operation), kernel), *rest)
         for index, kernel, *rest in plan._steps
     ]
-    counter = iter(range(1, 10**9))
+    counter = itertools.count(1)
 
     def run() -> tuple[float, dict[str, float]]:
         spent.clear()
