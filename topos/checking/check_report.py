@@ -17,7 +17,10 @@ class ParameterCheck:
     `errors[route]` is the largest error over the directions, relative to the
     gradient's norm (None when the route has no gradient to compare); `skipped`
     says which directions crossed corners at every step size, and `one_sided` counts
-    those that were estimated beside a corner rather than across it.
+    those that were estimated beside a corner rather than across it. `wrong` names the
+    routes whose discrepancy lies far beyond the finite differences' own error (the
+    largest of which, relative, is `estimate_error`); `inconclusive` gives, direction
+    by direction, why a miss could not be told from that error.
     """
 
     index: int
@@ -30,6 +33,16 @@ class ParameterCheck:
     skipped: list[str] = field(default_factory=list)
     passed: bool = True
     name: str | None = None
+    wrong: set[str] = field(default_factory=set)
+    inconclusive: list[str] = field(default_factory=list)
+    estimate_error: float = 0.0
+
+    @property
+    def status(self) -> str:
+        """`pass`, `FAIL` (a route's gradient is wrong beyond doubt) or `inconclusive`."""
+        if self.passed:
+            return "pass"
+        return "FAIL" if self.wrong or not self.inconclusive else "inconclusive"
 
     @property
     def label(self) -> str:
@@ -48,6 +61,10 @@ class ParameterCheck:
             "one_sided": self.one_sided,
             "skipped": self.skipped,
             "passed": self.passed,
+            "status": self.status,
+            "wrong_routes": sorted(self.wrong),
+            "inconclusive": self.inconclusive,
+            "estimate_error": self.estimate_error,
         }
 
 
@@ -128,8 +145,14 @@ class GradientCheck:
 
     @property
     def gradients_right(self) -> bool:
-        """Whether every route's every gradient is within tolerance."""
-        return not self.route_errors and all(check.passed for check in self.parameters)
+        """Whether no route failed and no gradient was found wrong (a parameter whose
+        finite differences could not decide is inconclusive, not wrong)."""
+        return not self.route_errors and all(check.status != "FAIL" for check in self.parameters)
+
+    @property
+    def undecided(self) -> list[ParameterCheck]:
+        """The parameters whose finite differences could not tell right from wrong."""
+        return [check for check in self.parameters if check.status == "inconclusive"]
 
     @property
     def passed(self) -> bool:
@@ -147,7 +170,7 @@ class GradientCheck:
         names = list(self.routes)
         routes = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 2 else names)
         if not self.gradients_right:
-            wrong = [check.label for check in self.parameters if not check.passed]
+            wrong = [check.label for check in self.parameters if check.status == "FAIL"]
             what = (
                 f"{len(wrong)} of {count} parameters' gradients are wrong ({', '.join(wrong)})"
                 if wrong
@@ -158,10 +181,20 @@ class GradientCheck:
             if culprit is not None:
                 return f"gradients wrong: {what}; first wrong rule: {culprit.describe()}"
             return f"gradients wrong: {what}; no single rule was found at fault"
-        text = (
-            f"gradients right: {routes} within {self.tolerance:g} of finite differences "
-            f"for all {count} parameters"
-        )
+        undecided = self.undecided
+        if undecided:
+            names = ", ".join(check.label for check in undecided)
+            text = (
+                f"no wrong gradient found: {routes} within {self.tolerance:g} of finite "
+                f"differences for {count - len(undecided)} of {count} parameters; "
+                f"inconclusive for {names} (a discrepancy the finite differences' own "
+                "error explains)"
+            )
+        else:
+            text = (
+                f"gradients right: {routes} within {self.tolerance:g} of finite differences "
+                f"for all {count} parameters"
+            )
         if self.parity is not None:
             if self.parity.identical:
                 text += "; float32 routes bit-identical"

@@ -14,6 +14,15 @@ accurate to O(h^2) — but only while [-h, h] stays on one smooth piece. So:
 - both sides cross: the step shrinks (by `SHRINK`, up to `ATTEMPTS` times), and
   after that the direction is skipped with the reason.
 
+When one central difference is not enough to decide (it misses a gradient, which a
+wrong rule and an ill-chosen step both do), `extrapolated_slope` runs a ladder of steps
+from `LADDER_TOP` times the first down to a quarter of it and extrapolates them Ridders'
+way (Richardson's table on steps shrinking by `LADDER_RATIO`): its answer comes with the
+estimate's *own error*, the disagreement of the table's neighbouring entries, so
+roundoff (which grows as the step shrinks) and truncation (which grows with it) are
+measured rather than assumed, and a discrepancy is blamed on a rule only when it lies
+far beyond that error.
+
 Directions are standard normal draws from the splitmix64 stream (as `init.normal`),
 so a check is reproducible from its seed on every machine and NumPy release.
 """
@@ -35,6 +44,14 @@ SCALE_FLOOR = 0.1
 #: How much the step shrinks when both sides of it cross a corner, and how often.
 SHRINK = 16.0
 ATTEMPTS = 3
+
+#: The ladder of `extrapolated_slope`: steps from this multiple of the first, each
+#: `LADDER_RATIO` times smaller, down to `LADDER_BOTTOM` times it. It is wide because
+#: the sweet spot between roundoff and truncation moves by orders of magnitude: a GRU's
+#: recurrent weight whose gradient is 1e-5 of the loss wants steps 1e4 times the first.
+LADDER_TOP = 4.0**8
+LADDER_BOTTOM = 0.25
+LADDER_RATIO = 4.0
 
 #: phi(t) as (value, corner signature); signatures compare with `same_signature`.
 Evaluate = Callable[[float], tuple[float, Any]]
@@ -119,3 +136,64 @@ def slope(
                 return Slope(estimate, method, step, evaluations, corner)
         step /= SHRINK
     return Slope(None, "skipped", step * SHRINK, evaluations, corner)
+
+
+@dataclass(frozen=True)
+class Extrapolation:
+    """phi'(0) from a ladder of steps: the best estimate, its own error (the table's
+    neighbouring entries' disagreement: an honest bound of roundoff and truncation
+    together), the steps that entered it, and the evaluations spent (None when every
+    step crossed corners)."""
+
+    value: float | None
+    error: float
+    steps: int
+    evaluations: int
+    corner: str = ""
+
+
+def extrapolated_slope(
+    evaluate: Evaluate,
+    step: float,
+    base: tuple[float, Any] | None = None,
+    describe_corner: Callable[[Any, Any], str] | None = None,
+    noise: float = 0.0,
+) -> Extrapolation:
+    """phi'(0) by Ridders' extrapolation over steps from `LADDER_TOP * step`, each
+    `LADDER_RATIO` times smaller, down to `LADDER_BOTTOM * step`, with the estimate's own error.
+
+    Each rung is `slope` at that step (central, or one-sided beside a corner; a rung
+    that crossed corners on both sides is left out). Richardson's table removes the
+    step's even powers rung by rung; the entry whose disagreement with its neighbours
+    (the same order one rung up, one order lower) is least is the answer, and that
+    disagreement its error — but never less than `noise / step` (`noise`: how far the
+    function's own evaluation may be off), since at small steps two central differences
+    can agree exactly by roundoff's quantization and so claim an error of zero.
+    """
+    evaluations = 0
+    corner = ""
+    column: list[float] = []  # the table's previous row
+    best, best_error, used = None, float("inf"), 0
+    rungs = round(float(np.log(LADDER_TOP / LADDER_BOTTOM) / np.log(LADDER_RATIO))) + 1
+    for rung_index in range(rungs):
+        requested = step * LADDER_TOP / LADDER_RATIO**rung_index
+        rung = slope(evaluate, requested, base, describe_corner)
+        evaluations += rung.evaluations
+        corner = corner or rung.corner
+        if rung.value is None or rung.step != requested:
+            # a rung that had to shrink is off the ladder's ratio: the table starts anew
+            column = []
+            continue
+        used += 1
+        row = [rung.value]
+        factor = 1.0
+        for j, previous in enumerate(column):
+            factor *= LADDER_RATIO**2  # the central difference's error has even powers
+            row.append((factor * row[j] - previous) / (factor - 1.0))
+            error = max(abs(row[j + 1] - row[j]), abs(row[j + 1] - previous), noise / requested)
+            if error <= best_error:
+                best, best_error = row[j + 1], error
+        column = row
+    if best is None and column:  # one usable rung: an estimate without a bound
+        best = column[0]
+    return Extrapolation(best, best_error, used, evaluations, corner)

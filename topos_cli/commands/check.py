@@ -232,7 +232,8 @@ def _print_report(report: Any, result: dict[str, Any], stream: TextIO) -> None:
         )
         if check.skipped:
             used += f", {len(check.skipped)} skipped"
-        verdict = Text("pass", style="green") if check.passed else Text("FAIL", style="bold red")
+        style = {"pass": "green", "FAIL": "bold red", "inconclusive": "yellow"}[check.status]
+        verdict = Text(check.status, style=style)
         table.add_row(
             check.label,
             "[" + ", ".join(map(str, check.shape)) + "]",
@@ -252,9 +253,11 @@ def _print_report(report: Any, result: dict[str, Any], stream: TextIO) -> None:
     for check in report.parameters:
         for reason in check.skipped:
             console.print(Text(f"skipped: {check.label} {reason}", style="yellow"))
+        for reason in check.inconclusive:
+            console.print(Text(f"inconclusive: {check.label} {reason}", style="yellow"))
     for note in report.rule_notes:
         console.print(Text(f"note: {note}", style="yellow"))
-    console.print(Text(report.verdict(), style="bold green" if report.passed else "bold red"))
+    console.print(Text(report.verdict(), style=_verdict_style(report)))
     data = result["workload"]["data"]
     batch = result["batch"]
     source = "synthetic stand-in" if data["source"] == "synthetic" else data["source"]
@@ -293,3 +296,10 @@ def check_before_grade(workload: str, data: str | None, *, stdout: TextIO, stder
         )
     stderr.flush()
     return completed.returncode
+
+
+def _verdict_style(report) -> str:
+    """Green for right, yellow where finite differences could not decide, red for wrong."""
+    if not report.passed:
+        return "bold red"
+    return "bold yellow" if report.undecided else "bold green"
