@@ -107,6 +107,8 @@ class RematPlan(Plan):
             simulated = budget
             for _ in range(_PLACEMENT_TRIES):
                 schedule = scheduler.schedule(simulated)
+                if schedule is None:  # the walk thrashed: smaller budgets would too
+                    return None
                 program, memory = lay_out(schedule, budget)
                 planned = _planned_bytes(memory)
                 if planned <= budget:

@@ -34,7 +34,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from topos.engine.compute_cost import cost
-from topos.engine.remat_simulation import RematSimulation
+from topos.engine.remat_simulation import RematSimulation, ThrashError
 from topos.graph.node import Node
 
 
@@ -153,7 +153,7 @@ class RematScheduler:
             for index, node in enumerate(nodes)
         ]
 
-    def schedule(self, budget: int) -> RematSchedule:
+    def schedule(self, budget: int) -> RematSchedule | None:
         """The schedule that keeps the simulated planned memory within `budget` bytes.
 
         When the greedy gets stuck (the buffers a kernel needs at once exceed the
@@ -163,12 +163,16 @@ class RematScheduler:
 
         A walk decides only by comparing bytes with the budget, so every budget that
         compares the same way gets the same schedule: a budget within the range of one
-        walked before gets its schedule again, without a walk."""
+        walked before gets its schedule again, without a walk. A walk that thrashes
+        (`remat_simulation.WORK_LIMIT`) gives None: the budget is not met."""
         for within, over, schedule in self._walked:
             if within <= budget < over:
                 return schedule
         simulation = RematSimulation(self, budget)
-        evaluations, peak, fits = simulation.run()
+        try:
+            evaluations, peak, fits = simulation.run()
+        except ThrashError:
+            return None  # not kept among the walks: its range of budgets is not known
         schedule = RematSchedule(
             tuple(Evaluation(*evaluation) for evaluation in evaluations), peak, fits
         )

@@ -38,6 +38,18 @@ if TYPE_CHECKING:
 _NONE = -1
 
 
+#: A walk that has emitted more than this many evaluations per node of the plan is
+#: thrashing (recomputing chains that evict each other, as a GRU's unrolled steps do
+#: near the floor: 860,000 recomputations for 1,084 nodes, a minute of planning) and is
+#: given up: no schedule that evaluates the plan four times over is worth running.
+WORK_LIMIT = 4
+
+
+class ThrashError(Exception):
+    """The walk passed `WORK_LIMIT` evaluations per node: this budget is treated as one
+    the greedy cannot meet."""
+
+
 class StuckError(Exception):
     """The simulation cannot fit a recomputation that evicting `storage` caused."""
 
@@ -105,6 +117,7 @@ class RematSimulation:
         self.first_evicted: dict[int, int] = {}
         # The restore cost of evicted nodes, as far as known (see `restore_cost`).
         self.restore_costs: dict[int, int] = {}
+        self.work_limit = WORK_LIMIT * len(self.tables.evaluated)
 
     def run(self) -> tuple[list[tuple[int, tuple[int, ...], bool]], int, bool]:
         """Walks to the end, resuming after every stuck recomputation (see the module)."""
@@ -226,6 +239,8 @@ class RematSimulation:
     def emit(self, index: int, recomputation: bool) -> None:
         tables = self.tables
         resident = self.resident
+        if recomputation and len(self.evaluations) > self.work_limit:
+            raise ThrashError(len(self.evaluations))
         inputs = tuple(map(resident.__getitem__, tables.inputs[index]))
         self.evaluations.append((index, inputs, recomputation))
         storage = tables.storage[index]
