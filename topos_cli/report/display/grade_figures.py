@@ -11,7 +11,7 @@ import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from topos_cli.report.display.loss_figure import draw_loss_curves
+from topos_cli.report.display.loss_figure import draw_loss_curves, loss_title
 from topos_cli.report.display.memory_figure import draw_memory_timeline, draw_training_delta_bars
 from topos_cli.report.display.plotting import figure_png, figure_svg, new_figure
 from topos_cli.report.display.report_contents import ReportContents
@@ -88,18 +88,26 @@ def overview_figure(contents: ReportContents) -> Any:
     top, bottom = figure.subfigures(2, 1, height_ratios=[1, 1])
     _draw_row(top, contents, MEMORY_PANELS, [3, 1])
     _draw_row(bottom, contents, [*STEP_TIME_PANELS, draw_loss_curves], [2, 3, 3])
+    figure.suptitle(overview_title(contents), fontsize=11)
+    return figure
+
+
+def overview_title(contents: ReportContents) -> str:
+    """The overview's title: the bits as the loss panel judges them (peers included),
+    then at most two more lines of the verdict's sentence, then the grade's facts."""
     title = contents.summary or f"{contents.workload}: no verdict"
     facts = " · ".join(line for line in contents.circumstances[:2])
-    # Many routes make a long sentence: at most three lines of it, so the panels keep
-    # their room (the page's table and sentence hold it all).
-    lines = textwrap.wrap(title, 150)
+    # Many routes make a long sentence: at most three lines in all, so the panels keep
+    # their room (the page's table and sentence hold it all). The bits come first, so a
+    # cut sentence never hides a divergence.
+    lines = textwrap.wrap(loss_title(contents).removeprefix("Loss: "), 150)[:1]
+    lines += textwrap.wrap(title, 150)
     if len(lines) > TITLE_LINES:
         lines = [
             *lines[: TITLE_LINES - 1],
             textwrap.shorten(" ".join(lines[TITLE_LINES - 1 :]), 146, placeholder=" …"),
         ]
-    figure.suptitle("\n".join([*lines, textwrap.fill(facts, 170)]), fontsize=11)
-    return figure
+    return "\n".join([*lines, textwrap.fill(facts, 170)])
 
 
 def overview_png(contents: ReportContents) -> bytes:

@@ -19,16 +19,23 @@ STYLES = (("-", 3.2), ("--", 1.4), (":", 1.6), ("-.", 1.2))
 
 
 def loss_title(contents: ReportContents) -> str:
-    """The loss panel's title: whether the curves coincide, or where they part."""
+    """The loss panel's title: whether topos's curves coincide or where they part, then
+    each peer's agreement as its judged cell says it (a peer that diverged is named
+    here too, so the panel never reads "coincide" beside a divergence)."""
     verdict = contents.verdict
     if verdict is None:
         return "Loss"
     parity = verdict.parity
     if contents.divergence is not None:
-        return f"Loss: parity broken at step {contents.divergence.step}"
-    if parity.status == "bit-identical":
-        return f"Loss: bit-identical over {parity.steps} steps, the curves coincide"
-    return f"Loss: parity {parity.status}"
+        title = f"Loss: parity broken at step {contents.divergence.step}"
+    elif parity.status == "bit-identical":
+        title = f"Loss: bit-identical over {parity.steps} steps"
+        if not verdict.agreements:
+            title += ", the curves coincide"
+    else:
+        title = f"Loss: parity {parity.status}"
+    peers = [f"{agreement.route} {agreement.cell()}" for agreement in verdict.agreements]
+    return "; ".join([title, *peers])
 
 
 def draw_loss_curves(axes: Any, contents: ReportContents) -> None:
