@@ -447,6 +447,17 @@ def main() -> None:
         sys.stdout, sys.stderr = saved
 
 
+def _user_code_error(error: BaseException) -> str | None:
+    """The one line naming the user's file and line when `error` came from a workload's
+    code; `None` for a bug of ours. The library is imported only when a frame that is
+    neither ours nor Python's could be the user's (the grading parent stays light)."""
+    if "topos.workloads" not in sys.modules:
+        return None  # no workload was ever loaded: no user code ran
+    from topos.workloads.user_code_error import user_code_error
+
+    return user_code_error(error)
+
+
 def _main() -> None:
     try:
         # Not standalone: click's own error display is a multi-line box; ours is one line.
@@ -472,6 +483,10 @@ def _main() -> None:
     except Exception as error:  # a bug of ours: still one line, the traceback on request
         if os.environ.get("TOPOS_DEBUG"):
             raise
+        mistake = _user_code_error(error)
+        if mistake is not None:  # raised in, or called from, the user's workload: exit 2
+            typer.echo(f"topos: error: {mistake}", err=True)
+            sys.exit(ExitStatus.USAGE)
         typer.echo(
             f"topos: internal error: {type(error).__name__}: {error} "
             f"(set TOPOS_DEBUG=1 to see the traceback)",

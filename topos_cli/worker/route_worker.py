@@ -521,6 +521,14 @@ def main(argv: list[str] | None = None) -> int:
             # The frames still hold what filled memory; free it so the report can be sent.
             traceback.clear_frames(error.__traceback__)
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
-        events.emit(Error(error_kind(error), type(error).__name__, message, where))
+        kind = error_kind(error)
+        if kind == "crash":
+            from topos.workloads.user_code_error import user_code_error
+
+            # Raised in, or called from, the user's workload code: theirs, not a crash.
+            mistake = user_code_error(error)
+            if mistake is not None:
+                kind, message = "workload", mistake
+        events.emit(Error(kind, type(error).__name__, message, where))
         traceback.print_exc()
         return EXIT_ERROR
