@@ -266,8 +266,11 @@ def grade_with(
     stdout = stdout if stdout is not None else sys.stdout
     stderr = stderr if stderr is not None else sys.stderr
     plan = prepare(options)
-    # A mistake in a user's workload code refuses the grade before any worker starts.
-    preflight_workload(options.workload, plan.data)
+    # A mistake in a user's workload code refuses the grade before any worker starts;
+    # its own name, not the `--workload` spec, names the result file.
+    named = preflight_workload(options.workload, plan.data)
+    if named is not None and named != options.workload:
+        plan = prepare(options, plan.started, named)
     if options.check:
         from topos_cli.commands.check import check_before_grade
 

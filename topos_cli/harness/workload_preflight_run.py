@@ -4,6 +4,8 @@ child before any worker starts, and a mistake in its code refuses the grade (exi
 
 from __future__ import annotations
 
+import contextlib
+import json
 import subprocess
 import sys
 
@@ -13,11 +15,13 @@ from topos_cli.shared.exit_status import ExitStatus
 from topos_cli.shared.parent_death import dies_with_parent
 
 
-def preflight_workload(workload: str, data: str | None) -> None:
-    """Raises `ToposUsageError` with the child's one line when the code of `workload`
-    (not a built-in: those are topos's own code) raises as it is loaded, recorded and fed."""
+def preflight_workload(workload: str, data: str | None) -> str | None:
+    """The workload's own name, as its code gives it (`None` when the child could not
+    tell, or for a built-in, whose name is `workload`); raises `ToposUsageError` with the
+    child's one line when the code of `workload` (not a built-in: those are topos's own
+    code) raises as it is loaded, recorded and fed."""
     if workload in BUILT_IN_WORKLOADS:
-        return
+        return None
     command = [sys.executable, "-m", "topos_cli.worker.workload_preflight", workload]
     if data is not None:
         command.append(data)
@@ -25,9 +29,21 @@ def preflight_workload(workload: str, data: str | None) -> None:
     completed = subprocess.run(
         command, capture_output=True, text=True, check=False, preexec_fn=dies_with_parent()
     )
-    if completed.returncode != ExitStatus.USAGE:
-        return  # anything else the workers meet again and report as they always have
-    from topos_cli.worker.workload_preflight import PREFIX
+    if completed.returncode == ExitStatus.USAGE:
+        from topos_cli.worker.workload_preflight import PREFIX
 
-    lines = [line for line in completed.stderr.splitlines() if line.startswith(PREFIX)]
-    raise ToposUsageError(lines[-1].removeprefix(PREFIX) if lines else completed.stderr.strip())
+        lines = [line for line in completed.stderr.splitlines() if line.startswith(PREFIX)]
+        message = lines[-1].removeprefix(PREFIX) if lines else completed.stderr.strip()
+        raise ToposUsageError(message)
+    # Anything else the workers meet again and report as they always have.
+    return _name(completed.stdout)
+
+
+def _name(output: str) -> str | None:
+    """The name the child printed, if it printed one."""
+    for line in reversed(output.splitlines()):
+        with contextlib.suppress(ValueError):
+            told = json.loads(line)
+            if isinstance(told, dict) and isinstance(told.get("name"), str):
+                return told["name"]
+    return None

@@ -7,6 +7,7 @@ batch's feeds. A mistake in the user's code (`record`, `load_dataset`, `adapt`,
 `batches`, `feeds`, `optimizer`) ends it with exit 2 and one line naming the user's file
 and line on stderr, so the grade refuses the workload at once rather than failing every
 route. Anything else is left for the workers to report as they always have (exit 0).
+Either way it prints the workload's own name, which names the grade's result file.
 It runs in a child because the grading parent never imports NumPy.
 
     python -m topos_cli.worker.workload_preflight WORKLOAD [DATA]
@@ -14,6 +15,7 @@ It runs in a child because the grading parent never imports NumPy.
 
 from __future__ import annotations
 
+import json
 import sys
 
 from topos_cli import count_own_frames_as_machinery
@@ -23,29 +25,34 @@ from topos_cli.shared.exit_status import ExitStatus
 PREFIX = "topos: error: "
 
 
-def preflight(workload_name: str, data: str | None) -> str | None:
-    """The one line naming the user's mistake, if the workload's own code raises while
-    it is loaded, fitted, recorded, and fed its first batch; `None` otherwise."""
+def preflight(workload_name: str, data: str | None) -> tuple[str | None, str | None]:
+    """The workload's own name (`None` if it cannot be loaded), and the one line naming
+    the user's mistake if the workload's code raises while it is loaded, fitted,
+    recorded, and fed its first batch (`None` otherwise)."""
     from topos.training import Training
     from topos.workloads import resolve
     from topos.workloads.user_code_error import user_code_error
 
     count_own_frames_as_machinery()
+    name = None
     try:
         workload = resolve(workload_name)
+        name = workload.name
         if "engine" not in workload.routes:
-            return None  # a native workload: its routes are its own, checked by its workers
+            return name, None  # a native workload: its routes are its own, for its workers
         training = Training(workload, "engine", workload.dataset(data), 1)
         training.feeds(0)
     except Exception as error:  # the user's, or left for the workers to report
-        return user_code_error(error)
-    return None
+        return name, user_code_error(error)
+    return name, None
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Runs the preflight; exit 2 with the one line on a user code error, else 0."""
+    """Runs the preflight: the workload's name as JSON on stdout, then exit 2 with the
+    one line on stderr on a user code error, else 0."""
     arguments = sys.argv[1:] if argv is None else argv
-    mistake = preflight(arguments[0], arguments[1] if len(arguments) > 1 else None)
+    name, mistake = preflight(arguments[0], arguments[1] if len(arguments) > 1 else None)
+    sys.stdout.write(json.dumps({"name": name}) + "\n")
     if mistake is None:
         return ExitStatus.OK
     sys.stderr.write(f"{PREFIX}{mistake}\n")
