@@ -152,7 +152,8 @@ def _program(workload_name: str, route: str, budget: str | None = None):
     except (ShapeError, GraphError) as error:
         fail(f"workload {workload_name!r} failed to record: {error}")
     except ValueError as error:
-        fail(str(error))
+        # Raised from the user's own lines (a bad init shape in `record`): name them.
+        fail(_user_code_error(error) or str(error))
 
 
 @application.command()

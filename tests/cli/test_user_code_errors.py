@@ -21,6 +21,7 @@ BROKEN = textwrap.dedent(
 
     import numpy as np
 
+    from topos import Shape, init
     from topos.datasets import Dataset, Split
     from tests.support.user_models import record_resnet, resnet_workload
 
@@ -45,7 +46,13 @@ BROKEN = textwrap.dedent(
         return {recording.images: split.pixels[indices].standardised()}  # FEEDS
 
 
+    def record_init(tape, rows, dtype=np.float32):
+        init.kaiming(1)(Shape([]))  # INIT: raised inside topos, at the user's call
+        return record_resnet(tape, rows, dtype)
+
+
     record_error = replace(resnet_workload, name="record_error", record=record)
+    init_error = replace(resnet_workload, name="init_error", record=record_init)
     split_error = replace(resnet_workload, name="split_error", load_dataset=load_dataset)
     feeds_error = replace(resnet_workload, name="feeds_error", feeds=feeds)
     """
@@ -60,6 +67,7 @@ def _line(marker: str) -> int:
 EXPECTED = {
     "record_error": f"AttributeError in your workload at broken.py:{_line('RECORD')} (in record)",
     "split_error": f"ValueError in your workload at broken.py:{_line('SPLIT')} (in _split)",
+    "init_error": f"ValueError in your workload at broken.py:{_line('INIT')} (in record_init)",
     "feeds_error": f"AttributeError in your workload at broken.py:{_line('FEEDS')} (in feeds)",
 }
 
@@ -84,6 +92,9 @@ def _run(tmp_path, command: str, workload: str, *arguments: str):
         ("check", "record_error"),
         ("train", "record_error"),
         ("train", "split_error"),
+        ("check", "split_error"),
+        ("describe", "init_error"),
+        ("train", "init_error"),
         ("check", "feeds_error"),
         ("train", "feeds_error"),
     ],
