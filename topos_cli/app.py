@@ -152,7 +152,8 @@ def _program(workload_name: str, route: str, budget: str | None = None):
     except (ShapeError, GraphError) as error:
         fail(f"workload {workload_name!r} failed to record: {error}")
     except ValueError as error:
-        fail(str(error))
+        # Raised from the user's own lines (a bad init shape in `record`): name them.
+        fail(_user_code_error(error) or str(error))
 
 
 @application.command()
@@ -447,6 +448,17 @@ def main() -> None:
         sys.stdout, sys.stderr = saved
 
 
+def _user_code_error(error: BaseException) -> str | None:
+    """The one line naming the user's file and line when `error` came from a workload's
+    code; `None` for a bug of ours. The library is imported only when a frame that is
+    neither ours nor Python's could be the user's (the grading parent stays light)."""
+    if "topos.workloads" not in sys.modules:
+        return None  # no workload was ever loaded: no user code ran
+    from topos.workloads.user_code_error import user_code_error
+
+    return user_code_error(error)
+
+
 def _main() -> None:
     try:
         # Not standalone: click's own error display is a multi-line box; ours is one line.
@@ -472,6 +484,10 @@ def _main() -> None:
     except Exception as error:  # a bug of ours: still one line, the traceback on request
         if os.environ.get("TOPOS_DEBUG"):
             raise
+        mistake = _user_code_error(error)
+        if mistake is not None:  # raised in, or called from, the user's workload: exit 2
+            typer.echo(f"topos: error: {mistake}", err=True)
+            sys.exit(ExitStatus.USAGE)
         typer.echo(
             f"topos: internal error: {type(error).__name__}: {error} "
             f"(set TOPOS_DEBUG=1 to see the traceback)",

@@ -150,7 +150,8 @@ def test_the_default_result_path_and_markdown(tmp_path):
         "grade", "--workload", TINY + "tiny", "--steps", "4", "--markdown", cwd=tmp_path
     )
     assert completed.returncode == 0, completed.stderr
-    written = list((tmp_path / "results").glob("grade-tests.cli.tiny_workloads-tiny-*Z.json"))
+    # Named from the workload's own name, "tiny", not the `--workload` spec.
+    written = list((tmp_path / "results").glob("grade-tiny-*Z.json"))
     assert len(written) == 1
     assert json.loads(written[0].read_text())["status"] == "complete"
     assert completed.stdout.startswith("| route | status |")

@@ -127,3 +127,39 @@ def test_the_site_is_never_written_over_an_input(tmp_path):
     completed = topos("history", str(artifacts[0]), "--site", "-", cwd=tmp_path)
     assert completed.returncode == 2
     assert "--site" in one_line_error(completed)
+
+
+def _failed_before_ready(result: dict, data: str = "synthetic") -> dict:
+    """`result` as a grade that failed before any worker was ready records it: the host
+    from the parent (no BLAS, no NumPy), the data only as asked, no route's facts."""
+    result["status"], result["exit_status"] = "error", 2
+    result["host"]["numerics"] = None
+    result["settings"]["data"] = data
+    result["workload"]["data"] = {"requested": data, "name": None, "source": None}
+    result["routes"] = {}
+    return result
+
+
+def test_a_grade_that_failed_before_ready_invents_no_machine(tmp_path):
+    # Issue 39: "9 grades on 2 machines" for one machine, the failed grade's BLAS and
+    # NumPy "unknown". It joins the grades it fits; asked for other data, it stays in a
+    # group apart, on the same machine.
+    folder = tmp_path / "results"
+    folder.mkdir()
+    for name, result in grades("ubuntu-latest").items():
+        (folder / name).write_text(json.dumps(result))
+    failed = _failed_before_ready(
+        machine_result("ubuntu-latest", repeats=1, created="2026-08-16T10:00:00Z")
+    )
+    (folder / "grade-cifar10-failed.json").write_text(json.dumps(failed))
+    history = read_history([folder])
+    assert len(history.groups) == 1
+    assert len(history.groups[0].points) == 3
+    elsewhere = _failed_before_ready(
+        machine_result("ubuntu-latest", repeats=1, created="2026-08-17T10:00:00Z"), "/data"
+    )
+    (folder / "grade-cifar10-elsewhere.json").write_text(json.dumps(elsewhere))
+    history = read_history([folder])
+    assert len(history.groups) == 2
+    assert len({group.machine_slug for group in history.groups}) == 1
+    assert "unknown" not in history.groups[1].machine_name

@@ -153,7 +153,9 @@ def test_a_usage_error_creates_no_folder(tmp_path):
     ("workload", "arguments", "status", "name"),
     [
         ("raises", [], 1, "result.failed.json"),
-        ("misshapen", [], 2, "result.error.json"),
+        # A data error a worker reports (a misshapen model is now refused before any
+        # worker starts, writing nothing: tests/cli/test_user_code_errors.py).
+        ("tiny", ["--data", "."], 2, "result.error.json"),
     ],
 )
 def test_a_lesser_grade_never_replaces_a_complete_result(

@@ -95,9 +95,56 @@ def test_rank_one_shapes_give_zeros_and_draw_nothing(factory):
 
 
 @pytest.mark.parametrize(("factory", "name"), [(init.kaiming, "kaiming"), (init.xavier, "xavier")])
-def test_other_ranks_are_refused_naming_factory_and_shape(factory, name):
-    with pytest.raises(ValueError, match=rf"init\.{name}: shape \[3, 4, 5\] has rank 3"):
-        factory(1)((3, 4, 5))
+def test_a_rank_zero_shape_is_refused_naming_factory_and_shape(factory, name):
+    with pytest.raises(ValueError, match=rf"init\.{name}: shape \[\] has rank 0"):
+        factory(1)(())
+
+
+def test_kaiming_gives_a_convolution_kernel_its_fan_in_from_the_trailing_axes():
+    # [outputs, inputs, height, width], as PyTorch: fan_in = 3 * 3 * 3 = 27.
+    tensor = init.kaiming(1)(Shape([16, 3, 3, 3]))
+    assert tensor.shape == (16, 3, 3, 3)
+    assert bits_of(tensor) == scalar_normals(1, math.sqrt(2.0 / 27), 16 * 27)
+
+
+def test_xavier_gives_a_convolution_kernel_both_fans_times_the_window():
+    # fan_in = 4 * 5 = 20, fan_out = 6 * 5 = 30 for a [6, 4, 5] one-dimensional kernel.
+    tensor = init.xavier(2)(Shape([6, 4, 5]))
+    assert bits_of(tensor) == scalar_uniforms(2, math.sqrt(6.0 / 50), 120)
+
+
+def test_kernel_draws_have_pytorchs_deviation_and_bound():
+    # The deviation a kernel gets, measured: 18432 draws put the sample deviation within
+    # 3% of sqrt(2 / fan_in) (its own spread is some 0.5%); reading the kernel as
+    # [inputs, outputs] would give sqrt(2 / 64), 2.1 times as much.
+    kernel = init.kaiming(7)(Shape([64, 32, 3, 3])).numpy()
+    assert abs(float(kernel.std()) / math.sqrt(2.0 / 288) - 1.0) < 0.03
+    assert abs(float(kernel.mean())) < 0.1 * math.sqrt(2.0 / 288)
+    bound = math.sqrt(6.0 / (288 + 576))
+    uniform = init.xavier(7)(Shape([64, 32, 3, 3])).numpy()
+    assert float(np.abs(uniform).max()) <= bound
+    assert float(np.abs(uniform).max()) > 0.99 * bound
+    assert abs(float(uniform.std()) / (bound / math.sqrt(3.0)) - 1.0) < 0.03
+
+
+@pytest.mark.parametrize("factory", [init.kaiming, init.xavier])
+def test_kernels_and_biases_continue_one_stream(factory):
+    weights = factory(5)
+    first, bias, second = weights([8, 3, 3, 3]), weights([8]), weights([4, 8, 3, 3])
+    assert not np.any(bias.numpy())  # a bias draws nothing
+    again = factory(5)
+    assert bits_of(first) == bits_of(again([8, 3, 3, 3]))
+    assert bits_of(second) == bits_of(again([4, 8, 3, 3]))
+    assert bits_of(first) != bits_of(second)[: 8 * 27]
+
+
+def test_kernel_fans_are_pytorchs():
+    torch = pytest.importorskip("torch")
+    from topos.nn.init import _fans
+
+    for extents in ([16, 3, 3, 3], [6, 4, 5], [2, 3, 4, 5, 6]):
+        expected = torch.nn.init._calculate_fan_in_and_fan_out(torch.empty(extents))
+        assert _fans("kaiming", tuple(extents)) == expected
 
 
 def test_draws_near_a_float32_rounding_boundary_are_recomputed_through_libm():
@@ -115,3 +162,14 @@ def test_draws_near_a_float32_rounding_boundary_are_recomputed_through_libm():
     rounded = init._float32_as_libm(values, recompute)
     assert recomputed == [1]
     assert rounded.tolist() == [0.75, 42.0, -3.0]
+
+
+def test_a_kaiming_kernel_is_a_convolution_weight_a_user_model_records():
+    # As a user writes a convolution (tests/support/user_models.py draws its own kernels
+    # with init.normal and the deviation by hand): init.kaiming does the fan now.
+    from topos import Tape, Tensor, conv2d
+
+    tape = Tape()
+    images = tape.input(Tensor.filled([2, 3, 8, 8], 0.5))
+    kernel = tape.parameter(init.kaiming(1)(Shape([8, 3, 3, 3])), "conv.weight")
+    assert conv2d(images, kernel, padding=1).shape == (2, 8, 8, 8)

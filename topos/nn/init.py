@@ -98,34 +98,47 @@ def uniform(seed: int, scale: float) -> Initializer:
     return initialize
 
 
+def _fans(name: str, extents: tuple[int, ...]) -> tuple[int, int]:
+    """The fan-in and fan-out of a weight: `[inputs, outputs]` for rank 2 (the streams
+    DESIGN.md fixes); for rank 3 and more a convolution's `[outputs, inputs, *window]`,
+    each fan times the window's volume, as PyTorch's `_calculate_fan_in_and_fan_out`."""
+    if len(extents) == 2:
+        return extents[0], extents[1]
+    if len(extents) < 2:
+        raise ValueError(
+            f"init.{name}: shape {list(extents)} has rank {len(extents)}; it takes "
+            "[inputs, outputs] weights, [outputs, inputs, *window] kernels or a rank-1 bias"
+        )
+    window = math.prod(extents[2:])
+    return extents[1] * window, extents[0] * window
+
+
 def _fan_initializer(
     name: str, seed: int, draw: Callable[[SplitMix64, int, int, int], np.ndarray]
 ) -> Initializer:
-    """A closure giving `draw(generator, count, inputs, outputs)` for rank-2
-    `[inputs, outputs]` shapes and zeros, drawing nothing, for rank-1 shapes (biases)."""
+    """A closure giving `draw(generator, count, fan_in, fan_out)` for weights of rank 2
+    and more (see `_fans`), and zeros, drawing nothing, for rank-1 shapes (biases)."""
     generator = SplitMix64(seed)
 
     def initialize(shape: Iterable[int]) -> Tensor:
         extents = _extents(shape)
         if len(extents) == 1:
             return Tensor.adopt(np.zeros(extents, dtype=np.float32))
-        if len(extents) != 2:
-            raise ValueError(
-                f"init.{name}: shape {list(extents)} has rank {len(extents)}; "
-                "it takes [inputs, outputs] weights or a rank-1 bias"
-            )
-        inputs, outputs = extents
-        if inputs * outputs == 0:
+        inputs, outputs = _fans(name, extents)
+        count = math.prod(extents)
+        if count == 0:
             # Nothing to draw, and a zero fan would divide by zero.
             return Tensor.adopt(np.zeros(extents, dtype=np.float32))
-        return Tensor.adopt(draw(generator, inputs * outputs, inputs, outputs).reshape(extents))
+        return Tensor.adopt(draw(generator, count, inputs, outputs).reshape(extents))
 
     return initialize
 
 
 def kaiming(seed: int) -> Initializer:
     """Returns a closure giving `[inputs, outputs]` normal draws of deviation
-    `sqrt(2 / inputs)`, and zeros, drawing nothing, for a rank-1 shape."""
+    `sqrt(2 / inputs)` (a `[outputs, inputs, *window]` kernel: `sqrt(2 / fan_in)`, fan_in
+    being inputs times the window's volume), and zeros, drawing nothing, for a rank-1
+    shape."""
     return _fan_initializer(
         "kaiming",
         seed,
@@ -137,7 +150,9 @@ def kaiming(seed: int) -> Initializer:
 
 def xavier(seed: int) -> Initializer:
     """Returns a closure giving `[inputs, outputs]` uniform draws within
-    `± sqrt(6 / (inputs + outputs))`, and zeros, drawing nothing, for a rank-1 shape."""
+    `± sqrt(6 / (inputs + outputs))` (a `[outputs, inputs, *window]` kernel: within
+    `± sqrt(6 / (fan_in + fan_out))`, each fan times the window's volume), and zeros,
+    drawing nothing, for a rank-1 shape."""
     return _fan_initializer(
         "xavier",
         seed,

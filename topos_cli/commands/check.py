@@ -117,7 +117,10 @@ def run_check(
     except (WorkloadNotFoundError, DataError, TooFewSamplesError) as error:
         raise ToposUsageError(str(error)) from None
     except ValueError as error:  # a workload's own refusal (e.g. of --data)
-        raise ToposUsageError(f"workload {options.workload!r}: {error}") from None
+        from topos.workloads.user_code_error import user_code_error
+
+        mistake = user_code_error(error) or f"workload {options.workload!r}: {error}"
+        raise ToposUsageError(mistake) from None
     unknown = [route for route in options.routes if route not in workload.routes]
     if unknown:
         raise ToposUsageError(

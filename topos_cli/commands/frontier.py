@@ -156,7 +156,7 @@ def _finish(plan, record, refused, host, *, stdout: TextIO, stderr: TextIO) -> i
     result = compose_grade_result(plan, record, host, verdict, None, exit_status)
     labels = list(dict.fromkeys(run.route for run in record.results))
     facts_by_point = route_facts(record.results, labels)
-    picture = picture_path(plan.result_path, options.workload)
+    picture = picture_path(plan.result_path, plan.workload_name or options.workload)
     result = msgspec.structs.replace(
         result,
         routes=facts_by_point,

@@ -29,6 +29,7 @@ from topos_cli.harness.result_destination import (
     save_result,
 )
 from topos_cli.harness.route_runner import GatheredRepeats, run_routes
+from topos_cli.harness.workload_preflight_run import preflight_workload
 from topos_cli.report.against import (
     CheckoutComparison,
     against_lines,
@@ -265,6 +266,11 @@ def grade_with(
     stdout = stdout if stdout is not None else sys.stdout
     stderr = stderr if stderr is not None else sys.stderr
     plan = prepare(options)
+    # A mistake in a user's workload code refuses the grade before any worker starts;
+    # its own name, not the `--workload` spec, names the result file.
+    named = preflight_workload(options.workload, plan.data)
+    if named is not None and named != options.workload:
+        plan = prepare(options, plan.started, named)
     if options.check:
         from topos_cli.commands.check import check_before_grade
 

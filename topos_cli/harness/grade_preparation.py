@@ -93,6 +93,8 @@ class PreparedGrade:
     requests: list[WorkerRequest]
     environment: dict[str, str]
     started: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    #: The workload's own name where the preflight told it, else the `--workload` spec.
+    workload_name: str = ""
 
 
 def interleaved_order(routes: Sequence[str], repeats: int) -> list[tuple[str, int]]:
@@ -116,18 +118,27 @@ def picture_path(result_path: str, workload: str) -> Path:
     return Path(result_path).with_suffix(".svg")
 
 
-def side_outputs(result_path: str, options: GradeOptions) -> dict[str, str]:
+def side_outputs(
+    result_path: str, options: GradeOptions, name: str | None = None
+) -> dict[str, str]:
     """The files a grade writes beside its result, by what names them in a message: the
-    report drawn beside it (`default_report_path`), or a frontier's picture."""
+    report drawn beside it (`default_report_path`), or a frontier's picture (`name`: the
+    workload's own name, else the `--workload` spec, names one beside no result)."""
     if options.budgets:
-        return {"the picture beside the result": str(picture_path(result_path, options.workload))}
+        picture = picture_path(result_path, name or options.workload)
+        return {"the picture beside the result": str(picture)}
     if result_path == "-" or not reports_wanted():
         return {}
     return {"the report beside the result": str(default_report_path(result_path))}
 
 
-def prepare(options: GradeOptions, moment: datetime | None = None) -> PreparedGrade:
-    """Validates `options` and plans the runs; raises `ToposUsageError` (exit 2) on any problem."""
+def prepare(
+    options: GradeOptions, moment: datetime | None = None, named: str | None = None
+) -> PreparedGrade:
+    """Validates `options` and plans the runs; raises `ToposUsageError` (exit 2) on any problem.
+
+    `named` is the workload's own name, when known (the preflight's), which names the
+    default result file; else the `--workload` spec does."""
     started = moment or datetime.now(timezone.utc)
     try:
         check_workload_name(options.workload)
@@ -165,7 +176,8 @@ def prepare(options: GradeOptions, moment: datetime | None = None) -> PreparedGr
     data = data_directory(options.data)
     # A grade of remat at several budgets is a frontier, and its result is named so.
     command = "frontier" if options.budgets else "grade"
-    default_path = default_result_path(options.workload, started, command=command)
+    name = named or options.workload
+    default_path = default_result_path(name, started, command=command)
     result_path = options.json_path or str(default_path)
     # Nothing is created yet: a usage error must leave no folder behind. Every file the
     # grade will write is checked by the one guard: the result, the benchmark list, the
@@ -175,7 +187,7 @@ def prepare(options: GradeOptions, moment: datetime | None = None) -> PreparedGr
     # destroy it.
     outputs = {"--json": result_path, "--github-benchmark": options.github_benchmark}
     exports = {"--export-csv": options.export_csv, "--export-markdown": options.export_markdown}
-    beside = side_outputs(result_path, options)
+    beside = side_outputs(result_path, options, name)
     check_outputs({**outputs, **exports, **beside}, standard_output=tuple(outputs))
     check_not_input(
         {"--github-benchmark": options.github_benchmark, **exports, **beside},
@@ -225,6 +237,7 @@ def prepare(options: GradeOptions, moment: datetime | None = None) -> PreparedGr
         requests=requests,
         environment=worker_environment(options.threads),
         started=started,
+        workload_name=name,
     )
 
 

@@ -288,11 +288,61 @@ def read_history(
         where = ", ".join(str(path) for path in paths)
         raise ToposUsageError(f"no topos grade results to draw in {where}")
     loaded.sort(key=lambda item: (item[1].created or "", item[0]))
+    keys = [grouping_key(result) for _, result in loaded]
+    keys = [_known_key(key, keys) for key in keys]
     grouped: dict[tuple[tuple[str, str], ...], list[tuple[str, GradeResult]]] = {}
-    for source, result in loaded:
-        grouped.setdefault(grouping_key(result), []).append((source, result))
+    for (source, result), key in zip(loaded, keys, strict=True):
+        grouped.setdefault(key, []).append((source, result))
     groups = [_group(key, members, settings) for key, members in grouped.items()]
     return History(groups=tuple(groups), skipped=tuple(skipped))
+
+
+def _is_unknown(value: str) -> bool:
+    # "unknown", or "unknown (running ...)" for a BLAS whose build is not told.
+    return value == "unknown" or value.startswith("unknown ")
+
+
+def _agrees(name: str, value: str, other: str) -> bool:
+    """Whether a fact a failed grade recorded, `value`, fits `other`'s: equal, unknown, or
+    (data) the same source without the fingerprint only a loaded dataset gives."""
+    if _is_unknown(value) or value == other:
+        return True
+    return name == "data" and other.startswith(f"{value} ")
+
+
+def _known_key(
+    key: tuple[tuple[str, str], ...], keys: Sequence[tuple[tuple[str, str], ...]]
+) -> tuple[tuple[str, str], ...]:
+    """`key`, or what a grade that failed before any worker was ready would have said.
+
+    Such a grade knows its machine only from the parent (no BLAS, no NumPy) and its data
+    only as asked (no fingerprint). It joins the one group whose every fact fits what it
+    knows; failing that, it takes the machine facts of the one machine whose known facts
+    fit (so it never invents a machine of its own) and stays in a group apart. With no
+    fit, or several, it stays as it is: which machine it ran on cannot be told."""
+    if not any(_is_unknown(value) for _, value in key):
+        return key
+    known = [other for other in keys if not any(_is_unknown(value) for _, value in other)]
+    whole = {
+        other
+        for other in known
+        if all(_agrees(name, value, dict(other).get(name, "")) for name, value in key)
+    }
+    if len(whole) == 1:
+        return whole.pop()
+    machines = {
+        tuple((name, value) for name, value in other if name in MACHINE_FACTS)
+        for other in known
+        if all(
+            _agrees(name, value, dict(other).get(name, ""))
+            for name, value in key
+            if name in MACHINE_FACTS
+        )
+    }
+    if len(machines) != 1:
+        return key
+    machine = dict(machines.pop())
+    return tuple((name, machine.get(name, value)) for name, value in key)
 
 
 def _group(

@@ -65,8 +65,12 @@ class EventStream:
         sys.stdout.flush()
         os.dup2(2, 1)
 
+        #: Whether `Ready` was sent: a failure after it is the route's, not a usage error.
+        self.ready = False
+
     def emit(self, event: Event) -> None:
         """Sends one event."""
+        self.ready = self.ready or isinstance(event, Ready)
         self._stream.write(encode(event))
 
 
@@ -521,6 +525,15 @@ def main(argv: list[str] | None = None) -> int:
             # The frames still hold what filled memory; free it so the report can be sent.
             traceback.clear_frames(error.__traceback__)
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
-        events.emit(Error(error_kind(error), type(error).__name__, message, where))
+        kind = error_kind(error)
+        if kind == "crash" and not events.ready:
+            from topos.workloads.user_code_error import user_code_error
+
+            # Raised in, or called from, the user's workload code as the route was made
+            # ready: theirs, a usage error, not a crash (once training, a failed route).
+            mistake = user_code_error(error)
+            if mistake is not None:
+                kind, message = "workload", mistake
+        events.emit(Error(kind, type(error).__name__, message, where))
         traceback.print_exc()
         return EXIT_ERROR

@@ -1,0 +1,63 @@
+"""The workload preflight: a grade's first look at a user's workload, in a child process.
+
+Before any worker starts, `topos grade` (and `topos frontier`) runs this once for a
+workload that is not built in: it loads the dataset, fits the workload, records it
+(the engine route: one recording, no chain rule), makes the optimizer and the first
+batch's feeds. A mistake in the user's code (`record`, `load_dataset`, `adapt`,
+`batches`, `feeds`, `optimizer`) ends it with exit 2 and one line naming the user's file
+and line on stderr, so the grade refuses the workload at once rather than failing every
+route. Anything else is left for the workers to report as they always have (exit 0).
+Either way it prints the workload's own name, which names the grade's result file.
+It runs in a child because the grading parent never imports NumPy.
+
+    python -m topos_cli.worker.workload_preflight WORKLOAD [DATA]
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from topos_cli import count_own_frames_as_machinery
+from topos_cli.shared.exit_status import ExitStatus
+
+#: What a preflight prints before its one line, for the parent to find it.
+PREFIX = "topos: error: "
+
+
+def preflight(workload_name: str, data: str | None) -> tuple[str | None, str | None]:
+    """The workload's own name (`None` if it cannot be loaded), and the one line naming
+    the user's mistake if the workload's code raises while it is loaded, fitted,
+    recorded, and fed its first batch (`None` otherwise)."""
+    from topos.training import Training
+    from topos.workloads import resolve
+    from topos.workloads.user_code_error import user_code_error
+
+    count_own_frames_as_machinery()
+    name = None
+    try:
+        workload = resolve(workload_name)
+        name = workload.name
+        if "engine" not in workload.routes:
+            return name, None  # a native workload: its routes are its own, for its workers
+        training = Training(workload, "engine", workload.dataset(data), 1)
+        training.feeds(0)
+    except Exception as error:  # the user's, or left for the workers to report
+        return name, user_code_error(error)
+    return name, None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Runs the preflight: the workload's name as JSON on stdout, then exit 2 with the
+    one line on stderr on a user code error, else 0."""
+    arguments = sys.argv[1:] if argv is None else argv
+    name, mistake = preflight(arguments[0], arguments[1] if len(arguments) > 1 else None)
+    sys.stdout.write(json.dumps({"name": name}) + "\n")
+    if mistake is None:
+        return ExitStatus.OK
+    sys.stderr.write(f"{PREFIX}{mistake}\n")
+    return ExitStatus.USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())
