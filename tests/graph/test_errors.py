@@ -257,7 +257,7 @@ def test_a_non_scalar_target_has_no_gradient_on_either_route():
 
 
 @pytest.mark.parametrize("factory", [init.kaiming, init.xavier])
-@pytest.mark.parametrize("extents", [[3, 3, 3], [], [2, 2, 2, 2]])
+@pytest.mark.parametrize("extents", [[]])  # rank 3 and up are convolution kernels now
 def test_an_init_factory_refuses_a_shape_it_does_not_serve(factory, extents):
     with pytest.raises(ValueError) as caught:
         factory(7)(extents)
