@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from topos_cli.report.verdict import decide_verdict
 from topos_cli.result.float_bits import float32_bits
 from topos_cli.result.repeat import Repeat
@@ -95,14 +97,19 @@ def example_result(
     threads: int | None = None,
     ms_scale: dict[str, float] | None = None,
     routes: dict[str, tuple[float, int, int, int]] | None = None,
+    losses: dict[str, list[float]] | None = None,
 ) -> dict[str, Any]:
     """A result of the `cifar10` workload as `topos grade` writes it; `routes` (by name:
-    ms/step, ready MiB, training Δ MiB, planned MiB) replaces engine and recorded."""
+    ms/step, ready MiB, training Δ MiB, planned MiB) replaces engine and recorded, and
+    `losses` (by route) replaces a route's falling loss, as a peer's own would."""
     routes = ROUTES if routes is None else routes
     runs = []
     for repeat in range(repeats):
         for route, figures in routes.items():
             run = _run(route, repeat, steps, broken_at=broken_at, failed=failed, figures=figures)
+            if route in (losses or {}):
+                bits = tuple(float32_bits(loss) for loss in losses[route])
+                run = msgspec.structs.replace(run, loss_bits=bits)
             factor = (ms_scale or {}).get(route, 1.0)
             if factor != 1.0:
                 run = Repeat.from_json(

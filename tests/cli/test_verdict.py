@@ -458,3 +458,11 @@ def test_routes_keep_the_order_of_their_first_run():
 def test_a_verdict_needs_a_run():
     with pytest.raises(ValueError, match="at least one run"):
         decide_verdict([])
+
+
+def test_what_time_rests_on_is_said_once_when_every_route_shares_it():
+    from tests.cli.result_examples import example_result, some_routes
+
+    summary = example_result(routes=some_routes(4))["verdict"]["summary"]
+    assert summary.count("time on") == 1, summary
+    assert summary.count("1 repeat each") == 1

@@ -14,6 +14,7 @@ from topos_cli.report.display.tables import (
     status_style,
 )
 from topos_cli.report.verdict import Parity, RouteParity, RouteVerdict, Verdict
+from topos_cli.report.verdict.warning_groups import group_warnings
 from topos_cli.shared.units import DASH, MEBIBYTE, format_milliseconds, mebibytes_cell
 
 #: The verdict table's columns: a short header (a table's, kept short so ten columns fit
@@ -159,11 +160,15 @@ def verdict_notes(verdict: Verdict) -> list[str]:
             f"±{verdict.settings.speed_tolerance:.0%} or Welch p ≥ "
             f"{verdict.settings.significance_level:g}"
         )
+    # Routes whose time went unjudged for the same reason share one line.
+    unjudged: dict[tuple[str, str], list[str]] = {}
     for route in verdict.routes:
         ratio = route.speed.ratio if route.speed is not None else None
         judgement = ratio.judgement if ratio is not None else None
         if judgement is not None and not judgement.claim:
-            lines.append(f"{route.route} time {judgement.outcome}: {judgement.reason}")
+            unjudged.setdefault((judgement.outcome, judgement.reason), []).append(route.route)
+    for (outcome, reason), names in unjudged.items():
+        lines.append(f"{', '.join(names)} time {outcome}: {reason}")
     for route in verdict.routes:
         for failure in route.failures:
             where = f"{route.route} repeat {failure.repeat + 1}: {failure.status}"
@@ -172,9 +177,9 @@ def verdict_notes(verdict: Verdict) -> list[str]:
             detail = [line for line in (failure.detail or "").splitlines() if line.strip()]
             lines.append(where + (f": {detail[0]}" if detail else ""))
             lines.extend(f"    {line}" for line in detail[1:])
-    for warning in verdict.warnings:
-        lines.append(f"warning: {warning.message}")
-        lines.append(f"    remedy: {warning.remedy}")
+    for group in group_warnings(verdict.warnings):
+        lines.append(f"warning: {group.message}")
+        lines.append(f"    remedy: {group.remedy}")
     return lines
 
 

@@ -20,6 +20,11 @@ class NoiseWarning(JsonFields):
     route: str | None
     message: str
     remedy: str
+    #: What every warning of this kind shares ("steps are outliers beyond 1.5 IQR"), and
+    #: this route's part of it ("engine 1 of 19"): so several routes' warnings of one
+    #: kind can be said in one line (`warning_groups`). Empty for a machine-wide warning.
+    cause: str = ""
+    detail: str = ""
 
 
 def noise_warnings(
@@ -46,6 +51,11 @@ def noise_warnings(
                         "time is judged on the others"
                     ),
                     remedy="another program took the processors; grade on a quiet machine",
+                    cause=(
+                        "steps disturbed (wall time their own CPU time cannot explain); "
+                        "time is judged on the others"
+                    ),
+                    detail=f"{route.route} {speed.disturbed_steps} of {summary.count}",
                 )
             )
         if summary.coefficient_of_variation > settings.variation_limit:
@@ -62,6 +72,11 @@ def noise_warnings(
                         "close other programs, set --threads below the number of cores, "
                         "and grade with --repeat 3 or more"
                     ),
+                    cause=(
+                        "step times vary beyond a coefficient of variation of "
+                        f"{settings.variation_limit:.0%}"
+                    ),
+                    detail=f"{route.route} {summary.coefficient_of_variation:.0%}",
                 )
             )
         if summary.count and speed.outliers / summary.count > settings.outlier_fraction_limit:
@@ -74,6 +89,11 @@ def noise_warnings(
                         f"outliers (beyond {settings.outlier_fence:g} IQR of the quartiles)"
                     ),
                     remedy="something else ran during the grade; grade again on a quiet machine",
+                    cause=(
+                        f"steps are outliers (beyond {settings.outlier_fence:g} IQR of the "
+                        "quartiles)"
+                    ),
+                    detail=f"{route.route} {speed.outliers} of {summary.count}",
                 )
             )
         medians = speed.repeat_medians_milliseconds
@@ -91,6 +111,11 @@ def noise_warnings(
                         remedy=(
                             "the machine drifted between runs (frequency scaling, heat, other "
                             "load); grade on a quiet machine with more --repeat"
+                        ),
+                        cause="the repeats' medians spread apart",
+                        detail=(
+                            f"{route.route} {spread:.0%} ({min(medians):.1f} to "
+                            f"{max(medians):.1f} ms/step)"
                         ),
                     )
                 )

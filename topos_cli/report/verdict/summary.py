@@ -13,8 +13,14 @@ from topos_cli.shared.exit_status import ExitStatus, most_severe
 from topos_cli.shared.units import MEBIBYTE, format_milliseconds
 
 
-def _route_clause(route: RouteVerdict, reference: RouteVerdict | None, reference_name: str) -> str:
-    """The summary's words about one route."""
+def _route_clause(
+    route: RouteVerdict,
+    reference: RouteVerdict | None,
+    reference_name: str,
+    say_repeats: bool = True,
+) -> str:
+    """The summary's words about one route; `say_repeats` False leaves out what its time
+    rests on, when the sentence says it once for every route."""
     if route.completed == 0:
         failure = route.failures[0] if route.failures else None
         detail = _first_line(failure.detail) if failure is not None else None
@@ -36,7 +42,7 @@ def _route_clause(route: RouteVerdict, reference: RouteVerdict | None, reference
         claimless = peak_ratio is None and not speed_last and ratio.direction != "same"
         word = "than" if speed_last else "against" if claimless else "of"
         facts[-1] += f" {word} {reference_name}"
-        if ratio is not None and ratio.judgement is not None:
+        if say_repeats and ratio is not None and ratio.judgement is not None:
             # Every judgement of time says what it rests on.
             facts.append(f"time on {ratio.judgement.repeats}")
     else:
@@ -135,12 +141,24 @@ def summary_sentence(
     name_repeats = any(route.repeats > 1 for route in routes)
     others = [route for route in routes if reference is None or route.route != reference.route]
     paired = {pairing.route: pairing for pairing in pairings}
+    # Every judgement of time says what it rests on; said once when it is the same for all.
+    rests_on = {
+        route.speed.ratio.judgement.repeats
+        for route in others
+        if route.completed
+        and route.speed is not None
+        and route.speed.ratio is not None
+        and route.speed.ratio.judgement is not None
+    }
+    shared = next(iter(rests_on)) if len(rests_on) == 1 and len(others) > 1 else None
     clauses = []
     for route in others:
-        clause = _route_clause(route, reference, reference_name)
+        clause = _route_clause(route, reference, reference_name, say_repeats=shared is None)
         if route.route in paired:
             clause += f" ({paired[route.route].phrase})"
         clauses.append(clause)
+    if shared is not None:
+        clauses.append(f"time on {shared}")
     if reference is not None and (reference.completed == 0 or not others):
         clauses.insert(0, _route_clause(reference, None, reference_name))
     elif reference is not None and reference.failures:
