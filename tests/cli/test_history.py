@@ -85,3 +85,12 @@ def test_topos_history_prints_the_table_and_writes_the_page(tmp_path):
     refused = topos("history", "empty", cwd=tmp_path)
     assert refused.returncode == 2
     assert "no topos grade results" in one_line_error(refused)
+
+
+def test_a_route_that_never_completed_says_how_it_ended_not_a_row_of_dashes(tmp_path):
+    path = tmp_path / "failed.json"
+    path.write_text(json.dumps(example_result(failed=True)))
+    text = render_history_plain(read_history([path]))
+    rows = {line.split()[2]: line.split()[3:] for line in text.splitlines() if "T10:15" in line}
+    assert rows["recorded"][0] == "failed"
+    assert "failed" not in rows["engine"]

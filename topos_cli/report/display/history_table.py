@@ -29,11 +29,22 @@ LEGEND = (
 )
 
 
+def _ended(point: HistoryPoint, route: str) -> str | None:
+    """How the route's runs in this grade ended, when none of them completed."""
+    if point.result is None:
+        return None
+    statuses = sorted({run.status for run in point.result.repeats if run.route == route})
+    return None if not statuses or "ok" in statuses else "/".join(statuses)
+
+
 def figure_cell(point: HistoryPoint, route: str, figure: str) -> str:
     """A figure's value, its change against the previous grade, and a mark if significant."""
     value = point.values.get((route, figure))
     if value is None:
-        return DASH
+        # A route none of whose runs completed says how they ended, once, not a row of
+        # dashes that reads as "not measured".
+        ended = _ended(point, route)
+        return ended if ended and figure == "ms/step" else DASH
 
     def form(figure_value: float) -> str:
         if figure == "ms/step":
