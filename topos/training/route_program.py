@@ -110,6 +110,11 @@ class RouteProgram:
         # feeds, every shard's results and their mean all held (the grader's worker
         # reads the resident set there, see the grader's step peak).
         self.at_peak: Callable[[], None] | None = None
+        #: Called in each shard process around each of its computations after ready
+        #: (`before()`, then `after(k)` for the k-th): what the grader's instruction
+        #: counter needs of the processes it cannot reach (set before the first step,
+        #: which forks them).
+        self.around_shard_step: tuple[Callable[[], None], Callable[[int], None]] | None = None
         if self.shards > 1:
             if self.shard_processes:
                 require_linux()

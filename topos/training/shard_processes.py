@@ -356,6 +356,8 @@ def _serve(
         }
         plan = program.plans[child.shard]
         tracking = False
+        around = program.around_shard_step
+        measured = 0
         with program._blas_limit():
             while True:
                 command = _read_exactly(commands, 1)
@@ -363,9 +365,14 @@ def _serve(
                     break
                 try:
                     if command == COMPUTE:
+                        if tracking and around is not None:
+                            around[0]()
                         run = plan.forward(parameters, feeds)
                         loss = run.of(program.recording.loss).scalar()
                         gradients = program.gradients(run, parameters)
+                        if tracking and around is not None:
+                            around[1](measured)
+                            measured += 1
                         child.loss[0] = loss
                         for symbol in gradients:
                             np.copyto(child.gradients[symbol.index], gradients.of(symbol).numpy())

@@ -98,6 +98,23 @@ def end_grade(record: GatheredRepeats, stderr: TextIO) -> None:
         raise ToposUsageError(record.usage_error)
 
 
+def describe_counts(result: GradeResult) -> list[str]:
+    """The grade's lines about its counted work (`--measure instructions`)."""
+    from topos_cli.report.count_judgement import BLIND_SPOTS, counts_line, kernel_bits_note
+
+    counts = list(result.counts or [])
+    reference = result.verdict.reference if result.verdict is not None else None
+    first_bits: dict[str, list[int]] = {}
+    for run in result.repeats:
+        if run.status == "ok":
+            first_bits.setdefault(run.route, [int(bits) for bits in run.loss_bits])
+    lines = counts_line(counts, reference or "engine")
+    lines += kernel_bits_note(counts, first_bits)
+    if any(count.status == "counted" for count in counts):
+        lines.append(BLIND_SPOTS)
+    return lines
+
+
 def finish_grade(
     plan: PreparedGrade,
     record: GatheredRepeats,
@@ -179,6 +196,8 @@ def finish_grade(
         notes = [describe_data(result.workload.data)]
         notes += describe_predictions(result.memory_prediction)
         notes += describe_remat(result.routes)
+        if result.counts is not None:
+            notes += describe_counts(result)
         table.write("\n")
         print_lines(notes, table, markdown=options.markdown)
         if comparison is not None:

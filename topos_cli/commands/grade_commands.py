@@ -45,6 +45,31 @@ WarmupOption = Annotated[
 ]
 
 
+#: `--measure`: what a route is measured by. Time always; `instructions` adds the counts.
+MeasureOption = Annotated[
+    str,
+    typer.Option(
+        "--measure",
+        help="time (the default), or time,instructions: after the timed runs, count the "
+        "instructions each route's measured steps execute, under Valgrind's callgrind "
+        "(one BLAS thread; start-up, loading and warm-up not counted). Counts do not "
+        "follow the machine's load; they are blind to sleeps, I/O and memory stalls.",
+    ),
+]
+
+
+def chosen_measures(text: str) -> tuple[str, ...]:
+    """`--measure`'s measures besides time, checked: `()` or `("instructions",)`."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in ("time", "instructions")]
+    if unknown or not names:
+        raise ToposUsageError(
+            f"--measure {text!r}: expected time or time,instructions"
+            + (f" ({unknown[0]!r} is neither)" if unknown else "")
+        )
+    return ("instructions",) if "instructions" in names else ()
+
+
 def grade_command(
     context: typer.Context,
     workload: WorkloadOption = "cifar10",
@@ -107,6 +132,7 @@ def grade_command(
     ] = False,
     budget: BudgetOption = None,
     warmup: WarmupOption = 1,
+    measure: MeasureOption = "time",
     against: Annotated[
         str | None,
         typer.Option(
@@ -153,7 +179,10 @@ def grade_command(
     from topos_cli.commands.grade import GradeOptions, run_grade
 
     routes, budget = chosen_routes(routes), chosen_budget(budget)
-    raise typer.Exit(run_grade(options_of(context, GradeOptions, routes=routes, budget=budget)))
+    options = options_of(
+        context, GradeOptions, routes=routes, budget=budget, measure=chosen_measures(measure)
+    )
+    raise typer.Exit(run_grade(options))
 
 
 def frontier_command(

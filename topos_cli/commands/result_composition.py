@@ -222,6 +222,7 @@ def compose_grade_result(
             ],
         ),
         routes=facts_by_route,
+        counts=list(record.counts) if "instructions" in options.measure else None,
         memory_prediction=memory_predictions(facts_by_route, verdict),
         baseline=None
         if comparison is None

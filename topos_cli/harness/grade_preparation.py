@@ -72,6 +72,9 @@ class GradeOptions:
     budgets: tuple[str, ...] = ()
     #: Warm-up steps each worker runs and throws away before its measured steps (0: none).
     warmup: int = DEFAULT_WARMUP_STEPS
+    #: What each route is measured by besides its clock: `("instructions",)` counts the
+    #: work of its measured steps under Valgrind (`harness.instruction_counting`).
+    measure: tuple[str, ...] = ()
     #: Another checkout of topos to grade beside this one: a directory or a git ref.
     against: str | None = None
     #: Where to write one row per route as CSV, and as a Markdown table (`None`: nowhere).

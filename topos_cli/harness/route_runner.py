@@ -15,6 +15,7 @@ from typing import Any
 from topos_cli.harness.grade_preparation import PreparedGrade
 from topos_cli.harness.monitor import WorkerMonitor, WorkerObserver
 from topos_cli.harness.progress import LiveProgress, PlainProgress
+from topos_cli.result.instruction_counts import RouteCounts
 from topos_cli.result.repeat import Repeat
 from topos_cli.shared.interruption import start_raising, stop_raising
 from topos_cli.shared.output_stream import use_plain_output
@@ -27,6 +28,8 @@ class GatheredRepeats:
     results: list[Repeat] = field(default_factory=list)
     interrupted_by: str | None = None
     usage_error: str | None = None
+    #: Each route's counted steps (`grade --measure instructions`), after the timed runs.
+    counts: list[RouteCounts] = field(default_factory=list)
 
 
 def usage_error_of(result: Repeat, workload: str) -> str | None:
@@ -43,6 +46,21 @@ def usage_error_of(result: Repeat, workload: str) -> str | None:
             f" (at {where})" if where else ""
         )
     return message
+
+
+def count_gathered(plan: PreparedGrade, record: GatheredRepeats) -> list[RouteCounts]:
+    """Each route's counts, for the routes that completed a timed run (a route that
+    failed its runs would fail its count too, only slower)."""
+    from topos_cli.harness.instruction_counting import count_routes
+
+    completed = {run.route for run in record.results if run.status == "ok"}
+    requests = [request for request in plan.requests if request.label in completed]
+    sys.stderr.write(
+        f"counting instructions of {len(dict.fromkeys(r.label for r in requests))} routes "
+        "under callgrind (minutes, not seconds)...\n"
+    )
+    sys.stderr.flush()
+    return count_routes(requests, plan.environment)
 
 
 def choose_display(plan: PreparedGrade) -> PlainProgress | LiveProgress:
@@ -106,6 +124,10 @@ def run_routes(
                     record.usage_error = usage_error_of(result, plan.options.workload)
                     if record.usage_error is not None:
                         break
+            if "instructions" in plan.options.measure and record.usage_error is None:
+                # After every timed run (and the display), so no timed step shares the
+                # cores with a counting worker.
+                record.counts = count_gathered(plan, record)
         finally:
             # A worker started and never run (the next of a pair, or one whose start was
             # interrupted) ends here, with no record.

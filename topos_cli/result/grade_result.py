@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from topos_cli.result.instruction_counts import RouteCounts
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.result_part import Bytes, Count, Ratio, ResultPart, Seconds, SignedBytes
 from topos_cli.result.tolerance import CompareSettings
@@ -257,6 +258,8 @@ class GradeResult(ResultPart, kw_only=True):
     baseline: BaselineComparison | None = None
     frontier: FrontierFacts | None = None
     against: AgainstFacts | None = None
+    #: Each route's counted steps (`grade --measure instructions`); None when not asked.
+    counts: list[RouteCounts] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The result as its file holds it; each run as `Repeat.to_json` writes it."""

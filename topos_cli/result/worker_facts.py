@@ -98,6 +98,9 @@ class Numerics(ResultPart):
     environment: dict[str, str | None] = msgspec.field(default_factory=dict)
     #: The thread pools loaded at run time (threadpoolctl): the BLAS and the kernel it runs.
     thread_pools: list[ThreadPoolFacts] = msgspec.field(default_factory=list)
+    #: The SIMD targets NumPy dispatched to (`X86_V3`, `AVX512_SKX`, `ASIMD`, ...), as the
+    #: process saw the CPU: under Valgrind, the CPU Valgrind presents.
+    simd: list[str] | None = None
 
     @property
     def blas_kernel(self) -> str | None:

@@ -48,6 +48,7 @@ from topos_cli.worker.protocol import (
     encode,
 )
 from topos_cli.worker.route_clock import RouteClock
+from topos_cli.worker.step_counter import StepCounter
 from topos_cli.worker.step_peak import StepPeak
 
 
@@ -110,7 +111,25 @@ def blas_description() -> Numerics:
         )
     }
     description["thread_pools"] = thread_pools()
+    description["simd"] = numpy_simd()
     return Numerics.from_json(description)
+
+
+def numpy_simd() -> list[str] | None:
+    """The SIMD targets NumPy dispatches to on this CPU (as this process sees it: under
+    Valgrind, the CPU Valgrind presents), or `None` where NumPy does not say."""
+    try:
+        from numpy._core import _multiarray_umath as umath
+    except ImportError:  # NumPy 1.x keeps it under numpy.core
+        try:
+            from numpy.core import _multiarray_umath as umath
+        except ImportError:
+            return None
+    features = getattr(umath, "__cpu_features__", None)
+    dispatch = getattr(umath, "__cpu_dispatch__", None)
+    if not isinstance(features, dict) or dispatch is None:
+        return None
+    return [str(target) for target in dispatch if features.get(target)]
 
 
 #: What of threadpoolctl's description of a pool the result keeps (not its file path).
@@ -176,8 +195,16 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
     # Start-up's free heap chunks must not serve the steps' mapped-size arrays: see
     # free_chunk_reservation (the prediction counts those arrays' pages in the training delta).
     plugged_bytes = reserve_free_chunks(mmap_threshold())
+    counter = StepCounter.from_environment()
+    if counter is not None:
+        # The shard processes fork at the first step: they count their own part of
+        # each measured step, dumped under the same label, and the grader adds them.
+        training.program.around_shard_step = (counter.begin, counter.end)
     warm_up_times = warm_up(training, arguments.warmup)
-    settling_computations = settle_memory(lambda: training.compute(0))
+    # Settling runs until the resident set stops changing, so how many computations it
+    # makes follows the machine; a counting worker measures no memory, and its steps
+    # must follow the same history of allocations in every run.
+    settling_computations = settle_memory(lambda: training.compute(0)) if counter is None else 0
     program = training.program
     plan = program.plan
     # The warm-up has touched BLAS's per-thread buffers, which should not count; the
@@ -190,7 +217,10 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
     gc.collect()
     step_memory = training.step_memory()
     step_peak = StepPeak()
-    program.at_peak = step_peak.read
+    if counter is None:
+        # (A counting worker measures no memory: reading /proc inside the step would
+        # count a few hundred instructions that follow the digits of the figures read.)
+        program.at_peak = step_peak.read
     shards = program.shards
     itemsize = plan.network.dtype.itemsize
     # The steps' Python objects must land in pages resident now: see object_arenas (each
@@ -387,10 +417,17 @@ def _train_steps(
     # CPU time beside wall time: a step its own CPU cannot explain waited for a processor.
     clock = RouteClock(lambda: program.shard_process_ids)
     shard_switches = clock.shard_switches()
+    # Under `grade --measure instructions` the grader runs this worker under Valgrind
+    # and reads the work of each measured step from callgrind (`step_counter`).
+    counter = StepCounter.from_environment()
     for step in range(arguments.steps):
         clock.start()
         began = time.perf_counter()
+        if counter is not None:  # the step alone, not the clock's reading of /proc
+            counter.begin()
         loss = training.step(step)
+        if counter is not None:
+            counter.end(step)
         seconds = time.perf_counter() - began
         cpu_seconds, switches = clock.step()
         value = float(loss)
@@ -403,6 +440,8 @@ def _train_steps(
             events.emit(Nonfinite(step, str(value)))
             events.emit(_done("nonfinite", started, step_peak, program, clock, shard_switches))
             return EXIT_NONFINITE
+    if counter is not None:
+        counter.finish()
     events.emit(_done("ok", started, step_peak, program, clock, shard_switches))
     return 0
 
