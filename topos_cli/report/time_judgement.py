@@ -276,11 +276,26 @@ class TimeJudgement(JsonFields):
 
     @property
     def repeats(self) -> str:
-        """E.g. `3 repeats each` or `1 and 3 repeats`: what the judgement rests on."""
-        new, old = len(self.new.usable), len(self.old.usable)
-        if new == old:
-            return f"{new} repeat{'s' if new != 1 else ''} each"
-        return f"{new} and {old} repeats"
+        """What the judgement rests on: how many repeats ran and, where fewer were usable,
+        how many were: `3 repeats each`, `3 and 2 repeats`, `one repeat each, none
+        usable`, `3 repeats each, 2 and 3 usable`."""
+        ran = (len(self.new.repeats), len(self.old.repeats))
+        usable = (len(self.new.usable), len(self.old.usable))
+        text = _count_each(ran, "repeat")
+        if usable != ran:
+            text += ", " + _count_each(usable, "usable")
+        return text
+
+    @property
+    def has_interval(self) -> bool:
+        """Whether the judgement has an interval to speak of: at least two usable repeats
+        a side (the repeat is the unit of evidence: the steps of one repeat resampled
+        say nothing of the next process's placement and load)."""
+        return (
+            self.lower is not None
+            and self.upper is not None
+            and min(len(self.new.usable), len(self.old.usable)) >= 2
+        )
 
     @property
     def test_text(self) -> str:
@@ -304,8 +319,27 @@ class TimeJudgement(JsonFields):
             new=_side_json(self.new),
             old=_side_json(self.old),
         )
-        data.update(claim=self.claim, repeats_text=self.repeats, test=self.test_text)
+        data.update(
+            claim=self.claim,
+            repeats_text=self.repeats,
+            has_interval=self.has_interval,
+            test=self.test_text,
+        )
         return data
+
+
+def _count_each(counts: tuple[int, int], noun: str) -> str:
+    """`3 repeats each`, `one repeat each`, `no repeats`, `3 and 2 repeats`; for
+    `usable`: `2 usable`, `none usable`, `2 and 3 usable`."""
+    first, second = counts
+    if first != second:
+        return f"{first} and {second} {'usable' if noun == 'usable' else noun + 's'}"
+    if noun == "usable":
+        word = {0: "none", 1: "one"}.get(first, str(first))
+        return f"{word} usable"
+    if first == 0:
+        return f"no {noun}s"
+    return f"{'one' if first == 1 else first} {noun}{'s' if first != 1 else ''} each"
 
 
 def _median(values: Sequence[float]) -> float:
