@@ -5,11 +5,11 @@ inconclusive time says so, a single repeat has no interval (issue 39, item 4).""
 from __future__ import annotations
 
 import json
-import random
 from datetime import datetime
 from pathlib import Path
 
 from tests.cli.grading import topos
+from tests.cli.quiet_runs import WIDE_NEW, WIDE_OLD, runs
 from topos_cli.report.against import compare_checkouts, time_phrase
 from topos_cli.report.compare import compare_results
 from topos_cli.report.time_judgement import INCONCLUSIVE, NO_CLEAR, judge_time
@@ -17,42 +17,6 @@ from topos_cli.report.verdict import decide_verdict
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.result_file import compose_result
 from topos_cli.shared.exit_status import ExitStatus
-
-
-def runs(
-    route: str,
-    medians: list[float],
-    *,
-    steps: int = 20,
-    seed: int = 0,
-    peak_mebibytes: list[int] | None = None,
-) -> list[Repeat]:
-    """Quiet repeats of `route`, one per median step time (steps within 2% of it, CPU
-    explaining the wall, no preemption), with the peak RSS of each if given."""
-    generator = random.Random(seed)
-    made = []
-    for repeat, median in enumerate(medians):
-        wall = [median * generator.uniform(0.98, 1.02) for _ in range(steps)]
-        peak = 500 if peak_mebibytes is None else peak_mebibytes[repeat]
-        made.append(
-            Repeat(
-                route,
-                repeat,
-                "ok",
-                loss_bits=(0x3F800000,) * steps,
-                step_seconds=tuple(wall),
-                step_cpu_seconds=tuple(seconds * 0.99 for seconds in wall),
-                step_involuntary_switches=(0,) * steps,
-                peak_rss_bytes=peak << 20,
-                ready_rss_bytes=200 << 20,
-            )
-        )
-    return made
-
-
-#: The CI workflow's case of the issue: identical library code, one repeat drifted.
-WIDE_NEW = [0.0092, 0.0114, 0.0120]
-WIDE_OLD = [0.0100, 0.0100, 0.0100]
 
 
 def test_an_interval_reaching_past_the_tolerance_is_not_called_no_regression():
