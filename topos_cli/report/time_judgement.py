@@ -178,8 +178,9 @@ class SideEvidence(JsonFields):
 
     @property
     def evidence(self) -> str | None:
-        """What showed the disturbed steps lost the CPU, e.g. `wall time 30% beyond their
-        own CPU time, 40 involuntary switches` (`None` when no step was disturbed)."""
+        """What showed the disturbed steps lost the CPU, e.g. `wall time 30% beyond what
+        their own CPU time explains, 40 involuntary switches` (`None` when no step was
+        disturbed)."""
         if not self.disturbed:
             return None
         parts = []
@@ -619,6 +620,8 @@ def _side_json(side: SideEvidence) -> dict[str, Any]:
         "usable_repeats": len(side.usable),
         "steps": side.steps,
         "disturbed_steps": side.disturbed,
+        "disturbance_evidence": side.evidence,
+        "machine_note": side.machine_note,
         "disturbance_known": side.disturbance_known,
         "busy": side.busy,
         "milliseconds_per_step": side.milliseconds,
