@@ -229,6 +229,14 @@ def test_a_step_far_beyond_its_cpu_with_preemptions_is_disturbed_and_says_so():
     # The same waits without a preemption are the route's own (a sleep, a read): kept.
     unswitched = msgspec.structs.replace(runs[1], step_involuntary_switches=(0,) * 30)
     assert screen_side([runs[0], unswitched, runs[2]], warmup=1).disturbed == 0
+    # ...unless the route has shard processes: its worker waits for them voluntarily, its
+    # own switches do not see theirs, and the utilisation alone decides.
+    sharded = msgspec.structs.replace(
+        unswitched, facts=RunFacts.from_json({"ready": {"shard_processes": {"pids": [4242]}}})
+    )
+    side = screen_side([runs[0], sharded, runs[2]], warmup=1)
+    assert side.disturbed == 9
+    assert side.evidence == "wall time 30% beyond what their own CPU time explains"
 
 
 def test_a_route_that_shared_a_core_in_every_repeat_is_disturbed():
