@@ -269,8 +269,10 @@ def compare(
     Route by route: ms/step, peak RSS and training delta. Time is judged on the
     repeats (worker processes), leaving out steps their CPU time cannot explain.
 
-    Exit status: 0 nothing regressed; 1 a route of NEW did not finish; 2 not a
-    result, or results of other workload, steps, data or shards; 4 a regression
+    Exit status: 0 nothing judged a regression (the summary says "no regression
+    beyond" the tolerance only where every interval lies within it, else what the
+    interval allows); 1 a route of NEW did not finish; 2 not a result, or results
+    of other workload, steps, data or shards; 4 a regression
     beyond the tolerance; 5 inconclusive (fewer than 3 usable repeats a side, or
     too many disturbed steps); 130 interrupted. Several: 130, 2, 1, 4, 5, 0.
 

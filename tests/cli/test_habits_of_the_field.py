@@ -98,15 +98,16 @@ def test_csv_and_markdown_exports_hold_one_row_per_route(tmp_path):
         assert int(row["peak_rss_bytes"]) == route["memory"]["peak_rss_bytes"]
         assert int(row["training_delta_bytes"]) == route["memory"]["training_delta_bytes"]
         assert row["parity"] == "bit-identical"
-    assert rows[0]["speed_vs_reference"] == "reference"
-    # One repeat of 4 steps: the speed is described (often inconclusive), never missing.
-    assert rows[1]["speed_vs_reference"].split(" (", 1)[0] in (
-        "faster",
-        "slower",
-        "the speed",
-        "inconclusive",
-        "no clear difference",
-    ) or rows[1]["speed_vs_reference"].endswith(("faster", "slower", "the speed"))
+    assert rows[0]["judgement_vs_reference"] == "reference"
+    assert float(rows[0]["time_vs_reference"]) == 1.0
+    # One repeat of 4 steps: the time is a number, judged in words, with no interval.
+    ratio = result["verdict"]["routes"][1]["speed"]["ratio"]
+    assert float(rows[1]["time_vs_reference"]) == pytest.approx(ratio["time_ratio"]["ratio"])
+    assert rows[1]["judgement_vs_reference"] == ratio["judgement"]["outcome"]
+    assert rows[1]["time_vs_reference_lower"] == rows[1]["time_vs_reference_upper"] == ""
+    for row, route in zip(rows, result["verdict"]["routes"], strict=True):
+        cpu = route["speed"]["cpu_milliseconds_per_step"]
+        assert float(row["cpu_ms_per_step"]) == pytest.approx(cpu)
     table = markdown_path.read_text().splitlines()
     assert table[0].startswith("| route | status |") and "peak RSS" in table[0]
     assert set(table[1]) <= set("|-: ")

@@ -23,6 +23,7 @@ from topos_cli.report.time_judgement import (
     judge_time,
     machine_saturation,
     screen_side,
+    stolen_time,
     welch_p_value,
 )
 from topos_cli.report.verdict import decide_verdict
@@ -124,29 +125,134 @@ def test_a_wholly_stretched_repeat_is_caught_by_its_quiet_siblings():
     assert by_repeat[0].disturbed <= 2 and by_repeat[1].disturbed <= 2
 
 
-def test_a_saturated_machine_disturbs_the_whole_repeat():
-    facts = {
-        "machine": {
-            "elapsed_seconds": 2.0,
-            "capacity_seconds": 4.0,
-            "idle_seconds": 0.01,
-            "steal_seconds": 0.0,
-            "others_cpu_seconds": 1.5,
-        }
-    }
-    assert "saturated" in machine_saturation(RunFacts.from_json(facts))
-    quiet = {**facts["machine"], "idle_seconds": 1.0}
+#: The grader's readings around a repeat on 2 cores while another process kept one busy.
+BUSY_MACHINE = {
+    "elapsed_seconds": 2.0,
+    "cores": 2,
+    "capacity_seconds": 4.0,
+    "idle_seconds": 0.01,
+    "steal_seconds": 0.0,
+    "others_cpu_seconds": 2.0,
+}
+
+
+def own_core_runs(
+    route: str,
+    wall: float,
+    cpu: float,
+    switches: int,
+    *,
+    repeats: int = 3,
+    steps: int = 30,
+    machine: dict | None = None,
+) -> list[Repeat]:
+    """Repeats of a single-threaded route whose steps take `wall` seconds for `cpu` seconds
+    of its own CPU time (each within 1%), `switches` preemptions a step, beside the
+    machine `machine` (the grader's readings)."""
+    generator = random.Random(len(route) + int(wall * 1e6))
+    runs = []
+    for repeat in range(repeats):
+        walls = [wall * generator.uniform(0.995, 1.005) for _ in range(steps)]
+        runs.append(
+            Repeat(
+                route,
+                repeat,
+                "ok",
+                loss_bits=tuple(0x40000000 + step for step in range(steps)),
+                step_seconds=tuple(walls),
+                step_cpu_seconds=tuple(w * cpu / wall for w in walls),
+                step_involuntary_switches=tuple([switches] * steps),
+                peak_rss_bytes=500 << 20,
+                ready_rss_bytes=200 << 20,
+                facts=RunFacts.from_json({"machine": machine} if machine else {}),
+            )
+        )
+    return runs
+
+
+def test_a_saturated_machine_is_a_note_and_steal_disturbs_the_whole_repeat():
+    facts = RunFacts.from_json({"machine": BUSY_MACHINE})
+    assert machine_saturation(facts) == "machine saturated, others using 1.0 cores"
+    quiet = {**BUSY_MACHINE, "idle_seconds": 1.0}
     assert machine_saturation(RunFacts.from_json({"machine": quiet})) is None
     stolen = {**quiet, "steal_seconds": 0.4}
-    assert "steal" in machine_saturation(RunFacts.from_json({"machine": stolen}))
-    assert machine_saturation(RunFacts()) is None
+    assert stolen_time(RunFacts.from_json({"machine": stolen})) == "steal time 10% of the machine"
+    assert machine_saturation(RunFacts()) is None and stolen_time(RunFacts()) is None
     # Over a few of /proc/stat's 10 ms ticks the shares are noise: no judgement.
-    brief = {**facts["machine"], "elapsed_seconds": 0.02, "capacity_seconds": 0.04}
+    brief = {**BUSY_MACHINE, "elapsed_seconds": 0.02, "capacity_seconds": 0.04}
     assert machine_saturation(RunFacts.from_json({"machine": brief})) is None
     runs = simulated_runs("engine", 0.010, 3, random.Random(2))
-    runs[0] = msgspec.structs.replace(runs[0], facts=RunFacts.from_json(facts))
+    runs[0] = msgspec.structs.replace(runs[0], facts=RunFacts.from_json({"machine": stolen}))
     side = screen_side(runs, warmup=1)
-    assert side.repeats[0].disturbed == STEPS - 1 and side.repeats[0].machine
+    assert side.repeats[0].disturbed == STEPS - 1 and side.repeats[0].stolen
+    assert "steal time 10% of the machine" in side.evidence
+
+
+def test_a_route_with_a_core_to_itself_beside_a_busy_machine_is_not_disturbed():
+    # Issue 39: "87 of 87 steps disturbed" for 43.07 ms of CPU in 44.55 ms of wall a step,
+    # because another process kept the second core busy. Its own clock explains its time.
+    busy = own_core_runs("recorded", 0.04455, 0.04307, 1, machine=BUSY_MACHINE)
+    side = screen_side(busy, warmup=1)
+    assert side.steps == 87 and side.disturbed == 0 and side.evidence is None
+    assert side.machine_note == "machine saturated, others using 1.0 cores (3 of 3 repeats)"
+    # Against the same code graded on a quiet machine: judged, not inconclusive.
+    quiet = own_core_runs("recorded", 0.0445, 0.0431, 0)
+    judgement = judge_time(busy, quiet, tolerance=0.10)
+    assert judgement.outcome == WITHIN, judgement.reason
+    # The grade's own verdict raises no "disturbed" warning for it.
+    engine = own_core_runs("engine", 0.04772, 0.04763, 0, machine=BUSY_MACHINE)
+    verdict = decide_verdict(engine + busy)
+    assert not [warning for warning in verdict.warnings if warning.kind == "disturbed"]
+    (note,) = [warning for warning in verdict.warnings if warning.route == "recorded"]
+    assert note.kind == "busy machine" and "others using 1.0 cores" in note.message
+
+
+def test_a_step_far_beyond_its_cpu_with_preemptions_is_disturbed_and_says_so():
+    runs = own_core_runs("recorded", 0.010, 0.0097, 0)
+    stretched = [0.013 if step % 3 == 0 else seconds for step, seconds in enumerate(
+        runs[1].step_seconds)]  # fmt: skip
+    switches = [40 if step % 3 == 0 else 0 for step in range(len(stretched))]
+    runs[1] = msgspec.structs.replace(
+        runs[1], step_seconds=tuple(stretched), step_involuntary_switches=tuple(switches)
+    )
+    side = screen_side(runs, warmup=1)
+    assert side.disturbed == 9
+    assert side.evidence == (
+        "wall time 30% beyond what their own CPU time explains, 360 involuntary switches"
+    )
+    verdict = decide_verdict(own_core_runs("engine", 0.010, 0.0097, 0) + runs)
+    (warning,) = [warning for warning in verdict.warnings if warning.kind == "disturbed"]
+    assert warning.message.startswith(
+        "recorded: 9 of 87 steps disturbed: wall time 30% beyond what their own CPU time "
+        "explains, 360 involuntary switches"
+    ), warning.message
+    # The same waits without a preemption are the route's own (a sleep, a read): kept.
+    unswitched = msgspec.structs.replace(runs[1], step_involuntary_switches=(0,) * 30)
+    assert screen_side([runs[0], unswitched, runs[2]], warmup=1).disturbed == 0
+    # ...unless the route has shard processes: its worker waits for them voluntarily, its
+    # own switches do not see theirs, and the utilisation alone decides.
+    sharded = msgspec.structs.replace(
+        unswitched, facts=RunFacts.from_json({"ready": {"shard_processes": {"pids": [4242]}}})
+    )
+    side = screen_side([runs[0], sharded, runs[2]], warmup=1)
+    assert side.disturbed == 9
+    assert side.evidence == "wall time 30% beyond what their own CPU time explains"
+
+
+def test_a_route_that_shared_a_core_in_every_repeat_is_disturbed():
+    # Half a processor a step, preempted five times a step, in every repeat: the quiet
+    # level is itself low, so only the floor of one processor shows the loss; the
+    # machine note adds the context, the reason names the route's own evidence.
+    shared = own_core_runs("recorded", 0.020, 0.010, 5, machine=BUSY_MACHINE)
+    quiet = own_core_runs("recorded", 0.010, 0.0098, 0)
+    judgement = judge_time(shared, quiet, tolerance=0.10)
+    assert judgement.outcome == INCONCLUSIVE and judgement.inconclusive_because == "disturbed"
+    assert "87 of 87 steps disturbed (wall time 100% beyond what their own CPU time" in (
+        judgement.reason
+    )
+    # A route that sleeps half its step, preempted now and then, is not disturbed.
+    sleeper = own_core_runs("recorded", 0.020, 0.010, 1)
+    assert screen_side(sleeper, warmup=1).disturbed == 0
 
 
 # -- the statistics ------------------------------------------------------------------

@@ -147,8 +147,9 @@ def grade_command(
         str | None,
         typer.Option(
             "--export-csv",
-            help="Also write one row per route as CSV here: ms/step median and interval, "
-            "peak RSS, training Δ, parity.",
+            help="Also write one row per route as CSV here: wall ms/step median and "
+            "interval, CPU ms/step, time against the reference (ratio, interval) and its "
+            "judgement, peak RSS, training Δ, parity.",
         ),
     ] = None,
     export_markdown: Annotated[

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from topos_cli.report.regression_summary import MemoryFinding, no_regression_sentence
 from topos_cli.report.statistics import median
 from topos_cli.report.time_judgement import INCONCLUSIVE, SLOWER, TimeJudgement, judge_time
 from topos_cli.result.float_bits import format_bits
@@ -33,17 +34,19 @@ LEADING_STEPS_LEFT_OUT = 1
 
 
 def time_phrase(judgement: TimeJudgement) -> str:
-    """E.g. `slower: 1.12x the other's time (1.05-1.20), 3 repeats each`."""
+    """E.g. `slower: 1.12x the other's time (1.05-1.20), 3 repeats each`, or without an
+    interval where fewer than two repeats a side are usable: `inconclusive: 1.35x the
+    other's time, one repeat each: no interval`."""
     if judgement.ratio is None:
         return f"time {judgement.outcome}: {judgement.reason}"
-    interval = (
-        ""
-        if judgement.lower is None or judgement.upper is None
-        else f" ({judgement.lower:.2f}-{judgement.upper:.2f})"
-    )
+    if judgement.has_interval:
+        return (
+            f"{judgement.outcome}: {judgement.ratio:.2f}x the other's time "
+            f"({judgement.lower:.2f}-{judgement.upper:.2f}), {judgement.repeats}"
+        )
     return (
-        f"{judgement.outcome}: {judgement.ratio:.2f}x the other's time{interval}, "
-        f"{judgement.repeats}"
+        f"{judgement.outcome}: {judgement.ratio:.2f}x the other's time, "
+        f"{judgement.repeats}: no interval"
     )
 
 
@@ -56,7 +59,8 @@ class MemoryChange(JsonFields):
     other_bytes: float | None
     #: `this / other - 1`, or `None` when undefined.
     change: float | None
-    #: `regression`, `improvement`, `within tolerance` or `missing`, as `compare` says it.
+    #: `regression`, `improvement`, `within tolerance`, `not significant` (beyond the
+    #: tolerance, but the repeats' ranges overlap) or `missing`, as `compare` says it.
     status: str
 
 
@@ -135,14 +139,23 @@ class CheckoutComparison:
 
     @property
     def summary(self) -> str:
-        """One sentence: the regressions against the other checkout, or none."""
+        """One sentence: the regressions against the other checkout, or what the
+        judgements allow (`regression_summary`: "no regression beyond 10%" only when every
+        interval's upper end lies within it)."""
         worse = [route.route for route in self.routes if route.regressed]
         if worse:
             return f"against {self.other}: regression in {', '.join(worse)}"
-        return (
-            f"against {self.other}: no regression beyond {self.settings.time_tolerance:.0%} "
-            f"on time, {self.settings.memory_tolerance:.0%} on memory"
+        sentence = no_regression_sentence(
+            [(route.route, route.time) for route in self.routes],
+            [
+                MemoryFinding(route.route, change.figure, change.change, change.status)
+                for route in self.routes
+                for change in route.memory
+            ],
+            self.settings.time_tolerance,
+            self.settings.memory_tolerance,
         )
+        return f"against {self.other}: {sentence}"
 
     def to_json(self) -> dict[str, Any]:
         """The comparison as a JSON-ready dict."""
@@ -171,8 +184,8 @@ def _memory_change(
         separate = True
         if len(this) >= 2 and len(other) >= 2:
             separate = min(this) > max(other) if change > 0 else max(this) < min(other)
-        if separate:
-            status = "regression" if change > 0 else "improvement"
+        direction = "regression" if change > 0 else "improvement"
+        status = direction if separate else "not significant"
     return MemoryChange(figure, mine, theirs, change, status)
 
 

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from topos_cli.report.regression_summary import MemoryFinding, no_regression_sentence
 from topos_cli.report.statistics import median
 from topos_cli.report.time_judgement import FASTER, INCONCLUSIVE, SLOWER, TimeJudgement, judge_time
 from topos_cli.result.grade_result import GradeResult
@@ -112,25 +113,24 @@ class Comparison:
 
     @property
     def summary(self) -> str:
-        """One sentence: the regressions, or that there were none beyond the tolerances."""
-        tolerances = (
-            f"{self.settings.time_tolerance:.0%} on time, "
-            f"{self.settings.memory_tolerance:.0%} on memory"
-        )
+        """One sentence: what did not finish, the regressions, or what the judgements
+        allow (`regression_summary`: "no regression beyond 10% on time" only when every
+        route's interval lies within it at its upper end, else what it allows)."""
         if self.failures:
             return f"{self.workload}: {'; '.join(self.failures)}"
-        if not self.regressions and self.inconclusive:
-            why = {"disturbed": "steps too disturbed", "thin": "too few repeats"}
-            named = "; ".join(
-                f"{change.route} time inconclusive "
-                f"({why.get(change.time.inconclusive_because or '', 'see below')})"
-                if change.time is not None
-                else f"{change.route} {change.figure} inconclusive"
-                for change in self.inconclusive
-            )
-            return f"{self.workload}: {named}"
         if not self.regressions:
-            return f"{self.workload}: no regression beyond {tolerances}"
+            times = [
+                (change.route, change.time) for change in self.changes if change.time is not None
+            ]
+            memory = [
+                MemoryFinding(change.route, change.figure, change.change, change.status)
+                for change in self.changes
+                if change.time is None
+            ]
+            sentence = no_regression_sentence(
+                times, memory, self.settings.time_tolerance, self.settings.memory_tolerance
+            )
+            return f"{self.workload}: {sentence}"
         named = ", ".join(
             f"{change.route} {change.figure} {change.change:+.1%}" for change in self.regressions
         )

@@ -2,9 +2,14 @@
 hyperfine exports its runs, for a spreadsheet or a pull request's description.
 
 Each row: the route, its status and completed repeats, the wall ms/step (median, and the
-interquartile interval of its measured steps), its speed against the reference (with
-its interval), peak RSS, training Δ and parity. Written atomically (a reader sees the old
-file or the new one), from the verdict the JSON holds, so they never disagree with it.
+interquartile interval of its measured steps), its CPU ms/step, its time against the
+reference as numbers (the ratio of its time to the reference's, and the interval's ends
+where there is one: two usable repeats a side) beside the judgement in words (`faster`,
+`slower`, `within tolerance`, `no clear difference`, `inconclusive`; `reference` for
+the reference), peak RSS, training Δ and parity. A spreadsheet reads every figure as a
+number; the Markdown table says the verdict's phrase. Written atomically (a reader sees
+the old file or the new one), from the verdict the JSON holds, so they never disagree
+with it.
 """
 
 from __future__ import annotations
@@ -25,7 +30,11 @@ COLUMNS = (
     "wall_ms_per_step_median",
     "wall_ms_per_step_lower_quartile",
     "wall_ms_per_step_upper_quartile",
-    "speed_vs_reference",
+    "cpu_ms_per_step",
+    "time_vs_reference",
+    "time_vs_reference_lower",
+    "time_vs_reference_upper",
+    "judgement_vs_reference",
     "peak_rss_bytes",
     "training_delta_bytes",
     "parity",
@@ -38,6 +47,7 @@ MARKDOWN_HEADERS = (
     "repeats",
     "wall ms/step (median)",
     "wall ms/step (interquartile)",
+    "CPU ms/step",
     "speed",
     "peak RSS (MiB)",
     "training Δ (MiB)",
@@ -57,16 +67,25 @@ def parity_phrase(route: RouteParity | None, parity: Parity) -> str:
 
 
 def export_rows(verdict: Verdict) -> list[dict[str, Any]]:
-    """One row per route of the verdict, keyed by `COLUMNS` (`None` for what is missing)."""
+    """One row per route of the verdict, keyed by `COLUMNS` (`None` for what is missing),
+    plus `speed_phrase`, the verdict's words for the Markdown table."""
     parities = {route.route: route for route in verdict.parity.routes}
     rows = []
     for route in verdict.routes:
         speed, memory = route.speed, route.memory
         steps = None if speed is None else speed.milliseconds_per_step
+        ratio = None if speed is None else speed.ratio
+        judgement = None if ratio is None else ratio.judgement
+        interval = judgement is not None and judgement.has_interval
         if route.route == verdict.reference:
-            versus = "reference"
+            time, lower, upper, judged, phrase = 1.0, None, None, "reference", "reference"
+        elif ratio is None:
+            time = lower = upper = judged = phrase = None
         else:
-            versus = None if speed is None or speed.ratio is None else speed.ratio.phrase
+            time, phrase = ratio.time_ratio.ratio, ratio.phrase
+            lower = ratio.time_ratio.lower if interval else None
+            upper = ratio.time_ratio.upper if interval else None
+            judged = None if judgement is None else judgement.outcome
         rows.append(
             {
                 "route": route.route,
@@ -75,10 +94,15 @@ def export_rows(verdict: Verdict) -> list[dict[str, Any]]:
                 "wall_ms_per_step_median": None if steps is None else steps.median,
                 "wall_ms_per_step_lower_quartile": None if steps is None else steps.lower_quartile,
                 "wall_ms_per_step_upper_quartile": None if steps is None else steps.upper_quartile,
-                "speed_vs_reference": versus,
+                "cpu_ms_per_step": None if speed is None else speed.cpu_milliseconds_per_step,
+                "time_vs_reference": time,
+                "time_vs_reference_lower": lower,
+                "time_vs_reference_upper": upper,
+                "judgement_vs_reference": judged,
                 "peak_rss_bytes": None if memory is None else memory.peak_rss_bytes,
                 "training_delta_bytes": None if memory is None else memory.training_delta_bytes,
                 "parity": parity_phrase(parities.get(route.route), verdict.parity),
+                "speed_phrase": phrase,
             }
         )
     return rows
@@ -90,7 +114,7 @@ def csv_text(rows: list[dict[str, Any]]) -> str:
     writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({key: "" if value is None else value for key, value in row.items()})
+        writer.writerow({key: "" if row[key] is None else row[key] for key in COLUMNS})
     return buffer.getvalue()
 
 
@@ -106,7 +130,9 @@ def markdown_text(rows: list[dict[str, Any]]) -> str:
     """The rows as a GitHub Markdown table."""
     lines = [
         "| " + " | ".join(MARKDOWN_HEADERS) + " |",
-        "| " + " | ".join("---" if i < 2 or i == 8 else "---:" for i in range(9)) + " |",
+        "| "
+        + " | ".join("---" if i < 2 or i == 9 else "---:" for i in range(len(MARKDOWN_HEADERS)))
+        + " |",
     ]
     for row in rows:
         low = row["wall_ms_per_step_lower_quartile"]
@@ -118,7 +144,8 @@ def markdown_text(rows: list[dict[str, Any]]) -> str:
             str(row["completed_repeats"]),
             _milliseconds(row["wall_ms_per_step_median"]),
             interval,
-            row["speed_vs_reference"] or "–",
+            _milliseconds(row["cpu_ms_per_step"]),
+            row["speed_phrase"] or "–",
             _mebibytes(row["peak_rss_bytes"]),
             _mebibytes(row["training_delta_bytes"]),
             row["parity"],

@@ -5,19 +5,34 @@ regression/improvement, the frontier's "against recorded", the report. One set o
 one process share its placement, its caches and the load of that minute, so a
 thousand steps of one process are one observation of the machine, not a thousand.
 
-**Disturbed steps.** Each step carries, besides its wall time, the CPU time of the
-route (the worker process, all its threads, plus its shard processes). A step's
+**Disturbed steps: the route's own evidence.** Each step carries, besides its wall
+time, the CPU time of the route (the worker process, all its threads, plus its shard
+processes) and the worker's involuntary context switches (preemptions). A step's
 *utilisation* is CPU over wall. A route's *quiet level* on one side is the highest,
 over that side's repeats, of a repeat's upper-quartile utilisation (a quiet repeat
 sets it; up to three quarters of a repeat's steps may be disturbed without moving
-it). A step is **disturbed** when its utilisation is below `DISTURBED_UTILISATION`
-(0.8) of the quiet level: its wall time is more than 1.25x what its own CPU time
-explains, so it waited for a processor it did not get. A repeat is disturbed as a
-whole when the machine readings the grader took around it (`facts.machine`) show
-the machine saturated by others: less than `SATURATED_IDLE` (5%) of its capacity
-idle while other processes used at least `OTHERS_CORES` (0.25) cores, or steal time
-above `STEAL_LIMIT` (5%) of its capacity. Judgement uses the undisturbed steps only; a
-repeat with fewer than `MIN_STEPS` (5) undisturbed steps is not usable.
+it): the processors the route uses when it gets them. A step is **disturbed** when
+it lost the CPU it needed:
+
+- its utilisation is below `DISTURBED_UTILISATION` (0.8) of the quiet level (its wall
+  time is more than 1.25x what its own CPU time explains, for the threads it uses),
+  and it was preempted at least once (`PREEMPTED_SWITCHES`) where switches are known
+  (a wait without a preemption is the route's own: a sleep, a read); or
+- it got less than one processor's worth (utilisation below 0.8) while preempted at
+  least `PREEMPTED_FLOOR` (2) times: every repeat shared a core, so the quiet level
+  itself is low; or
+- the machine's steal time (a hypervisor's other guests) during its repeat was above
+  `STEAL_LIMIT` (5%) of the capacity: the route's clock may count stolen time as its
+  own, so the reading is the only evidence, and it disturbs the whole repeat.
+
+Switches are the worker's own; a route with shard processes is judged by utilisation
+alone (its worker waits for its shards, voluntarily). Other processes keeping the
+machine busy are **not** by themselves a disturbance: a route that had a core to
+itself lost nothing. The grader's readings (`facts.machine`: less than
+`SATURATED_IDLE` (5%) of the capacity idle while others used at least `OTHERS_CORES`
+(0.25) cores) are kept as a note (`RepeatEvidence.machine`) beside the evidence.
+Judgement uses the undisturbed steps only; a repeat with fewer than `MIN_STEPS` (5)
+undisturbed steps is not usable.
 
 **Too disturbed, too thin: inconclusive.** When more than `DISTURBED_LIMIT` (25%) of
 a side's measured steps were disturbed, or a side has fewer than `MIN_REPEATS` (3)
@@ -66,13 +81,18 @@ MIN_REPEATS = 3
 MIN_STEPS = 5
 #: A step is disturbed below this fraction of the route's quiet CPU utilisation.
 DISTURBED_UTILISATION = 0.8
+#: ...if it was preempted at least this many times (where the switches are known).
+PREEMPTED_SWITCHES = 1
+#: Below one processor's worth, a step preempted this often is disturbed whatever the
+#: quiet level: a quiet step has 0 to 3 preemptions, a step that shares a core several.
+PREEMPTED_FLOOR = 2
 #: The quantile of a repeat's per-step utilisation taken as its quiet level.
 QUIET_QUANTILE = 0.75
 #: More than this fraction of a side's measured steps disturbed: inconclusive.
 DISTURBED_LIMIT = 0.25
 #: The machine was saturated during a repeat below this idle fraction of its capacity...
 SATURATED_IDLE = 0.05
-#: ...while other processes used at least this many cores.
+#: ...while other processes used at least this many cores (a note, not a disturbance).
 OTHERS_CORES = 0.25
 #: Steal time (a hypervisor's other guests) above this fraction of capacity disturbs.
 STEAL_LIMIT = 0.05
@@ -104,10 +124,21 @@ class RepeatEvidence(JsonFields):
     median_seconds: float | None
     cpu_median_seconds: float | None
     usable: bool
-    #: Why the whole repeat counts as disturbed (the machine was saturated), if it does.
+    #: What the machine readings around it say of other processes (context: never by
+    #: itself a disturbance), e.g. `machine saturated, others using 1.0 cores`.
     machine: str | None = None
+    #: The cores other processes used meanwhile, by the same readings (`None`: unread).
+    others_cores: float | None = None
     #: The median of all its measured steps, disturbed or not (described, never judged).
     all_median_seconds: float | None = None
+    #: Why every step of it counts as disturbed (steal time), if it does.
+    stolen: str | None = None
+    #: The evidence of its disturbed steps: their wall seconds, the wall seconds their own
+    #: CPU time explains (for the processors the route uses), and their preemptions
+    #: (`None` where the switches are unknown).
+    disturbed_wall_seconds: float = 0.0
+    explained_seconds: float = 0.0
+    disturbed_switches: int | None = None
     #: The undisturbed step times, sorted (for the bootstrap; not in the JSON).
     kept_seconds: tuple[float, ...] = field(default=(), repr=False)
 
@@ -144,6 +175,38 @@ class SideEvidence(JsonFields):
         if not self.disturbance_known:
             return None
         return sum(repeat.disturbed or 0 for repeat in self.repeats)
+
+    @property
+    def evidence(self) -> str | None:
+        """What showed the disturbed steps lost the CPU, e.g. `wall time 30% beyond what
+        their own CPU time explains, 40 involuntary switches` (`None` when no step was
+        disturbed)."""
+        if not self.disturbed:
+            return None
+        parts = []
+        stolen = sorted({repeat.stolen for repeat in self.repeats if repeat.stolen})
+        wall = sum(repeat.disturbed_wall_seconds for repeat in self.repeats)
+        explained = sum(repeat.explained_seconds for repeat in self.repeats)
+        if explained > 0 and wall > explained:
+            beyond = wall / explained - 1.0
+            parts.append(f"wall time {beyond:.0%} beyond what their own CPU time explains")
+        switches = [repeat.disturbed_switches for repeat in self.repeats if repeat.disturbed]
+        if switches and None not in switches:
+            count = sum(switches)
+            parts.append(f"{count} involuntary switch{'es' if count != 1 else ''}")
+        parts += stolen
+        return ", ".join(parts) if parts else None
+
+    @property
+    def machine_note(self) -> str | None:
+        """What the machine readings say of other processes, as context: e.g. `machine
+        saturated, others using 1.0 cores (2 of 3 repeats)`; `None` when they say nothing."""
+        noted = [repeat for repeat in self.repeats if repeat.machine]
+        if not noted:
+            return None
+        # The busiest reading speaks for the side; the count says how often.
+        busiest = max(noted, key=lambda repeat: repeat.others_cores or 0.0)
+        return f"{busiest.machine} ({len(noted)} of {len(self.repeats)} repeats)"
 
     @property
     def milliseconds(self) -> float | None:
@@ -214,11 +277,26 @@ class TimeJudgement(JsonFields):
 
     @property
     def repeats(self) -> str:
-        """E.g. `3 repeats each` or `1 and 3 repeats`: what the judgement rests on."""
-        new, old = len(self.new.usable), len(self.old.usable)
-        if new == old:
-            return f"{new} repeat{'s' if new != 1 else ''} each"
-        return f"{new} and {old} repeats"
+        """What the judgement rests on: how many repeats ran and, where fewer were usable,
+        how many were: `3 repeats each`, `3 and 2 repeats`, `one repeat each, none
+        usable`, `3 repeats each, 2 and 3 usable`."""
+        ran = (len(self.new.repeats), len(self.old.repeats))
+        usable = (len(self.new.usable), len(self.old.usable))
+        text = _count_each(ran, "repeat")
+        if usable != ran:
+            text += ", " + _count_each(usable, "usable")
+        return text
+
+    @property
+    def has_interval(self) -> bool:
+        """Whether the judgement has an interval to speak of: at least two usable repeats
+        a side (the repeat is the unit of evidence: the steps of one repeat resampled
+        say nothing of the next process's placement and load)."""
+        return (
+            self.lower is not None
+            and self.upper is not None
+            and min(len(self.new.usable), len(self.old.usable)) >= 2
+        )
 
     @property
     def test_text(self) -> str:
@@ -242,8 +320,27 @@ class TimeJudgement(JsonFields):
             new=_side_json(self.new),
             old=_side_json(self.old),
         )
-        data.update(claim=self.claim, repeats_text=self.repeats, test=self.test_text)
+        data.update(
+            claim=self.claim,
+            repeats_text=self.repeats,
+            has_interval=self.has_interval,
+            test=self.test_text,
+        )
         return data
+
+
+def _count_each(counts: tuple[int, int], noun: str) -> str:
+    """`3 repeats each`, `one repeat each`, `no repeats`, `3 and 2 repeats`; for
+    `usable`: `2 usable`, `none usable`, `2 and 3 usable`."""
+    first, second = counts
+    if first != second:
+        return f"{first} and {second} {'usable' if noun == 'usable' else noun + 's'}"
+    if noun == "usable":
+        word = {0: "none", 1: "one"}.get(first, str(first))
+        return f"{word} usable"
+    if first == 0:
+        return f"no {noun}s"
+    return f"{'one' if first == 1 else first} {noun}{'s' if first != 1 else ''} each"
 
 
 def _median(values: Sequence[float]) -> float:
@@ -257,12 +354,9 @@ def _number(value: Any) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def machine_saturation(facts: RunFacts) -> str | None:
-    """Why the machine readings around a run say it was saturated by others, or `None`.
-
-    `facts.machine` holds what the grader read of /proc/stat around the measured steps
-    (see the monitor): capacity, idle, steal and others' CPU seconds.
-    """
+def _machine_shares(facts: RunFacts) -> tuple[float, float, Any] | None:
+    """The machine readings around a run (capacity, elapsed, readings), or `None` when
+    absent or too brief to judge."""
     machine = facts.machine
     if machine is None:
         return None
@@ -270,11 +364,44 @@ def machine_saturation(facts: RunFacts) -> str | None:
     elapsed = machine.elapsed_seconds
     if not capacity or not elapsed or elapsed < SHORTEST_MACHINE_READING_SECONDS:
         return None
+    return capacity, elapsed, machine
+
+
+def stolen_time(facts: RunFacts) -> str | None:
+    """`steal time 8% of the machine` when the hypervisor took more than `STEAL_LIMIT` of
+    the machine's capacity during the run (it disturbs every step), else `None`."""
+    shares = _machine_shares(facts)
+    if shares is None:
+        return None
+    capacity, _, machine = shares
     steal = machine.steal_seconds
-    idle = machine.idle_seconds
-    others = machine.others_cpu_seconds
     if steal / capacity > STEAL_LIMIT:
         return f"steal time {steal / capacity:.0%} of the machine"
+    return None
+
+
+def _others_cores(facts: RunFacts) -> float | None:
+    """The cores other processes used during the run, by the grader's readings."""
+    shares = _machine_shares(facts)
+    if shares is None or shares[2].others_cpu_seconds is None:
+        return None
+    return shares[2].others_cpu_seconds / shares[1]
+
+
+def machine_saturation(facts: RunFacts) -> str | None:
+    """`machine saturated, others using 1.0 cores` when the readings around a run show
+    it saturated by other processes, else `None`: context for the route's own evidence,
+    never by itself a disturbance (a route with a core to itself lost nothing).
+
+    `facts.machine` holds what the grader read of /proc/stat around the measured steps
+    (see the monitor): capacity, idle, steal and others' CPU seconds.
+    """
+    shares = _machine_shares(facts)
+    if shares is None:
+        return None
+    capacity, elapsed, machine = shares
+    idle = machine.idle_seconds
+    others = machine.others_cpu_seconds
     saturated = idle is not None and idle / capacity < SATURATED_IDLE
     if saturated and others is not None and others / elapsed >= OTHERS_CORES:
         return f"machine saturated, others using {others / elapsed:.1f} cores"
@@ -287,33 +414,54 @@ def _measured(values: Sequence[Any], warmup: int) -> list[Any]:
     return kept if kept else list(values)
 
 
+def _switches(run: Repeat, warmup: int) -> list[int] | None:
+    """The worker's involuntary switches per measured step, or `None` where they cannot
+    speak for the route: unrecorded, or a route whose shard processes are not counted."""
+    switches = run.step_involuntary_switches
+    if len(switches) != len(run.step_seconds):
+        return None
+    ready = run.facts.ready
+    if ready is not None and ready.shard_process_ids:
+        return None
+    return _measured(switches, warmup)
+
+
 def screen_side(runs: Sequence[Repeat], warmup: int, busy: str | None = None) -> SideEvidence:
     """One side's evidence: each completed, timed run's steps screened for disturbance
-    (module docstring); `busy` is the grade's own busy-machine warning, if any."""
+    by the route's own evidence (module docstring); `busy` is the grade's own
+    busy-machine warning, if any."""
     timed = [run for run in runs if run.status == "ok" and run.step_seconds]
     series = []
     for run in timed:
         wall = _measured(run.step_seconds, warmup)
         cpu_all = run.step_cpu_seconds
         cpu = _measured(cpu_all, warmup) if len(cpu_all) == len(run.step_seconds) else None
-        series.append((run, wall, cpu))
-    known = bool(series) and all(cpu is not None for _, _, cpu in series)
+        series.append((run, wall, cpu, _switches(run, warmup)))
+    known = bool(series) and all(cpu is not None for _, _, cpu, _ in series)
     quiet = 0.0
     if known:
-        for _, wall, cpu in series:
+        for _, wall, cpu, _ in series:
             usage = [c / w for w, c in zip(wall, cpu, strict=True) if w > 0]
             if usage:
                 quiet = max(quiet, quantile(usage, QUIET_QUANTILE))
     repeats = []
-    for run, wall, cpu in series:
-        machine = machine_saturation(run.facts) if known else None
+    for run, wall, cpu, switches in series:
+        stolen = stolen_time(run.facts) if known else None
+        calm = [True] * len(wall)
+        lost_wall = explained = 0.0
+        lost_switches: int | None = None
         if known and cpu is not None:
-            calm = [
-                not machine and (w > 0 and c / w >= DISTURBED_UTILISATION * quiet)
-                for w, c in zip(wall, cpu, strict=True)
-            ]
-        else:
-            calm = [True] * len(wall)
+            preemptions: Sequence[int | None] = switches or [None] * len(wall)
+            lost_switches = 0 if switches is not None else None
+            for index, (w, c, s) in enumerate(zip(wall, cpu, preemptions, strict=True)):
+                expected = _lost_cpu(w, c, s, quiet)
+                if expected is None and not stolen:
+                    continue
+                calm[index] = False
+                lost_wall += w
+                explained += c / (expected or quiet or 1.0)
+                if lost_switches is not None and s is not None:
+                    lost_switches += s
         kept = [w for w, ok in zip(wall, calm, strict=True) if ok]
         kept_cpu = [c for c, ok in zip(cpu or (), calm, strict=False) if ok] if cpu else []
         repeats.append(
@@ -325,12 +473,33 @@ def screen_side(runs: Sequence[Repeat], warmup: int, busy: str | None = None) ->
                 # With every step disturbed, the CPU of them all is still what a step costs.
                 cpu_median_seconds=_median(kept_cpu or cpu) if (kept_cpu or cpu) else None,
                 usable=len(kept) >= min(MIN_STEPS, len(wall)) and bool(kept),
-                machine=machine,
+                machine=machine_saturation(run.facts),
+                others_cores=_others_cores(run.facts),
                 all_median_seconds=_median(wall) if wall else None,
+                stolen=stolen,
+                disturbed_wall_seconds=lost_wall,
+                explained_seconds=explained,
+                disturbed_switches=lost_switches,
                 kept_seconds=tuple(sorted(kept)),
             )
         )
     return SideEvidence(tuple(repeats), known, busy)
+
+
+def _lost_cpu(wall: float, cpu: float, switches: int | None, quiet: float) -> float | None:
+    """The utilisation a step fell short of when it lost the CPU it needed (module
+    docstring: below the quiet level and preempted, or below one processor and preempted
+    often), or `None` when its own evidence shows no loss."""
+    if wall <= 0:
+        return None
+    utilisation = cpu / wall
+    preempted = switches is None or switches >= PREEMPTED_SWITCHES
+    if preempted and utilisation < DISTURBED_UTILISATION * quiet:
+        return quiet
+    floor = switches is not None and switches >= PREEMPTED_FLOOR
+    if floor and utilisation < DISTURBED_UTILISATION:
+        return 1.0
+    return None
 
 
 def _resampled_median(ordered: Sequence[float], generator: random.Random) -> float:
@@ -451,6 +620,8 @@ def _side_json(side: SideEvidence) -> dict[str, Any]:
         "usable_repeats": len(side.usable),
         "steps": side.steps,
         "disturbed_steps": side.disturbed,
+        "disturbance_evidence": side.evidence,
+        "machine_note": side.machine_note,
         "disturbance_known": side.disturbance_known,
         "busy": side.busy,
         "milliseconds_per_step": side.milliseconds,
@@ -462,8 +633,8 @@ def _inadequacy(side: SideEvidence, name: str) -> tuple[str, str] | None:
     """Why a side's evidence is too disturbed or too thin to judge (kind, words), or None."""
     disturbed = side.disturbed
     if disturbed is not None and side.steps and disturbed / side.steps > DISTURBED_LIMIT:
-        machines = sorted({repeat.machine for repeat in side.repeats if repeat.machine})
-        why = f" ({'; '.join(machines)})" if machines else ""
+        evidence = side.evidence
+        why = f" ({evidence})" if evidence else ""
         return (
             "disturbed",
             f"{name}: {disturbed} of {side.steps} steps disturbed{why}, "

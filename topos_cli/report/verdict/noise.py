@@ -40,15 +40,18 @@ def noise_warnings(
         if speed is None:
             continue
         summary = speed.milliseconds_per_step
+        note = speed.machine_note
         if speed.disturbed_steps:
+            # The route's own evidence is the reason; the machine's load only context.
+            evidence = speed.disturbance_evidence or "wall time their own CPU time cannot explain"
+            context = f"; meanwhile {note}" if note else ""
             warnings.append(
                 NoiseWarning(
                     kind="disturbed",
                     route=route.route,
                     message=(
                         f"{route.route}: {speed.disturbed_steps} of {summary.count} steps "
-                        "disturbed (wall time their own CPU time cannot explain); "
-                        "time is judged on the others"
+                        f"disturbed: {evidence}{context}; time is judged on the others"
                     ),
                     remedy="another program took the processors; grade on a quiet machine",
                     cause=(
@@ -56,6 +59,21 @@ def noise_warnings(
                         "time is judged on the others"
                     ),
                     detail=f"{route.route} {speed.disturbed_steps} of {summary.count}",
+                )
+            )
+        elif note:
+            warnings.append(
+                NoiseWarning(
+                    kind="busy machine",
+                    route=route.route,
+                    message=(
+                        f"{route.route}: {note}, yet its own CPU time explains its wall "
+                        "time: no step disturbed"
+                    ),
+                    remedy=(
+                        "shared caches and memory bandwidth may still slow it; grade on a "
+                        "quiet machine for figures to set beside a quiet machine's"
+                    ),
                 )
             )
         if summary.coefficient_of_variation > settings.variation_limit:

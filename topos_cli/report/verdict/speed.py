@@ -95,6 +95,11 @@ class Speed:
     cpu_milliseconds_per_step: float | None = None
     #: Measured steps judged disturbed (`time_judgement`), None when unknown.
     disturbed_steps: int | None = None
+    #: What showed those steps lost the CPU (`SideEvidence.evidence`), None if none did.
+    disturbance_evidence: str | None = None
+    #: What the machine readings said of other processes meanwhile (context, not a
+    #: disturbance: `SideEvidence.machine_note`), None when they said nothing.
+    machine_note: str | None = None
     #: The completed runs, for `time_judgement`.
     runs: tuple[Repeat, ...] = field(repr=False, default=())
 
@@ -104,6 +109,8 @@ class Speed:
             "milliseconds_per_step": self.milliseconds_per_step.to_json(),
             "cpu_milliseconds_per_step": self.cpu_milliseconds_per_step,
             "disturbed_steps": self.disturbed_steps,
+            "disturbance_evidence": self.disturbance_evidence,
+            "machine_note": self.machine_note,
             "repeat_medians_milliseconds": list(self.repeat_medians_milliseconds),
             "repeat_minimum_milliseconds": min(self.repeat_medians_milliseconds),
             "repeat_maximum_milliseconds": max(self.repeat_medians_milliseconds),
@@ -134,6 +141,8 @@ def measure_speed(runs: Sequence[Repeat], settings: VerdictSettings) -> Speed | 
         step_seconds=per_run,
         cpu_milliseconds_per_step=evidence.cpu_milliseconds,
         disturbed_steps=evidence.disturbed,
+        disturbance_evidence=evidence.evidence,
+        machine_note=evidence.machine_note,
         runs=tuple(timed),
     )
 
