@@ -54,11 +54,11 @@ def noise_warnings(
                         f"disturbed: {evidence}{context}; time is judged on the others"
                     ),
                     remedy="another program took the processors; grade on a quiet machine",
-                    cause=(
-                        "steps disturbed (wall time their own CPU time cannot explain); "
-                        "time is judged on the others"
+                    cause="steps disturbed, time judged on the others",
+                    detail=(
+                        f"{route.route} {speed.disturbed_steps} of {summary.count} "
+                        f"({evidence}{context})"
                     ),
-                    detail=f"{route.route} {speed.disturbed_steps} of {summary.count}",
                 )
             )
         elif note:
@@ -74,6 +74,11 @@ def noise_warnings(
                         "shared caches and memory bandwidth may still slow it; grade on a "
                         "quiet machine for figures to set beside a quiet machine's"
                     ),
+                    cause=(
+                        "the machine was busy, yet each route's own CPU time explains its "
+                        "wall time: no step disturbed"
+                    ),
+                    detail=f"{route.route} ({note})",
                 )
             )
         if summary.coefficient_of_variation > settings.variation_limit:
