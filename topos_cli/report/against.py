@@ -118,30 +118,52 @@ class CheckoutComparison:
     other: str
     routes: tuple[RouteAgainst, ...]
     settings: CompareSettings
+    #: Whether a change of loss bits fails the gate (`--fail-on-bits-change`: exit 6).
+    fail_on_bits_change: bool = False
+
+    @property
+    def bits_changed(self) -> tuple[str, ...]:
+        """The routes whose loss bits differ from the other checkout's."""
+        return tuple(route.route for route in self.routes if route.bits.status == "different")
 
     @property
     def exit_status(self) -> int:
-        """4 when a route is judged a regression against the other checkout, 5 when a
-        route's time cannot be judged (too few or too disturbed repeats), else 0 (a failed
-        run is the grade's own exit 1)."""
+        """6 when a route's loss bits differ and `fail_on_bits_change`, 4 when a route is
+        judged a regression against the other checkout, 5 when a route's time cannot be
+        judged (too few or too disturbed repeats), else 0 (a failed run is the grade's own
+        exit 1)."""
         regressed = any(route.regressed for route in self.routes)
         inconclusive = any(route.time.outcome == INCONCLUSIVE for route in self.routes)
         return most_severe(
             (
+                ExitStatus.BITS_CHANGED if self.fail_on_bits_change and self.bits_changed else None,
                 ExitStatus.REGRESSION if regressed else None,
                 ExitStatus.INCONCLUSIVE if inconclusive else None,
             )
         )
 
     @property
+    def bits_summary(self) -> str:
+        """E.g. `loss bits differ from the other's on engine, recorded (the gate fails on
+        it)`, or `loss bits identical to the other's on every route`."""
+        changed = self.bits_changed
+        if not changed:
+            compared = [route for route in self.routes if route.bits.status == "identical"]
+            if not compared:
+                return "loss bits not compared"
+            return "loss bits identical to the other's on every route compared"
+        gate = " (--fail-on-bits-change: exit 6)" if self.fail_on_bits_change else ""
+        return f"loss bits differ from the other's on {', '.join(changed)}{gate}"
+
+    @property
     def summary(self) -> str:
-        """One sentence: the regressions against the other checkout, or none."""
+        """One sentence: the regressions against the other checkout, or none; then the bits."""
         worse = [route.route for route in self.routes if route.regressed]
         if worse:
-            return f"against {self.other}: regression in {', '.join(worse)}"
+            return f"against {self.other}: regression in {', '.join(worse)}; {self.bits_summary}"
         return (
             f"against {self.other}: no regression beyond {self.settings.time_tolerance:.0%} "
-            f"on time, {self.settings.memory_tolerance:.0%} on memory"
+            f"on time, {self.settings.memory_tolerance:.0%} on memory; {self.bits_summary}"
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -150,6 +172,8 @@ class CheckoutComparison:
             "other": self.other,
             "summary": self.summary,
             "exit_status": int(self.exit_status),
+            "bits_changed": list(self.bits_changed),
+            "fail_on_bits_change": self.fail_on_bits_change,
             "routes": [route.to_json() for route in self.routes],
             "settings": self.settings.to_json(),
         }
@@ -200,9 +224,11 @@ def compare_checkouts(
     *,
     other_name: str,
     settings: CompareSettings | None = None,
+    fail_on_bits_change: bool = False,
 ) -> CheckoutComparison:
     """This checkout's runs against the other's (named `route@against`), route by route,
-    in this checkout's order of routes."""
+    in this checkout's order of routes; a change of loss bits fails the gate if
+    `fail_on_bits_change`."""
     settings = settings or CompareSettings()
     routes = []
     for route in dict.fromkeys(run.route for run in this):
@@ -237,7 +263,12 @@ def compare_checkouts(
             )
         )
         routes.append(RouteAgainst(route, time, memory, _bits(mine_ok, theirs_ok), failures))
-    return CheckoutComparison(other=other_name, routes=tuple(routes), settings=settings)
+    return CheckoutComparison(
+        other=other_name,
+        routes=tuple(routes),
+        settings=settings,
+        fail_on_bits_change=fail_on_bits_change,
+    )
 
 
 def against_lines(comparison: CheckoutComparison, markdown: bool = False) -> list[str]:
