@@ -38,6 +38,7 @@ from topos_cli.report.against import (
     against_lines,
     compare_checkouts,
     is_against,
+    sides_line,
 )
 from topos_cli.report.compare import Comparison, compare_results
 from topos_cli.report.display.report import print_comparison, print_verdict
@@ -198,7 +199,10 @@ def finish_grade(
             print_comparison(comparison, file=table, markdown=options.markdown)
         if against is not None:
             table.write("\n")
-            print_lines(against_lines(against, options.markdown), table, markdown=options.markdown)
+            lines = against_lines(against, options.markdown)
+            compared = sides_line(checkout.requested, sides)
+            lines += [] if compared is None else ["", compared]
+            print_lines(lines, table, markdown=options.markdown)
     table.flush()
     exit_status = _report_saved(saved, result, exit_status, stderr)
     if drawing is not None:

@@ -13,13 +13,14 @@ too disturbed); memory is judged as `compare` judges it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from topos_cli.report.statistics import median
 from topos_cli.report.time_judgement import INCONCLUSIVE, SLOWER, TimeJudgement, judge_time
 from topos_cli.result.float_bits import format_bits
+from topos_cli.result.grade_result import SideCode
 from topos_cli.result.json_fields import JsonFields
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.tolerance import CompareSettings
@@ -295,3 +296,26 @@ def against_lines(comparison: CheckoutComparison, markdown: bool = False) -> lis
             lines.append(f"  {name}: {time}; {memory}; {route.bits.phrase}")
             lines += [f"    did not finish: {failure}" for failure in route.failures]
     return [*lines, "", comparison.summary]
+
+
+def sides_line(requested: str, sides: Mapping[str, SideCode]) -> str | None:
+    """What each side imported, in one line: `code compared: this side's
+    mymlp/workloads.py at 9d869100f1d9, main's at 97d62a2fb54a; topos 0.1.0 on both`;
+    `None` when a side did not say."""
+    this, other = sides.get("this"), sides.get("other")
+    if this is None or other is None or this.code is None or other.code is None:
+        return None
+
+    def at(side: SideCode) -> str:
+        commit = (side.workload_commit or "no commit")[:12]
+        return commit + (" (uncommitted changes)" if side.workload_dirty else "")
+
+    module = this.code.workload_module or "the workload"
+    if this.code.topos_file == other.code.topos_file:
+        topos = f"topos {this.code.topos_version} on both"
+    else:
+        topos = f"topos {this.code.topos_version} and {other.code.topos_version}, each its own"
+    return (
+        f"code compared: {module} at {at(this)} (this checkout) against {at(other)} "
+        f"({requested}); {topos}"
+    )
