@@ -8,6 +8,7 @@ other bits (`paced`), which shows that its workers ran its code.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 from pathlib import Path
@@ -243,3 +244,32 @@ def test_runs_of_an_older_worker_without_its_newer_figures_are_still_compared():
     assert route.time.outcome == "inconclusive" and route.time.inconclusive_because == "thin"
     alone = compare_checkouts(this, [], other_name="main").routes[0]
     assert alone.time.outcome == "inconclusive" and alone.bits.status == "not compared"
+
+
+def test_the_other_sides_paths_map_the_project_into_its_checkout(tmp_path: Path):
+    from topos_cli.harness.other_checkout import side_paths
+    from topos_cli.result.worker_facts import CodeFacts
+
+    project, checkout, elsewhere = tmp_path / "project", tmp_path / "base", tmp_path / "lib"
+    for folder in (project / "src" / "pkg", project / "tools", checkout / "tools", elsewhere):
+        folder.mkdir(parents=True)
+    code = CodeFacts(
+        workload_module="pkg.workloads",
+        workload_file=str(project / "src" / "pkg" / "workloads.py"),
+        workload_root=str(project / "src"),
+        topos_file=str(elsewhere / "topos" / "__init__.py"),
+    )
+    other = OtherCheckout("main", str(checkout), "0" * 40, True, True, True, str(project))
+    # Run from the project's tools/ with a relative entry into the project and an absolute
+    # one outside it (issue 39: PYTHONPATH=. failed on the other side).
+    environment = {"PYTHONPATH": os.pathsep.join(["..", str(elsewhere)])}
+    paths = side_paths(other, environment, project / "tools", code)
+    assert paths.pythonpath.split(os.pathsep) == [
+        str(checkout / "src"),
+        str(checkout),
+        str(elsewhere),
+    ]
+    assert paths.working_directory == str(checkout / "tools")
+    # Topos grading itself: the checkout holds its own topos, first on the path.
+    own = OtherCheckout("main", str(checkout), None, True, True, True, str(project), own_topos=True)
+    assert side_paths(own, {}, project, None).pythonpath == str(checkout)
