@@ -4,10 +4,12 @@ matrix covers the three machine types, and it fails only where it should."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -60,7 +62,9 @@ def test_the_matrix_grades_every_machine_type_against_the_base_commit():
     assert "grade-history" in str(jobs["history"]["steps"])
 
 
-@pytest.mark.parametrize(("status", "fails"), [(0, False), (5, False), (4, True), (1, True)])
+@pytest.mark.parametrize(
+    ("status", "fails"), [(0, False), (5, False), (4, True), (6, True), (1, True)]
+)
 def test_the_check_fails_on_a_judged_regression_never_on_an_inconclusive_one(status, fails):
     steps = workflow()["jobs"]["grade"]["steps"]
     script = next(step for step in steps if step.get("name") == "Judge")["run"]
@@ -76,3 +80,77 @@ def test_the_check_fails_on_a_judged_regression_never_on_an_inconclusive_one(sta
     assert (completed.returncode != 0) == fails, completed.stdout
     if status == 5:
         assert completed.stdout.startswith("::warning::inconclusive")
+
+
+def _step(job: str, name: str) -> dict:
+    return next(step for step in workflow()["jobs"][job]["steps"] if step.get("name") == name)
+
+
+def _run_step(script: str, cwd: Path, environment: dict[str, str]) -> subprocess.CompletedProcess:
+    """Runs a step's script as a Linux runner does (`bash -e`), in `cwd`."""
+    return subprocess.run(
+        ["bash", "-e", "-c", script.replace("${{ matrix.runner }}", "ubuntu-latest")],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+
+
+def test_the_template_grades_a_project_of_ones_own_as_written(tmp_path: Path):
+    from tests.cli.grading import environment
+    from tests.support.scratch_project import change, make_project, run_git
+
+    project = tmp_path / "project"
+    base = make_project(project)
+    pull = change(project, "shuffle")
+    # `topos` on the PATH is the topos under test; the project is on the path as an
+    # editable install would put it (`pip install -e .`).
+    bin_folder = tmp_path / "bin"
+    bin_folder.mkdir()
+    shim = bin_folder / "topos"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m topos_cli.console_script "$@"\n')
+    shim.chmod(0o755)
+    summary, output = tmp_path / "summary.md", tmp_path / "output"
+    variables = environment(
+        PATH=f"{bin_folder}{os.pathsep}{os.environ['PATH']}",
+        PYTHONPATH=os.pathsep.join([str(project), str(ROOT)]),
+        GITHUB_STEP_SUMMARY=str(summary),
+        GITHUB_OUTPUT=str(output),
+        WORKLOAD="mymlp.workloads:workload",
+        BASE=base,
+        # The workflow's own variables, made cheap: a time verdict is not what is tested
+        # here, and the grade's report is drawn by the tests of the report.
+        **{**workflow()["env"], "STEPS": "4", "REPEAT": "1"},
+        TOPOS_REPORT="off",
+    )
+    grade = _run_step(_step("grade", "Grade")["run"], project, variables)
+    assert grade.returncode == 0, grade.stderr
+    status = int(output.read_text().strip().removeprefix("status="))
+    # The pull request changes the batch order: said, not gated; time on one repeat a
+    # side is inconclusive (5), a warning.
+    assert status == 5, grade.stderr
+    written = summary.read_text()
+    assert "loss bits differ from step 0" in written
+    assert f"mymlp.workloads at {pull[:12]} (this checkout) against {base[:12]}" in written
+    (result_file,) = (project / "results").glob("*.json")
+    result = json.loads(result_file.read_text())
+    assert result["project"]["commit"] == pull
+    judge = _run_step(_step("grade", "Judge")["run"], project, {**variables, "STATUS": str(status)})
+    assert judge.returncode == 0, judge.stdout
+    # The comment job: the artifacts downloaded beside the checkout, then gathered.
+    artifact = project / "artifacts" / "grade-ubuntu-latest-mymlp"
+    artifact.mkdir(parents=True)
+    for produced in (project / "results").iterdir():
+        (artifact / produced.name).write_bytes(produced.read_bytes())
+    gather = _run_step(_step("comment", "Gather the verdicts")["run"], project, variables)
+    assert gather.returncode == 0, gather.stderr
+    comment = (project / "comment.md").read_text()
+    assert f"every machine against {base}" in comment
+    # Labelled by the project's commit, never topos's own.
+    assert pull[:12] in comment
+    topos_commit = run_git("rev-parse", "HEAD", cwd=ROOT)
+    assert topos_commit[:12] not in comment
+    assert (project / "site" / "index.html").exists()

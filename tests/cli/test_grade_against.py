@@ -8,13 +8,22 @@ other bits (`paced`), which shows that its workers ran its code.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.cli.grading import ROOT, TINY, grade_tiny, one_line_error, start_topos
+from tests.cli.grading import ROOT, grade_tiny, one_line_error, start_topos
+from tests.support.scratch_project import (
+    PROJECT_WORKLOAD,
+    change,
+    grade_project,
+    make_project,
+    project_pythonpath,
+    run_git,
+)
 from topos_cli.harness.grade_preparation import GradeOptions, plan_against, prepare
 from topos_cli.harness.other_checkout import OtherCheckout
 
@@ -86,20 +95,22 @@ def test_a_faster_checkout_with_other_bits_makes_this_one_a_regression(
         assert "regression in" in completed.stdout
 
 
-def test_a_git_ref_is_graded_in_a_worktree_that_is_removed(tmp_path: Path):
-    completed, result = grade_tiny(
-        "paced", tmp_path, "--against", "HEAD", "--routes", "recorded", steps=4, timeout=180
-    )
+def test_a_git_ref_of_the_project_is_graded_in_a_worktree_that_is_removed(tmp_path: Path):
+    # A project of one's own whose pull request changes its README only: the same code.
+    project = tmp_path / "project"
+    base = make_project(project)
+    change(project, "docs")
+    completed, result = grade_project(project, "--against", "main", "--routes", "recorded")
     # The same code: no bits differ, and one repeat a side is never judged a regression.
     assert completed.returncode in (0, 5), completed.stderr
     against = result["against"]
     assert against["checkout"]["temporary_worktree"] is True
-    assert against["checkout"]["commit"] == _git("rev-parse", "HEAD").strip()
+    assert against["checkout"]["commit"] == base
     (route,) = against["comparison"]["routes"]
     assert route["bits"]["status"] == "identical"
     assert "identical loss bits" in completed.stdout
-    # No worktree of a grade is left behind (another grade's could be, at this moment).
-    assert "topos-against-" not in _git("worktree", "list")
+    # No worktree of a grade is left behind, in the project or on disk.
+    assert "topos-against-" not in run_git("worktree", "list", cwd=project)
     assert not Path(against["checkout"]["path"]).exists()
 
 
@@ -183,19 +194,23 @@ def test_the_checkouts_time_is_judged_by_the_one_time_module():
 
 
 def test_an_interrupted_grade_removes_its_worktree(tmp_path: Path):
+    project = tmp_path / "project"
+    make_project(project)
+    change(project, "sleep")  # 30 ms a step on this side: 200 steps outlast the signal
     result_path = tmp_path / "result.json"
     process = start_topos(
         "grade",
         "--workload",
-        TINY + "paced",
+        PROJECT_WORKLOAD,
         "--steps",
         "200",
         "--against",
-        "HEAD",
+        "main",
         "--json",
         str(result_path),
-        cwd=tmp_path,
+        cwd=project,
         stdout=subprocess.DEVNULL,
+        PYTHONPATH=project_pythonpath(),
     )
     try:
         # Plain progress on a pipe: the first worker's start is a line of its own.
@@ -211,7 +226,7 @@ def test_an_interrupted_grade_removes_its_worktree(tmp_path: Path):
     assert result["status"] == "interrupted"
     assert result["against"]["checkout"]["temporary_worktree"] is True
     assert not Path(result["against"]["checkout"]["path"]).exists()
-    assert "topos-against-" not in _git("worktree", "list")
+    assert "topos-against-" not in run_git("worktree", "list", cwd=project)
 
 
 def test_runs_of_an_older_worker_without_its_newer_figures_are_still_compared():
@@ -229,3 +244,32 @@ def test_runs_of_an_older_worker_without_its_newer_figures_are_still_compared():
     assert route.time.outcome == "inconclusive" and route.time.inconclusive_because == "thin"
     alone = compare_checkouts(this, [], other_name="main").routes[0]
     assert alone.time.outcome == "inconclusive" and alone.bits.status == "not compared"
+
+
+def test_the_other_sides_paths_map_the_project_into_its_checkout(tmp_path: Path):
+    from topos_cli.harness.other_checkout import side_paths
+    from topos_cli.result.worker_facts import CodeFacts
+
+    project, checkout, elsewhere = tmp_path / "project", tmp_path / "base", tmp_path / "lib"
+    for folder in (project / "src" / "pkg", project / "tools", checkout / "tools", elsewhere):
+        folder.mkdir(parents=True)
+    code = CodeFacts(
+        workload_module="pkg.workloads",
+        workload_file=str(project / "src" / "pkg" / "workloads.py"),
+        workload_root=str(project / "src"),
+        topos_file=str(elsewhere / "topos" / "__init__.py"),
+    )
+    other = OtherCheckout("main", str(checkout), "0" * 40, True, True, True, str(project))
+    # Run from the project's tools/ with a relative entry into the project and an absolute
+    # one outside it (issue 39: PYTHONPATH=. failed on the other side).
+    environment = {"PYTHONPATH": os.pathsep.join(["..", str(elsewhere)])}
+    paths = side_paths(other, environment, project / "tools", code)
+    assert paths.pythonpath.split(os.pathsep) == [
+        str(checkout / "src"),
+        str(checkout),
+        str(elsewhere),
+    ]
+    assert paths.working_directory == str(checkout / "tools")
+    # Topos grading itself: the checkout holds its own topos, first on the path.
+    own = OtherCheckout("main", str(checkout), None, True, True, True, str(project), own_topos=True)
+    assert side_paths(own, {}, project, None).pythonpath == str(checkout)

@@ -31,6 +31,7 @@ def test_an_interval_reaching_past_the_tolerance_is_not_called_no_regression():
     assert comparison.summary == (
         "against HEAD~3: no regression shown for engine: its interval 0.92-1.21x allows up "
         "to 21% slower; no regression beyond 5% on memory"
+        "; loss bits identical to the other's on every route compared"
     )
     # Nothing was judged a regression, nor inconclusive: exit 0, as the words say.
     assert comparison.exit_status == ExitStatus.OK
@@ -38,7 +39,10 @@ def test_an_interval_reaching_past_the_tolerance_is_not_called_no_regression():
     quiet = compare_checkouts(
         runs("engine", WIDE_OLD, seed=2), runs("engine@against", WIDE_OLD, seed=1), other_name="x"
     )
-    assert quiet.summary == "against x: no regression beyond 10% on time, 5% on memory"
+    assert quiet.summary == (
+        "against x: no regression beyond 10% on time, 5% on memory"
+        "; loss bits identical to the other's on every route compared"
+    )
 
 
 def test_one_repeat_each_is_inconclusive_in_the_summary_and_has_no_interval():
@@ -55,6 +59,7 @@ def test_one_repeat_each_is_inconclusive_in_the_summary_and_has_no_interval():
     assert comparison.summary == (
         "against HEAD~30: inconclusive for recorded (1.35x, one repeat each: no interval; "
         "too few repeats); no regression beyond 5% on memory"
+        "; loss bits identical to the other's on every route compared"
     )
     assert comparison.exit_status == ExitStatus.INCONCLUSIVE
 

@@ -75,6 +75,21 @@ def resolve(name: str) -> Workload:
     )
 
 
+def module_of(name: str) -> str | None:
+    """The name of the module that defines the workload called `name` (what `resolve`
+    imports for it), or `None` when `name` names nothing loadable: `topos.workloads.mnist`
+    for `mnist`, `package.module` for `package.module:attribute`, an entry point's module.
+    What `topos grade --against` records of each side's code."""
+    if name in BUILT_IN_WORKLOADS:
+        return f"topos.workloads.{name.replace('-', '_')}"
+    if ":" in name:
+        return name.partition(":")[0]
+    for entry in _entry_points():
+        if entry.name == name:
+            return entry.module
+    return None
+
+
 def available() -> list[str]:
     """The names `resolve` knows without an explicit `module:attribute`."""
     registered = [entry.name for entry in _entry_points()]

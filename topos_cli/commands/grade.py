@@ -13,14 +13,16 @@ from __future__ import annotations
 import dataclasses
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TextIO
 
 from topos_cli.commands.result_composition import compose_grade_result
 from topos_cli.harness.grade_preparation import GradeOptions, PreparedGrade, plan_against, prepare
 from topos_cli.harness.host import host_facts
 from topos_cli.harness.monitor import WorkerObserver
-from topos_cli.harness.other_checkout import OtherCheckout, other_checkout
+from topos_cli.harness.other_checkout import OtherCheckout, other_checkout, side_paths
 from topos_cli.harness.process_tree import adopt_orphans
+from topos_cli.harness.project import find_project
 from topos_cli.harness.report_child import ReportChild, ReportDrawing, reports_wanted
 from topos_cli.harness.result_destination import (
     Saved,
@@ -29,12 +31,14 @@ from topos_cli.harness.result_destination import (
     save_result,
 )
 from topos_cli.harness.route_runner import GatheredRepeats, run_routes
+from topos_cli.harness.side_code import same_code_ran, side_code
 from topos_cli.harness.workload_preflight_run import preflight_workload
 from topos_cli.report.against import (
     CheckoutComparison,
     against_lines,
     compare_checkouts,
     is_against,
+    sides_line,
 )
 from topos_cli.report.compare import Comparison, compare_results
 from topos_cli.report.display.report import print_comparison, print_verdict
@@ -130,6 +134,13 @@ def finish_grade(
     is `--against`'s, whose runs are set apart and compared with this checkout's."""
     options = plan.options
     record, other_runs = _set_apart(record, checkout)
+    sides = {}
+    if checkout is not None:
+        sides = {"this": side_code(record.results), "other": side_code(other_runs)}
+        same = same_code_ran(checkout.requested, sides["this"], sides["other"])
+        if same is not None and record.usage_error is None:
+            # Never judged: the two sides ran the same code (a path not mapped, say).
+            record = dataclasses.replace(record, usage_error=same)
     verdict = judge_record(record, host)
     complete = record.interrupted_by is None and record.usage_error is None
     against = None
@@ -139,6 +150,7 @@ def finish_grade(
             other_runs,
             other_name=checkout.requested,
             settings=plan.compare_settings,
+            fail_on_bits_change=options.fail_on_bits_change,
         )
     exit_status = grade_exit_status(record, verdict, None, against)
     against_facts = None
@@ -146,6 +158,7 @@ def finish_grade(
         against_facts = AgainstFacts(
             checkout=checkout.to_json(),
             comparison=None if against is None else json_safe(against.to_json()),
+            sides=sides,
         )
 
     def compose(comparison: Comparison | None, exit_status: int) -> GradeResult:
@@ -205,7 +218,10 @@ def finish_grade(
             print_comparison(comparison, file=table, markdown=options.markdown)
         if against is not None:
             table.write("\n")
-            print_lines(against_lines(against, options.markdown), table, markdown=options.markdown)
+            lines = against_lines(against, options.markdown)
+            compared = sides_line(checkout.requested, sides)
+            lines += [] if compared is None else ["", compared]
+            print_lines(lines, table, markdown=options.markdown)
     table.flush()
     exit_status = _report_saved(saved, result, exit_status, stderr)
     if drawing is not None:
@@ -286,10 +302,15 @@ def grade_with(
     stderr = stderr if stderr is not None else sys.stderr
     plan = prepare(options)
     # A mistake in a user's workload code refuses the grade before any worker starts;
-    # its own name, not the `--workload` spec, names the result file.
-    named = preflight_workload(options.workload, plan.data)
+    # its own name, not the `--workload` spec, names the result file. With --against it
+    # also says which code this side imports, to be mapped into the other checkout.
+    preflight = preflight_workload(
+        options.workload, plan.data, code_wanted=options.against is not None
+    )
+    named = preflight.name
     if named is not None and named != options.workload:
         plan = prepare(options, plan.started, named)
+    plan = dataclasses.replace(plan, workload_code=preflight.code, project=find_project().facts())
     if options.check:
         from topos_cli.commands.check import check_before_grade
 
@@ -318,9 +339,14 @@ def grade_routes(
     if against is None:
         return _grade_routes(plan, host, display, stdout, stderr, None)
     warmup_asked = plan.options.warmup != DEFAULT_WARMUP_STEPS
+    project = find_project()
     # A ref's temporary worktree is removed however the grade ends.
-    with other_checkout(against, warmup_asked=warmup_asked) as checkout:
-        return _grade_routes(plan_against(plan, checkout), host, display, stdout, stderr, checkout)
+    with other_checkout(
+        against, warmup_asked=warmup_asked, project=project, code=plan.workload_code
+    ) as checkout:
+        paths = side_paths(checkout, plan.environment, Path.cwd(), plan.workload_code)
+        planned = plan_against(plan, checkout, paths)
+        return _grade_routes(planned, host, display, stdout, stderr, checkout)
 
 
 def _grade_routes(

@@ -27,7 +27,8 @@ EXIT_STATUS_HELP = (
     "Exit status: 0 ok (every route finished, the losses agree); 1 a route failed; "
     "2 usage or data error; 3 parity broken (the routes' losses differ); 4 regression "
     "(against --baseline, --against, or in compare); 5 inconclusive (the time evidence "
-    "too disturbed to judge); 130 interrupted (Ctrl-C or SIGTERM)."
+    "too disturbed to judge); 6 loss bits changed (against --against, with "
+    "--fail-on-bits-change); 130 interrupted (Ctrl-C or SIGTERM)."
 )
 
 #: The frontier's default budgets: relative to the floor, so every point can be graded
@@ -137,12 +138,22 @@ def grade_command(
         str | None,
         typer.Option(
             "--against",
-            help="Another checkout of topos (a directory holding topos/ and topos_cli/) or a "
-            "git ref of this repository (main, HEAD~1, a commit): its routes run interleaved "
-            "with this checkout's, and the verdict says how this checkout compares; a "
-            "regression against it is exit 4.",
+            help="A git ref of the project being graded (the working directory's "
+            "repository: main, origin/main, HEAD~1, a commit) or a directory holding "
+            "another checkout of it: its workload code (with the same topos; topos's own "
+            "code where topos is the project) runs interleaved with this checkout's, and "
+            "the verdict says how this checkout compares; a regression against it is "
+            "exit 4. Both sides on the same code is refused (exit 2).",
         ),
     ] = None,
+    fail_on_bits_change: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-bits-change",
+            help="With --against: a route whose loss bits differ from the other "
+            "checkout's fails the grade, exit 6 (without it the change is said, not gated).",
+        ),
+    ] = False,
     export_csv: Annotated[
         str | None,
         typer.Option(
@@ -168,10 +179,12 @@ def grade_command(
     Exit status: 0 ok (every route finished, the losses agree); 1 a route failed;
     2 usage or data error; 3 parity broken (the routes' losses differ); 4 regression
     (against --baseline or --against); 5 inconclusive (the time evidence against
-    --baseline or --against too thin or too disturbed to judge); 130 interrupted
-    (Ctrl-C, SIGTERM or SIGHUP). When several apply: 130, 2, 3, 1, 4, 5, 0.
+    --baseline or --against too thin or too disturbed to judge); 6 loss bits
+    changed against --against (with --fail-on-bits-change); 130 interrupted
+    (Ctrl-C, SIGTERM or SIGHUP). When several apply: 130, 2, 3, 1, 6, 4, 5, 0.
 
-    Gate a pull request: topos grade --against origin/main --repeat 3
+    Gate a pull request, from the project's checkout: topos grade --against
+    origin/main --repeat 3
 
     Example: topos grade --steps 50 --repeat 2 --json results/today.json
 

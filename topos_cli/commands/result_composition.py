@@ -208,6 +208,7 @@ def compose_grade_result(
     ran = {(result.route, result.repeat) for result in (*record.results, *other_runs)}
     return msgspec.structs.replace(
         result,
+        project=plan.project,
         status=status,
         exit_status=int(exit_status),
         error=record.usage_error,

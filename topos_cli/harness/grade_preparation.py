@@ -7,6 +7,7 @@ nothing and leaves no folder behind.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -23,11 +24,12 @@ from topos.names import (
 )
 from topos_cli.harness.data_option import data_directory
 from topos_cli.harness.monitor import WorkerRequest, worker_environment
-from topos_cli.harness.other_checkout import OtherCheckout, check_against
+from topos_cli.harness.other_checkout import OtherCheckout, SidePaths, check_against
 from topos_cli.harness.report_child import reports_wanted
-from topos_cli.result.grade_result import GradeResult
+from topos_cli.result.grade_result import GradeResult, ProjectFacts
 from topos_cli.result.result_file import default_report_path, default_result_path, load_result
 from topos_cli.result.tolerance import CompareSettings, parse_tolerance
+from topos_cli.result.worker_facts import CodeFacts
 from topos_cli.shared.bounds import (
     MOST_REPEATS,
     MOST_STEPS,
@@ -75,8 +77,11 @@ class GradeOptions:
     #: What each route is measured by besides its clock: `("instructions",)` counts the
     #: work of its measured steps under Valgrind (`harness.instruction_counting`).
     measure: tuple[str, ...] = ()
-    #: Another checkout of topos to grade beside this one: a directory or a git ref.
+    #: Another checkout of the project to grade beside this one: a directory or a git ref
+    #: of the working directory's repository.
     against: str | None = None
+    #: Whether a change of loss bits against `against` fails the grade (exit 6).
+    fail_on_bits_change: bool = False
     #: Where to write one row per route as CSV, and as a Markdown table (`None`: nowhere).
     export_csv: str | None = None
     export_markdown: str | None = None
@@ -98,6 +103,10 @@ class PreparedGrade:
     started: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
     #: The workload's own name where the preflight told it, else the `--workload` spec.
     workload_name: str = ""
+    #: Which code this side imports (the preflight's word), for `--against`.
+    workload_code: CodeFacts | None = None
+    #: The project graded: the working directory's repository, commit and dirty flag.
+    project: ProjectFacts | None = None
 
 
 def interleaved_order(routes: Sequence[str], repeats: int) -> list[tuple[str, int]]:
@@ -175,6 +184,8 @@ def prepare(
     if options.against is not None:
         # A bad path or ref is a usage error now; the worktree is made when the grade runs.
         check_against(options.against)
+    elif options.fail_on_bits_change:
+        raise ToposUsageError("--fail-on-bits-change compares with --against: name a commit")
     compare_settings = parse_tolerance(options.tolerance)
     data = data_directory(options.data)
     # A grade of remat at several budgets is a frontier, and its result is named so.
@@ -244,13 +255,25 @@ def prepare(
     )
 
 
-def plan_against(plan: PreparedGrade, checkout: OtherCheckout) -> PreparedGrade:
+def plan_against(
+    plan: PreparedGrade, checkout: OtherCheckout, paths: SidePaths | None = None
+) -> PreparedGrade:
     """`plan` with the other checkout's runs woven in: each route of this checkout beside
     the same route of the other, in a balanced order over the repeats (recorded,
     recorded@against, then recorded@against, recorded, ...), on the same data, steps,
-    threads and warm-up."""
+    threads and warm-up; the other's workers start where `paths` says (by default, in
+    the checkout, with it first on the path)."""
+    if paths is None:
+        rest = plan.environment.get("PYTHONPATH")
+        paths = SidePaths(os.pathsep.join([checkout.path, *filter(None, [rest])]), checkout.path)
     theirs = {
-        request.route: replace(request, checkout=checkout.path, holds=checkout.holds)
+        request.route: replace(
+            request,
+            checkout=checkout.path,
+            holds=checkout.holds,
+            pythonpath=paths.pythonpath,
+            working_directory=paths.working_directory,
+        )
         for request in plan.requests
     }
     labels = [label for route in plan.options.routes for label in (route, f"{route}@")]

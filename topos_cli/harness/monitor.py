@@ -28,7 +28,7 @@ import psutil
 from topos.names import is_peer
 from topos.system import process_memory
 from topos_cli.harness.machine_load import MachineReading, machine_facts, read_machine
-from topos_cli.harness.other_checkout import AGAINST_LABEL, checkout_environment
+from topos_cli.harness.other_checkout import AGAINST_LABEL
 from topos_cli.harness.pipe_reader import PipeReader
 from topos_cli.harness.rss_timeline import RssTimeline
 from topos_cli.harness.worker_process import KILL_WAIT_SECONDS, WorkerProcess, signal_name
@@ -146,11 +146,14 @@ class WorkerRequest(WorkerCommand):
     repeat: int = 0
     #: Seconds before the run is killed and marked timed out; `None` waits for ever.
     timeout: float | None = None
-    #: Another checkout of topos whose worker runs this (`grade --against`), or `None`
-    #: for this checkout's.
+    #: Another checkout of the project whose code this runs (`grade --against`), or
+    #: `None` for this checkout's.
     checkout: str | None = None
     #: Whether the worker knows `--hold` (a worker of an older checkout may not).
     holds: bool = True
+    #: The other checkout's worker's PYTHONPATH and working directory (`side_paths`).
+    pythonpath: str | None = None
+    working_directory: str | None = None
 
     @property
     def label(self) -> str:
@@ -207,9 +210,9 @@ class WorkerMonitor:
         self.environment = dict(worker_environment(None) if environment is None else environment)
         if is_peer(request.route):
             self.environment = peer_environment(self.environment)
-        if request.checkout is not None:
+        if request.checkout is not None and request.pythonpath is not None:
             # The other checkout's worker: its code first on the path (see other_checkout).
-            self.environment = checkout_environment(self.environment, request.checkout)
+            self.environment["PYTHONPATH"] = request.pythonpath
         self.observer = observer or WorkerObserver()
         self.sample_interval = sample_interval
         self.result: Repeat | None = None
@@ -269,7 +272,7 @@ class WorkerMonitor:
         self._timeline = RssTimeline(self._started, self.sample_interval)
         command = replace(self.request, hold=self.hold).command()
         worker = self._worker = WorkerProcess(
-            command, self.environment, keep_input=self.hold, cwd=self.request.checkout
+            command, self.environment, keep_input=self.hold, cwd=self.request.working_directory
         )
         events, errors = worker.start()
         self._readers = [

@@ -1,11 +1,23 @@
-"""`topos grade --against`: another checkout of topos whose routes run beside this one's.
+"""`topos grade --against`: another checkout of the project graded, its routes run beside
+this one's.
 
-The other checkout is a directory holding `topos/` and `topos_cli/`, or a git ref of this
-repository (`main`, `HEAD~1`, a commit), checked out for the grade in a temporary `git
-worktree` that is removed afterwards, whatever ends the grade. Its workers start with
-that directory first on PYTHONPATH (and as their working directory, which `python -m`
-puts before PYTHONPATH), so `python -m topos_cli.worker` is that checkout's worker:
-a package in a new checkout, a module `topos_cli/worker.py` in an older one.
+The project is the git repository of the working directory (`project`), not the one
+topos's own code came from. `--against` names a directory holding another checkout of
+it, or a git ref of it (`main`, `origin/main`, `HEAD~1`, a commit), checked out for the
+grade in a temporary `git worktree` that is removed afterwards, whatever ends the grade.
+
+The other side's workers import the project's code from that checkout and run the same
+topos as this side: every path this side's workers import from that lies inside the
+project (PYTHONPATH entries, relative ones read from the caller's directory; the
+directory the workload's top-level package was found in, which an editable install
+names; topos's own, where the project is topos) is put, at the same place inside the
+checkout, first on their PYTHONPATH, and they start in the caller's directory's place
+in the checkout. Where the checkout holds `topos/` and `topos_cli/` (topos grading
+itself), it is first on the path, so `python -m topos_cli.worker` is that checkout's
+worker: a package in a new checkout, a module `topos_cli/worker.py` in an older one.
+
+A grade whose two sides would run the same workload code and the same topos is refused
+before any worker starts (`same_code`), and again if the workers say they did.
 
 NumPy-free, as the grading parent is.
 """
@@ -15,22 +27,17 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from topos_cli.harness.project import Project, find_project, git
+from topos_cli.result.worker_facts import CodeFacts
 from topos_cli.shared.errors import ToposUsageError
 
 #: What the runs of the other checkout are called: `recorded@against`.
 AGAINST_LABEL = "against"
-
-#: The checkout the running `topos_cli` comes from: where a git ref is resolved.
-THIS_CHECKOUT = Path(__file__).resolve().parents[2]
-
-#: How long a git command may take (a worktree of a large history is still quick).
-_GIT_SECONDS = 120.0
 
 
 @dataclass(frozen=True)
@@ -39,7 +46,7 @@ class OtherCheckout:
 
     #: `--against` as typed.
     requested: str
-    #: The directory holding its `topos/` and `topos_cli/`.
+    #: The checkout's directory (a temporary worktree for a ref).
     path: str
     #: Its commit, when it is a git checkout (`None` otherwise).
     commit: str | None
@@ -49,6 +56,10 @@ class OtherCheckout:
     holds: bool
     #: Whether its worker knows `--warmup` (older ones warm up once, always).
     warms_up: bool
+    #: The project it is a checkout of (its top-level directory), `None` if unknown.
+    project: str | None = None
+    #: Whether it holds `topos/` and `topos_cli/`: its workers run its own topos.
+    own_topos: bool = False
 
     def to_json(self) -> dict[str, object]:
         """What the result says of the other checkout."""
@@ -58,32 +69,56 @@ class OtherCheckout:
             "commit": self.commit,
             "temporary_worktree": self.temporary,
             "label": AGAINST_LABEL,
+            "project": self.project,
+            "own_topos": self.own_topos,
         }
 
 
-def checkout_environment(environment: Mapping[str, str], checkout: str) -> dict[str, str]:
-    """`environment` with `checkout` first on PYTHONPATH, so its `topos` and `topos_cli`
-    are the ones a worker imports (before an editable install or this checkout)."""
-    variables = dict(environment)
-    rest = variables.get("PYTHONPATH")
-    variables["PYTHONPATH"] = os.pathsep.join([checkout, *filter(None, [rest])])
-    return variables
+@dataclass(frozen=True)
+class SidePaths:
+    """Where the other side's workers start and what they import first."""
+
+    #: Their PYTHONPATH, every entry absolute.
+    pythonpath: str
+    #: Their working directory (which `python -m` puts first on the path).
+    working_directory: str
 
 
-def _git(*arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """Runs git quietly; a missing git is a failed command, not a traceback."""
-    try:
-        return subprocess.run(
-            ["git", *arguments],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=_GIT_SECONDS,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return subprocess.CompletedProcess(["git", *arguments], 1, "", str(error))
+def _package_root(file: str | None, depth: int = 1) -> Path | None:
+    """The directory a package whose `__init__.py` is `file` sits in."""
+    return None if not file else Path(file).parents[depth]
+
+
+def side_paths(
+    checkout: OtherCheckout,
+    environment: Mapping[str, str],
+    caller: Path,
+    code: CodeFacts | None,
+) -> SidePaths:
+    """The other side's path: the checkout itself where it holds topos; then the
+    directories the workload's top-level package and topos were found in, where they lie
+    in the project, mapped into the checkout; then this side's PYTHONPATH, each relative
+    entry read from `caller` (the directory topos was run from), those inside the project
+    mapped into the checkout. They start at `caller`'s place in the checkout (its top if
+    that directory is not in it)."""
+    project = Project(Path(checkout.project or caller).resolve(), in_git=True)
+    other = Path(checkout.path)
+    entries: list[Path] = [other] if checkout.own_topos else []
+    if code is not None:
+        for root in (
+            Path(code.workload_root) if code.workload_root else None,
+            _package_root(code.topos_file),
+        ):
+            if root is not None and project.holds(root):
+                entries.append(project.mapped(root, other))
+    for entry in (environment.get("PYTHONPATH") or "").split(os.pathsep):
+        if entry:
+            entries.append(project.mapped(caller / entry, other))
+    start = project.mapped(caller, other)
+    return SidePaths(
+        pythonpath=os.pathsep.join(str(entry) for entry in dict.fromkeys(entries)),
+        working_directory=str(start if start.is_dir() else other),
+    )
 
 
 def _worker_source(path: Path) -> str | None:
@@ -96,68 +131,122 @@ def _worker_source(path: Path) -> str | None:
 
 
 def is_checkout(path: Path) -> bool:
-    """Whether `path` is a directory holding `topos/` and `topos_cli/`."""
+    """Whether `path` is a directory holding `topos/` and `topos_cli/` (a checkout of topos)."""
     return (path / "topos").is_dir() and (path / "topos_cli").is_dir()
 
 
-def resolve_ref(text: str, repository: Path = THIS_CHECKOUT) -> str | None:
+def resolve_ref(text: str, repository: Path) -> str | None:
     """The commit `text` names in `repository`, or None if it names none."""
     if not text or text.startswith("-"):
         return None  # never let a ref be read as one of git's options
-    found = _git("rev-parse", "--verify", "--quiet", f"{text}^{{commit}}", cwd=repository)
+    found = git("rev-parse", "--verify", "--quiet", f"{text}^{{commit}}", cwd=repository)
     commit = found.stdout.strip()
     return commit if found.returncode == 0 and commit else None
 
 
-def check_against(text: str, repository: Path = THIS_CHECKOUT) -> str | None:
-    """Checks `--against` before anything starts: the commit of a git ref, None for a
-    directory; a one-line `ToposUsageError` (exit 2) when it is neither."""
+def check_against(text: str, project: Project | None = None) -> str | None:
+    """Checks `--against` before anything starts: the commit a git ref names in the
+    project (the working directory's repository), None for a directory; a one-line
+    `ToposUsageError` (exit 2) when it is neither, or is the project's own work tree."""
+    project = project or find_project()
     path = Path(text).expanduser()
     if path.is_dir():
-        if not is_checkout(path):
+        if path.resolve() == project.root:
             raise ToposUsageError(
-                f"--against {text}: the directory holds no topos/ and topos_cli/ "
-                "(it is not a checkout of topos)"
+                f"--against {text}: that is the project's own work tree ({project.root}), "
+                "so both sides would run the same code; name another checkout or a commit"
             )
         return None
-    commit = resolve_ref(text, repository)
+    if not project.in_git:
+        raise ToposUsageError(
+            f"--against {text}: the working directory {project.root} is not in a git "
+            "repository, so no commit of the project can be checked out (run topos from "
+            "the project's checkout, or name a directory holding another checkout)"
+        )
+    commit = resolve_ref(text, project.root)
     if commit is None:
         raise ToposUsageError(
-            f"--against {text!r} is neither a checkout of topos (a directory holding topos/ "
-            "and topos_cli/) nor a git ref of this repository"
+            f"--against {text}: no such commit, branch or tag in the project's repository "
+            f"{project.root} (nor a directory)"
         )
     return commit
 
 
+def _same_tree(commit: str, project: Project) -> bool:
+    """Whether the project's work tree (its tracked files) is exactly `commit`'s."""
+    return git("diff", "--quiet", commit, "--", cwd=project.root).returncode == 0
+
+
+def same_code(
+    text: str, commit: str | None, project: Project, code: CodeFacts | None, own_topos: bool
+) -> str | None:
+    """Why both sides would run the same workload code and the same topos (a one-line
+    reason, naming what was compared), or `None` when they would not (or cannot be told)."""
+    if commit is not None and _same_tree(commit, project):
+        return (
+            f"--against {text}: the project's work tree ({project.root}) is the same as "
+            f"{text} ({commit[:12]}), so both sides would run the same workload code and "
+            "the same topos; commit or change something to compare, or name another commit"
+        )
+    if own_topos or code is None or not code.workload_file:
+        return None
+    topos_root = _package_root(code.topos_file)
+    if project.holds(Path(code.workload_file)) or (
+        topos_root is not None and project.holds(topos_root)
+    ):
+        return None
+    return (
+        f"--against {text}: both sides would run the same code: the workload's module "
+        f"{code.workload_file} and topos ({code.topos_file}) lie outside the project "
+        f"{project.root}, which is all that differs (put the workload's module in the "
+        "project: PYTHONPATH=. from its checkout, or install it with pip install -e .)"
+    )
+
+
 @contextlib.contextmanager
 def other_checkout(
-    text: str, *, warmup_asked: bool, repository: Path = THIS_CHECKOUT
+    text: str,
+    *,
+    warmup_asked: bool,
+    project: Project | None = None,
+    code: CodeFacts | None = None,
 ) -> Iterator[OtherCheckout]:
     """The checkout `--against TEXT` names, for the duration of the block: a directory as
-    it is, or a git ref in a temporary worktree, removed when the block ends however it
-    ends (an error, Ctrl-C, SIGTERM raised as an exception). A `ToposUsageError` when it
-    is neither, when it has no worker, or when `warmup_asked` and its worker cannot be
-    told a warm-up."""
-    commit = check_against(text, repository)
+    it is, or a git ref of the project in a temporary worktree, removed when the block
+    ends however it ends (an error, Ctrl-C, SIGTERM raised as an exception). A
+    `ToposUsageError` when it is neither, when both sides would run the same code (`code`:
+    what this side imports, as the preflight told), when it holds a topos without a
+    worker, or when `warmup_asked` and its worker cannot be told a warm-up."""
+    project = project or find_project()
+    commit = check_against(text, project)
     temporary: str | None = None
     try:
         if commit is None:
             path = Path(text).expanduser().resolve()
-            own = _git("rev-parse", "HEAD", cwd=path)
+            own = git("rev-parse", "HEAD", cwd=path)
             found = own.stdout.strip() if own.returncode == 0 else None
         else:
+            path, found = project.root, commit
+        own_topos = is_checkout(path)
+        reason = same_code(text, commit, project, code, own_topos)
+        if reason is not None:
+            raise ToposUsageError(reason)
+        if commit is not None:
             temporary = tempfile.mkdtemp(prefix="topos-against-")
-            added = _git(
-                "worktree", "add", "--detach", "--force", temporary, commit, cwd=repository
+            added = git(
+                "worktree", "add", "--detach", "--force", temporary, commit, cwd=project.root
             )
             if added.returncode != 0:
                 reason = (added.stderr.strip().splitlines() or ["git worktree add failed"])[-1]
                 raise ToposUsageError(f"--against {text}: cannot check it out: {reason}")
-            path, found = Path(temporary), commit
-        source = _worker_source(path)
-        if source is None:
-            raise ToposUsageError(f"--against {text}: the checkout has no topos_cli worker")
-        warms_up = '"--warmup"' in source
+            path = Path(temporary)
+            own_topos = is_checkout(path)
+        holds = warms_up = True  # the installed topos's worker: this one's
+        if own_topos:
+            source = _worker_source(path)
+            if source is None:
+                raise ToposUsageError(f"--against {text}: the checkout has no topos_cli worker")
+            holds, warms_up = '"--hold"' in source, '"--warmup"' in source
         if warmup_asked and not warms_up:
             raise ToposUsageError(
                 f"--against {text}: its worker knows no --warmup (it always warms up once); "
@@ -168,16 +257,18 @@ def other_checkout(
             path=str(path),
             commit=found,
             temporary=temporary is not None,
-            holds='"--hold"' in source,
+            holds=holds,
             warms_up=warms_up,
+            project=str(project.root),
+            own_topos=own_topos,
         )
     finally:
         if temporary is not None:
-            remove_worktree(temporary, repository)
+            remove_worktree(temporary, project.root)
 
 
-def remove_worktree(path: str, repository: Path = THIS_CHECKOUT) -> None:
+def remove_worktree(path: str, repository: Path) -> None:
     """Removes the temporary worktree at `path`: git's record of it and its files."""
-    _git("worktree", "remove", "--force", path, cwd=repository)
+    git("worktree", "remove", "--force", path, cwd=repository)
     shutil.rmtree(path, ignore_errors=True)
-    _git("worktree", "prune", cwd=repository)
+    git("worktree", "prune", cwd=repository)

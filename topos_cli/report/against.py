@@ -13,7 +13,7 @@ too disturbed); memory is judged as `compare` judges it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +21,7 @@ from topos_cli.report.regression_summary import MemoryFinding, no_regression_sen
 from topos_cli.report.statistics import median
 from topos_cli.report.time_judgement import INCONCLUSIVE, SLOWER, TimeJudgement, judge_time
 from topos_cli.result.float_bits import format_bits
+from topos_cli.result.grade_result import SideCode
 from topos_cli.result.json_fields import JsonFields
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.tolerance import CompareSettings
@@ -122,20 +123,42 @@ class CheckoutComparison:
     other: str
     routes: tuple[RouteAgainst, ...]
     settings: CompareSettings
+    #: Whether a change of loss bits fails the gate (`--fail-on-bits-change`: exit 6).
+    fail_on_bits_change: bool = False
+
+    @property
+    def bits_changed(self) -> tuple[str, ...]:
+        """The routes whose loss bits differ from the other checkout's."""
+        return tuple(route.route for route in self.routes if route.bits.status == "different")
 
     @property
     def exit_status(self) -> int:
-        """4 when a route is judged a regression against the other checkout, 5 when a
-        route's time cannot be judged (too few or too disturbed repeats), else 0 (a failed
-        run is the grade's own exit 1)."""
+        """6 when a route's loss bits differ and `fail_on_bits_change`, 4 when a route is
+        judged a regression against the other checkout, 5 when a route's time cannot be
+        judged (too few or too disturbed repeats), else 0 (a failed run is the grade's own
+        exit 1)."""
         regressed = any(route.regressed for route in self.routes)
         inconclusive = any(route.time.outcome == INCONCLUSIVE for route in self.routes)
         return most_severe(
             (
+                ExitStatus.BITS_CHANGED if self.fail_on_bits_change and self.bits_changed else None,
                 ExitStatus.REGRESSION if regressed else None,
                 ExitStatus.INCONCLUSIVE if inconclusive else None,
             )
         )
+
+    @property
+    def bits_summary(self) -> str:
+        """E.g. `loss bits differ from the other's on engine, recorded (the gate fails on
+        it)`, or `loss bits identical to the other's on every route`."""
+        changed = self.bits_changed
+        if not changed:
+            compared = [route for route in self.routes if route.bits.status == "identical"]
+            if not compared:
+                return "loss bits not compared"
+            return "loss bits identical to the other's on every route compared"
+        gate = " (--fail-on-bits-change: exit 6)" if self.fail_on_bits_change else ""
+        return f"loss bits differ from the other's on {', '.join(changed)}{gate}"
 
     @property
     def summary(self) -> str:
@@ -144,7 +167,7 @@ class CheckoutComparison:
         interval's upper end lies within it)."""
         worse = [route.route for route in self.routes if route.regressed]
         if worse:
-            return f"against {self.other}: regression in {', '.join(worse)}"
+            return f"against {self.other}: regression in {', '.join(worse)}; {self.bits_summary}"
         sentence = no_regression_sentence(
             [(route.route, route.time) for route in self.routes],
             [
@@ -155,7 +178,7 @@ class CheckoutComparison:
             self.settings.time_tolerance,
             self.settings.memory_tolerance,
         )
-        return f"against {self.other}: {sentence}"
+        return f"against {self.other}: {sentence}; {self.bits_summary}"
 
     def to_json(self) -> dict[str, Any]:
         """The comparison as a JSON-ready dict."""
@@ -163,6 +186,8 @@ class CheckoutComparison:
             "other": self.other,
             "summary": self.summary,
             "exit_status": int(self.exit_status),
+            "bits_changed": list(self.bits_changed),
+            "fail_on_bits_change": self.fail_on_bits_change,
             "routes": [route.to_json() for route in self.routes],
             "settings": self.settings.to_json(),
         }
@@ -213,9 +238,11 @@ def compare_checkouts(
     *,
     other_name: str,
     settings: CompareSettings | None = None,
+    fail_on_bits_change: bool = False,
 ) -> CheckoutComparison:
     """This checkout's runs against the other's (named `route@against`), route by route,
-    in this checkout's order of routes."""
+    in this checkout's order of routes; a change of loss bits fails the gate if
+    `fail_on_bits_change`."""
     settings = settings or CompareSettings()
     routes = []
     for route in dict.fromkeys(run.route for run in this):
@@ -250,7 +277,12 @@ def compare_checkouts(
             )
         )
         routes.append(RouteAgainst(route, time, memory, _bits(mine_ok, theirs_ok), failures))
-    return CheckoutComparison(other=other_name, routes=tuple(routes), settings=settings)
+    return CheckoutComparison(
+        other=other_name,
+        routes=tuple(routes),
+        settings=settings,
+        fail_on_bits_change=fail_on_bits_change,
+    )
 
 
 def against_lines(comparison: CheckoutComparison, markdown: bool = False) -> list[str]:
@@ -277,3 +309,26 @@ def against_lines(comparison: CheckoutComparison, markdown: bool = False) -> lis
             lines.append(f"  {name}: {time}; {memory}; {route.bits.phrase}")
             lines += [f"    did not finish: {failure}" for failure in route.failures]
     return [*lines, "", comparison.summary]
+
+
+def sides_line(requested: str, sides: Mapping[str, SideCode]) -> str | None:
+    """What each side imported, in one line: `code compared: this side's
+    mymlp/workloads.py at 9d869100f1d9, main's at 97d62a2fb54a; topos 0.1.0 on both`;
+    `None` when a side did not say."""
+    this, other = sides.get("this"), sides.get("other")
+    if this is None or other is None or this.code is None or other.code is None:
+        return None
+
+    def at(side: SideCode) -> str:
+        commit = (side.workload_commit or "no commit")[:12]
+        return commit + (" (uncommitted changes)" if side.workload_dirty else "")
+
+    module = this.code.workload_module or "the workload"
+    if this.code.topos_file == other.code.topos_file:
+        topos = f"topos {this.code.topos_version} on both"
+    else:
+        topos = f"topos {this.code.topos_version} and {other.code.topos_version}, each its own"
+    return (
+        f"code compared: {module} at {at(this)} (this checkout) against {at(other)} "
+        f"({requested}); {topos}"
+    )

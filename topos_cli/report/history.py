@@ -134,7 +134,8 @@ class History:
 
 
 def grouping_key(result: GradeResult) -> tuple[tuple[str, str], ...]:
-    """What must be equal for two grades' figures to be compared: workload, machine
+    """What must be equal for two grades' figures to be compared: the project (its
+    repository: two projects' grades are never one trend), workload, machine
     (`machine.machine_facts`: CPU and its extensions, cores, OS, BLAS and its kernel, NumPy,
     Python), settings."""
     settings = result.settings
@@ -143,7 +144,9 @@ def grouping_key(result: GradeResult) -> tuple[tuple[str, str], ...]:
     threads = settings.threads
     fingerprint = str(data.fingerprint or "")[:12]
     source = data.source if data.source is not None else settings.data
+    project = result.project
     return (
+        ("project", project.repository or "" if project is not None else "not recorded"),
         ("workload", result.workload.name),
         *machine_facts(result),
         ("steps", str(result.steps)),

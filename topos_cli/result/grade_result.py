@@ -4,6 +4,7 @@
       "schema": "topos.grade/1",
       "created": "2026-08-14T10:15:00Z",
       "tool": {"name": "topos", "version": "0.1.0"},
+      "project": ProjectFacts,              # the project graded: repository, commit, dirty
       "host": HostFacts,                    # the machine, plus what the workers add
       "workload": {"name": "cifar10", "data": DataFacts},
       "steps": 300,
@@ -33,6 +34,7 @@ from topos_cli.result.result_part import Bytes, Count, Ratio, ResultPart, Second
 from topos_cli.result.tolerance import CompareSettings
 from topos_cli.result.verdict_settings import VerdictSettings
 from topos_cli.result.worker_facts import (
+    CodeFacts,
     LiveVolume,
     Numerics,
     RematFacts,
@@ -54,8 +56,21 @@ class Tool(ResultPart):
 
 
 class GitFacts(ResultPart):
-    """The project's commit, and whether its tree had uncommitted changes."""
+    """A checkout's commit, and whether its tree had uncommitted changes (`host.git`:
+    topos's own checkout, where topos runs from one)."""
 
+    commit: str | None = None
+    dirty: bool | None = None
+
+
+class ProjectFacts(ResultPart):
+    """The project graded: the git repository of the working directory (its name, its
+    `origin` remote or else its path, its top-level directory), its commit, and whether
+    its tree had uncommitted changes. History groups and labels grades by its commit."""
+
+    name: str | None = None
+    repository: str | None = None
+    root: str | None = None
     commit: str | None = None
     dirty: bool | None = None
 
@@ -175,13 +190,26 @@ class BaselineComparison(ResultPart):
     comparison: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
+class SideCode(ResultPart):
+    """What one side of `--against` imported, as its workers said (`CodeFacts`), with the
+    commit (and dirty flag) of the checkout each file lies in."""
+
+    code: CodeFacts | None = None
+    workload_commit: str | None = None
+    workload_dirty: bool | None = None
+    topos_commit: str | None = None
+    topos_dirty: bool | None = None
+
+
 class AgainstFacts(ResultPart):
     """`--against`: the other checkout, the comparison of this checkout with it, and its
-    runs, kept apart from this checkout's repeats."""
+    runs, kept apart from this checkout's repeats; what each side imported (`this`,
+    `other`)."""
 
     checkout: dict[str, str | bool | None] = msgspec.field(default_factory=dict)
     comparison: dict[str, Any] | None = None
     repeats: list[Repeat] = msgspec.field(default_factory=list)
+    sides: dict[str, SideCode] = msgspec.field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """The section as its file holds it; each run as `Repeat.to_json` writes it."""
@@ -243,6 +271,8 @@ class GradeResult(ResultPart, kw_only=True):
     schema: str = SCHEMA
     created: str | None = None
     tool: Tool = Tool()
+    #: The project graded (the working directory's git repository), `None` outside git.
+    project: ProjectFacts | None = None
     host: HostFacts = HostFacts()
     workload: WorkloadFacts
     steps: Count

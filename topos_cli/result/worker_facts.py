@@ -128,6 +128,19 @@ class PeerFacts(ResultPart):
     gradient_errors: dict[str, Ratio] = msgspec.field(default_factory=dict)
 
 
+class CodeFacts(ResultPart):
+    """Which code a worker imported: the workload's module (its name, its file, and the
+    directory its top-level package sits in, the entry of the path it was found on) and
+    topos (its package's file and version). `topos grade --against` records it for each
+    side, so two sides on the same code by accident are seen, and refused."""
+
+    workload_module: str | None = None
+    workload_file: str | None = None
+    workload_root: str | None = None
+    topos_file: str | None = None
+    topos_version: str | None = None
+
+
 class ReadyFacts(ResultPart):
     """Everything a worker says when ready: what it loaded and lowered, its warm-up, its
     memory at ready; the harness reads what it needs of it, the result keeps it whole."""
@@ -164,6 +177,8 @@ class ReadyFacts(ResultPart):
     numerics: Numerics | None = None
     #: A peer route's framework and its gradients at step 0 against topos's.
     peer: PeerFacts | None = None
+    #: Which code the worker imported: the workload's module and topos.
+    code: CodeFacts | None = None
 
     @property
     def shard_process_ids(self) -> list[int]:

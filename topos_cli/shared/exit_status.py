@@ -21,6 +21,8 @@ class ExitStatus(IntEnum):
     #: The time verdict could not be made: its steps too disturbed (a busy machine) or
     #: its repeats too few. Never worse than a judged regression, never over a failure.
     INCONCLUSIVE = 5
+    #: `grade --against REF --fail-on-bits-change`: a route's loss bits differ from REF's.
+    BITS_CHANGED = 6
     INTERRUPTED = 130
 
 
@@ -30,6 +32,7 @@ PRECEDENCE = (
     ExitStatus.USAGE,
     ExitStatus.PARITY_BROKEN,
     ExitStatus.ROUTE_FAILED,
+    ExitStatus.BITS_CHANGED,
     ExitStatus.REGRESSION,
     ExitStatus.INCONCLUSIVE,
     ExitStatus.OK,

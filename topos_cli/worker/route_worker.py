@@ -31,6 +31,7 @@ from topos_cli.result.worker_facts import (
     StepMemoryFacts,
 )
 from topos_cli.worker import sampled_memory
+from topos_cli.worker.code_origin import code_facts
 from topos_cli.worker.memory_settling import settle_memory
 from topos_cli.worker.protocol import (
     EXIT_ERROR,
@@ -285,6 +286,7 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
         high_water_source=high_water_source,
         python=platform.python_version(),
         numerics=blas_description(),
+        code=code_facts(arguments.workload),
     )
     events.emit(Ready(ready))
     started = time.perf_counter()
@@ -359,6 +361,7 @@ def train_peer(workload: Any, arguments: WorkerCommand, events: EventStream) -> 
         high_water_source=high_water_source,
         python=platform.python_version(),
         numerics=blas_description(),
+        code=code_facts(arguments.workload),
         peer=PeerFacts(
             framework=arguments.route.split("-")[0],
             version=training.version,

@@ -7,10 +7,13 @@ batch's feeds. A mistake in the user's code (`record`, `load_dataset`, `adapt`,
 `batches`, `feeds`, `optimizer`) ends it with exit 2 and one line naming the user's file
 and line on stderr, so the grade refuses the workload at once rather than failing every
 route. Anything else is left for the workers to report as they always have (exit 0).
-Either way it prints the workload's own name, which names the grade's result file.
+Either way it prints the workload's own name, which names the grade's result file, and
+which code it imported (`CodeFacts`: the workload's module file, topos's), which `grade
+--against` maps into the other side's checkout. With `--where` it only resolves the
+workload and says those (a built-in's code is topos's own: nothing to record first).
 It runs in a child because the grading parent never imports NumPy.
 
-    python -m topos_cli.worker.workload_preflight WORKLOAD [DATA]
+    python -m topos_cli.worker.workload_preflight [--where] WORKLOAD [DATA]
 """
 
 from __future__ import annotations
@@ -25,10 +28,12 @@ from topos_cli.shared.exit_status import ExitStatus
 PREFIX = "topos: error: "
 
 
-def preflight(workload_name: str, data: str | None) -> tuple[str | None, str | None]:
+def preflight(
+    workload_name: str, data: str | None, where: bool = False
+) -> tuple[str | None, str | None]:
     """The workload's own name (`None` if it cannot be loaded), and the one line naming
     the user's mistake if the workload's code raises while it is loaded, fitted,
-    recorded, and fed its first batch (`None` otherwise)."""
+    recorded, and fed its first batch (`None` otherwise; `where`: only loaded)."""
     from topos.training import Training
     from topos.workloads import resolve
     from topos.workloads.user_code_error import user_code_error
@@ -38,7 +43,7 @@ def preflight(workload_name: str, data: str | None) -> tuple[str | None, str | N
     try:
         workload = resolve(workload_name)
         name = workload.name
-        if "engine" not in workload.routes:
+        if where or "engine" not in workload.routes:
             return name, None  # a native workload: its routes are its own, for its workers
         training = Training(workload, "engine", workload.dataset(data), 1)
         training.feeds(0)
@@ -50,9 +55,16 @@ def preflight(workload_name: str, data: str | None) -> tuple[str | None, str | N
 def main(argv: list[str] | None = None) -> int:
     """Runs the preflight: the workload's name as JSON on stdout, then exit 2 with the
     one line on stderr on a user code error, else 0."""
-    arguments = sys.argv[1:] if argv is None else argv
-    name, mistake = preflight(arguments[0], arguments[1] if len(arguments) > 1 else None)
-    sys.stdout.write(json.dumps({"name": name}) + "\n")
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    where = arguments[:1] == ["--where"]
+    arguments = arguments[where:]
+    name, mistake = preflight(arguments[0], arguments[1] if len(arguments) > 1 else None, where)
+    told: dict[str, object] = {"name": name}
+    if name is not None:
+        from topos_cli.worker.code_origin import code_facts
+
+        told["code"] = code_facts(arguments[0]).to_json()
+    sys.stdout.write(json.dumps(told) + "\n")
     if mistake is None:
         return ExitStatus.OK
     sys.stderr.write(f"{PREFIX}{mistake}\n")

@@ -16,11 +16,26 @@ GIBIBYTE = 1024**3
 
 
 def describe_commit(result: GradeResult) -> str:
-    """E.g. `a8856fe24f89` or `a8856fe24f89 (uncommitted changes)`; `unknown commit` if none."""
+    """The project's commit, e.g. `a8856fe24f89` or `a8856fe24f89 (uncommitted changes)`:
+    the commit of the project graded (the working directory's repository), or, in a
+    result older than that record, of topos's own checkout; `unknown commit` if none."""
+    project = result.project
+    if project is not None and project.commit:
+        return project.commit[:12] + (" (uncommitted changes)" if project.dirty else "")
     git = result.host.git
     if git is None or not git.commit:
         return "unknown commit"
     return git.commit[:12] + (" (uncommitted changes)" if git.dirty else "")
+
+
+def describe_tool(result: GradeResult) -> str:
+    """E.g. `topos 0.1.0 (commit 821fdaefe93d)`: the grader's own version, beside the
+    project's commit, when topos ran from a checkout of its own."""
+    git = result.host.git
+    text = f"{result.tool.name} {result.tool.version}"
+    if git is not None and git.commit:
+        text += f" (commit {git.commit[:12]}{', uncommitted changes' if git.dirty else ''})"
+    return text
 
 
 def describe_host(result: GradeResult) -> str:
@@ -88,7 +103,11 @@ def describe_outcome(result: GradeResult) -> str:
         parts.append(f"exit status {result.exit_status}")
     if result.created:
         parts.append(result.created)
-    parts.append(f"commit {describe_commit(result)}")
+    if result.project is not None and result.project.name:
+        parts.append(f"project {result.project.name} at commit {describe_commit(result)}")
+        parts.append(describe_tool(result))
+    else:
+        parts.append(f"commit {describe_commit(result)}")
     return "grade: " + ", ".join(parts)
 
 
