@@ -19,16 +19,20 @@ from topos_cli.result.repeat import Repeat
 STEPS = 30
 
 
-def _run(route: str, losses: list[float]) -> Repeat:
+def _run(route: str, losses: list[float], facts: dict | None = None) -> Repeat:
     bits = tuple(float32_bits(loss) for loss in losses)
-    return Repeat(route, 0, "ok", bits, tuple(0.01 for _ in bits))
+    return Repeat(route, 0, "ok", bits, tuple(0.01 for _ in bits), facts=facts or {})
 
 
 def _contents(peer_losses: list[float] | None, routes: int = 2):
     losses = [2.3 - 0.05 * step for step in range(STEPS)]
     runs = [_run(route, losses) for route in ("engine", "recorded", "remat")[:routes]]
     if peer_losses is not None:
-        runs.append(_run("torch", peer_losses))
+        # The peer's float64 run follows its float32 one: what parts from topos is its
+        # program, not float32's drift (`agreement`).
+        float64 = {"topos_losses": losses, "peer_losses": peer_losses}
+        facts = {"ready": {"peer": {"framework": "torch", "float64": float64}}}
+        runs.append(_run("torch", peer_losses, facts))
     verdict = decide_verdict(runs)
     return SimpleNamespace(
         verdict=verdict,

@@ -51,5 +51,5 @@ def test_mnist_graded_against_both_peers(tmp_path):
     assert environments["recorded"]["MALLOC_MMAP_THRESHOLD_"] == "65536"
     assert environments["torch"]["MALLOC_MMAP_THRESHOLD_"] is None
     assert environments["jax"]["MALLOC_MMAP_THRESHOLD_"] is None
-    assert "agrees to" in completed.stdout
+    assert "agrees: step 0 to" in completed.stdout
     assert "bit-identical" not in completed.stdout

@@ -127,7 +127,8 @@ class PeerTraining:
         """At step 0, before any training: each parameter's gradient by the peer against
         topos's (the recorded route, or the workload's first route), as the relative
         error `|g_peer - g_topos| / |g_topos|` (Euclidean norms; the absolute error where
-        topos's gradient is zero), by parameter name."""
+        topos's gradient is zero), by parameter name (the recording's, else the name it
+        was recorded under, else `%<node index>`: `Recording.named_parameters`)."""
         from topos.training.route_program import RouteProgram
 
         route = "recorded" if "recorded" in self.workload.routes else self.workload.routes[0]
@@ -137,18 +138,18 @@ class PeerTraining:
                 self.dataset.train, self.order.indices(0), program.recording
             )
             _, gradients = program.compute(program.network.parameters(), feeds)
-            ours = {
-                name: np.asarray(gradients.of(symbol).numpy(), dtype=np.float64)
-                for name, symbol in program.recording.named_parameters().items()
-            }
+            # Both recordings list the parameters in the same order (one record function).
+            ours = [
+                np.asarray(gradients.of(symbol).numpy(), dtype=np.float64)
+                for symbol in program.recording.parameters
+            ]
         finally:
             program.close()
             program.release()
         _, theirs = self.compute(0)
         errors = {}
-        names = list(self.recording.named_parameters())
-        for name, index in zip(names, self.parameter_indices):
-            expected = ours[name]
+        names = list(self.recording.named_parameters(self.network.names))
+        for name, index, expected in zip(names, self.parameter_indices, ours):
             difference = float(np.linalg.norm(np.asarray(theirs[index], np.float64) - expected))
             size = float(np.linalg.norm(expected))
             errors[name] = difference / size if size > 0 else difference

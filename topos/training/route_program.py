@@ -23,6 +23,7 @@ from topos.graph.parameters import Parameters
 from topos.indices import Indices
 from topos.training.blas_buffers import touch_blas_buffers
 from topos.training.blas_threads import blas_limit
+from topos.training.recording_dtype import record_in_dtype
 from topos.training.shard_processes import ShardProcesses, in_processes, require_linux
 from topos.training.workload import Recording, Workload
 
@@ -38,7 +39,8 @@ class RouteProgram:
     `recorded` differentiates on the tape first and lowers one forward-only plan
     over `[loss, gradients...]`; `remat` lowers that plan under `budget` (bytes, a
     fraction of recorded's planned bytes, text such as `"50%"`, or a Budget; by default
-    `DEFAULT_BUDGET`), recomputing what it cannot keep. With `shards > 1` the model is
+    `DEFAULT_BUDGET`), recomputing what it cannot keep. `dtype` is float32, or float64
+    for a workload whose `record` takes a dtype (`recording_dtype`). With `shards > 1` the model is
     recorded for one shard's rows and lowered once, each shard running a replica of
     the plan with an arena of its own, and `compute` runs the shards on as many threads,
     or, with `shard_processes` (by default the workload's; None: where the platform can,
@@ -53,6 +55,7 @@ class RouteProgram:
         route: str,
         budget: Budget | int | float | str | None = None,
         shard_processes: bool | None = None,
+        dtype: type = np.float32,
     ) -> None:
         if route not in workload.routes:
             raise ValueError(
@@ -64,8 +67,12 @@ class RouteProgram:
         self.shards = workload.shards
         self.rows = workload.batch_size // self.shards
         started = time.perf_counter()
-        tape = Tape()
-        self.recording: Recording = workload.record(tape, self.rows)
+        self.recording: Recording
+        if np.dtype(dtype) == np.float32:
+            tape = Tape()
+            self.recording = workload.record(tape, self.rows)
+        else:  # the float64 twin of a peer's grade (see `float64_twin`)
+            tape, self.recording = record_in_dtype(workload, self.rows, dtype)
         self.forward_nodes = len(tape)
         self.adjoints: Adjoints | None = None
         self.budget: Budget | None = None

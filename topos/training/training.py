@@ -12,6 +12,7 @@ from topos import Parameters
 from topos.datasets import Dataset, Split
 from topos.engine.budget import Budget
 from topos.graph.parameter_gradients import ParameterGradients
+from topos.tensor import Tensor
 from topos.training.parameter_memory import ParameterMemory
 from topos.training.route_program import RouteProgram
 from topos.training.step_memory import StepMemory, step_memory
@@ -21,7 +22,8 @@ from topos.training.workload import Workload, classifier_feeds
 class Training:
     """A workload's route, ready to train on `dataset` for `steps` steps (the workload
     fitted to the dataset first: see `Workload.fitted`; the remat route under `budget`:
-    see RouteProgram).
+    see RouteProgram), in float32, or in `dtype` float64 (a peer's float64 twin: see
+    `float64_twin`; its shards on threads, its float feeds made float64).
 
     It owns its parameters (`ParameterMemory`): each step's update is written into
     their memory, so `parameters` is the current state, changing as training goes on
@@ -34,11 +36,15 @@ class Training:
         dataset: Dataset,
         steps: int,
         budget: Budget | int | float | str | None = None,
+        dtype: type = np.float32,
     ) -> None:
         if steps < 1:
             raise ValueError(f"steps must be at least 1, not {steps}")
         workload = workload.fitted(dataset)
-        self.program = RouteProgram(workload, route, budget)
+        in_float32 = np.dtype(dtype) == np.float32
+        self.program = RouteProgram(
+            workload, route, budget, shard_processes=None if in_float32 else False, dtype=dtype
+        )
         self.workload = workload
         self.route = route
         self.dataset = dataset
@@ -67,7 +73,14 @@ class Training:
     def feeds(self, step: int) -> dict:
         """The input payloads of step `step`'s batch, as the workload makes them."""
         indices = self.batch_indices(step)
-        return dict(self.workload.feeds(self.dataset.train, indices, self.recording))
+        feeds = dict(self.workload.feeds(self.dataset.train, indices, self.recording))
+        dtype = self.program.network.dtype
+        if dtype != np.float32:
+            # The datasets make float32 payloads; index inputs stay as they are.
+            for symbol, feed in feeds.items():
+                if isinstance(feed, Tensor) and feed.dtype != dtype:
+                    feeds[symbol] = Tensor.adopt(feed.numpy().astype(dtype))
+        return feeds
 
     def hold_batches(self) -> None:
         """Keeps in memory only the training images the steps read, their batches known

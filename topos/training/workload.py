@@ -66,9 +66,17 @@ class Recording:
             self.parameter_names = None
             self.parameters = list(parameters)
 
-    def named_parameters(self) -> dict[str, Symbol]:
-        """The parameters by name (a recording that named none: `%<node index>`)."""
-        names = self.parameter_names or [f"%{symbol.index}" for symbol in self.parameters]
+    def named_parameters(
+        self, recorded_names: Mapping[str, int] | None = None
+    ) -> dict[str, Symbol]:
+        """The parameters by name: the names the recording gives; for a recording that
+        gives none (a sequence of symbols), each parameter's name on the tape
+        (`recorded_names`, a tape's or network's `names`: `tape.parameter(t, "w")`), else
+        `%<node index>`."""
+        if self.parameter_names:
+            return dict(zip(self.parameter_names, self.parameters))
+        by_index = {index: name for name, index in (recorded_names or {}).items()}
+        names = [by_index.get(symbol.index, f"%{symbol.index}") for symbol in self.parameters]
         return dict(zip(names, self.parameters))
 
     def _named(self, table: Mapping[str, Symbol], name: str, kind: str) -> Symbol:

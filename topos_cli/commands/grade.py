@@ -54,6 +54,7 @@ from topos_cli.report.verdict import Verdict, decide_verdict
 from topos_cli.result.grade_result import AgainstFacts, GradeResult, HostFacts
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.result_file import json_safe
+from topos_cli.result.verdict_settings import VerdictSettings
 from topos_cli.shared.errors import ToposError, ToposUsageError
 from topos_cli.shared.exit_status import ExitStatus, most_severe
 from topos_cli.shared.interruption import interruptions_raised
@@ -79,14 +80,17 @@ def grade_exit_status(
     )
 
 
-def judge_record(record: GatheredRepeats, host: HostFacts) -> Verdict | None:
-    """The verdict on what `run_routes` gathered, on this host's load and cores (None
-    when no route ran)."""
+def judge_record(
+    record: GatheredRepeats, host: HostFacts, settings: VerdictSettings | None = None
+) -> Verdict | None:
+    """The verdict on what `run_routes` gathered, on this host's load and cores, with
+    `settings` (`--peer-tolerance` over the defaults; None when no route ran)."""
     if not record.results:
         return None
     load = host.load_average
     return decide_verdict(
         record.results,
+        settings=settings,
         load_average=load[0] if load else None,
         cores=host.available_cores,
     )
@@ -141,7 +145,7 @@ def finish_grade(
         if same is not None and record.usage_error is None:
             # Never judged: the two sides ran the same code (a path not mapped, say).
             record = dataclasses.replace(record, usage_error=same)
-    verdict = judge_record(record, host)
+    verdict = judge_record(record, host, plan.verdict_settings)
     complete = record.interrupted_by is None and record.usage_error is None
     against = None
     if checkout is not None and complete and record.results:

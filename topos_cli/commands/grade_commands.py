@@ -24,7 +24,8 @@ from topos_cli.shared.errors import ToposUsageError
 
 #: The exit statuses, for `topos --help` (grade's and frontier's own help say them too).
 EXIT_STATUS_HELP = (
-    "Exit status: 0 ok (every route finished, the losses agree); 1 a route failed; "
+    "Exit status: 0 ok (every route finished, the losses agree); 1 a route failed, or a "
+    "peer route diverged from topos (--peer-tolerance); "
     "2 usage or data error; 3 parity broken (the routes' losses differ); 4 regression "
     "(against --baseline, --against, or in compare); 5 inconclusive (the time evidence "
     "too disturbed to judge); 6 loss bits changed (against --against, with "
@@ -109,6 +110,17 @@ def grade_command(
         typer.Option("--baseline", help="An earlier result of this workload to compare with."),
     ] = None,
     tolerance: ToleranceOption = None,
+    peer_tolerance: Annotated[
+        str | None,
+        typer.Option(
+            "--peer-tolerance",
+            help="How closely a peer route (torch, jax) must follow topos: step 0's "
+            "relative loss difference and each gradient's relative error, and after step 0 "
+            "the factor on float32's own drift (measured against float64 runs of topos and "
+            "the peer); default loss=1e-5,gradient=1e-4,drift=10; one bare value sets loss "
+            "and gradient. A peer beyond them diverges: exit 1.",
+        ),
+    ] = None,
     timeout: Annotated[
         float,
         typer.Option("--timeout", help="Seconds one run of a route may take before it is killed."),
@@ -176,7 +188,9 @@ def grade_command(
     parent measures time per step and peak memory, checks that the losses agree
     at every step, prints the verdict and writes the result as JSON.
 
-    Exit status: 0 ok (every route finished, the losses agree); 1 a route failed;
+    Exit status: 0 ok (every route finished, the losses agree, every peer route
+    agrees); 1 a route failed, or a peer route (torch, jax) diverged from topos:
+    beyond --peer-tolerance at step 0, or beyond 10x float32's own drift later;
     2 usage or data error; 3 parity broken (the routes' losses differ); 4 regression
     (against --baseline or --against); 5 inconclusive (the time evidence against
     --baseline or --against too thin or too disturbed to judge); 6 loss bits

@@ -27,8 +27,10 @@ from topos_cli.harness.monitor import WorkerRequest, worker_environment
 from topos_cli.harness.other_checkout import OtherCheckout, SidePaths, check_against
 from topos_cli.harness.report_child import reports_wanted
 from topos_cli.result.grade_result import GradeResult, ProjectFacts
+from topos_cli.result.peer_tolerance import parse_peer_tolerance
 from topos_cli.result.result_file import default_report_path, default_result_path, load_result
 from topos_cli.result.tolerance import CompareSettings, parse_tolerance
+from topos_cli.result.verdict_settings import VerdictSettings
 from topos_cli.result.worker_facts import CodeFacts
 from topos_cli.shared.bounds import (
     MOST_REPEATS,
@@ -61,6 +63,9 @@ class GradeOptions:
     baseline: str | None = None
     #: `--tolerance` as typed (see `topos_cli.result.tolerance`), `None` for the defaults.
     tolerance: str | None = None
+    #: `--peer-tolerance` as typed (see `topos_cli.result.peer_tolerance`), `None` for the
+    #: defaults.
+    peer_tolerance: str | None = None
     timeout: float | None = DEFAULT_TIMEOUT_SECONDS
     markdown: bool = False
     github_benchmark: str | None = None
@@ -107,6 +112,8 @@ class PreparedGrade:
     workload_code: CodeFacts | None = None
     #: The project graded: the working directory's repository, commit and dirty flag.
     project: ProjectFacts | None = None
+    #: The thresholds the verdict applies (`--peer-tolerance` over the defaults).
+    verdict_settings: VerdictSettings = field(default_factory=VerdictSettings)
 
 
 def interleaved_order(routes: Sequence[str], repeats: int) -> list[tuple[str, int]]:
@@ -187,6 +194,7 @@ def prepare(
     elif options.fail_on_bits_change:
         raise ToposUsageError("--fail-on-bits-change compares with --against: name a commit")
     compare_settings = parse_tolerance(options.tolerance)
+    verdict_settings = parse_peer_tolerance(options.peer_tolerance)
     data = data_directory(options.data)
     # A grade of remat at several budgets is a frontier, and its result is named so.
     command = "frontier" if options.budgets else "grade"
@@ -248,6 +256,7 @@ def prepare(
         default_path=options.json_path is None,
         baseline=baseline,
         compare_settings=compare_settings,
+        verdict_settings=verdict_settings,
         requests=requests,
         environment=worker_environment(options.threads),
         started=started,

@@ -44,14 +44,23 @@ class VerdictSettings(ResultPart):
     repeat_spread_limit: Factor = 0.10
     #: Warn when the load average exceeds this many runnable processes per core.
     load_per_core_limit: Factor = 0.5
+    #: A peer route (torch, jax) computes the same program as topos: at step 0 its loss's
+    #: relative difference from topos's, `|a - b| / max(|a|, |b|)`, is within this (float32
+    #: rounding gives some 1e-7; a wrong emission, a sign or a missing term, far more).
+    #: `--peer-tolerance loss=...`.
+    peer_loss_tolerance: Factor = 1e-5
+    #: ... and each parameter's gradient at step 0 is within this relative error (the norm
+    #: of the difference over the norm of topos's gradient; some 1e-6 measured on the test
+    #: models). `--peer-tolerance gradient=...`.
+    peer_gradient_tolerance: Factor = 1e-4
+    #: After step 0 training amplifies rounding, by orders of magnitude over a run on a
+    #: correct program: a peer's step t agrees while its relative loss difference is within
+    #: the larger of `peer_loss_tolerance` and this many times float32's own drift by step t
+    #: (the running maximum of topos's and the peer's float32 losses' relative differences
+    #: from their own float64 trajectories). Between two correct programs the difference
+    #: is at most the sum of the two drifts and float64's (twice the envelope); 10 leaves
+    #: room. `--peer-tolerance drift=...`.
+    peer_drift_factor: Factor = 10.0
     #: Resamples of a bootstrap interval: enough for two digits, bounded for a file's sake.
-    #: A peer route (torch, jax) agrees with topos while the relative difference of its
-    #: loss, `|a - b| / max(|a|, |b|)`, stays within this at every step: float32 rounding
-    #: (some 1e-7 at step 0) grows as training goes on, by orders of magnitude over
-    #: hundreds of steps, but a wrong program is off by far more from step 0.
-    peer_loss_tolerance: Factor = 1e-3
-    #: ... and while each parameter's gradient at step 0 is within this relative error
-    #: (the norm of the difference over the norm of topos's gradient).
-    peer_gradient_tolerance: Factor = 1e-3
     bootstrap_resamples: Annotated[int, msgspec.Meta(ge=1, le=100_000)] = 1000
     confidence: Annotated[float, msgspec.Meta(gt=0.0, lt=1.0)] = 0.95

@@ -112,11 +112,26 @@ class Numerics(ResultPart):
         return None
 
 
+class Float64Facts(ResultPart):
+    """A peer's workload trained again in float64 before the peer's worker was ready (in a
+    forked copy of it, so none of its figures count it): topos's losses (the recorded
+    route) and the peer's own, each with its seconds, or why it is absent. The verdict
+    measures float32's own drift against them (`report.verdict.agreement`)."""
+
+    topos_losses: list[float] = msgspec.field(default_factory=list)
+    peer_losses: list[float] = msgspec.field(default_factory=list)
+    topos_seconds: Seconds | None = None
+    peer_seconds: Seconds | None = None
+    topos_absent: str | None = None
+    peer_absent: str | None = None
+
+
 class PeerFacts(ResultPart):
     """A peer route's framework and what it was given: its version, the nodes of the
     emitted program, the threads it computed on (None: as the process set them; JAX takes
-    no count), and at step 0 each parameter's gradient by the peer against topos's
-    (relative error of the Euclidean norm of the difference, by parameter name)."""
+    no count), at step 0 each parameter's gradient by the peer against topos's
+    (relative error of the Euclidean norm of the difference, by parameter name), and the
+    float64 trajectories of topos and the peer (`Float64Facts`)."""
 
     framework: str
     version: str | None = None
@@ -126,6 +141,8 @@ class PeerFacts(ResultPart):
     dtype: str | None = None
     optimizer: str | None = None
     gradient_errors: dict[str, Ratio] = msgspec.field(default_factory=dict)
+    #: The float64 trajectories float32's drift is measured against (None: an older worker).
+    float64: Float64Facts | None = None
 
 
 class CodeFacts(ResultPart):

@@ -22,6 +22,7 @@ from topos.system.free_chunk_reservation import reserve_free_chunks
 from topos_cli import count_own_frames_as_machinery
 from topos_cli.result.worker_facts import (
     DatasetFacts,
+    Float64Facts,
     LiveVolume,
     Numerics,
     PeerFacts,
@@ -32,6 +33,7 @@ from topos_cli.result.worker_facts import (
 )
 from topos_cli.worker import sampled_memory
 from topos_cli.worker.code_origin import code_facts
+from topos_cli.worker.forked_call import forked_call
 from topos_cli.worker.memory_settling import settle_memory
 from topos_cli.worker.protocol import (
     EXIT_ERROR,
@@ -315,14 +317,17 @@ def train_peer(workload: Any, arguments: WorkerCommand, events: EventStream) -> 
     """A peer route (`torch`, `torch-compile`, `jax`): the workload's recording emitted to
     the peer and trained there, measured as topos's routes are (steps, CPU time, RSS).
 
-    Before it is ready it computes step 0's gradients both ways, the peer's and topos's
-    (the recorded route), so the verdict can say how far they agree; what topos's
-    computation leaves in the heap counts in the RSS at ready, not in the training delta
-    (the high-water mark is reset at ready)."""
+    Before it is ready it trains the workload in float64, by topos and by the peer, in a
+    forked copy of itself (`float64_facts`), so the verdict can tell float32's own drift
+    from a peer that parts from topos; and it computes step 0's gradients both ways, the
+    peer's and topos's (the recorded route), so the verdict can say how far they agree;
+    what topos's computation leaves in the heap counts in the RSS at ready, not in the
+    training delta (the high-water mark is reset at ready)."""
     from topos.peers import PeerTraining
 
     count_own_frames_as_machinery()
     data = None if arguments.data in (None, "synthetic") else arguments.data
+    float64 = float64_facts(workload, arguments.route, data, arguments.steps)
     started_loading = time.perf_counter()
     training = PeerTraining(workload, arguments.route, workload.dataset(data), arguments.steps)
     training.program = PeerProgram()
@@ -371,11 +376,33 @@ def train_peer(workload: Any, arguments: WorkerCommand, events: EventStream) -> 
             dtype=str(training.network.dtype),
             optimizer=settings,
             gradient_errors=gradient_errors,
+            float64=float64,
         ),
     )
     events.emit(Ready(ready))
     step_peak = StepPeak()
     return _train_steps(arguments, events, training, step_peak, time.perf_counter())
+
+
+def float64_facts(workload: Any, route: str, data: str | None, steps: int) -> Float64Facts:
+    """The workload trained in float64 by topos and by peer `route` for `steps` steps, in a
+    forked copy of this worker before it imports the peer (`forked_call`): the copy's
+    memory, threads and JAX's process-wide 64-bit mode die with it, and the worker is not
+    yet loaded, so no route's figures count it. Without a fork, topos's float64 losses are
+    computed here (NumPy's memory, freed) and the peer's are left out: its framework's
+    64-bit mode would change the float32 program that follows."""
+    from topos.peers.float64_trajectories import float64_trajectories
+
+    def both() -> dict[str, Any]:
+        dataset = workload.dataset(data)
+        return float64_trajectories(workload, route, dataset, steps).to_json()
+
+    answer = forked_call(both)
+    if answer is None:
+        dataset = workload.dataset(data)
+        answer = float64_trajectories(workload, route, dataset, steps, peer=False).to_json()
+    gc.collect()
+    return Float64Facts.from_json(answer)
 
 
 def _peer_threads(threads: int | None) -> str:
