@@ -122,9 +122,10 @@ class ElementwiseMethods:
     def clamp(
         self: Value, min: Value | float | None = None, max: Value | float | None = None
     ) -> Value:
-        """Each element held within `[min, max]` (either may be None; `torch.clamp`): the
-        gradient passes where `min <= x <= max`, the bounds included, as PyTorch's.
-        Number bounds record one `clamp` node; Value bounds a `maximum` and a `minimum`."""
+        """Each element held within `[min, max]` (either may be None; `torch.clamp`).
+        Number bounds record one `clamp` node, whose gradient passes strictly inside the
+        window, as PyTorch's; Value bounds record a `maximum` and a `minimum`, whose ties
+        send the gradient to this value (PyTorch's split it in half)."""
         if min is None and max is None:
             raise TypeError("clamp: give min, max or both")
         if (min is None or _is_number(min)) and (max is None or _is_number(max)):

@@ -1,10 +1,10 @@
 """clamp and clamp_window: each element held within `[low, high]` (either bound may be
 None), and the window's 0/1 mask its derivative multiplies by.
 
-PyTorch's `clamp` sends the gradient through wherever `low <= x <= high`, the bounds
-included; so does the rule here (the mask is 1 on the bounds), and the peers are
-emitted as a selection with that same mask, not as their own clip (JAX's clip splits a
-tie's gradient in half).
+PyTorch's `clamp` with number bounds sends the gradient through strictly inside the
+window, `low < x < high` (an element on a bound gets none: PyTorch 2's rule, measured);
+so does the rule here, and the peers are emitted as a selection with that same mask,
+not as their own clip (JAX's clip splits a tie's gradient in half).
 """
 
 from __future__ import annotations
@@ -71,12 +71,12 @@ def _derive_clamp_window(algebra, inputs, output, gradient, needs, low=None, hig
     corner=Corner(_window_side, "a clamp's bound"),
 )
 def clamp_window(operand, out=None, low=None, high=None):
-    """1 where `low <= x <= high` (bounds included; None leaves a side open), else 0."""
+    """1 where `low < x < high` (strictly; None leaves a side open), else 0."""
     inside = np.ones(operand.shape, bool)
     if low is not None:
-        np.logical_and(inside, operand >= low, out=inside)
+        np.logical_and(inside, operand > low, out=inside)
     if high is not None:
-        np.logical_and(inside, operand <= high, out=inside)
+        np.logical_and(inside, operand < high, out=inside)
     if out is None:
         return inside.astype(operand.dtype)
     np.copyto(out, inside)
@@ -119,9 +119,9 @@ declare_examples(
 def _window(xp, x, low, high):
     inside = None
     if low is not None:
-        inside = x >= low
+        inside = x > low
     if high is not None:
-        inside = (x <= high) if inside is None else (inside & (x <= high))
+        inside = (x < high) if inside is None else (inside & (x < high))
     return inside
 
 
@@ -131,7 +131,7 @@ def _emit_clamp(xp, x, low=None, high=None):
         clipped = xp.where(clipped < low, xp.zeros_like(x) + low, clipped)
     if high is not None:
         clipped = xp.where(clipped > high, xp.zeros_like(x) + high, clipped)
-    # x itself (its gradient 1) wherever the window holds it, bounds included.
+    # x itself (its gradient 1) strictly inside the window, the clipped constant elsewhere.
     return xp.where(_window(xp, x, low, high), x, xp.stop_gradient(clipped))
 
 
