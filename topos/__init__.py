@@ -26,6 +26,8 @@ _EXPORTS = {
     "Symbol": "topos.graph",
     "Tape": "topos.graph",
     "Value": "topos.graph",
+    "einsum": "topos.graph",
+    "matmul": "topos.graph",
     "SGD": "topos.nn",
     "Adam": "topos.nn",
     "Conv2d": "topos.nn",
@@ -74,6 +76,8 @@ if TYPE_CHECKING:
         Symbol,
         Tape,
         Value,
+        einsum,
+        matmul,
     )
     from topos.indices import Indices
     from topos.nn import (
@@ -167,11 +171,13 @@ __all__ = [
     "cross_entropy",
     "dropout",
     "dropout_mask",
+    "einsum",
     "embedding",
     "gelu",
     "init",
     "layer_norm",
     "log_softmax",
+    "matmul",
     "max_pool",
     "rms_norm",
     "rotary",

@@ -152,8 +152,9 @@ def test_rank0_operands_and_python_numbers():
 
 
 def smooth(program: Program, arrays: list[np.ndarray]) -> bool:
-    """Whether finite differences can be trusted: no relu, heaviside, abs, maximum or max_pool input
-    within reach of its corner, and nothing huge or non-finite."""
+    """Whether finite differences can be trusted: no relu, heaviside, abs, leaky_relu, clamp,
+    maximum, argmax (max along an axis) or max_pool input within reach of its corner, and
+    nothing huge or non-finite."""
     tape, loss, _ = record(program.build, arrays, program.seed, np.float64)
     network = tape.into_network()
     plan = network.entry([loss.symbol]).backward().lower()
@@ -163,8 +164,16 @@ def smooth(program: Program, arrays: list[np.ndarray]) -> bool:
         value = run.of(network.symbol(index)).numpy()
         if not np.all(np.isfinite(value)) or np.any(np.abs(value) > 1e4):
             return False
-        if node.operation in ("relu", "heaviside", "abs"):
+        if node.operation in ("relu", "heaviside", "abs", "leaky_relu"):
             gap = np.abs(run.of(network.symbol(node.inputs[0])).numpy())
+        elif node.operation in ("clamp", "clamp_window"):
+            operand = run.of(network.symbol(node.inputs[0])).numpy()
+            bounds = [node.attributes.get(name) for name in ("low", "high")]
+            gap = np.stack([np.abs(operand - bound) for bound in bounds if bound is not None])
+        elif node.operation == "argmax":
+            operand = run.of(network.symbol(node.inputs[0])).numpy()
+            axis = node.attributes["axis"]
+            gap = np.max(operand, axis=axis, keepdims=True) - operand
         elif node.operation == "maximum":
             left, right = (run.of(network.symbol(i)).numpy() for i in node.inputs)
             gap = np.abs(left - right)

@@ -27,7 +27,9 @@ def _node(value):
     [
         (lambda a: a.sum(), "sum", {}),
         (lambda a: a.sum_along(-1), "sum", {"axis": 1}),
-        (lambda a: a.sum().expand(2, 3), "broadcast", {"to_shape": (2, 3), "copy": True}),
+        (lambda a: a.sum().full(2, 3), "broadcast", {"to_shape": (2, 3), "copy": True}),
+        (lambda a: a.sum().expand(2, 3), "broadcast", {"to_shape": (2, 3)}),
+        (lambda a: a.reshape(2, 1, 3).expand(4, 2, -1, 3), "broadcast", {"to_shape": (4, 2, 1, 3)}),
         (lambda a: a.broadcast_along(0, 4), "broadcast", {"axis": 0, "size": 4}),
         (lambda a: a.broadcast_to(5, 2, 3), "broadcast", {"to_shape": (5, 2, 3)}),
     ],
@@ -92,10 +94,10 @@ def test_each_variant_differentiates_into_its_own_adjoint(
     assert (adjoint, adjoint_attributes) in appended
 
 
-def test_the_expand_variant_differentiates_into_the_sum_of_every_element():
+def test_the_full_variant_differentiates_into_the_sum_of_every_element():
     tape = Tape()
     a = _parameter(tape, 2, 3).sum()
-    output = a.expand(2, 3)
+    output = a.full(2, 3)
     loss = (output * tape.leaf(Tensor.filled([2, 3], 0.5))).sum()
     before = len(tape)
     tape.differentiate(loss, [a])

@@ -55,6 +55,7 @@ RECORDINGS = {
     "permute_reversed": (lambda a, n: a.permute(*reversed(range(a.shape.rank))), 0),
     "reshape_flat": (lambda a, n: a.reshape(a.shape.volume), 0),
     "sum": (lambda a, n: a.sum(), 0),
+    "full": (lambda a, n: a.sum().full(n[0], n[1]), 2),
     "expand": (lambda a, n: a.sum().expand(n[0], n[1]), 2),
     "sum_along": (lambda a, n: a.sum_along(on(a, n[0])), 1),
     "broadcast_along": (lambda a, n: a.broadcast_along(n[0], n[1]), 2),

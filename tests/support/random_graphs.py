@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-from topos import Tape, Tensor, Value, max_pool
+from topos import Tape, Tensor, Value, einsum, max_pool
 from topos.ops.patch_window import PatchWindow
 
 MAX_VOLUME = 81
@@ -60,7 +60,27 @@ APPLY: dict[str, Any] = {
     "sum": lambda a: a.sum(),
     "sum_along": lambda a, axis: a.sum_along(axis),
     "broadcast_along": lambda a, axis, size: a.broadcast_along(axis, size),
+    "full": lambda a, shape: a.full(shape),
     "expand": lambda a, shape: a.expand(shape),
+    "repeat": lambda a, sizes: a.repeat(*sizes),
+    "flatten": lambda a, start: a.flatten(start),
+    "unsqueeze_squeeze": lambda a, axis: a.unsqueeze(axis).squeeze(),
+    "sin": lambda a: a.sin(),
+    "cos": lambda a: a.cos(),
+    "erf": lambda a: a.erf(),
+    "softplus": lambda a: a.softplus(),
+    "leaky_relu": lambda a: a.leaky_relu(0.1),
+    "square": lambda a: a.square(),
+    "clamp": lambda a, low, high: a.clamp(low, high),
+    "tensor_power": lambda a, b: (a * a + 1.0) ** b.tanh(),
+    "cumsum": lambda a, axis: a.cumsum(axis),
+    "amax": lambda a, axis: a.amax(axis),
+    "max_dim": lambda a, axis: a.max(axis).values,
+    "amin_keepdim": lambda a, axis: a.amin(axis, keepdim=True),
+    "argmax": lambda a, axis: a.argmax(axis),
+    "var": lambda a, axis, unbiased: a.var(axis, unbiased=unbiased),
+    "einsum": lambda a, b, equation: einsum(equation, a, b),
+    "matmul_vector": lambda a, b: a.matmul(b),
     "logsumexp": lambda a, axis: a.logsumexp(axis),
     "pad": lambda a, widths: a.pad(widths),
     "narrow": lambda a, axis, start, length: a.narrow(axis, start, length),
@@ -106,7 +126,7 @@ def _leaf(tape: Tape, shape: tuple[int, ...], seed: int) -> Value:
     return tape.leaf(Tensor(shape, values, tape.dtype))
 
 
-BINARY_ELEMENTWISE = ("add", "sub", "mul", "maximum", "div")
+BINARY_ELEMENTWISE = ("add", "sub", "mul", "maximum", "div", "tensor_power")
 
 
 @dataclass
@@ -195,6 +215,12 @@ def _step(
         "ln",
         "sqrt",
         "sum",
+        "sin",
+        "cos",
+        "erf",
+        "softplus",
+        "leaky_relu",
+        "square",
     ):
         return operation, (first,), {}
     if operation in ("number_left", "number_right"):
@@ -266,8 +292,46 @@ def _step(
         if shape.volume == 1:
             options.append(())
         return operation, (first,), {"shape": draw(st.sampled_from(options))}
-    if operation == "expand":
+    if operation == "full":
         return (operation, (first,), {"shape": draw(shapes)}) if rank == 0 else None
+    if operation == "expand":
+        lead = tuple(draw(st.lists(st.integers(1, 3), max_size=1)))
+        kept = tuple(
+            draw(st.sampled_from((-1, 1, 2, 3)))
+            if extent == 1
+            else draw(st.sampled_from((-1, extent)))
+            for extent in shape
+        )
+        return operation, (first,), {"shape": lead + kept}
+    if operation == "repeat":
+        sizes = tuple(draw(st.lists(st.integers(1, 2), min_size=rank, max_size=rank + 1)))
+        return operation, (first,), {"sizes": sizes}
+    if operation == "clamp":
+        low = draw(st.sampled_from((None, -0.5)))
+        return (
+            operation,
+            (first,),
+            {"low": low, "high": 0.75 if low is None else draw(st.sampled_from((None, 0.75)))},
+        )
+    if operation == "einsum":
+        equation = {2: "ij,ik->jk", 3: "bij,bik->bjk"}.get(rank)
+        partners = [
+            i
+            for i in positions
+            if equation
+            and shape_of[i].rank == rank
+            and tuple(shape_of[i])[:-1] == tuple(shape)[:-1]
+        ]
+        if not partners:
+            return None
+        return operation, (first, draw(st.sampled_from(partners))), {"equation": equation}
+    if operation == "matmul_vector":
+        partners = [i for i in positions if rank >= 2 and tuple(shape_of[i]) == (shape[-1],)]
+        if not partners:
+            return None
+        return operation, (first, draw(st.sampled_from(partners))), {}
+    if operation == "unsqueeze_squeeze":
+        return operation, (first,), {"axis": draw(st.integers(-rank - 1, rank))}
     if operation == "broadcast_along":
         axis = draw(st.integers(0, rank))
         return operation, (first,), {"axis": axis, "size": draw(st.integers(1, 3))}
@@ -275,8 +339,20 @@ def _step(
         return None
     axis = draw(st.integers(0, rank - 1))
     extent = shape[axis]
-    if operation in ("sum_along", "logsumexp"):
+    if operation in (
+        "sum_along",
+        "logsumexp",
+        "cumsum",
+        "amax",
+        "max_dim",
+        "amin_keepdim",
+        "argmax",
+    ):
         return operation, (first,), {"axis": axis}
+    if operation == "var":
+        return operation, (first,), {"axis": axis, "unbiased": extent > 1}
+    if operation == "flatten":
+        return operation, (first,), {"start": axis}
     if operation == "pad":
         widths = tuple((draw(st.integers(0, 1)), draw(st.integers(0, 1))) for _ in range(rank))
         return operation, (first,), {"widths": widths}

@@ -9,10 +9,15 @@ so people can find it.
 
 from __future__ import annotations
 
+import numbers
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from topos.graph.value import Value
+
+
+def _is_number(bound: object) -> bool:
+    return isinstance(bound, numbers.Real) and not isinstance(bound, bool)
 
 
 class ElementwiseMethods:
@@ -78,3 +83,60 @@ class ElementwiseMethods:
         """The larger of this value and `other` elementwise, broadcast (`torch.maximum`;
         a tie sends the gradient to this side)."""
         return self.tape.record("maximum", (self, self._coerce(other, "maximum")))
+
+    def minimum(self: Value, other: Value | float) -> Value:
+        """The smaller of this value and `other` elementwise, broadcast (`torch.minimum`):
+        `-maximum(-x, -other)`, exact, a tie sending the gradient to this side."""
+        return -((-self).maximum(-self._coerce(other, "minimum")))
+
+    def erf(self: Value) -> Value:
+        """The error function of each element (`torch.erf`; the exact GELU's)."""
+        return self._unary("erf")
+
+    def sin(self: Value) -> Value:
+        """The sine of each element (`torch.sin`)."""
+        return self._unary("sin")
+
+    def cos(self: Value) -> Value:
+        """The cosine of each element (`torch.cos`)."""
+        return self._unary("cos")
+
+    def square(self: Value) -> Value:
+        """Each element times itself (`torch.square`; `x ** 2`, an exact product)."""
+        return self.tape.record("power", (self,), exponent=2.0)
+
+    def pow(self: Value, exponent: Value | float) -> Value:
+        """Each element raised to `exponent`, a number or a Value (`torch.pow`; `x ** y`)."""
+        return self**exponent
+
+    def leaky_relu(self: Value, negative_slope: float = 0.01) -> Value:
+        """`x` where positive, else `negative_slope * x` (`torch.nn.functional.leaky_relu`;
+        the gradient at 0 is the slope's, as PyTorch's)."""
+        return self.tape.record("leaky_relu", (self,), negative_slope=float(negative_slope))
+
+    def softplus(self: Value, beta: float = 1.0, threshold: float = 20.0) -> Value:
+        """`log(1 + exp(beta x)) / beta`, and `x` where `beta x > threshold`
+        (`torch.nn.functional.softplus`), stable for every input."""
+        return self.tape.record("softplus", (self,), beta=float(beta), threshold=float(threshold))
+
+    def clamp(
+        self: Value, min: Value | float | None = None, max: Value | float | None = None
+    ) -> Value:
+        """Each element held within `[min, max]` (either may be None; `torch.clamp`).
+        Number bounds record one `clamp` node, whose gradient passes strictly inside the
+        window, as PyTorch's; Value bounds record a `maximum` and a `minimum`, whose ties
+        send the gradient to this value (PyTorch's split it in half)."""
+        if min is None and max is None:
+            raise TypeError("clamp: give min, max or both")
+        if (min is None or _is_number(min)) and (max is None or _is_number(max)):
+            low = None if min is None else float(min)
+            high = None if max is None else float(max)
+            return self.tape.record("clamp", (self,), low=low, high=high)
+        result = self if min is None else self.maximum(min)
+        return result if max is None else result.minimum(max)
+
+    def clip(
+        self: Value, min: Value | float | None = None, max: Value | float | None = None
+    ) -> Value:
+        """`clamp`, by its other name (`torch.clip`, `np.clip`)."""
+        return self.clamp(min, max)

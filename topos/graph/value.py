@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 from topos.errors import ShapeError
 from topos.graph.elementwise_methods import ElementwiseMethods
 from topos.graph.indexing import index
+from topos.graph.reduction_methods import ReductionMethods
+from topos.graph.shape_methods import ShapeMethods
 from topos.graph.symbol import Symbol
 from topos.ops.primitive import REGISTRY
 from topos.tensor import Shape
@@ -27,13 +29,15 @@ def _normalise_axis(axis: int, rank: int, operation: str) -> int:
     return axis
 
 
-class Value(ElementwiseMethods):
+class Value(ElementwiseMethods, ReductionMethods, ShapeMethods):
     """Names node `index` of `tape` while recording; operands are never mutated.
 
     Python numbers mixed into arithmetic are recorded as rank-0 leaves, which
     elementwise operations broadcast. Besides the methods below, every primitive
     registered with `value_method` is a method of its name; the elementwise ones are
-    also methods of the class (see `ElementwiseMethods`), so `dir` and `help` show them.
+    also methods of the class (see `ElementwiseMethods`), so `dir` and `help` show them;
+    so are the reductions (`ReductionMethods`) and shape changes (`ShapeMethods`) PyTorch
+    code calls by name.
     Basic indexing records `narrow`, `gather` and `reshape` (see `topos.graph.indexing`).
     """
 
@@ -94,9 +98,9 @@ class Value(ElementwiseMethods):
         return self._record("neg", (self,))
 
     def __matmul__(self, other: Value) -> Value:
-        if not isinstance(other, Value):
-            raise TypeError(f"matmul: the right operand is a {type(other).__name__}, not a Value")
-        return self._record("matmul", (self, other))
+        from topos.graph.product import matmul
+
+        return matmul(self, other)
 
     def __bool__(self) -> bool:
         raise TypeError("a Value has no truth value while recording; compare payloads after a run")
@@ -179,11 +183,17 @@ class Value(ElementwiseMethods):
         return normalised
 
     def sum(
-        self, axis: int | Sequence[int] | None = None, keepdims: bool = False, *, keepdim=None
+        self,
+        axis: int | Sequence[int] | None = None,
+        keepdims: bool = False,
+        *,
+        keepdim=None,
+        dim: int | Sequence[int] | None = None,
     ) -> Value:
         """The sum of every element (rank 0), or along `axis` (an int or several), those
-        axes kept with extent 1 when `keepdims` (PyTorch's `keepdim` is the same)."""
+        axes kept with extent 1 when `keepdims` (PyTorch's `dim` and `keepdim` are the same)."""
         keepdims = keepdims if keepdim is None else keepdim
+        axis = axis if dim is None else dim
         if axis is None:
             total = self._record("sum", (self,))
             return total.reshape(*([1] * self.shape.rank)) if keepdims else total
@@ -198,11 +208,17 @@ class Value(ElementwiseMethods):
         return result
 
     def mean(
-        self, axis: int | Sequence[int] | None = None, keepdims: bool = False, *, keepdim=None
+        self,
+        axis: int | Sequence[int] | None = None,
+        keepdims: bool = False,
+        *,
+        keepdim=None,
+        dim: int | Sequence[int] | None = None,
     ) -> Value:
         """The mean of every element (rank 0), or along `axis`, as `sum` gives it divided
         by the count of elements summed."""
         keepdims = keepdims if keepdim is None else keepdim
+        axis = axis if dim is None else dim
         axes = range(self.shape.rank) if axis is None else self._axes(axis, "mean")
         count = 1
         for each in axes:
@@ -211,21 +227,21 @@ class Value(ElementwiseMethods):
             raise ShapeError(f"mean: shape {self.shape} holds no elements")
         return self.sum(axis, keepdims) / float(count)
 
-    def __pow__(self, exponent: float) -> Value:
-        """Each element raised to the constant `exponent` (`x ** 2`, `x ** -0.5`)."""
+    def __pow__(self, exponent: Value | float) -> Value:
+        """Each element raised to `exponent`: a Python number records `power` (`x ** 2`,
+        `x ** -0.5`), a Value `tensor_power` (broadcast; see `topos.ops.tensor_power`)."""
+        if isinstance(exponent, Value):
+            return self._record("tensor_power", (self, exponent))
         if not isinstance(exponent, Number) or isinstance(exponent, bool):
             raise TypeError(
-                f"power: the exponent must be a Python number, not {type(exponent).__name__}"
+                f"power: the exponent must be a Value or a Python number, not "
+                f"{type(exponent).__name__}"
             )
         return self._record("power", (self,), exponent=float(exponent))
 
-    def expand(self, *shape: int) -> Value:
-        """A rank-0 value repeated to `shape`, into a fresh array (records
-        `broadcast(to_shape=shape, copy=True)`)."""
-        if len(shape) == 1 and not isinstance(shape[0], int):
-            shape = tuple(shape[0])
-        extents = tuple(int(extent) for extent in shape)
-        return self._record("broadcast", (self,), to_shape=extents, copy=True)
+    def __rpow__(self, base: float) -> Value:
+        """A Python number raised to each element (`2 ** x`, records `tensor_power`)."""
+        return self._record("tensor_power", (self._coerce(base, "power"), self))
 
     def broadcast_to(self, *shape: int) -> Value:
         """This value repeated to `shape` by NumPy's broadcasting rules, a view (records

@@ -187,9 +187,7 @@ def _infer_broadcast(
     target = Shape(to_shape)
     if copy:
         if operand.rank != 0:
-            raise fail(
-                "broadcast", f"only a rank-0 operand is copied (expand), not shape {operand}"
-            )
+            raise fail("broadcast", f"only a rank-0 operand is copied (full), not shape {operand}")
         return target
     if broadcast_shapes("broadcast", operand, target) != target:
         raise fail("broadcast", f"shape {operand} does not broadcast to {target}")
@@ -225,11 +223,11 @@ def broadcast(operand, out=None, to_shape=None, copy=False, axis=None, size=None
     if axis is not None:
         return _broadcast_along(operand, out, axis, size)
     if copy:
-        return _expand(operand, out, to_shape)
+        return _full(operand, out, to_shape)
     return _broadcast_to(operand, out, to_shape)
 
 
-def _expand(operand, out, shape):
+def _full(operand, out, shape):
     """A rank-0 operand repeated to `shape`."""
     if out is None:
         return np.full(shape, operand, dtype=operand.dtype)
@@ -337,7 +335,8 @@ declare_examples(
 
 declare_examples(
     "broadcast",
-    Example("expand", normal(()), on_parameters(lambda a: a.expand(2, 3))),
+    Example("full", normal(()), on_parameters(lambda a: a.full(2, 3))),
+    Example("expand", normal((3, 1)), on_parameters(lambda a: a.expand(2, -1, 4))),
     Example("broadcast_along", normal((2, 4)), on_parameters(lambda a: a.broadcast_along(1, 3))),
     Example("broadcast_to", normal((3, 1)), on_parameters(lambda a: a.broadcast_to(2, 3, 4))),
 )

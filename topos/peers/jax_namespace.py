@@ -7,6 +7,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import jax.scipy.special
 import numpy as np
 
 from topos.peers.namespace import PeerNamespace
@@ -73,6 +74,9 @@ class JaxNamespace(PeerNamespace):
 
     def sigmoid(self, x):
         return jax.nn.sigmoid(x)
+
+    def erf(self, x):
+        return jax.scipy.special.erf(x)
 
     def zeros(self, shape):
         return jnp.zeros(tuple(shape), dtype=self.dtype)

@@ -89,6 +89,10 @@ class PeerNamespace:
     def sigmoid(self, x: Any) -> Any:
         raise NotImplementedError
 
+    def erf(self, x: Any) -> Any:
+        """The error function of each element."""
+        raise NotImplementedError
+
     def zeros(self, shape: Sequence[int]) -> Any:
         """Zeros of `shape` in the program's dtype."""
         raise NotImplementedError

@@ -101,6 +101,9 @@ class TorchNamespace(PeerNamespace):
     def sigmoid(self, x):
         return torch.sigmoid(x)
 
+    def erf(self, x):
+        return torch.erf(x)
+
     def zeros(self, shape):
         return torch.zeros(tuple(shape), dtype=self.torch_dtype)
 
