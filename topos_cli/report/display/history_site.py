@@ -170,6 +170,8 @@ def write_site(history: History, directory: str | os.PathLike[str]) -> list[Path
     if failures:
         others = len(failures) - 1
         rest = f" (and {others} more of its {len(pages)} files)" if others else ""
-        done = f"the site's other {len(written)} files are written" if written else "nothing written"
+        done = "nothing written"
+        if written:
+            done = f"the site's other {len(written)} files are written"
         raise ToposUsageError(f"{failures[0]}{rest}; {done}")
     return written
