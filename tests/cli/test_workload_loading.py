@@ -108,3 +108,54 @@ def test_a_signal_that_arrives_as_a_module_is_imported_is_still_an_interrupt(tmp
     # Python ends of an unhandled KeyboardInterrupt by the signal itself.
     assert completed.returncode == -signal.SIGINT, completed.stderr
     assert "WorkloadNotFoundError" not in completed.stderr
+
+
+INTERRUPTING = """\
+import dataclasses
+
+from tests.cli.tiny_workloads import FailingSchedule, tiny
+
+
+def record(tape, rows):
+    raise KeyboardInterrupt
+
+
+def interrupt():
+    raise KeyboardInterrupt
+
+
+in_record = dataclasses.replace(tiny, record=record)
+in_training = dataclasses.replace(tiny, learning_rate=FailingSchedule(interrupt, route=None))
+"""
+
+
+def _interrupting(tmp_path, attribute: str):
+    from tests.cli.grading import ROOT
+
+    (tmp_path / "interrupting.py").write_text(INTERRUPTING)
+    return topos(
+        "grade",
+        "--workload",
+        f"interrupting:{attribute}",
+        "--steps",
+        "5",
+        "--json",
+        "result.json",
+        cwd=tmp_path,
+        PYTHONPATH=f"{tmp_path}:{ROOT}",
+    )
+
+
+def test_a_workload_whose_code_raises_keyboard_interrupt_is_no_signal(tmp_path):
+    completed = _interrupting(tmp_path, "in_record")
+    assert completed.returncode == 2, completed.stderr
+    line = one_line_error(completed)
+    assert "KeyboardInterrupt in your workload at" in line and "(in record)" in line, line
+    assert "SIGINT" not in completed.stderr + completed.stdout
+
+
+def test_keyboard_interrupt_raised_while_training_fails_the_route_naming_it(tmp_path):
+    completed = _interrupting(tmp_path, "in_training")
+    assert completed.returncode == 1, completed.stderr
+    assert "SIGINT" not in completed.stderr + completed.stdout
+    assert "KeyboardInterrupt" in completed.stdout, completed.stdout

@@ -3,14 +3,13 @@ topos's command handles it) — or by any code that writes `raise KeyboardInterr
 
 A workload's module that raises one as it is imported is a broken workload, not an
 interrupted grade; only a signal that actually arrived may be reported as one. While
-`witnessed_signals` is open, each interrupting signal that arrives is noted, then
-handled exactly as the handler in place would have handled it.
+`witnessed_signals` is open, each interrupting signal whose handler is Python's (the only
+kind that can raise) is noted as it arrives, then handled by that handler as before.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import threading
 from collections.abc import Callable, Iterator
@@ -30,23 +29,21 @@ def witnessed_signals() -> Iterator[Callable[[], bool]]:
         yield lambda: True
         return
     arrived: list[int] = []
-    previous = {number: signal.getsignal(number) for number in WITNESSED}
+    # Only a handler written in Python can raise: a signal left to its default action (or
+    # ignored) never becomes an exception, and is left as it is, as fast as it was.
+    previous = {
+        number: handler for number in WITNESSED if callable(handler := signal.getsignal(number))
+    }
 
     def witness(number: int, frame: FrameType | None) -> None:
         arrived.append(number)
-        handler = previous[number]
-        if callable(handler):
-            handler(number, frame)
-        elif handler != signal.SIG_IGN:
-            # The default action (or one set outside Python): taken as it would have been.
-            signal.signal(number, signal.SIG_DFL)
-            os.kill(os.getpid(), number)
+        previous[number](number, frame)
 
-    for number in WITNESSED:
+    for number in previous:
         signal.signal(number, witness)
     try:
         yield lambda: bool(arrived)
     finally:
         for number, handler in previous.items():
             if signal.getsignal(number) is witness:
-                signal.signal(number, handler if handler is not None else signal.SIG_DFL)
+                signal.signal(number, handler)
