@@ -218,3 +218,15 @@ def test_an_archive_larger_than_a_result_file_is_not_read(tmp_path, monkeypatch)
     archive.write_bytes(zip_bytes({"a.json": os.urandom(4096)}, method=zipfile.ZIP_STORED))
     with pytest.raises(ToposError, match="is not read: an archive is read up to"):
         list(result_archive.archive_results(archive))
+
+
+def test_an_archive_in_a_folder_that_is_no_regular_file_is_a_note_not_a_silence(tmp_path):
+    folder = tmp_path / "artifacts"
+    folder.mkdir()
+    good_result(folder)
+    os.mkfifo(folder / "fifo.zip")
+    (folder / "zero.tar.gz").symlink_to("/dev/zero")
+    history = read_history([folder])
+    assert sum(len(group.points) for group in history.groups) == 1
+    for name in ("fifo.zip", "zero.tar.gz"):
+        assert any(f"{folder / name} is not a regular file" in note for note in history.skipped)
