@@ -172,6 +172,10 @@ def write_site(history: History, directory: str | os.PathLike[str]) -> list[Path
         rest = f" (and {others} more of its {len(pages)} files)" if others else ""
         done = "nothing written"
         if written:
-            done = f"the site's other {len(written)} files are written"
+            done = (
+                f"the site's other {len(written)} files are written"
+                if len(written) > 1
+                else f"the site's one other file, {written[0].name}, is written"
+            )
         raise ToposUsageError(f"{failures[0]}{rest}; {done}")
     return written
