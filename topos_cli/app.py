@@ -283,6 +283,8 @@ def compare(
     from topos_cli.result.result_file import load_result
     from topos_cli.result.tolerance import parse_tolerance
 
+    if old == new == "-":
+        fail("OLD and NEW are both '-': standard input can be read only once; name a file for one")
     settings = parse_tolerance(tolerance)
     comparison = compare_results(
         load_result(old), load_result(new), settings=settings, old_source=old, new_source=new

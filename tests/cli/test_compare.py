@@ -283,3 +283,24 @@ def test_the_comparison_is_json_ready():
     document = compare_documents(make_result(), make_result()).to_json()
     assert json.loads(json.dumps(document, allow_nan=False))["exit_status"] == 0
     assert document["changes"][0]["figure"] == "ms/step"
+
+
+def test_standard_input_named_twice_is_refused_as_read_only_once(tmp_path):
+    import json
+    import subprocess
+
+    from tests.cli.grading import TOPOS, environment, one_line_error
+    from tests.cli.machines import machine_result
+
+    completed = subprocess.run(
+        [*TOPOS, "compare", "-", "-"],
+        cwd=tmp_path,
+        env=environment(),
+        input=json.dumps(machine_result("ubuntu-latest", repeats=3)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert completed.returncode == 2, completed.stderr
+    assert "standard input can be read only once" in one_line_error(completed)

@@ -138,3 +138,24 @@ def test_a_closed_standard_output_costs_neither_the_result_nor_the_exit_status(t
     assert completed.returncode == 0, completed.stderr
     assert f"results: {result_path}" in completed.stderr
     assert json.loads(result_path.read_text())["status"] == "complete"
+
+
+def test_a_sigterm_as_a_report_ends_is_exit_130_never_death_by_the_signal(tmp_path):
+    # Issue 43: once `topos report --png` had written its picture, the interpreter's
+    # teardown (matplotlib's objects, half a second) ran with Python's default handlers
+    # back in place, and a SIGTERM then killed it (status -15).
+    from tests.cli.result_examples import example_result
+
+    result = tmp_path / "result.json"
+    result.write_text(json.dumps(example_result(repeats=3)))
+    process = start_topos("report", str(result), "--png", str(tmp_path / "o.png"), cwd=tmp_path)
+    try:
+        assert process.stderr.readline().startswith("report: ")  # the picture is written
+        time.sleep(0.05)  # into the teardown, were there one: no assertion on time
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    # Left already (0), or ended by the signal as any command is (130).
+    assert process.returncode in (0, 130), (process.returncode, stderr)
+    assert (tmp_path / "o.png").stat().st_size > 0

@@ -13,12 +13,17 @@ MODULES = {
     "raises_at_import": 'raise RuntimeError("the module fails\\non purpose")\n',
     "has_a_syntax_error": "def broken(:\n    pass\n",
     "exits_at_import": "import sys\nsys.exit(3)\n",
+    # Issue 43: no signal was sent, so no route may say "killed by SIGINT".
+    "interrupts_at_import": "raise KeyboardInterrupt\n",
+    "stops_at_import": "class Stop(BaseException):\n    pass\n\nraise Stop('on purpose')\n",
 }
 
 FRAGMENTS = {
     "raises_at_import": "(RuntimeError: the module fails on purpose)",
     "has_a_syntax_error": "(SyntaxError: ",
     "exits_at_import": "it called sys.exit(3) as it was imported",
+    "interrupts_at_import": "its code raised KeyboardInterrupt as it was imported (no signal",
+    "stops_at_import": "(Stop: on purpose)",
 }
 
 
@@ -55,6 +60,7 @@ def test_a_workload_module_that_cannot_be_imported_stops_the_grade_at_once(
     assert f"workload {name!r}: cannot import {module!r}" in line
     assert FRAGMENTS[module] in line
     assert completed.stdout == ""  # no table of failures
+    assert "SIGINT" not in completed.stderr and "interrupted" not in completed.stderr
     result = json.loads((tmp_path / "result.json").read_text())
     assert result["status"] == "error" and len(result["repeats"]) == 1
 
@@ -78,3 +84,78 @@ def test_a_malformed_workload_name_is_one_line_exit_2(tmp_path, name, command):
     line = one_line_error(completed)
     assert repr(name) in line and "package.module:attribute" in line
     assert not (tmp_path / "results").exists()
+
+
+def test_a_signal_that_arrives_as_a_module_is_imported_is_still_an_interrupt(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    from tests.cli.grading import environment
+
+    (tmp_path / "signals_itself.py").write_text(
+        "import os, signal\nos.kill(os.getpid(), signal.SIGINT)\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", "from topos.workloads import resolve; resolve('signals_itself:w')"],
+        cwd=tmp_path,
+        env=environment(PYTHONPATH=f"{tmp_path}:{environment()['PYTHONPATH']}"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    # Python ends of an unhandled KeyboardInterrupt by the signal itself.
+    assert completed.returncode == -signal.SIGINT, completed.stderr
+    assert "WorkloadNotFoundError" not in completed.stderr
+
+
+INTERRUPTING = """\
+import dataclasses
+
+from tests.cli.tiny_workloads import FailingSchedule, tiny
+
+
+def record(tape, rows):
+    raise KeyboardInterrupt
+
+
+def interrupt():
+    raise KeyboardInterrupt
+
+
+in_record = dataclasses.replace(tiny, record=record)
+in_training = dataclasses.replace(tiny, learning_rate=FailingSchedule(interrupt, route=None))
+"""
+
+
+def _interrupting(tmp_path, attribute: str):
+    from tests.cli.grading import ROOT
+
+    (tmp_path / "interrupting.py").write_text(INTERRUPTING)
+    return topos(
+        "grade",
+        "--workload",
+        f"interrupting:{attribute}",
+        "--steps",
+        "5",
+        "--json",
+        "result.json",
+        cwd=tmp_path,
+        PYTHONPATH=f"{tmp_path}:{ROOT}",
+    )
+
+
+def test_a_workload_whose_code_raises_keyboard_interrupt_is_no_signal(tmp_path):
+    completed = _interrupting(tmp_path, "in_record")
+    assert completed.returncode == 2, completed.stderr
+    line = one_line_error(completed)
+    assert "KeyboardInterrupt in your workload at" in line and "(in record)" in line, line
+    assert "SIGINT" not in completed.stderr + completed.stdout
+
+
+def test_keyboard_interrupt_raised_while_training_fails_the_route_naming_it(tmp_path):
+    completed = _interrupting(tmp_path, "in_training")
+    assert completed.returncode == 1, completed.stderr
+    assert "SIGINT" not in completed.stderr + completed.stdout
+    assert "KeyboardInterrupt" in completed.stdout, completed.stdout

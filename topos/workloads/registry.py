@@ -7,6 +7,7 @@ import importlib
 from collections.abc import Iterator
 
 from topos.names import BUILT_IN_WORKLOADS, DOTTED_NAME, ENTRY_POINT_GROUP, UnknownNameError
+from topos.system.signal_witness import witnessed_signals
 from topos.training.workload import Workload
 
 
@@ -25,20 +26,34 @@ def _check(candidate: object, name: str) -> Workload:
 @contextlib.contextmanager
 def _loading(name: str, failure: str) -> Iterator[None]:
     """Turns anything a workload's module does wrong while it is imported (raises, has a
-    syntax error, calls `sys.exit`) into one `WorkloadNotFoundError` line; an interrupt
-    stays an interrupt."""
-    try:
-        yield
-    except WorkloadNotFoundError:
-        raise
-    except SystemExit as error:
+    syntax error, calls `sys.exit`, raises `KeyboardInterrupt` or another
+    `BaseException`) into one `WorkloadNotFoundError` line; an interrupt stays an
+    interrupt only when a signal was in fact sent (`signal_witness`)."""
+    with witnessed_signals() as signalled:
+        try:
+            yield
+        except WorkloadNotFoundError:
+            raise
+        except KeyboardInterrupt:
+            if signalled():
+                raise
+            raise WorkloadNotFoundError(
+                f"workload {name!r}: {failure}: its code raised KeyboardInterrupt as it "
+                f"was imported (no signal was sent)"
+            ) from None
+        except BaseException as error:
+            _raise_loading_error(name, failure, error)
+
+
+def _raise_loading_error(name: str, failure: str, error: BaseException) -> None:
+    """Raises the one `WorkloadNotFoundError` line for what a module raised at import."""
+    if isinstance(error, SystemExit):
         raise WorkloadNotFoundError(
             f"workload {name!r}: {failure}: it called sys.exit({error.code!r}) as it was imported"
         ) from None
-    except Exception as error:
-        message = " ".join(str(error).split())
-        cause = f"{type(error).__name__}: {message}" if message else type(error).__name__
-        raise WorkloadNotFoundError(f"workload {name!r}: {failure} ({cause})") from None
+    message = " ".join(str(error).split())
+    cause = f"{type(error).__name__}: {message}" if message else type(error).__name__
+    raise WorkloadNotFoundError(f"workload {name!r}: {failure} ({cause})") from None
 
 
 def _entry_points():

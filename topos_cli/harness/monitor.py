@@ -27,6 +27,7 @@ import psutil
 
 from topos.names import is_peer
 from topos.system import process_memory
+from topos_cli.harness.helper_thread import start_helper
 from topos_cli.harness.machine_load import MachineReading, machine_facts, read_machine
 from topos_cli.harness.other_checkout import AGAINST_LABEL
 from topos_cli.harness.pipe_reader import PipeReader
@@ -285,7 +286,7 @@ class WorkerMonitor:
             reader.start()
         self._notify(self.observer.started, self.request, worker.pid)
         self._sampler = threading.Thread(target=self._sample, daemon=True, name="sampler")
-        self._sampler.start()
+        start_helper(self._sampler)
 
     def wait_loaded(self) -> None:
         """Waits until the held worker has loaded (or ended, or reached its time limit):

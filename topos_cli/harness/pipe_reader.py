@@ -20,6 +20,8 @@ import threading
 import time
 from collections.abc import Callable
 
+from topos_cli.harness.helper_thread import start_helper
+
 #: How often a waiting reader looks up to see whether it has been told to stop.
 _POLL_SECONDS = 0.05
 
@@ -51,8 +53,8 @@ class PipeReader:
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
     def start(self) -> None:
-        """Starts reading."""
-        self._thread.start()
+        """Starts reading (on a thread of a small stack: `helper_thread`)."""
+        start_helper(self._thread)
 
     @property
     def reached_end(self) -> bool:

@@ -209,7 +209,9 @@ def result_files(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
             inside = [
                 child
                 for child in path.iterdir()
-                if child.suffix == ".json" or (is_archive(child) and child.is_file())
+                # An archive that is no regular file (a FIFO, a link to /dev/zero) is read
+                # as far as a note saying so, as a `.json` one is; a folder is not read.
+                if child.suffix == ".json" or (is_archive(child) and not child.is_dir())
             ]
             files.extend(sorted(inside))
         elif path.exists():

@@ -115,6 +115,21 @@ def stop_raising() -> None:
     _State.stopped = True
 
 
+def hold_until_exit() -> None:
+    """From now on SIGINT and SIGTERM are only remembered (`pending_signal` says which):
+    the command is done, and the process is leaving (`console_script`)."""
+    _State.deferring, _State.stopped = True, False
+    if _in_main_thread():
+        for number in SIGNALS:
+            if signal.getsignal(number) is not signal.SIG_IGN:
+                signal.signal(number, _handle)
+
+
+def pending_signal() -> str | None:
+    """The signal remembered since `hold_until_exit` (or a deferral), if one arrived."""
+    return _State.pending
+
+
 @contextlib.contextmanager
 def interruptions_deferred() -> Iterator[None]:
     """Within the block a signal is remembered, and raised as `Interrupted` when it ends."""

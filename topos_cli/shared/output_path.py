@@ -17,17 +17,25 @@ first, so the same mistakes are refused the same way, in one line (exit 2):
 
 Nothing is created: a usage error must leave no folder behind. This module
 imports nothing of topos_cli but shared/, so harness and report both use it.
+
+A command that writes many files into one folder it owns (`history --site`) writes
+each through `write_inside`, stricter still: no symbolic link inside the folder is
+followed (a page planted as a link to an input is refused, the input untouched), no
+device, FIFO or folder is replaced, and a hard link is broken, never written through.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import hashlib
 import os
+import secrets
 import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from topos.system.atomic_file import write_bytes_atomically
 from topos_cli.shared.errors import ResultFileError, ToposUsageError
@@ -182,3 +190,103 @@ def write_output(path: str | os.PathLike[str], data: bytes) -> None:
             view = view[os.write(descriptor, view) :]
         return
     write_bytes_atomically(path, data)
+
+
+#: The longest name a file system takes for one file or folder (ext4, APFS, NTFS: 255).
+LONGEST_NAME_BYTES = 255
+
+
+def fitting_name(name: str, most_bytes: int = 100) -> str:
+    """`name` shortened to at most `most_bytes` bytes of UTF-8 (far below
+    `LONGEST_NAME_BYTES`, leaving room for a suffix), its cut end replaced by a digest of
+    the whole so that two long names that share their start stay apart."""
+    if len(name.encode("utf-8")) <= most_bytes:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+    kept, size = [], 0
+    for character in name:
+        size += len(character.encode("utf-8"))
+        if size > most_bytes - len(digest) - 1:
+            break
+        kept.append(character)
+    return "".join(kept) + "-" + digest
+
+
+def write_inside(folder: str | os.PathLike[str], relative: str, data: bytes) -> Path:
+    """Writes `data` to `folder/relative` (`/`-separated) whole or not at all, making the
+    folders on the way, and returns the path written. Nothing inside `folder` is
+    followed: a symbolic link, a device, a FIFO, a socket or a folder where a folder or
+    the file belongs is refused with `ResultFileError` (one line naming it), and a
+    regular file is replaced by a rename (a hard link to an input is broken, the input
+    kept). Raises `OSError` when the write itself fails (a full disk)."""
+    parts = PurePosixPath(relative).parts
+    if not parts or any(part in ("", ".", "..") or "/" in part for part in parts):
+        raise ResultFileError(f"{folder}/{relative}: not a name inside the folder")
+    shown = Path(folder)
+    descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        for part in parts[:-1]:
+            shown = shown / part
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(part, dir_fd=descriptor)
+            try:
+                inner = os.open(
+                    part,
+                    os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
+                    dir_fd=descriptor,
+                )
+            except OSError as error:
+                if error.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise ResultFileError(_refusal(shown, descriptor, part, "a folder")) from None
+                raise
+            os.close(descriptor)
+            descriptor = inner
+        name = parts[-1]
+        shown = shown / name
+        try:
+            facts = os.stat(name, dir_fd=descriptor, follow_symlinks=False)
+        except FileNotFoundError:
+            facts = None
+        if facts is not None and not stat.S_ISREG(facts.st_mode):
+            raise ResultFileError(_refusal(shown, descriptor, name, "a regular file"))
+        _replace_inside(descriptor, name, data)
+    finally:
+        os.close(descriptor)
+    return shown
+
+
+def _refusal(shown: Path, folder: int, name: str, wanted: str) -> str:
+    """Why `name` in the open folder `folder` is not written: what it is instead."""
+    try:
+        mode = os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode
+    except OSError:
+        mode = 0
+    if stat.S_ISLNK(mode):
+        kind = "a symbolic link, which is never followed"
+    elif stat.S_ISDIR(mode):
+        kind = "a directory"
+    elif stat.S_ISREG(mode):
+        kind = "a regular file"
+    else:
+        kind = "a device, FIFO or socket, which is never replaced"
+    return f"cannot write {shown}: it is {kind}; {wanted} belongs there"
+
+
+def _replace_inside(folder: int, name: str, data: bytes) -> None:
+    """`data` into a temporary beside `name` in the open folder `folder`, synced and renamed
+    over it; whatever stops the write removes the temporary."""
+    temporary = f".{fitting_name(name, 100)}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    try:
+        descriptor = os.open(temporary, flags, 0o666, dir_fd=folder)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary, dir_fd=folder)
+        raise
+    with contextlib.suppress(OSError):
+        os.fsync(folder)

@@ -584,25 +584,41 @@ def die_with_parent() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Runs the worker; every failure becomes an `error` event and a non-zero exit."""
+    from topos.system.signal_witness import witnessed_signals
+
     events = EventStream()
     arguments = WorkerCommand.parse(sys.argv[1:] if argv is None else argv)
-    try:
-        return train(arguments, events)
-    except Exception as error:  # the grader must hear about every failure, in one line
-        where = where_raised(error)
-        if isinstance(error, MemoryError):
-            # The frames still hold what filled memory; free it so the report can be sent.
-            traceback.clear_frames(error.__traceback__)
-        message = str(error).splitlines()[0] if str(error) else type(error).__name__
-        kind = error_kind(error)
-        if kind == "crash" and not events.ready:
-            from topos.workloads.user_code_error import user_code_error
+    with witnessed_signals() as signalled:
+        try:
+            return train(arguments, events)
+        except SystemExit:
+            raise
+        except KeyboardInterrupt as error:
+            if signalled():
+                raise  # a signal was sent: the worker ends of it, as the grader expects
+            # Raised by the workload's own code, no signal sent: a failure like any other.
+            return _failed(error, events)
+        except BaseException as error:  # the grader must hear about every failure, in one line
+            return _failed(error, events)
 
-            # Raised in, or called from, the user's workload code as the route was made
-            # ready: theirs, a usage error, not a crash (once training, a failed route).
-            mistake = user_code_error(error)
-            if mistake is not None:
-                kind, message = "workload", mistake
-        events.emit(Error(kind, type(error).__name__, message, where))
-        traceback.print_exc()
-        return EXIT_ERROR
+
+def _failed(error: BaseException, events: EventStream) -> int:
+    """Reports `error` as one `error` event (its kind, the user's line when it is theirs)
+    and the traceback on stderr; the worker's exit status."""
+    where = where_raised(error)
+    if isinstance(error, MemoryError):
+        # The frames still hold what filled memory; free it so the report can be sent.
+        traceback.clear_frames(error.__traceback__)
+    message = str(error).splitlines()[0] if str(error) else type(error).__name__
+    kind = error_kind(error)
+    if kind == "crash" and not events.ready:
+        from topos.workloads.user_code_error import user_code_error
+
+        # Raised in, or called from, the user's workload code as the route was made
+        # ready: theirs, a usage error, not a crash (once training, a failed route).
+        mistake = user_code_error(error)
+        if mistake is not None:
+            kind, message = "workload", mistake
+    events.emit(Error(kind, type(error).__name__, message, where))
+    traceback.print_exception(error)
+    return EXIT_ERROR

@@ -33,22 +33,33 @@ def preflight(
 ) -> tuple[str | None, str | None]:
     """The workload's own name (`None` if it cannot be loaded), and the one line naming
     the user's mistake if the workload's code raises while it is loaded, fitted,
-    recorded, and fed its first batch (`None` otherwise; `where`: only loaded)."""
+    recorded, and fed its first batch (`None` otherwise; `where`: only loaded); whatever
+    it raises, `BaseException` included, but an interrupt a signal in fact caused
+    (`signal_witness`)."""
+    from topos.system.signal_witness import witnessed_signals
     from topos.training import Training
     from topos.workloads import resolve
     from topos.workloads.user_code_error import user_code_error
 
     count_own_frames_as_machinery()
     name = None
-    try:
-        workload = resolve(workload_name)
-        name = workload.name
-        if where or "engine" not in workload.routes:
-            return name, None  # a native workload: its routes are its own, for its workers
-        training = Training(workload, "engine", workload.dataset(data), 1)
-        training.feeds(0)
-    except Exception as error:  # the user's, or left for the workers to report
-        return name, user_code_error(error)
+    with witnessed_signals() as signalled:
+        try:
+            workload = resolve(workload_name)
+            name = workload.name
+            if where or "engine" not in workload.routes:
+                return name, None  # a native workload: its routes are its own, for its workers
+            training = Training(workload, "engine", workload.dataset(data), 1)
+            training.feeds(0)
+        except SystemExit as error:
+            return name, user_code_error(error)
+        except KeyboardInterrupt as error:
+            if signalled():
+                raise  # sent: the preflight ends of it
+            # The workload's code raised it, no signal sent: its mistake like any other.
+            return name, user_code_error(error)
+        except BaseException as error:  # the user's, or left for the workers to report
+            return name, user_code_error(error)
     return name, None
 
 

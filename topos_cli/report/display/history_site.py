@@ -10,6 +10,12 @@ static host, serves as it is.
 Every page is self-contained (its figures inline SVG, nothing fetched) and links the
 others relatively, so the folder works wherever it is put, even opened from disk. A
 trend page holds the grades of one machine only (`history.grouping_key`).
+
+Every file goes through the guarded writer (`output_path.write_inside`): nothing
+planted in DIR is followed or replaced unless it is a regular file, names made from user
+data (a result's or a workload's name) are shortened to fit any file system and stay
+unique (also where case is not told apart), and a file that cannot be written costs
+only itself: the rest of the site is written before the command says what failed.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from topos_cli.report.display.report_html import render_report_html
 from topos_cli.report.history import History, HistoryGroup, HistoryPoint
 from topos_cli.result.lenient_result import interpret_result
 from topos_cli.shared.errors import ToposUsageError
-from topos_cli.shared.output_path import write_output
+from topos_cli.shared.output_path import fitting_name, write_inside
 
 #: The site's front page, the one path a reader starts from.
 INDEX = "index.html"
@@ -38,18 +44,19 @@ def trend_page_path(group: HistoryGroup) -> str:
     (the digest of its whole key, so groups that differ in a setting get pages apart)."""
     digest = hashlib.sha256(repr(group.key).encode("utf-8")).hexdigest()[:8]
     workload = "".join(c if c.isalnum() or c in "-_" else "-" for c in group.workload)
-    return f"{group.machine_slug}/{workload}-{digest}.html"
+    return f"{group.machine_slug}/{fitting_name(workload)}-{digest}.html"
 
 
 def _report_name(point: HistoryPoint, taken: set[str]) -> str:
     """A grade's report's file name: its result's name as an HTML file, made unique."""
     stem = PurePosixPath(point.source.replace("\\", "/").rsplit(":", 1)[-1]).stem or "grade"
-    stem = "".join(c if c.isalnum() or c in "-_." else "-" for c in stem)
+    stem = fitting_name("".join(c if c.isalnum() or c in "-_." else "-" for c in stem))
     name, number = f"{stem}.html", 1
-    while name in taken:
+    # Told apart without case: `R1.html` and `r1.html` are one file on macOS and Windows.
+    while name.casefold() in taken:
         number += 1
         name = f"{stem}-{number}.html"
-    taken.add(name)
+    taken.add(name.casefold())
     return name
 
 
@@ -140,18 +147,35 @@ def render_index(
 
 
 def write_site(history: History, directory: str | os.PathLike[str]) -> list[Path]:
-    """Writes the site into `directory` (created if missing); returns the pages written.
-    Raises `ToposUsageError` if a page cannot be written. The directory is checked first
-    by the command (`check_outputs`)."""
+    """Writes the site into `directory` (created if missing); returns the files written.
+    Each goes through `write_inside`; one that cannot be written (something planted where
+    it belongs, a full disk) is passed over and the rest written, then `ToposUsageError`
+    says how many were not and why the first was not. The directory itself is checked
+    first by the command (`check_outputs`)."""
     root = Path(directory)
-    written = []
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ToposUsageError(f"cannot write {root}: {error.strerror or error}") from None
+    written: list[Path] = []
+    failures: list[str] = []
     pages: Sequence[tuple[str, str]] = [*site_pages(history).items(), (".nojekyll", "")]
     for relative, text in pages:
-        target = root / relative
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            write_output(target, text.encode("utf-8"))
+            written.append(write_inside(root, relative, text.encode("utf-8")))
+        except ToposUsageError as error:
+            failures.append(str(error))
         except OSError as error:
-            raise ToposUsageError(f"cannot write {target}: {error.strerror or error}") from None
-        written.append(target)
+            failures.append(f"cannot write {root / relative}: {error.strerror or error}")
+    if failures:
+        others = len(failures) - 1
+        rest = f" (and {others} more of its {len(pages)} files)" if others else ""
+        done = "nothing written"
+        if written:
+            done = (
+                f"the site's other {len(written)} files are written"
+                if len(written) > 1
+                else f"the site's one other file, {written[0].name}, is written"
+            )
+        raise ToposUsageError(f"{failures[0]}{rest}; {done}")
     return written
