@@ -3,16 +3,18 @@
 from topos.nn import init
 from topos.nn.activation import gelu
 from topos.nn.attention import CausalSelfAttention, attention, causal_self_attention
+from topos.nn.binary_cross_entropy import binary_cross_entropy_with_logits
 from topos.nn.concat import concat, stack
 from topos.nn.conv2d import Conv2d, conv2d, conv2d_max_pool
 from topos.nn.dropout import dropout, dropout_mask
 from topos.nn.embedding import Embedding, embedding
 from topos.nn.layer_norm import LayerNorm, layer_norm
 from topos.nn.linear import Linear
-from topos.nn.loss import cross_entropy, log_softmax, softmax
+from topos.nn.loss import cross_entropy, log_softmax, nll_loss, softmax
 from topos.nn.module import Module
 from topos.nn.optimizers import SGD, Adam, AdamW
 from topos.nn.pooling import max_pool
+from topos.nn.regression_losses import l1_loss, mse_loss
 from topos.nn.rms_norm import RMSNorm, rms_norm
 from topos.nn.rotary import Rotary, rotary, rotary_tables
 from topos.nn.split import split
@@ -31,6 +33,7 @@ __all__ = [
     "RMSNorm",
     "Rotary",
     "attention",
+    "binary_cross_entropy_with_logits",
     "causal_self_attention",
     "concat",
     "conv2d",
@@ -41,9 +44,12 @@ __all__ = [
     "embedding",
     "gelu",
     "init",
+    "l1_loss",
     "layer_norm",
     "log_softmax",
     "max_pool",
+    "mse_loss",
+    "nll_loss",
     "rms_norm",
     "rotary",
     "rotary_tables",
