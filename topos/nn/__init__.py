@@ -3,6 +3,7 @@
 from topos.nn import init
 from topos.nn.activation import gelu
 from topos.nn.attention import CausalSelfAttention, attention, causal_self_attention
+from topos.nn.batch_norm import BatchNorm1d, BatchNorm2d, batch_norm
 from topos.nn.binary_cross_entropy import binary_cross_entropy_with_logits
 from topos.nn.concat import concat, stack
 from topos.nn.conv2d import Conv2d, conv2d, conv2d_max_pool
@@ -24,6 +25,8 @@ __all__ = [
     "SGD",
     "Adam",
     "AdamW",
+    "BatchNorm1d",
+    "BatchNorm2d",
     "CausalSelfAttention",
     "Conv2d",
     "Embedding",
@@ -33,6 +36,7 @@ __all__ = [
     "RMSNorm",
     "Rotary",
     "attention",
+    "batch_norm",
     "binary_cross_entropy_with_logits",
     "causal_self_attention",
     "concat",
