@@ -73,6 +73,10 @@ _EXPORTS = {
     "group_norm": "topos.nn",
     "Conv1d": "topos.nn",
     "conv1d": "topos.nn",
+    "GRU": "topos.nn",
+    "GRUCell": "topos.nn",
+    "LSTM": "topos.nn",
+    "LSTMCell": "topos.nn",
     "Indices": "topos.indices",
     "Shape": "topos.tensor",
     "Tensor": "topos.tensor",
@@ -92,6 +96,8 @@ if TYPE_CHECKING:
     )
     from topos.indices import Indices
     from topos.nn import (
+        GRU,
+        LSTM,
         SGD,
         Adam,
         AdamW,
@@ -104,8 +110,10 @@ if TYPE_CHECKING:
         Conv2d,
         Embedding,
         GroupNorm,
+        GRUCell,
         LayerNorm,
         Linear,
+        LSTMCell,
         Module,
         RMSNorm,
         Rotary,
@@ -161,6 +169,8 @@ def __dir__() -> list[str]:
 __version__ = "0.1.0"
 
 __all__ = [
+    "GRU",
+    "LSTM",
     "SGD",
     "Adam",
     "AdamW",
@@ -174,10 +184,12 @@ __all__ = [
     "Conv2d",
     "Embedding",
     "Entry",
+    "GRUCell",
     "Gradients",
     "GraphError",
     "GroupNorm",
     "Indices",
+    "LSTMCell",
     "LayerNorm",
     "Linear",
     "Module",

@@ -12,9 +12,11 @@ from topos.nn.conv2d import Conv2d, conv2d, conv2d_max_pool
 from topos.nn.dropout import dropout, dropout_mask
 from topos.nn.embedding import Embedding, embedding
 from topos.nn.group_norm import GroupNorm, group_norm
+from topos.nn.gru import GRU, GRUCell
 from topos.nn.layer_norm import LayerNorm, layer_norm
 from topos.nn.linear import Linear
 from topos.nn.loss import cross_entropy, log_softmax, nll_loss, softmax
+from topos.nn.lstm import LSTM, LSTMCell
 from topos.nn.module import Module
 from topos.nn.optimizers import SGD, Adam, AdamW
 from topos.nn.pooling import max_pool
@@ -25,6 +27,8 @@ from topos.nn.split import split
 from topos.nn.where import where
 
 __all__ = [
+    "GRU",
+    "LSTM",
     "SGD",
     "Adam",
     "AdamW",
@@ -36,7 +40,9 @@ __all__ = [
     "Conv1d",
     "Conv2d",
     "Embedding",
+    "GRUCell",
     "GroupNorm",
+    "LSTMCell",
     "LayerNorm",
     "Linear",
     "Module",
