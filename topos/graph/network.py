@@ -24,6 +24,7 @@ class Network:
         nodes: tuple[Node, ...],
         payloads: dict[int, Tensor | Indices],
         names: dict[str, int] | None = None,
+        state_updates: dict[int, int] | None = None,
     ) -> None:
         self.origin = origin
         self.dtype = dtype
@@ -31,6 +32,8 @@ class Network:
         self.payloads = payloads
         # Parameter names (name -> node index), in recording order.
         self.names = dict(sorted((names or {}).items(), key=lambda item: item[1]))
+        # State carried across steps: state input index -> the node of its next value.
+        self.state_updates = dict(state_updates or {})
         self.parameter_indices = tuple(
             index for index, node in enumerate(nodes) if node.operation == "parameter"
         )
@@ -66,6 +69,19 @@ class Network:
     def input_symbols(self) -> list[Symbol]:
         """Every input, in recording order."""
         return [self.symbol(index) for index in self.input_indices]
+
+    def state_symbols(self) -> dict[str, Symbol]:
+        """Every state input (`Tape.state`) by name, in recording order: what a run of
+        this network is fed to continue a training's state (`Training.state`)."""
+        return {
+            self.nodes[index].attributes["state"]: self.symbol(index)
+            for index in self.input_indices
+            if "state" in self.nodes[index].attributes
+        }
+
+    def state_update_symbols(self) -> dict[Symbol, Symbol]:
+        """Each updated state input's symbol and that of the node holding its next value."""
+        return {self.symbol(state): self.symbol(new) for state, new in self.state_updates.items()}
 
     def parameter_named(self, name: str) -> Symbol:
         """The parameter recorded under `name`."""

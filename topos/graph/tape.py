@@ -42,6 +42,10 @@ class Tape:
         self.payloads: dict[int, Tensor | Indices] = {}
         # Parameter names given at recording, each naming one parameter.
         self.names: dict[str, int] = {}
+        # State carried across steps: each state input's name, and the node that holds
+        # its value for the next step (a batch norm's running statistics).
+        self.state_names: dict[str, int] = {}
+        self.state_updates: dict[int, int] = {}
         self.sealed = False
 
     def __len__(self) -> int:
@@ -103,6 +107,40 @@ class Tape:
             self.payloads[index] = default
             return Value(self, index)
         return self._source("input", default)
+
+    def state(self, initial: Tensor, name: str | None = None) -> Value:
+        """Records state the training carries across steps (a batch norm's running
+        mean): an input whose payload at the first step is `initial`, and at every later
+        step what the node named by `update_state` held at the step before. Named `name`
+        (`bn1.running_mean`), or `state%<index>` without one; no two states share a name."""
+        index = len(self.nodes)
+        name = f"state%{index}" if name is None else name
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"state: a name is a non-empty string, not {name!r}")
+        if name in self.state_names:
+            raise ValueError(f"state: the name {name!r} is taken by %{self.state_names[name]}")
+        value = self._source("input", initial, {"state": name})
+        self.state_names[name] = value.index
+        return value
+
+    def update_state(self, state: Value, value: Value) -> None:
+        """Makes `value` the payload `state` (a `state` input of this tape) takes at the
+        next step. Every route computes it in its forward pass, with the same kernels; no
+        gradient flows through it."""
+        self._check_open("update_state")
+        state_index = self._index(state, "update_state")
+        value_index = self._index(value, "update_state")
+        node = self.nodes[state_index]
+        if "state" not in node.attributes:
+            raise GraphError(f"update_state: %{state_index} is not a state (tape.state(...))")
+        if state_index in self.state_updates:
+            raise GraphError(f"update_state: state {node.attributes['state']!r} has an update")
+        if self.nodes[value_index].shape != node.shape:
+            raise ShapeError(
+                f"update_state: state {node.attributes['state']!r} is {node.shape}, its "
+                f"update {self.nodes[value_index].shape}"
+            )
+        self.state_updates[state_index] = value_index
 
     def named_parameters(self) -> dict[str, Symbol]:
         """Every named parameter's symbol by name, in recording order."""
@@ -184,5 +222,10 @@ class Tape:
         self._check_open("into_network")
         self.sealed = True
         return Network(
-            self.origin, self.dtype, tuple(self.nodes), dict(self.payloads), dict(self.names)
+            self.origin,
+            self.dtype,
+            tuple(self.nodes),
+            dict(self.payloads),
+            dict(self.names),
+            dict(self.state_updates),
         )

@@ -42,6 +42,8 @@ class EmittedProgram:
         #: Parameters the roots depend on, in recording order.
         self.parameters = [i for i in self.order if network.nodes[i].operation == "parameter"]
         self.inputs = [i for i in self.order if network.nodes[i].operation == "input"]
+        #: State inputs (`Tape.state`): fed whole to every shard, not cut into rows.
+        self.states = {i for i in self.inputs if "state" in network.nodes[i].attributes}
         # Made here, not on first use: torch.compile guards on the program's attributes,
         # and one set during the first trace would trace the program a second time.
         self._last_use = {operand: index for index in self.order for operand in self._read(index)}
@@ -107,17 +109,25 @@ class EmittedProgram:
         feeds: Mapping[int, Any],
         constants: Mapping[int, Any],
         shards: int,
-    ) -> Any:
+    ) -> tuple[Any, list[Any]]:
         """The loss as topos's shards compute it: the program run on each shard's rows of
-        the feeds, the losses summed in shard order and divided by the shard count."""
+        the feeds, the losses summed in shard order and divided by the shard count; and
+        the first shard's values of the roots after the loss (the state's next values,
+        as topos's routes keep the first shard's). State feeds go whole to every shard."""
         total = None
+        rest: list[Any] = []
         for shard in range(shards):
-            pieces = {index: _rows(feed, shard, shards) for index, feed in feeds.items()}
-            (loss,) = self.run(xp, parameters, pieces, constants)
+            pieces = {
+                index: feed if index in self.states else _rows(feed, shard, shards)
+                for index, feed in feeds.items()
+            }
+            loss, *others = self.run(xp, parameters, pieces, constants)
             total = loss if total is None else total + loss
+            if shard == 0:
+                rest = others
         if shards == 1:
-            return total
-        return total * (1.0 / shards)
+            return total, rest
+        return total * (1.0 / shards), rest
 
 
 def _rows(feed: Any, shard: int, shards: int) -> Any:

@@ -34,13 +34,17 @@ class JaxEmitter:
         self.jnp = jnp
         self.network = network
         self.xp = JaxNamespace(network.dtype)
-        self.program = EmittedProgram(network, [loss])
+        updates = list(network.state_update_symbols().items())
+        #: The state inputs and, after each computation, their next values by index.
+        self.state_indices = [state.index for state, _ in updates]
+        self.next_state: dict[int, np.ndarray] = {}
+        self.program = EmittedProgram(network, [loss, *(update for _, update in updates)])
         self.constants = self.program.constants(self.xp)
         self.parameter_indices = list(parameters)
         self.shards = shards
         arrays = network.parameters().arrays()
         self.parameters = [jnp.asarray(np.array(arrays[i])) for i in self.parameter_indices]
-        self._value_and_grad = jax.jit(jax.value_and_grad(self._shard_mean))
+        self._value_and_grad = jax.jit(jax.value_and_grad(self._shard_mean, has_aux=True))
         self._step = None
         self._state = None
         #: JAX computes on the process's cores: XLA takes no thread count (`peer_threads`).
@@ -60,7 +64,8 @@ class JaxEmitter:
     def loss_and_gradients(self, feeds: Mapping[int, np.ndarray]) -> tuple[np.ndarray, dict]:
         """The loss and each parameter's gradient at the current parameters (nothing
         updated), as NumPy arrays."""
-        loss, gradients = self._value_and_grad(self.parameters, self.feeds(feeds))
+        (loss, updates), gradients = self._value_and_grad(self.parameters, self.feeds(feeds))
+        self._keep(updates)
         return np.asarray(loss), {
             index: np.asarray(gradient)
             for index, gradient in zip(self.parameter_indices, gradients)
@@ -75,9 +80,11 @@ class JaxEmitter:
         kind = settings.kind
 
         def step(parameters, state, feeds, rate):
-            loss, gradients = jax.value_and_grad(self._shard_mean)(parameters, feeds)
+            (loss, updates), gradients = jax.value_and_grad(self._shard_mean, has_aux=True)(
+                parameters, feeds
+            )
             if kind == "sgd":
-                return [p - g * rate for p, g in zip(parameters, gradients)], state, loss
+                return [p - g * rate for p, g in zip(parameters, gradients)], state, loss, updates
             firsts, seconds, count = state
             count = count + 1
             correction1 = 1.0 - beta1**count
@@ -98,7 +105,7 @@ class JaxEmitter:
                 updated.append(p.astype(g.dtype))
                 new_firsts.append(m)
                 new_seconds.append(v)
-            return updated, (new_firsts, new_seconds, count), loss
+            return updated, (new_firsts, new_seconds, count), loss, updates
 
         self._step = jax.jit(step)
         zeros = [jnp.zeros_like(p) for p in self.parameters]
@@ -107,7 +114,15 @@ class JaxEmitter:
     def step(self, feeds: Mapping[int, np.ndarray], learning_rate: float) -> np.ndarray:
         """One training step at `learning_rate`; returns the loss before it."""
         rate = self.jnp.asarray(learning_rate, dtype=self.network.dtype)
-        self.parameters, self._state, loss = self._step(
+        self.parameters, self._state, loss, updates = self._step(
             self.parameters, self._state, self.feeds(feeds), rate
         )
+        self._keep(updates)
         return np.asarray(loss)
+
+    def _keep(self, updates) -> None:
+        """The state's next values, by state input, as NumPy arrays (`next_state`)."""
+        self.next_state = {
+            index: np.asarray(update)
+            for index, update in zip(self.state_indices, updates, strict=True)
+        }

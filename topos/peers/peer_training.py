@@ -88,6 +88,11 @@ class PeerTraining:
             optimizer_settings(workload.optimizer(), self.network, self.parameter_indices)
         )
         self.order = workload.batch_order(dataset)
+        #: The state the next step is fed (`Tape.state`), by input index.
+        self.state: dict[int, np.ndarray] = {
+            symbol.index: np.asarray(self.network.payloads[symbol.index].numpy())
+            for symbol in self.network.state_symbols().values()
+        }
 
     @property
     def version(self) -> str:
@@ -104,16 +109,20 @@ class PeerTraining:
         """Step `step`'s whole batch by input node index, as the workload makes it."""
         indices = self.order.indices(step)
         feeds = self.workload.feeds(self.dataset.train, indices, self.recording)
-        return {
+        arrays = {
             symbol.index: _in_dtype(np.asarray(payload.numpy()), self.network.dtype)
             for symbol, payload in feeds.items()
         }
+        return {**arrays, **self.state}
 
     def step(self, step: int) -> np.floating:
         """Trains one step at the workload's learning rate for it; returns the loss (a
         float32, or a float64 in float64)."""
         rate = float(self.workload.learning_rate(step, self.steps))
-        return np.asarray(self.emitter.step(self.feeds(step), rate), self.network.dtype)[()]
+        loss = self.emitter.step(self.feeds(step), rate)
+        # The state moves on by the step, as on topos's routes (the first shard's values).
+        self.state.update(self.emitter.next_state)
+        return np.asarray(loss, self.network.dtype)[()]
 
     def compute(self, step: int):
         """Step `step`'s loss and gradients at the current parameters, nothing updated."""

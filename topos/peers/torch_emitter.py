@@ -44,7 +44,11 @@ class TorchEmitter:
             _limit_inter_op_threads(self.threads)
         self.network = network
         self.xp = TorchNamespace(network.dtype)
-        self.program = EmittedProgram(network, [loss])
+        updates = list(network.state_update_symbols().items())
+        #: The state inputs and, after each computation, their next values by index.
+        self.state_indices = [state.index for state, _ in updates]
+        self.next_state: dict[int, np.ndarray] = {}
+        self.program = EmittedProgram(network, [loss, *(update for _, update in updates)])
         self.constants = self.program.constants(self.xp)
         self.parameter_indices = list(parameters)
         self.shards = shards
@@ -64,6 +68,15 @@ class TorchEmitter:
         by_index = dict(zip(self.parameter_indices, parameters, strict=True))
         return self.program.shard_mean(self.xp, by_index, feeds, self.constants, self.shards)
 
+    def _computed(self, feeds: dict):
+        """The loss, keeping the state's next values (detached) in `next_state`."""
+        loss, updates = self._loss(self.parameters, feeds)
+        self.next_state = {
+            index: update.detach().numpy().copy()
+            for index, update in zip(self.state_indices, updates, strict=True)
+        }
+        return loss
+
     def feeds(self, arrays: Mapping[int, np.ndarray]) -> dict:
         """Feeds by node index as torch tensors (sharing the arrays' memory)."""
         return {index: torch.from_numpy(_writable(array)) for index, array in arrays.items()}
@@ -71,7 +84,7 @@ class TorchEmitter:
     def loss_and_gradients(self, feeds: Mapping[int, np.ndarray]) -> tuple[np.ndarray, dict]:
         """The loss and each parameter's gradient at the current parameters (nothing
         updated), as NumPy arrays; a parameter the loss does not reach gets zeros."""
-        loss = self._loss(self.parameters, self.feeds(feeds))
+        loss = self._computed(self.feeds(feeds))
         gradients = torch.autograd.grad(
             loss, self.parameters, allow_unused=True, materialize_grads=True
         )
@@ -116,7 +129,7 @@ class TorchEmitter:
         """One training step at `learning_rate`; returns the loss before it."""
         optimizer = self.optimizer
         optimizer.zero_grad(set_to_none=False)
-        loss = self._loss(self.parameters, self.feeds(feeds))
+        loss = self._computed(self.feeds(feeds))
         loss.backward()
         for group in optimizer.param_groups:
             group["lr"] = learning_rate

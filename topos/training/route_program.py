@@ -101,6 +101,14 @@ class RouteProgram:
                 error.floor_bytes * self.shards,
             ) from None
         self.plan = self.plans[0]
+        #: The state the next step is fed (`Tape.state`: a batch norm's running
+        #: statistics), by state input; `commit_state` moves it on by one step.
+        self.state: dict[Symbol, Tensor] = {
+            symbol: self.network.payloads[symbol.index]
+            for symbol in self.network.state_symbols().values()
+        }
+        self._state_updates = self.network.state_update_symbols()
+        self._next_state: dict[Symbol, Tensor] | None = None
         self.lower_seconds = time.perf_counter() - started
         self._threads: ThreadPoolExecutor | None = None
         # Where the shards' mean goes each step (its layouts made once; see `_mean`).
@@ -130,9 +138,12 @@ class RouteProgram:
                 self._threads = _shard_threads(self.shards - 1)
 
     def _lower(self) -> Plan:
+        # The state's next values are roots too: every route computes them in its
+        # forward pass, with the same kernels on the same inputs, so they agree bit for bit.
+        updates = list(self.network.state_update_symbols().values())
         if self.adjoints is not None:
-            return self.network.entry(self.adjoints.roots()).lower(self.budget)
-        return self.network.entry([self.recording.loss]).backward().lower()
+            return self.network.entry([*self.adjoints.roots(), *updates]).lower(self.budget)
+        return self.network.entry([self.recording.loss, *updates]).backward().lower()
 
     def gradients(self, run: Run, parameters: Parameters) -> ParameterGradients:
         """The route's gradients of a run: swept backward, or read off the roots."""
@@ -151,7 +162,7 @@ class RouteProgram:
         """
         if self.shards == 1:
             with self._blas_limit():
-                result = self._compute_shard(0, parameters, feeds)
+                result = self._compute_shard(0, parameters, {**feeds, **self.state})
             self._peak()
             return result
         batch = self.rows * self.shards
@@ -162,7 +173,10 @@ class RouteProgram:
                     f"{self.shards} shards of {self.rows} rows take a batch of {batch} rows"
                 )
         pieces = [
-            {symbol: _rows(tensor, shard, self.rows) for symbol, tensor in feeds.items()}
+            {
+                **{symbol: _rows(tensor, shard, self.rows) for symbol, tensor in feeds.items()},
+                **self.state,
+            }
             for shard in range(self.shards)
         ]
         if self._processes is not None:
@@ -211,7 +225,24 @@ class RouteProgram:
 
     def _compute_shard(self, shard: int, parameters: Parameters, feeds) -> tuple:
         run = self.plans[shard].forward(parameters, feeds)
+        if shard == 0 and self._state_updates:
+            # The first shard's statistics carry on, as DistributedDataParallel keeps the
+            # first replica's buffers; copied, for the next run reuses its buffers.
+            self._next_state = {
+                state: _copied(run.of(update)) for state, update in self._state_updates.items()
+            }
         return run.of(self.recording.loss).scalar(), self.gradients(run, parameters)
+
+    def commit_state(self) -> None:
+        """Moves the state on by the step last computed: the next step is fed the values
+        its state updates held (the first shard's). Without state, nothing happens."""
+        if self._next_state is not None:
+            self.state = self._next_state
+            self._next_state = None
+
+    def named_state(self) -> dict[str, Tensor]:
+        """The state the next step is fed, by name (`Tape.state`)."""
+        return {name: self.state[symbol] for name, symbol in self.network.state_symbols().items()}
 
     def release(self) -> None:
         """Frees every plan's arena (the next run allocates them again), the shard
@@ -241,6 +272,12 @@ class RouteProgram:
         """Ends the shard processes, if any (a later step forks them again)."""
         if self._processes is not None:
             self._processes.close()
+
+
+def _copied(tensor: Tensor) -> Tensor:
+    """A copy of `tensor` no later run writes over."""
+    array = tensor.numpy()
+    return Tensor(array.shape, array, dtype=array.dtype)
 
 
 def _rows(feed: Tensor | Indices, shard: int, rows: int) -> Tensor | Indices:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from topos import Parameters
+from topos import Parameters, Tensor
 from topos.datasets import Dataset, Split
 from topos.engine.budget import Budget
 from topos.graph.parameter_gradients import ParameterGradients
@@ -61,6 +61,13 @@ class Training:
         """The current parameters (updated in place by every step)."""
         return self.memory.parameters
 
+    @property
+    def state(self) -> dict[str, Tensor]:
+        """The state the next step is fed, by name (`Tape.state`: a batch norm's running
+        statistics), as the steps so far left it; feed it to an evaluation network's
+        states by name (`Network.state_symbols`)."""
+        return self.program.named_state()
+
     def snapshot(self) -> Parameters:
         """The current parameters, as a Parameters later steps leave alone."""
         return self.memory.snapshot()
@@ -108,6 +115,7 @@ class Training:
         """Trains one step: forward, gradients, the workload's optimizer at this step's
         learning rate; returns the loss."""
         loss, gradients = self.compute(step)
+        self.program.commit_state()
         self.optimizer.learning_rate = float(self.workload.learning_rate(step, self.steps))
         self.memory.update(self.optimizer, gradients)
         return loss
