@@ -14,6 +14,15 @@ from typing import TYPE_CHECKING, Any
 #: used loads its module, and with it the primitives.
 _EXPORTS = {
     "Entry": "topos.engine",
+    "primitive": "topos.extension",
+    "BudgetError": "topos.errors",
+    "NotDifferentiableError": "topos.errors",
+    "RegistrationError": "topos.errors",
+    "DataError": "topos.datasets.errors",
+    "DtypeNotSupportedError": "topos.training.recording_dtype",
+    "ShardProcessError": "topos.training.shard_processes",
+    "TooFewSamplesError": "topos.training.shuffled_batches",
+    "WorkloadNotFoundError": "topos.workloads.registry",
     "Gradients": "topos.engine",
     "Plan": "topos.engine",
     "Run": "topos.engine",
@@ -64,8 +73,16 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:
+    from topos.datasets.errors import DataError
     from topos.engine import Entry, Gradients, Plan, Run
-    from topos.errors import GraphError, ShapeError
+    from topos.errors import (
+        BudgetError,
+        GraphError,
+        NotDifferentiableError,
+        RegistrationError,
+        ShapeError,
+    )
+    from topos.extension import primitive
     from topos.graph import (
         Adjoints,
         Network,
@@ -111,6 +128,10 @@ if TYPE_CHECKING:
         where,
     )
     from topos.tensor import Shape, Tensor
+    from topos.training.recording_dtype import DtypeNotSupportedError
+    from topos.training.shard_processes import ShardProcessError
+    from topos.training.shuffled_batches import TooFewSamplesError
+    from topos.workloads.registry import WorkloadNotFoundError
 
 
 def __getattr__(name: str) -> Any:
@@ -135,8 +156,11 @@ __all__ = [
     "Adam",
     "AdamW",
     "Adjoints",
+    "BudgetError",
     "CausalSelfAttention",
     "Conv2d",
+    "DataError",
+    "DtypeNotSupportedError",
     "Embedding",
     "Entry",
     "Gradients",
@@ -146,18 +170,23 @@ __all__ = [
     "Linear",
     "Module",
     "Network",
+    "NotDifferentiableError",
     "ParameterGradients",
     "Parameters",
     "Plan",
     "RMSNorm",
+    "RegistrationError",
     "Rotary",
     "Run",
     "Shape",
     "ShapeError",
+    "ShardProcessError",
     "Symbol",
     "Tape",
     "Tensor",
+    "TooFewSamplesError",
     "Value",
+    "WorkloadNotFoundError",
     "__version__",
     "attention",
     "causal_self_attention",
@@ -173,6 +202,7 @@ __all__ = [
     "layer_norm",
     "log_softmax",
     "max_pool",
+    "primitive",
     "rms_norm",
     "rotary",
     "rotary_tables",
