@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 #: used loads its module, and with it the primitives.
 _EXPORTS = {
     "Entry": "topos.engine",
+    "GradientStep": "topos.engine.gradient_step",
+    "value_and_grad": "topos.engine.gradient_step",
     "primitive": "topos.extension",
     "BudgetError": "topos.errors",
     "NotDifferentiableError": "topos.errors",
@@ -75,6 +77,7 @@ _EXPORTS = {
 if TYPE_CHECKING:
     from topos.datasets.errors import DataError
     from topos.engine import Entry, Gradients, Plan, Run
+    from topos.engine.gradient_step import GradientStep, value_and_grad
     from topos.errors import (
         BudgetError,
         GraphError,
@@ -163,6 +166,7 @@ __all__ = [
     "DtypeNotSupportedError",
     "Embedding",
     "Entry",
+    "GradientStep",
     "Gradients",
     "GraphError",
     "Indices",
@@ -209,5 +213,6 @@ __all__ = [
     "softmax",
     "split",
     "stack",
+    "value_and_grad",
     "where",
 ]

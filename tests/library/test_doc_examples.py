@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = ["docs/reference/extending.md"]
+PAGES = ["docs/guide/library.md", "docs/reference/extending.md"]
 
 
 @pytest.mark.parametrize("page", PAGES)
