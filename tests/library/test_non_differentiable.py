@@ -82,6 +82,9 @@ def test_the_checker_names_the_node_instead_of_no_rule_at_fault(user_module):
     assert set(report.route_errors) == {"engine", "recorded", "remat"}
     for error in report.route_errors.values():
         assert "rounded" in error and f":{line}" in error
+    assert report.culprit.operation == "rounded" and report.culprit.source.endswith(f":{line}")
+    assert "no single rule was found at fault" not in report.verdict()
+    assert "first wrong rule: rounded(" in report.verdict()
 
 
 def test_a_non_differentiable_primitive_off_the_gradients_path_is_fine(user_module):
