@@ -14,6 +14,17 @@ from typing import TYPE_CHECKING, Any
 #: used loads its module, and with it the primitives.
 _EXPORTS = {
     "Entry": "topos.engine",
+    "GradientStep": "topos.engine.gradient_step",
+    "value_and_grad": "topos.engine.gradient_step",
+    "primitive": "topos.extension",
+    "BudgetError": "topos.errors",
+    "NotDifferentiableError": "topos.errors",
+    "RegistrationError": "topos.errors",
+    "DataError": "topos.datasets.errors",
+    "DtypeNotSupportedError": "topos.training.recording_dtype",
+    "ShardProcessError": "topos.training.shard_processes",
+    "TooFewSamplesError": "topos.training.shuffled_batches",
+    "WorkloadNotFoundError": "topos.workloads.registry",
     "Gradients": "topos.engine",
     "Plan": "topos.engine",
     "Run": "topos.engine",
@@ -85,8 +96,17 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:
+    from topos.datasets.errors import DataError
     from topos.engine import Entry, Gradients, Plan, Run
-    from topos.errors import GraphError, ShapeError
+    from topos.engine.gradient_step import GradientStep, value_and_grad
+    from topos.errors import (
+        BudgetError,
+        GraphError,
+        NotDifferentiableError,
+        RegistrationError,
+        ShapeError,
+    )
+    from topos.extension import primitive
     from topos.graph import (
         Adjoints,
         Network,
@@ -153,6 +173,10 @@ if TYPE_CHECKING:
         where,
     )
     from topos.tensor import Shape, Tensor
+    from topos.training.recording_dtype import DtypeNotSupportedError
+    from topos.training.shard_processes import ShardProcessError
+    from topos.training.shuffled_batches import TooFewSamplesError
+    from topos.workloads.registry import WorkloadNotFoundError
 
 
 def __getattr__(name: str) -> Any:
@@ -183,12 +207,16 @@ __all__ = [
     "AvgPool2d",
     "BatchNorm1d",
     "BatchNorm2d",
+    "BudgetError",
     "CausalSelfAttention",
     "Conv1d",
     "Conv2d",
+    "DataError",
+    "DtypeNotSupportedError",
     "Embedding",
     "Entry",
     "GRUCell",
+    "GradientStep",
     "Gradients",
     "GraphError",
     "GroupNorm",
@@ -198,18 +226,23 @@ __all__ = [
     "Linear",
     "Module",
     "Network",
+    "NotDifferentiableError",
     "ParameterGradients",
     "Parameters",
     "Plan",
     "RMSNorm",
+    "RegistrationError",
     "Rotary",
     "Run",
     "Shape",
     "ShapeError",
+    "ShardProcessError",
     "Symbol",
     "Tape",
     "Tensor",
+    "TooFewSamplesError",
     "Value",
+    "WorkloadNotFoundError",
     "__version__",
     "adaptive_avg_pool2d",
     "attention",
@@ -236,11 +269,13 @@ __all__ = [
     "max_pool",
     "mse_loss",
     "nll_loss",
+    "primitive",
     "rms_norm",
     "rotary",
     "rotary_tables",
     "softmax",
     "split",
     "stack",
+    "value_and_grad",
     "where",
 ]

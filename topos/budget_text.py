@@ -43,18 +43,20 @@ class BudgetTextError(ValueError):
 _ABOVE_FLOOR = re.compile(r"floor\s*\+\s*(?P<share>.+)", re.IGNORECASE)
 
 
-def parse_budget(text: str) -> int | float | str | tuple[str, float]:
+def parse_budget(text: str, name: str = "--budget") -> int | float | str | tuple[str, float]:
     """What `text` names: bytes (an int, at most `MOST_BYTES`), a fraction (a float:
     `50%` is 0.5, at most `MOST_PERCENT`%), `"floor"`, or `("floor", fraction)` for
     `floor+50%` (the fraction of the way from the floor to the unconstrained plan, 0 to
-    1); BudgetTextError (one line) for anything else, a number out of bounds included."""
+    1); BudgetTextError (one line) for anything else, a number out of bounds included.
+    `name` is what the message calls the budget: the command's `--budget` by default,
+    `budget` for the library's `Entry.lower`."""
     cleaned = text.strip()
     if cleaned.lower() == "floor":
         return "floor"
     if len(cleaned) > MOST_CHARACTERS:
         # Before any number is read: 400 nines overflow a float to infinity.
         raise BudgetTextError(
-            f"--budget {cleaned[:20]}...: longer than {MOST_CHARACTERS} characters; "
+            f"{name} {cleaned[:20]}...: longer than {MOST_CHARACTERS} characters; "
             f"no budget needs so many digits"
         )
     above = _ABOVE_FLOOR.fullmatch(cleaned)
@@ -63,7 +65,7 @@ def parse_budget(text: str) -> int | float | str | tuple[str, float]:
         fraction = None if share is None else float(share["number"]) / 100
         if fraction is None or fraction > 1:
             raise BudgetTextError(
-                f"--budget {text!r}: above the floor, give a percentage from 0% to 100% "
+                f"{name} {text!r}: above the floor, give a percentage from 0% to 100% "
                 f"of the way to the recorded route's planned bytes (floor+50%)"
             )
         return ("floor", fraction)
@@ -71,28 +73,28 @@ def parse_budget(text: str) -> int | float | str | tuple[str, float]:
     if share:
         fraction = float(share["number"]) / 100
         if fraction <= 0:
-            raise BudgetTextError(f"--budget {text!r}: a share must be above 0%")
+            raise BudgetTextError(f"{name} {text!r}: a share must be above 0%")
         if not fraction <= MOST_PERCENT / 100:
-            raise BudgetTextError(f"--budget {text!r}: a share must be at most {MOST_PERCENT}%")
+            raise BudgetTextError(f"{name} {text!r}: a share must be at most {MOST_PERCENT}%")
         return fraction
     size = _SIZE.fullmatch(cleaned)
     if size:
         unit = UNITS.get(size["unit"].upper())
         if unit is None:
             raise BudgetTextError(
-                f"--budget {text!r}: unknown unit {size['unit']!r}; "
+                f"{name} {text!r}: unknown unit {size['unit']!r}; "
                 f"use B, KB, MB, GB, KiB, MiB or GiB"
             )
         amount = float(size["number"]) * unit
         if not amount <= MOST_BYTES:  # also refuses infinity
             raise BudgetTextError(
-                f"--budget {text!r}: a budget must be at most {MOST_BYTES} bytes (1 EiB)"
+                f"{name} {text!r}: a budget must be at most {MOST_BYTES} bytes (1 EiB)"
             )
         count = int(amount)
         if count <= 0:
-            raise BudgetTextError(f"--budget {text!r}: a budget must be above 0 bytes")
+            raise BudgetTextError(f"{name} {text!r}: a budget must be above 0 bytes")
         return count
     raise BudgetTextError(
-        f"--budget {text!r}: give bytes with a unit (64MiB), a percentage of the recorded "
+        f"{name} {text!r}: give bytes with a unit (64MiB), a percentage of the recorded "
         f"route's planned bytes (50%), floor, or floor+50%"
     )

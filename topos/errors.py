@@ -21,3 +21,21 @@ class BudgetError(GraphError):
         super().__init__(message)
         self.budget_bytes = budget_bytes
         self.floor_bytes = floor_bytes
+
+
+class NotDifferentiableError(GraphError):
+    """A gradient asked for through a node whose primitive has no derivative rule: one
+    declared not differentiable (`differentiable=False`), refused rather than given a
+    silent zero. The message names the node, its operation and where it was recorded;
+    `operation` and `node` say the same."""
+
+    def __init__(self, message: str, operation: str = "", node: int = -1) -> None:
+        super().__init__(message)
+        self.operation = operation
+        self.node = node
+
+
+class RegistrationError(ValueError):
+    """A primitive that cannot be registered as given: a name taken by another
+    definition (without `replace=True`), or no derivative rule without the declaration
+    `differentiable=False`."""

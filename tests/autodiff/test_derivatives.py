@@ -36,7 +36,9 @@ def test_example_names_are_unique():
 
 def test_a_primitive_without_an_example_is_caught(monkeypatch: pytest.MonkeyPatch):
     # A primitive registered with no example gets no case, and the check above names it.
-    bare = Primitive("without_example", 1, same, lambda operand, out=None: operand, None)
+    bare = Primitive(
+        "without_example", 1, same, lambda operand, out=None: operand, None, differentiable=False
+    )
     monkeypatch.setitem(REGISTRY, bare.name, bare)
     cases = [Case(e.name, p.name, e.draw, e.build) for p in REGISTRY.values() for e in p.examples]
     assert without_a_case(cases) == ["without_example"]

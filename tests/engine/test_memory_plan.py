@@ -92,9 +92,9 @@ def test_random_graphs_slots_never_collide_and_the_bits_match_the_kernels(progra
     for plan in (forward, retain):
         assert_no_collisions(plan)
         reference = reference_payloads(network, plan)
-        run = plan.forward(network.parameters())
+        run = plan.forward(network.parameters(), defaults=True)
         # Twice: the second run reuses the arena the first one wrote.
-        run = plan.forward(network.parameters())
+        run = plan.forward(network.parameters(), defaults=True)
         readable = plan.roots if plan.posture == "forward" else plan.evaluated
         for index in readable:
             payload = run.of(network.symbol(index)).numpy()
@@ -151,7 +151,7 @@ def test_a_sum_takes_over_the_slot_of_an_operand_it_reads_last():
     assert memory.slots[d.index].offset == memory.slots[t.index].offset
     assert_takeovers_are_safe(network, plan)
     reference = reference_payloads(network, plan)
-    run = plan.forward(network.parameters())
+    run = plan.forward(network.parameters(), defaults=True)
     assert run.of(loss.symbol).numpy().tobytes() == np.asarray(reference[loss.index]).tobytes()
     # The retain posture keeps every buffer, so nothing is taken over.
     assert network.entry([loss.symbol]).backward().lower().memory.taken_over == {}
@@ -215,7 +215,7 @@ def test_roots_are_fresh_per_run():
     network, adjoints, loss = model()
     plan = network.entry(adjoints.roots()).lower()
     parameters = network.parameters()
-    first = plan.forward(parameters)
+    first = plan.forward(parameters, defaults=True)
     loss_before = first.of(loss)
     gradients_before = first.recorded_gradients(adjoints)
     kept = {index: np.array(tensor.numpy()) for index, tensor in gradients_before.items()}
@@ -223,7 +223,7 @@ def test_roots_are_fresh_per_run():
     images = network.input_symbols()[0]
     shape = network.shape(images)
     other = Tensor(shape, np.linspace(2, -3, shape.volume), np.float32)
-    plan.forward(parameters, {images: other})
+    plan.forward(parameters, {images: other}, defaults=True)
     assert np.array_equal(loss_before.numpy(), saved_loss)
     for index, tensor in gradients_before.items():
         assert np.array_equal(tensor.numpy(), kept[index])
@@ -233,7 +233,7 @@ def test_stale_reads_of_arena_buffers_are_refused():
     network, _, loss = model()
     plan = network.entry([loss]).backward().lower()
     parameters = network.parameters()
-    first = plan.forward(parameters)
+    first = plan.forward(parameters, defaults=True)
     inner = next(
         i for i in plan.evaluated if i in plan.memory.slots and network.nodes[i].shape.volume > 1
     )
@@ -244,6 +244,7 @@ def test_stale_reads_of_arena_buffers_are_refused():
     second = plan.forward(
         parameters,
         {network.input_symbols()[0]: Tensor.filled(network.shape(network.input_symbols()[0]), 0.5)},
+        defaults=True,
     )
     assert np.array_equal(copy.numpy(), saved)
     assert first.of(loss) is not None and loss_value.shape == network.shape(loss)
@@ -263,12 +264,12 @@ def test_release_frees_the_arena_and_the_next_forward_computes_the_same_bits():
         gradients = run.backward(loss).parameters(parameters)
         return {symbol: tensor.numpy().tobytes() for symbol, tensor in gradients.items()}
 
-    first = plan.forward(parameters)
+    first = plan.forward(parameters, defaults=True)
     expected = gradient_bits(first)
     arena = plan._arena
     plan.release()
     assert plan._arena is None
-    second = plan.forward(parameters)
+    second = plan.forward(parameters, defaults=True)
     assert plan._arena is not None and plan._arena is not arena
     assert gradient_bits(second) == expected
     with pytest.raises(GraphError, match="overwritten"):

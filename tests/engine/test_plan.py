@@ -70,11 +70,11 @@ def test_a_replica_computes_the_same_in_an_arena_of_its_own(posture: str):
     network, s = tiny()
     entry = network.entry([s.d])
     plan = entry.lower() if posture == "forward" else entry.backward().lower()
-    first = plan.forward(network.parameters()).of(s.d).numpy().tobytes()
+    first = plan.forward(network.parameters(), defaults=True).of(s.d).numpy().tobytes()
     twin = plan.replica()
     assert twin.describe() == plan.describe()
     assert twin.arena_blocks() == []  # allocated on its own first run, not shared
-    assert twin.forward(network.parameters()).of(s.d).numpy().tobytes() == first
+    assert twin.forward(network.parameters(), defaults=True).of(s.d).numpy().tobytes() == first
     assert len(plan.arena_blocks()) == len(twin.arena_blocks()) == 1
     assert not np.may_share_memory(plan.arena_blocks()[0], twin.arena_blocks()[0])
     # The original's runs are not made stale by the replica's.
@@ -105,7 +105,7 @@ def test_tiny_plan_with_an_inner_root():
     # a stays: 4, 8 (x goes), 8, 8 (c takes over b's slot), 9 (c goes).
     assert volume == "live volume: peak 9 elements at node 5, retain-all 17"
     assert liveness_column(plan)[2] == "kept"
-    run = plan.forward(network.parameters())
+    run = plan.forward(network.parameters(), defaults=True)
     np.testing.assert_allclose(run.of(s.a).numpy(), [0.1, -0.2, 0.6, 0.2], rtol=1e-6)
     with pytest.raises(GraphError, match="freed after 4"):
         run.of(s.b)
@@ -120,7 +120,9 @@ def test_non_ancestors_are_not_evaluated():
     ]
     assert listed == [0, 1, 2]
     computed = []
-    run = plan.forward(network.parameters(), observer=lambda node, live: computed.append(node))
+    run = plan.forward(
+        network.parameters(), defaults=True, observer=lambda node, live: computed.append(node)
+    )
     assert computed == [2]
     with pytest.raises(GraphError, match="not evaluated"):
         run.of(s.e)
@@ -180,6 +182,7 @@ def observe(plan, network):
     observations = []
     plan.forward(
         network.parameters(),
+        defaults=True,
         observer=lambda node, live: observations.append((node, sorted(live))),
     )
     return observations
@@ -291,11 +294,11 @@ def traced_peaks(plan, parameters, feeds) -> tuple[int, int]:
     forward run (which allocates its arena) and during its second."""
     tracemalloc.start()
     try:
-        plan.forward(parameters, feeds)
+        plan.forward(parameters, feeds, defaults=True)
         first = tracemalloc.get_traced_memory()[1]
         tracemalloc.reset_peak()
         baseline = tracemalloc.get_traced_memory()[0]
-        plan.forward(parameters, feeds)
+        plan.forward(parameters, feeds, defaults=True)
         second = tracemalloc.get_traced_memory()[1] - baseline
         return first, second
     finally:

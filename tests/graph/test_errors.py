@@ -185,11 +185,11 @@ def test_symbols_of_another_network_are_refused_everywhere():
     _, other, other_images, other_weights, _, other_loss = small_network()
     parameters = network.parameters()
     plan = network.entry([loss]).backward().lower()
-    run = plan.forward(parameters)
+    run = plan.forward(parameters, defaults=True)
     attempts = [
         lambda: network.entry([other_loss]),
         lambda: plan.forward(parameters, {other_images: Tensor.filled([2, 3], 1.0)}),
-        lambda: plan.forward(other.parameters()),
+        lambda: plan.forward(other.parameters(), defaults=True),
         lambda: run.of(other_loss),
         lambda: run.backward(other_loss),
         lambda: parameters.of(other_weights),
@@ -199,7 +199,9 @@ def test_symbols_of_another_network_are_refused_everywhere():
     for attempt in attempts:
         with pytest.raises(GraphError, match="another network"):
             attempt()
-    other_run = other.entry([other_loss]).backward().lower().forward(other.parameters())
+    other_run = (
+        other.entry([other_loss]).backward().lower().forward(other.parameters(), defaults=True)
+    )
     other_gradients = other_run.backward(other_loss).parameters(other.parameters())
     with pytest.raises(GraphError, match="another network"):
         parameters.step(other_gradients, SGD(0.1).update)
@@ -216,7 +218,7 @@ def test_values_of_another_tape_are_refused():
 
 def test_backward_on_a_forward_posture_run_says_how_to_fix_it():
     _, network, _, _, _, loss = small_network()
-    run = network.entry([loss]).lower().forward(network.parameters())
+    run = network.entry([loss]).lower().forward(network.parameters(), defaults=True)
     with pytest.raises(GraphError) as caught:
         run.backward(loss)
     assert "forward posture" in str(caught.value)
@@ -254,7 +256,12 @@ def test_a_non_scalar_target_has_no_gradient_on_either_route():
     with pytest.raises(ShapeError, match=r"\[3, 4\].*scalar"):
         tape.differentiate(scores, [weights])
     network = tape.into_network()
-    run = network.entry([scores.symbol]).backward().lower().forward(network.parameters())
+    run = (
+        network.entry([scores.symbol])
+        .backward()
+        .lower()
+        .forward(network.parameters(), defaults=True)
+    )
     with pytest.raises(ShapeError, match=r"\[3, 4\].*scalar"):
         run.backward(scores.symbol)
 
@@ -282,7 +289,9 @@ def test_an_init_factory_refuses_a_negative_extent(factory):
 def test_parameters_step_refuses_an_update_that_changes_a_shape():
     _, network, _, weights, _, loss = small_network()
     parameters = network.parameters()
-    gradients = network.entry([loss]).backward().lower().forward(parameters).backward(loss)
+    gradients = (
+        network.entry([loss]).backward().lower().forward(parameters, defaults=True).backward(loss)
+    )
     gradients = gradients.parameters(parameters)
     with pytest.raises(ShapeError) as caught:
         parameters.step(gradients, lambda p, g: Tensor.filled([4, 3], 0.0))
@@ -303,7 +312,7 @@ def test_parameters_step_refuses_an_update_that_changes_a_shape():
 def test_run_of_a_freed_buffer_says_when_it_was_freed():
     _, network, _, _, scores, loss = small_network()
     plan = network.entry([loss]).lower()
-    run = plan.forward(network.parameters())
+    run = plan.forward(network.parameters(), defaults=True)
     with pytest.raises(GraphError, match=rf"%{scores.index} was freed after {loss.index}"):
         run.of(scores)
     assert isinstance(run.of(loss).scalar(), np.float32)
@@ -418,15 +427,18 @@ def test_random_misuse_of_tensors_layers_and_initializers_fails_cleanly(data):
     assert_clean(tensor_calls(data.draw))
 
 
-def test_feeds_may_be_arrays_in_any_float_dtype_but_not_other_things():
+def test_feeds_may_be_arrays_of_the_networks_dtype_but_not_other_things():
     _, network, images, _, _, loss = small_network()
     plan = network.entry([loss]).lower()
     parameters = network.parameters()
     as_tensor = plan.forward(parameters, {images: Tensor.filled([2, 3], 0.5)}).of(loss)
-    as_array = plan.forward(parameters, {images: np.full((2, 3), 0.5)}).of(loss)
+    as_array = plan.forward(parameters, {images: np.full((2, 3), 0.5, np.float32)}).of(loss)
     assert as_array == as_tensor
+    # Another dtype is refused as an array exactly as it is as a Tensor (issue 41).
+    with pytest.raises(TypeError, match="is float64; the network computes in float32"):
+        plan.forward(parameters, {images: np.full((2, 3), 0.5)})
     with pytest.raises(ShapeError, match=r"\[3, 2\]"):
-        plan.forward(parameters, {images: np.zeros((3, 2))})
+        plan.forward(parameters, {images: np.zeros((3, 2), np.float32)})
     with pytest.raises(TypeError, match="is a list, not a Tensor or a NumPy array"):
         plan.forward(parameters, {images: [[0.5] * 3] * 2})
 

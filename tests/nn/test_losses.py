@@ -28,11 +28,12 @@ RNG = np.random.default_rng(46)
 
 
 def _evaluate(build):
-    """The value of what `build(tape)` records, in float64, by a forward plan."""
+    """The value of what `build(tape)` records, in float64, by a forward plan (inputs on
+    the payloads they were recorded with, asked for on purpose)."""
     tape = Tape(dtype=np.float64)
     output = build(tape)
     network = tape.into_network()
-    run = network.entry([output.symbol]).lower().forward(network.parameters())
+    run = network.entry([output.symbol]).lower().forward(network.parameters(), defaults=True)
     return run.of(output.symbol).numpy()
 
 

@@ -100,7 +100,8 @@ def test_a_parameter_without_a_gradient_is_left_alone():
     network, symbols, _, (only_w1,) = feeder([["w1"]])
     parameters = network.parameters()
     feeds = {symbols["g1"]: Tensor([3, 4], RNG.standard_normal(12), np.float32)}
-    run = network.entry(only_w1.roots()).lower().forward(parameters, feeds)
+    plan = network.entry(only_w1.roots()).lower()
+    run = plan.forward(parameters, feeds, defaults=[symbols["g2"]])
     gradients = run.recorded_gradients(only_w1)
     assert symbols["w2"] not in gradients
     for optimizer in (SGD(0.5), Adam(0.5)):

@@ -513,8 +513,11 @@ def test_the_winners_operand_gets_no_gradient(subject, route):
     assert np.any(outcome.gradients[1 - position] != 0)
 
 
-def test_lane_argmax_has_no_derivative_rule():
-    assert REGISTRY["lane_argmax"].derive is None
+def test_lane_argmax_has_a_flat_derivative_rule():
+    # Piecewise constant: its rule sends nothing back (a rule, not a missing one).
+    primitive = REGISTRY["lane_argmax"]
+    assert primitive.differentiable
+    assert tuple(primitive.derive(None, [None], None, object(), (True,))) == (None,)
     for name in ("lane_max", "lane_place", "lane_select"):
         assert REGISTRY[name].derive is not None
 

@@ -13,7 +13,9 @@ from topos.tensor import Shape
 
 
 def test_a_primitive_that_states_no_memory_rules_gets_the_defaults():
-    plain = Primitive("plain", 1, same, lambda operand, out=None: operand, None)
+    plain = Primitive(
+        "plain", 1, same, lambda operand, out=None: operand, None, differentiable=False
+    )
     assert plain.memory.view is None and plain.memory.layout is contiguous
     assert plain.memory.workspace_elements([Shape((2, 3))], [(0, 1)], {}) == 0
     assert not plain.memory.returns_view([(0, 1)], {})

@@ -236,7 +236,7 @@ def forward_output(express, arrays, dtype=np.float32, source="parameter") -> np.
         tape, [Tensor(array.shape, array, dtype=dtype) for array in arrays]
     )
     network = tape.into_network()
-    run = network.entry([output.symbol]).lower().forward(network.parameters())
+    run = network.entry([output.symbol]).lower().forward(network.parameters(), defaults=True)
     return np.array(run.of(output.symbol).numpy())
 
 
@@ -361,7 +361,12 @@ def test_conv2d_max_pool_sends_ties_to_the_earliest_lane(source, axes):
     tape = Tape()
     output, _ = build_with(fused, source)(tape, [Tensor(a.shape, a) for a in arrays])
     network = tape.into_network()
-    run = network.entry([output.symbol]).backward().lower().forward(network.parameters())
+    run = (
+        network.entry([output.symbol])
+        .backward()
+        .lower()
+        .forward(network.parameters(), defaults=True)
+    )
     (argmax,) = [i for i, node in enumerate(network.nodes) if node.operation == "lane_argmax"]
     node = network.nodes[argmax]
     assert node.attributes["axes"] == axes
@@ -400,7 +405,7 @@ def test_conv2d_express_max_pooled_is_the_layer_convolution_pooled():
         layer = Conv2d(tape, Tensor(weights.shape, weights), Tensor(bias.shape, bias), 1, 1)
         output = layer.express_max_pooled(x, 2) if pooled else max_pool(layer.express(x), 2, 2)
         network = tape.into_network()
-        run = network.entry([output.symbol]).lower().forward(network.parameters())
+        run = network.entry([output.symbol]).lower().forward(network.parameters(), defaults=True)
         return np.array(run.of(output.symbol).numpy())
 
     fused = output_of(True)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from topos.autodiff.algebra import Algebra
-from topos.errors import ShapeError
+from topos.errors import NotDifferentiableError, ShapeError
 from topos.graph.node import Node
 
 Schedule = tuple[tuple[int, tuple[bool, ...]], ...]
@@ -72,10 +72,12 @@ def sweep(
     for index, needs in schedule:
         gradient = gradients.get(index) if index in kept else gradients.pop(index, None)
         node = nodes[index]
-        # A primitive with no derivative rule (lane_argmax) is piecewise constant: its
-        # gradient reaches no input.
-        if gradient is None or node.primitive.derive is None:
+        if gradient is None:
             continue
+        if node.primitive.derive is None:
+            # Declared not differentiable: no zero is invented for it. (A flat function,
+            # heaviside or lane_argmax, has a rule that says so by sending nothing.)
+            raise not_differentiable(node, index)
         inputs = [operand(i) for i in node.inputs]
         contributions = node.primitive.derive(
             algebra, inputs, operand(index), gradient, needs, **node.attributes
@@ -88,3 +90,23 @@ def sweep(
                 contribution if earlier is None else algebra.add(earlier, contribution)
             )
     return {index: gradients[index] for index in kept if index in gradients}
+
+
+def not_differentiable(node: Node, index: int) -> NotDifferentiableError:
+    """The error for a gradient that reached node `index`, whose primitive has no rule."""
+    where = ""
+    if node.source is not None:
+        text = node.source.text()
+        where = f", recorded at {node.source}" + (f" ({text})" if text else "")
+    declared = (
+        "is declared not differentiable"
+        if not node.primitive.differentiable
+        else "has no derivative rule"
+    )
+    return NotDifferentiableError(
+        f"differentiate: %{index} {node.operation}{where} {declared}, and the gradient "
+        f"asked for flows through it; cut it out of the path (feed its result as an "
+        f"input) or register a derivative rule",
+        node.operation,
+        index,
+    )

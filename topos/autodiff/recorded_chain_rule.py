@@ -20,11 +20,17 @@ def record_chain_rule(tape: Tape, target: int, wrt: Sequence[int]) -> Adjoints:
     """Appends the gradient of node `target` with respect to each node of `wrt` to `tape`
     as ordinary nodes; a node `target` does not depend on gets a zero leaf."""
     schedule = backward_schedule(tape.nodes, target, wrt)
+    recorded = len(tape.nodes)
     algebra = RecordingAlgebra(tape)
-    seed = algebra.constant(1.0, Shape(()))
-    gradients = sweep(
-        tape.nodes, schedule, target, wrt, algebra, lambda index: Value(tape, index), seed
-    )
+    try:
+        seed = algebra.constant(1.0, Shape(()))
+        gradients = sweep(
+            tape.nodes, schedule, target, wrt, algebra, lambda index: Value(tape, index), seed
+        )
+    except Exception:
+        # A refused or broken derivative leaves the tape as it was, not half a chain rule.
+        tape.truncate(recorded)
+        raise
     pairs = []
     for index in wrt:
         gradient = gradients.get(index)

@@ -96,7 +96,23 @@ def check_rules(
     cache: dict[int, frozenset[int]] = {}
     schedule = sorted(backward_schedule(nodes, target, wrt))
     for index, needs in schedule:
-        if nodes[index].primitive.derive is None:
+        node = nodes[index]
+        if node.primitive.derive is None:
+            # No rule to check against finite differences: the node itself is the
+            # culprit (no gradient passes through it), not "no rule at fault".
+            source, expression = _source(node)
+            declared = "declared not differentiable" if not node.primitive.differentiable else ""
+            report.failures.append(
+                RuleFailure(
+                    index,
+                    node.operation,
+                    tuple(tuple(np.shape(values[i])) for i in node.inputs),
+                    source,
+                    expression,
+                    f"has no derivative rule ({declared or 'none registered'}), and the "
+                    f"gradient flows through it",
+                )
+            )
             continue
         report.checked += 1
         failure = check_rule(

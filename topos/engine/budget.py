@@ -51,7 +51,7 @@ class Budget:
             if value.strip().lower() == "floor":
                 return cls()
             try:
-                parsed = parse_budget(value)
+                parsed = parse_budget(value, name="budget")
             except BudgetTextError as error:
                 raise GraphError(str(error)) from None
             if isinstance(parsed, tuple):

@@ -25,10 +25,20 @@ class Entry:
     def lower(self, budget: Budget | int | float | str | None = None) -> Plan:
         """Schedules the ancestors of the roots and decides when each buffer dies.
 
-        With a `budget` (bytes as an int, a fraction of the unconstrained peak as a
-        float, `"floor"`, or a Budget) a forward request is lowered in the remat posture:
-        a RematPlan whose live volume stays within it, recomputing what it cannot keep.
-        A budget below the floor raises BudgetError naming the floor in bytes.
+        With a `budget` a forward request is lowered in the remat posture: a RematPlan
+        whose planned bytes (its arena and its roots' fresh buffers) stay within it,
+        recomputing what it cannot keep. A budget is one of:
+
+        - bytes, as an int (`48_000_000`) or text with a unit (`"48MiB"`, `"6.5MB"`);
+        - a fraction of the unconstrained plan's planned bytes (the same request lowered
+          without a budget), as a float (`0.6`) or a percentage (`"60%"`);
+        - `"floor"`, the least any schedule reaches;
+        - `"floor+50%"`, the floor plus that share of the way from the floor up to the
+          unconstrained plan's planned bytes (never below the floor, whatever the graph);
+        - a Budget.
+
+        A budget below the floor raises BudgetError naming the floor in bytes; one that
+        names no budget (`"lots"`) raises GraphError saying what a budget is.
         """
         from topos.engine.plan import Plan
 

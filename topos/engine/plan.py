@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -103,6 +103,10 @@ class Plan:
                 continue
             self._pending.append((position, node, tuple(dying.pop(position, ()))))
         self._steps: list | None = None
+        # The inputs a run reads, each once, for the check that every one is fed.
+        self._inputs = tuple(
+            dict.fromkeys(index for _, index, kind in self._sources if kind == "input")
+        )
 
     def _bind(self) -> None:
         """Allocates the arena and binds every kernel to its slot views, once per plan."""
@@ -259,6 +263,36 @@ class Plan:
                 total += self.backward_peak_bytes(targets[0])
         return total
 
+    def require_feeds(
+        self, fed: Iterable[Symbol], defaults: bool | Iterable[Symbol] = False
+    ) -> None:
+        """Refuses (GraphError naming each) an input of `inputs` that is not among `fed`
+        nor defaulted on purpose (`defaults`, as `forward` takes it): what `forward`
+        checks, for a caller that splits feeds before running (a sharded step)."""
+        self._check_fed({self.network.index(symbol, "forward") for symbol in fed}, defaults)
+
+    def _check_fed(self, fed: Collection[int], defaults: bool | Iterable) -> None:
+        """Refuses a run with an input neither fed nor defaulted on purpose, naming each."""
+        if defaults is True:
+            return
+        allowed: set[int] = set()
+        if defaults is not False:
+            if isinstance(defaults, (Symbol, str, bytes)) or not isinstance(defaults, Iterable):
+                raise TypeError(
+                    "forward: defaults is True, False or a collection of input symbols, "
+                    f"not {type(defaults).__name__}"
+                )
+            for symbol in defaults:
+                allowed.add(self.network.index(getattr(symbol, "symbol", symbol), "forward"))
+        missing = [index for index in self._inputs if index not in fed and index not in allowed]
+        if missing:
+            names = "; ".join(_input_name(self.network.nodes[i], i) for i in missing)
+            noun = "input" if len(missing) == 1 else f"{len(missing)} inputs"
+            raise GraphError(
+                f"forward: no feed for {noun}: {names}; feed each, or ask for the recorded "
+                f"default on purpose with defaults=True (or defaults=[symbol, ...])"
+            )
+
     def _feed_arrays(self, feeds: Feeds) -> dict[int, np.ndarray]:
         network = self.network
         items = feeds.items() if isinstance(feeds, Mapping) else feeds
@@ -271,7 +305,15 @@ class Plan:
             if node.holds_indices:
                 arrays[index] = _index_feed(index, node, tensor)
                 continue
-            # Data often arrives as arrays: take a copy in the network's dtype.
+            # One rule for arrays and Tensors alike: the dtype must be the network's. A
+            # silent cast would hide float64 data in a float32 model (or the reverse).
+            dtype = getattr(tensor, "dtype", None)
+            if isinstance(tensor, (np.ndarray, Tensor)) and dtype != network.dtype:
+                raise TypeError(
+                    f"forward: the feed for input {_input_name(node, index)} is {dtype}; "
+                    f"the network computes in {network.dtype}: cast it first "
+                    f"(array.astype(np.{network.dtype}))"
+                )
             tensor = _checked_feed(
                 index,
                 node,
@@ -281,24 +323,36 @@ class Plan:
                 lambda array: Tensor(array.shape, array, dtype=network.dtype),
                 "a Tensor or a NumPy array",
             )
-            if tensor.dtype != network.dtype:
-                raise TypeError(
-                    f"forward: the feed for input %{index} is {tensor.dtype}, "
-                    f"the network computes in {network.dtype}"
-                )
             arrays[index] = tensor.numpy()
         return arrays
 
+    @property
+    def inputs(self) -> tuple[Symbol, ...]:
+        """The inputs this plan reads, in recording order: what `forward` must be fed."""
+        return tuple(self.network.symbol(index) for index in self._inputs)
+
     def forward(
-        self, parameters: Parameters, feeds: Feeds = (), observer: Observer | None = None
+        self,
+        parameters: Parameters,
+        feeds: Feeds = (),
+        observer: Observer | None = None,
+        *,
+        defaults: bool | Iterable[Symbol] = False,
     ) -> Run:
-        """Runs the plan once; `observer(node, live)` (for tests and tools) sees the
-        indices of the buffers still held after each computed node."""
+        """Runs the plan once on `feeds`, a payload for each input it reads (`inputs`).
+
+        A feed is a Tensor of the network's dtype or a NumPy array of it (an index input
+        takes Indices or an integer array); another dtype is refused, never cast. An
+        input left unfed is a GraphError naming it, unless its recorded default is asked
+        for on purpose: `defaults=True` for every unfed input, or `defaults=[symbol,
+        ...]` for those. `observer(node, live)` (for tests and tools) sees the indices of
+        the buffers still held after each computed node."""
         from topos.engine.run import Run
 
         if parameters.network.origin != self.network.origin:
             raise GraphError("forward: the parameters belong to another network")
         fed = self._feed_arrays(feeds)
+        self._check_fed(fed, defaults)
         payloads = self.network.payloads
         parameter_arrays = parameters.arrays()
         buffers: list[Any] = [None] * len(self._program)
@@ -403,6 +457,13 @@ class Plan:
             for index in self.evaluated
         ]
         return "\n".join([*lines, *self.summary(), self.arena_line()])
+
+
+def _input_name(node, index: int) -> str:
+    """An input as an error names it: its index, and where the user recorded it."""
+    if node.source is None:
+        return f"%{index}"
+    return f"%{index} {node.shape} recorded at {node.source}"
 
 
 def _checked_feed(index: int, node, feed, kind: str, payload: type, adopt, accepted: str):

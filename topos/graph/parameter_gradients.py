@@ -17,7 +17,10 @@ class ParameterGradients:
         self._gradients = gradients
 
     def of(self, symbol: Symbol) -> Tensor:
-        """The gradient of one parameter."""
+        """The gradient of one parameter (its Symbol, or the Value recorded for it)."""
+        symbol = getattr(symbol, "symbol", symbol)
+        if not isinstance(symbol, Symbol):
+            raise TypeError(f"gradients: expected a Symbol, got {type(symbol).__name__}")
         if symbol.origin != self.origin:
             raise GraphError(f"gradients: {symbol!r} belongs to another network")
         try:
@@ -34,6 +37,7 @@ class ParameterGradients:
         return self._gradients.get(index)
 
     def __contains__(self, symbol: object) -> bool:
+        symbol = getattr(symbol, "symbol", symbol)
         return (
             isinstance(symbol, Symbol)
             and symbol.origin == self.origin

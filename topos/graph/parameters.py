@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from topos.errors import GraphError, ShapeError
 from topos.graph.parameter_gradients import ParameterGradients
 from topos.graph.symbol import Symbol
@@ -53,6 +55,43 @@ class Parameters:
 
     def __iter__(self) -> Iterator[Symbol]:
         return iter(self.symbols())
+
+    def replace(self, payloads: Mapping[Symbol | str, Tensor | np.ndarray]) -> Parameters:
+        """A new Parameters with the payloads of `payloads` (keyed by parameter Symbol,
+        the Value recorded for it, or name) in place of these, the others shared.
+
+        Each must keep its parameter's shape and dtype: a NumPy array is taken (copied)
+        only in the network's dtype, never cast, as feeds are."""
+        replaced = dict(self._payloads)
+        for key, payload in payloads.items():
+            if isinstance(key, str):
+                if key not in self.network.names:
+                    raise GraphError(f"Parameters.replace: no parameter is named {key!r}")
+                index = self.network.names[key]
+            else:
+                index = self.network.index(key, "Parameters.replace")
+            if index not in self._payloads:
+                raise GraphError(f"Parameters.replace: %{index} is not a parameter")
+            current = self._payloads[index]
+            if isinstance(payload, np.ndarray):
+                if payload.dtype != current.dtype:
+                    raise TypeError(
+                        f"Parameters.replace: the payload for parameter %{index} is "
+                        f"{payload.dtype}; the network computes in {current.dtype}"
+                    )
+                payload = Tensor(payload.shape, payload, dtype=current.dtype)
+            if not isinstance(payload, Tensor):
+                raise TypeError(
+                    f"Parameters.replace: the payload for parameter %{index} is a "
+                    f"{type(payload).__name__}, not a Tensor or a NumPy array"
+                )
+            if payload.shape != current.shape or payload.dtype != current.dtype:
+                raise ShapeError(
+                    f"Parameters.replace: parameter %{index} is {current.shape} "
+                    f"{current.dtype}, not {payload.shape} {payload.dtype}"
+                )
+            replaced[index] = payload
+        return Parameters(self.network, replaced)
 
     def _gradients_from(self, mapping: Mapping[Symbol, Tensor]) -> ParameterGradients:
         """A mapping of parameter symbols to Tensors, checked, as ParameterGradients."""

@@ -142,6 +142,14 @@ class Tape:
             )
         self.state_updates[state_index] = value_index
 
+    def truncate(self, length: int) -> None:
+        """Forgets every node from `length` on (what a failed `differentiate` appended);
+        sources among them are never parameters, which differentiation does not record."""
+        self._check_open("truncate")
+        for index in range(length, len(self.nodes)):
+            self.payloads.pop(index, None)
+        del self.nodes[length:]
+
     def named_parameters(self) -> dict[str, Symbol]:
         """Every named parameter's symbol by name, in recording order."""
         return {name: Symbol(self.origin, index) for name, index in self.names.items()}

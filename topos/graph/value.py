@@ -13,7 +13,7 @@ from topos.graph.reduction_methods import ReductionMethods
 from topos.graph.shape_methods import ShapeMethods
 from topos.graph.symbol import Symbol
 from topos.ops.primitive import REGISTRY
-from topos.tensor import Shape
+from topos.tensor import Shape, Tensor
 
 if TYPE_CHECKING:
     from topos.graph.tape import Tape
@@ -32,16 +32,26 @@ def _normalise_axis(axis: int, rank: int, operation: str) -> int:
 class Value(ElementwiseMethods, ReductionMethods, ShapeMethods):
     """Names node `index` of `tape` while recording; operands are never mutated.
 
-    Python numbers mixed into arithmetic are recorded as rank-0 leaves, which
-    elementwise operations broadcast. Besides the methods below, every primitive
-    registered with `value_method` is a method of its name; the elementwise ones are
-    also methods of the class (see `ElementwiseMethods`), so `dir` and `help` show them;
-    so are the reductions (`ReductionMethods`) and shape changes (`ShapeMethods`) PyTorch
-    code calls by name.
+    Python numbers (and NumPy scalars) mixed into arithmetic are recorded as rank-0
+    leaves, which elementwise operations broadcast. An array or a Tensor is data, not a
+    number: beside a Value, on either side of an operator, it is a TypeError saying to
+    record it first (`tape.leaf(Tensor(...))` for a constant, `tape.input(...)` for a
+    feed), and NumPy functions (`np.exp(x)`, `np.asarray(x)`) refuse a Value.
+
+    Besides the methods below, every primitive registered with `value_method` is a
+    method of its name; the elementwise ones are also methods of the class (see
+    `ElementwiseMethods`), so `dir` and `help` show them; so are the reductions
+    (`ReductionMethods`) and shape changes (`ShapeMethods`) PyTorch code calls by name.
     Basic indexing records `narrow`, `gather` and `reshape` (see `topos.graph.indexing`).
     """
 
     __slots__ = ("index", "tape")
+
+    #: NumPy's operator dispatch is refused: with an array on the left, NumPy would
+    #: otherwise apply the operator elementwise, recording one whole node per element
+    #: into an array of objects. `None` makes NumPy hand the operator back to the Value,
+    #: so an array on either side is the same TypeError (see `_coerce`).
+    __array_ufunc__ = None
 
     def __init__(self, tape: Tape, index: int) -> None:
         self.tape = tape
@@ -65,6 +75,13 @@ class Value(ElementwiseMethods, ReductionMethods, ShapeMethods):
             return other
         if isinstance(other, Number) and not isinstance(other, bool):
             return self.tape.constant(float(other))
+        if isinstance(other, (Tensor, list, tuple)) or hasattr(other, "__array__"):
+            # An array is data: as a constant it is recorded once, by name, not mixed in.
+            raise TypeError(
+                f"{operation}: cannot combine a Value with {type(other).__name__} data; record "
+                f"it first, as a constant (tape.leaf(Tensor(...))) or a fed input "
+                f"(tape.input(...))"
+            )
         raise TypeError(
             f"{operation}: cannot combine a Value with {type(other).__name__}; "
             f"use a Value or a Python number"
@@ -100,7 +117,27 @@ class Value(ElementwiseMethods, ReductionMethods, ShapeMethods):
     def __matmul__(self, other: Value) -> Value:
         from topos.graph.product import matmul
 
-        return matmul(self, other)
+        return matmul(self, self._coerce_matrix(other, "right"))
+
+    def __rmatmul__(self, other: Any) -> Value:
+        from topos.graph.product import matmul
+
+        return matmul(self._coerce_matrix(other, "left"), self)
+
+    def _coerce_matrix(self, other: Any, side: str) -> Value:
+        if isinstance(other, Value):
+            return other
+        if not isinstance(other, Number):
+            self._coerce(other, "matmul")  # arrays and Tensors: the recording hint
+        raise TypeError(f"matmul: the {side} operand is a {type(other).__name__}, not a Value")
+
+    def __array__(self, *arguments: Any, **options: Any) -> Any:
+        # np.asarray(value), np.exp(value) and friends: a Value has no payload to give
+        # while recording, and an object array of one Value would only fail later.
+        raise TypeError(
+            "a Value is a node being recorded, not an array: use its methods (x.exp()) "
+            "while recording, and read payloads with run.of(symbol) after a run"
+        )
 
     def __bool__(self) -> bool:
         raise TypeError("a Value has no truth value while recording; compare payloads after a run")

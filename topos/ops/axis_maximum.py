@@ -49,11 +49,18 @@ def _infer_argmax(operand: Shape, axis: int = 0) -> Shape:
     return _without("argmax", operand, axis)
 
 
+def _derive_argmax(algebra, inputs, output, gradient, needs, axis=0):
+    # Positions are piecewise constant in the operand: flat wherever they have a
+    # derivative (as lane_argmax's lane numbers), so they send nothing back, by this
+    # rule; as in PyTorch, where an index carries no gradient.
+    return (None,)
+
+
 @primitive(
     "argmax",
     1,
     _infer_argmax,
-    None,
+    _derive_argmax,
     corner=Corner(own_output, "a maximum's tie along an axis"),
 )
 def argmax(operand, out=None, axis=0):

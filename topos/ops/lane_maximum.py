@@ -133,11 +133,17 @@ def _lane_argmax_workspace(operand: Shape, axes: tuple[int, ...] = (0,)) -> int:
     return -(-scratch // 4) + 16
 
 
+def _derive_lane_argmax(algebra, inputs, output, gradient, needs, **attributes):
+    # Lane numbers are piecewise constant in the operand: flat wherever they have a
+    # derivative (as heaviside), so they send nothing back, and say so by this rule.
+    return (None,)
+
+
 @primitive(
     "lane_argmax",
     1,
     _infer_lane_argmax,
-    None,
+    _derive_lane_argmax,
     memory=MemoryRules(workspace=_lane_argmax_workspace),
     corner=Corner(own_output, "a pooling lanes' tie"),
 )

@@ -8,12 +8,14 @@ kernel is the same kernel). That is what makes the two routes bit-identical.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from topos.errors import RegistrationError
 from topos.ops.corner import Corner
 from topos.ops.emission import Emission
 from topos.ops.example import Example
@@ -32,7 +34,11 @@ class Primitive:
     """An operation of the graph: how its output shape follows from its inputs'
     (`infer`), how to compute it (`kernel`, pure in its inputs' values and shapes,
     with an optional `out` array to write into), and how to send a gradient back
-    to its inputs (`derive`, or None for operations nothing differentiates).
+    to its inputs (`derive`). A primitive without a rule must say so: `derive=None`
+    with `differentiable=False` (a rounding, a sampler); a gradient that reaches such a
+    node is refused (NotDifferentiableError naming it), never a silent zero. A function
+    flat wherever it has a derivative has a rule answering None for its input instead
+    (heaviside's step, lane_argmax's lane numbers): nothing flows back, by its rule.
 
     The rest is optional. `memory` is what the static memory plan needs to know about
     the kernel (a view, a memory order, scratch; see `MemoryRules`): left out, the
@@ -65,30 +71,128 @@ class Primitive:
     index_operands: tuple[int, ...] = ()
     corner: Corner | None = None
     emission: Emission | None = None
+    differentiable: bool = True
 
     def __post_init__(self) -> None:
         self.examples = tuple(self.examples)
         self.index_operands = tuple(self.index_operands)
+        if self.derive is None and self.differentiable:
+            raise RegistrationError(
+                f"primitive {self.name!r} has no derivative rule: give one (derive), or "
+                f"declare it not differentiable with differentiable=False, so that "
+                f"differentiating through it is refused instead of a silent zero gradient"
+            )
+        if self.derive is not None and not self.differentiable:
+            raise RegistrationError(
+                f"primitive {self.name!r} has a derivative rule but is declared not "
+                f"differentiable; drop one of the two"
+            )
 
     def __repr__(self) -> str:
         return f"Primitive({self.name})"
 
 
 def primitive(
-    name: str, arity: int, infer: ShapeRule, derive: DerivativeRule | None, **options: Any
+    name: str,
+    arity: int,
+    infer: ShapeRule,
+    derive: DerivativeRule | None,
+    *,
+    replace: bool = False,
+    **options: Any,
 ) -> Callable[[Kernel], Primitive]:
     """Registers the decorated kernel as primitive `name`, beside its shape and derivative
     rules; `options` are the rest of `Primitive`'s fields, by name (`memory`, `examples`,
-    `value_method`, ...)."""
+    `value_method`, `differentiable`, ...).
+
+    A name already registered is refused (RegistrationError) unless the definition is
+    the same one (re-running a notebook cell or re-importing a module: the same code for
+    every rule and the same options), or `replace=True` says to replace it on purpose.
+    Either way the new registration is what later recordings use; examples and an
+    emission are declared afresh, below it."""
 
     def register(kernel: Kernel) -> Primitive:
-        if name in REGISTRY:
-            raise ValueError(f"primitive {name!r} is registered twice")
+        if not isinstance(name, str) or not name.isidentifier():
+            raise RegistrationError(f"a primitive's name is an identifier, not {name!r}")
         registered = Primitive(name, arity, infer, kernel, derive, **options)
+        earlier = REGISTRY.get(name)
+        if earlier is not None and not replace and not same_definition(earlier, registered):
+            raise RegistrationError(
+                f"primitive {name!r} is already registered with another definition "
+                f"({_origin(earlier.kernel)}); pass replace=True to replace it on purpose"
+            )
         REGISTRY[name] = registered
         return registered
 
     return register
+
+
+def same_definition(first: Primitive, second: Primitive) -> bool:
+    """Whether two registrations define the same primitive: every rule the same code
+    (compared by bytecode, constants and names, not identity, so a re-run cell matches)
+    and every option equal."""
+    return all(
+        _fingerprint(getattr(first, field)) == _fingerprint(getattr(second, field))
+        for field in first.__dataclass_fields__
+        if field not in ("examples", "emission")
+    )
+
+
+def _fingerprint(thing: Any, depth: int = 0) -> Any:
+    """What decides whether `thing` is the same definition: a function by its code (and
+    the fingerprints of what it closes over), a record by its fields, an array by its
+    bytes, else itself. Deep or self-referring closures stop at a few levels, by identity."""
+    if depth > 4:
+        return ("object", id(thing))
+    deeper = depth + 1
+    code = getattr(thing, "__code__", None)
+    if code is not None:
+        cells = []
+        for cell in thing.__closure__ or ():
+            try:
+                cells.append(_fingerprint(cell.cell_contents, deeper))
+            except ValueError:  # a cell not filled yet
+                cells.append(None)
+        defaults = _fingerprint(thing.__defaults__, deeper)
+        # Neither the module nor the file: a re-run notebook cell has a new one of each.
+        return ("function", thing.__qualname__, _code(code), tuple(cells), defaults)
+    if isinstance(thing, np.ndarray):
+        return ("array", thing.dtype.str, thing.shape, thing.tobytes())
+    if isinstance(thing, (tuple, list)):
+        return tuple(_fingerprint(each, deeper) for each in thing)
+    if isinstance(thing, dict):
+        return tuple((key, _fingerprint(value, deeper)) for key, value in thing.items())
+    fields = getattr(thing, "__dataclass_fields__", None)
+    if fields is not None:
+        return (
+            type(thing).__qualname__,
+            *(_fingerprint(getattr(thing, f), deeper) for f in fields),
+        )
+    if isinstance(thing, functools.partial):
+        return (
+            "partial",
+            _fingerprint(thing.func, deeper),
+            _fingerprint(thing.args, deeper),
+            _fingerprint(thing.keywords, deeper),
+        )
+    return thing
+
+
+def _code(code: Any) -> tuple:
+    constants = tuple(
+        _code(constant) if hasattr(constant, "co_code") else constant for constant in code.co_consts
+    )
+    return (code.co_code, constants, code.co_names)
+
+
+def _origin(function: Any) -> str:
+    """Where a kernel was defined, as an error names it."""
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return repr(function)
+    return (
+        f"{function.__module__}.{function.__qualname__} at {code.co_filename}:{code.co_firstlineno}"
+    )
 
 
 def lookup(name: str) -> Primitive:

@@ -160,6 +160,8 @@ class RouteProgram:
         takes rows `[i*rows, (i+1)*rows)`; the shards' losses and gradients are
         added in shard order, then scaled by 1/shards.
         """
+        # Before any shard runs: a missing feed is one error here, not one per shard.
+        self.plans[0].require_feeds({**feeds, **self.state})
         if self.shards == 1:
             with self._blas_limit():
                 result = self._compute_shard(0, parameters, {**feeds, **self.state})

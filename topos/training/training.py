@@ -12,7 +12,6 @@ from topos import Parameters, Tensor
 from topos.datasets import Dataset, Split
 from topos.engine.budget import Budget
 from topos.graph.parameter_gradients import ParameterGradients
-from topos.tensor import Tensor
 from topos.training.parameter_memory import ParameterMemory
 from topos.training.route_program import RouteProgram
 from topos.training.step_memory import StepMemory, step_memory
