@@ -11,14 +11,18 @@ import os
 import shutil
 from pathlib import Path
 
+import msgspec
 import pytest
 
+from tests.cli.quiet_runs import runs
 from topos_cli.harness.client_requests import client_requests_library
 from topos_cli.harness.instruction_counting import CountingRun, step_counts, valgrind_tool
 from topos_cli.harness.monitor import WorkerRequest
+from topos_cli.report.against import against_lines, compare_checkouts
 from topos_cli.report.count_judgement import judge_counts
 from topos_cli.result.instruction_counts import RouteCounts
 from topos_cli.result.worker_facts import Numerics
+from topos_cli.shared.exit_status import ExitStatus
 
 ROOT = Path(__file__).resolve().parents[2]
 COUNTED = "tests.cli.counted_workloads:"
@@ -151,3 +155,37 @@ def test_a_shard_processes_work_is_counted_with_the_workers(counted):
     assert sharded.processes == 2
     # Two half-batches cost more than one batch in one process, and far more than a half.
     assert sharded.median > plain.median
+
+
+def _counted(route: str, per_step: list[int]) -> RouteCounts:
+    return msgspec.structs.replace(_counts(per_step), route=route)
+
+
+def test_counts_decide_an_against_grade_where_one_repeat_of_time_cannot():
+    this, other = runs("recorded", [0.0135]), runs("recorded@against", [0.0100], seed=1)
+    same = [
+        _counted("recorded", [1_050_000, 1_000_000, 1_000_000, 1_000_000]),
+        _counted("recorded@against", [1_050_000, 1_000_000, 1_000_000, 1_000_000]),
+    ]
+    unchanged = compare_checkouts(this, other, other_name="main", counts=same)
+    (route,) = unchanged.routes
+    assert route.time.outcome == "inconclusive" and route.counts.status == "no change"
+    assert unchanged.exit_status == ExitStatus.OK  # counts settled what the clock could not
+    assert "counts decided for recorded" in unchanged.summary
+    more = [same[1], _counted("recorded", [1_071_000, 1_020_000, 1_020_000, 1_020_000])]
+    worse = compare_checkouts(this, other, other_name="main", counts=more)
+    assert worse.exit_status == ExitStatus.REGRESSION
+    assert worse.to_json()["routes"][0]["counts"]["status"] == "regression"
+    # Without counts the same runs stay inconclusive.
+    assert compare_checkouts(this, other, other_name="main").exit_status == ExitStatus.INCONCLUSIVE
+
+
+def test_a_clock_that_finds_slower_what_counts_call_unchanged_is_named():
+    this = runs("engine", [0.0130, 0.0131, 0.0129, 0.0130, 0.0131])
+    other = runs("engine@against", [0.0100, 0.0101, 0.0099, 0.0100, 0.0101], seed=1)
+    same = [_counted("engine", [1_000_000] * 4), _counted("engine@against", [1_000_000] * 4)]
+    comparison = compare_checkouts(this, other, other_name="main", counts=same)
+    (route,) = comparison.routes
+    assert route.time.outcome == "slower" and route.regressed
+    assert "cannot see" in route.counts_disagree
+    assert any("note:" in line for line in against_lines(comparison))

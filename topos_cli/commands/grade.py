@@ -155,6 +155,7 @@ def finish_grade(
             other_name=checkout.requested,
             settings=plan.compare_settings,
             fail_on_bits_change=options.fail_on_bits_change,
+            counts=record.counts,
         )
     exit_status = grade_exit_status(record, verdict, None, against)
     against_facts = None

@@ -17,11 +17,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from topos_cli.report.count_judgement import CountChange, judge_counts
 from topos_cli.report.regression_summary import MemoryFinding, no_regression_sentence
 from topos_cli.report.statistics import median
 from topos_cli.report.time_judgement import INCONCLUSIVE, SLOWER, TimeJudgement, judge_time
 from topos_cli.result.float_bits import format_bits
 from topos_cli.result.grade_result import SideCode
+from topos_cli.result.instruction_counts import RouteCounts
 from topos_cli.result.json_fields import JsonFields
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.tolerance import CompareSettings
@@ -96,13 +98,40 @@ class RouteAgainst:
     bits: BitsAgreement
     #: Runs that did not finish, on either side, as `route: status` phrases.
     failures: tuple[str, ...] = ()
+    #: The counted work per step, the other side against this one (`--measure
+    #: instructions`), or None where neither side was counted.
+    counts: CountChange | None = None
 
     @property
     def regressed(self) -> bool:
-        """Whether this route is judged worse in this checkout: slower, or more memory."""
-        return self.time.outcome == SLOWER or any(
-            change.status == "regression" for change in self.memory
+        """Whether this route is judged worse in this checkout: slower, more memory, or
+        more instructions a step (counts judge without the machine's noise)."""
+        counted_worse = self.counts is not None and self.counts.status == "regression"
+        return (
+            self.time.outcome == SLOWER
+            or counted_worse
+            or any(change.status == "regression" for change in self.memory)
         )
+
+    @property
+    def undecided(self) -> bool:
+        """Whether nothing decided this route's speed: its time inconclusive and its
+        counts (if any) not judged."""
+        counted = self.counts is not None and self.counts.decided
+        return self.time.outcome == INCONCLUSIVE and not counted
+
+    @property
+    def counts_disagree(self) -> str | None:
+        """Where the clock is conclusive and the counts say otherwise, what each says:
+        the difference is in what counts cannot see (a sleep, I/O, memory stalls)."""
+        if self.counts is None or not self.counts.decided:
+            return None
+        if self.time.outcome == SLOWER and self.counts.status != "regression":
+            return (
+                f"{self.route}: slower by the clock, yet {self.counts.phrase()}: the time "
+                "went where counts cannot see (a sleep, I/O, waiting for memory, threads)"
+            )
+        return None
 
     def to_json(self) -> dict[str, Any]:
         """The route's comparison as a JSON-ready dict."""
@@ -112,6 +141,7 @@ class RouteAgainst:
             "memory": [change.to_json() for change in self.memory],
             "bits": {**self.bits.to_json(), "phrase": self.bits.phrase},
             "failures": list(self.failures),
+            "counts": None if self.counts is None else self.counts.to_json(),
             "regressed": self.regressed,
         }
 
@@ -138,7 +168,8 @@ class CheckoutComparison:
         judged (too few or too disturbed repeats), else 0 (a failed run is the grade's own
         exit 1)."""
         regressed = any(route.regressed for route in self.routes)
-        inconclusive = any(route.time.outcome == INCONCLUSIVE for route in self.routes)
+        # Counts that decided a route settle what its clock could not.
+        inconclusive = any(route.undecided for route in self.routes)
         return most_severe(
             (
                 ExitStatus.BITS_CHANGED if self.fail_on_bits_change and self.bits_changed else None,
@@ -178,7 +209,29 @@ class CheckoutComparison:
             self.settings.time_tolerance,
             self.settings.memory_tolerance,
         )
-        return f"against {self.other}: {sentence}; {self.bits_summary}"
+        counted = self.counts_summary
+        return f"against {self.other}: {sentence}{counted}; {self.bits_summary}"
+
+    @property
+    def counts_summary(self) -> str:
+        """`; instructions: engine no change in instructions (+0.01%, within ±1%)`, and
+        which routes counts decided where time could not; empty without counts."""
+        phrases = [
+            f"{route.route} {route.counts.phrase()}"
+            for route in self.routes
+            if route.counts is not None
+        ]
+        if not phrases:
+            return ""
+        decided = [
+            route.route
+            for route in self.routes
+            if route.counts is not None
+            and route.counts.decided
+            and route.time.outcome == INCONCLUSIVE
+        ]
+        settled = f" (counts decided for {', '.join(decided)})" if decided else ""
+        return f"; instructions: {'; '.join(phrases)}{settled}"
 
     def to_json(self) -> dict[str, Any]:
         """The comparison as a JSON-ready dict."""
@@ -239,10 +292,12 @@ def compare_checkouts(
     other_name: str,
     settings: CompareSettings | None = None,
     fail_on_bits_change: bool = False,
+    counts: Sequence[RouteCounts] = (),
 ) -> CheckoutComparison:
     """This checkout's runs against the other's (named `route@against`), route by route,
     in this checkout's order of routes; a change of loss bits fails the gate if
-    `fail_on_bits_change`."""
+    `fail_on_bits_change`; `counts` (both sides', by label) are judged where given."""
+    counted = {count.route: count for count in counts}
     settings = settings or CompareSettings()
     routes = []
     for route in dict.fromkeys(run.route for run in this):
@@ -276,7 +331,12 @@ def compare_checkouts(
                 ("training delta", "training_delta_bytes"),
             )
         )
-        routes.append(RouteAgainst(route, time, memory, _bits(mine_ok, theirs_ok), failures))
+        change = None
+        if route in counted or route + AGAINST_SUFFIX in counted:
+            change = judge_counts(route, counted.get(route + AGAINST_SUFFIX), counted.get(route))
+        routes.append(
+            RouteAgainst(route, time, memory, _bits(mine_ok, theirs_ok), failures, change)
+        )
     return CheckoutComparison(
         other=other_name,
         routes=tuple(routes),
@@ -298,16 +358,22 @@ def against_lines(comparison: CheckoutComparison, markdown: bool = False) -> lis
         )
         rows.append((route.route, time_phrase(route.time), memory or "memory not measured", route))
     if markdown:
-        lines = [f"**{heading}**", "", "| route | time | memory | bits |"]
-        lines.append("| --- | --- | --- | --- |")
+        lines = [f"**{heading}**", "", "| route | time | instructions | memory | bits |"]
+        lines.append("| --- | --- | --- | --- | --- |")
         lines += [
-            f"| {name} | {time} | {memory} | {r.bits.phrase} |" for name, time, memory, r in rows
+            f"| {name} | {time} | {r.counts.phrase() if r.counts else '—'} | {memory} "
+            f"| {r.bits.phrase} |"
+            for name, time, memory, r in rows
         ]
     else:
         lines = [heading]
         for name, time, memory, route in rows:
             lines.append(f"  {name}: {time}; {memory}; {route.bits.phrase}")
+            if route.counts is not None:
+                lines.append(f"    {route.counts.phrase()}")
             lines += [f"    did not finish: {failure}" for failure in route.failures]
+    disagreements = [route.counts_disagree for route in comparison.routes]
+    lines += [f"note: {line}" for line in disagreements if line]
     return [*lines, "", comparison.summary]
 
 
