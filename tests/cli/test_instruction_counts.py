@@ -7,6 +7,7 @@ the reason, where it is missing), and judge counts made by hand.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -189,3 +190,31 @@ def test_a_clock_that_finds_slower_what_counts_call_unchanged_is_named():
     assert route.time.outcome == "slower" and route.regressed
     assert "cannot see" in route.counts_disagree
     assert any("note:" in line for line in against_lines(comparison))
+
+
+def _with_counts(result: dict, per_step: list[int]) -> dict:
+    counts = [
+        msgspec.structs.replace(_counts(per_step), route=route) for route in ("engine", "recorded")
+    ]
+    return {**result, "counts": [count.to_json() for count in counts]}
+
+
+def test_topos_compare_judges_counts_where_the_clock_cannot(tmp_path):
+    from tests.cli.grading import topos
+    from tests.cli.result_examples import example_result
+
+    old, same, more = (tmp_path / f"{name}.json" for name in ("old", "same", "more"))
+    base = [1_050_000, 1_000_000, 1_000_000, 1_000_000]
+    old.write_text(json.dumps(_with_counts(example_result(), base)))
+    same.write_text(json.dumps(_with_counts(example_result(created="2026-08-15T10:15:00Z"), base)))
+    heavier = [1_071_000, 1_020_000, 1_020_000, 1_020_000]
+    more.write_text(
+        json.dumps(_with_counts(example_result(created="2026-08-15T10:15:00Z"), heavier))
+    )
+    # One repeat each: time alone would be inconclusive (exit 5).
+    unchanged = topos("compare", str(old), str(same), cwd=tmp_path)
+    assert unchanged.returncode == 0, unchanged.stdout + unchanged.stderr
+    assert "no change in instructions" in unchanged.stdout
+    worse = topos("compare", str(old), str(more), cwd=tmp_path)
+    assert worse.returncode == 4, worse.stdout + worse.stderr
+    assert "2.00% more instructions per step" in " ".join(worse.stdout.split())

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from topos_cli.report.count_judgement import CountChange, judge_counts
 from topos_cli.report.regression_summary import MemoryFinding, no_regression_sentence
 from topos_cli.report.statistics import median
 from topos_cli.report.time_judgement import FASTER, INCONCLUSIVE, SLOWER, TimeJudgement, judge_time
@@ -88,6 +89,8 @@ class Comparison:
     notes: tuple[str, ...]
     #: What did not finish in the new result: a route with a failed run, or with no runs.
     failures: tuple[str, ...] = ()
+    #: Each route's counted work, old against new, where both results counted it.
+    count_changes: tuple[CountChange, ...] = ()
 
     @property
     def regressions(self) -> tuple[FigureChange, ...]:
@@ -96,8 +99,19 @@ class Comparison:
 
     @property
     def inconclusive(self) -> tuple[FigureChange, ...]:
-        """The figures whose evidence was too thin or too disturbed to judge."""
-        return tuple(change for change in self.changes if change.status == INCONCLUSIVE)
+        """The figures whose evidence was too thin or too disturbed to judge (a time its
+        route's counts decided is not among them)."""
+        decided = {change.route for change in self.count_changes if change.decided}
+        return tuple(
+            change
+            for change in self.changes
+            if change.status == INCONCLUSIVE and not (change.time and change.route in decided)
+        )
+
+    @property
+    def counted_regressions(self) -> tuple[CountChange, ...]:
+        """The routes whose counted work per step regressed beyond its tolerance."""
+        return tuple(change for change in self.count_changes if change.status == "regression")
 
     @property
     def exit_status(self) -> int:
@@ -106,9 +120,19 @@ class Comparison:
         return most_severe(
             (
                 ExitStatus.ROUTE_FAILED if self.failures else None,
-                ExitStatus.REGRESSION if self.regressions else None,
+                ExitStatus.REGRESSION if self.regressions or self.counted_regressions else None,
                 ExitStatus.INCONCLUSIVE if self.inconclusive else None,
             )
+        )
+
+    @property
+    def counts_clause(self) -> str:
+        """`; instructions: engine no change in instructions (+0.01%, within ±1%)`, or
+        empty where neither result counted."""
+        if not self.count_changes:
+            return ""
+        return "; instructions: " + "; ".join(
+            f"{change.route} {change.phrase()}" for change in self.count_changes
         )
 
     @property
@@ -130,12 +154,15 @@ class Comparison:
             sentence = no_regression_sentence(
                 times, memory, self.settings.time_tolerance, self.settings.memory_tolerance
             )
-            return f"{self.workload}: {sentence}"
+            if self.counted_regressions:
+                sentence = "instructions regressed"
+            return f"{self.workload}: {sentence}{self.counts_clause}"
         named = ", ".join(
             f"{change.route} {change.figure} {change.change:+.1%}" for change in self.regressions
         )
         count = len(self.regressions)
-        return f"{self.workload}: {count} regression{'s' if count > 1 else ''} ({named})"
+        plural = "s" if count > 1 else ""
+        return f"{self.workload}: {count} regression{plural} ({named}){self.counts_clause}"
 
     def to_json(self) -> dict[str, Any]:
         """The comparison as a JSON-ready dict."""
@@ -144,6 +171,7 @@ class Comparison:
             "summary": self.summary,
             "exit_status": int(self.exit_status),
             "changes": [change.to_json() for change in self.changes],
+            "counts": [change.to_json() for change in self.count_changes],
             "notes": list(self.notes),
             "failures": list(self.failures),
             "settings": self.settings.to_json(),
@@ -408,12 +436,20 @@ def compare_results(
                     settings,
                 )
             )
+    old_counts = {count.route: count for count in old.counts or ()}
+    new_counts = {count.route: count for count in new.counts or ()}
+    count_changes = tuple(
+        judge_counts(route, old_counts.get(route), new_counts.get(route))
+        for route in old_routes
+        if route in new_routes and (route in old_counts or route in new_counts)
+    )
     return Comparison(
         workload=new_workload,
         settings=settings,
         changes=tuple(changes),
         notes=tuple(notes),
         failures=tuple(failures),
+        count_changes=count_changes,
     )
 
 
