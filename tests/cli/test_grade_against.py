@@ -1,16 +1,18 @@
 """`topos grade --against`: another checkout's routes graded beside this one's.
 
-The second checkout is a git worktree of HEAD in a temporary directory; the tests rewrite
+The second checkout is HEAD's files unpacked in a temporary directory; the tests rewrite
 its `tests/cli/tiny_workloads.py` so that its code, and only its code, trains faster or
 other bits (`paced`), which shows that its workers ran its code.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
 import subprocess
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -36,13 +38,17 @@ def _git(*arguments: str) -> str:
 
 @pytest.fixture
 def second_checkout(tmp_path: Path):
-    """A git worktree of HEAD beside the tests, removed afterwards."""
+    """HEAD's files, unpacked from `git archive` into a temporary directory: a checkout
+    made by reading this repository, never by writing to it (a worktree would add
+    itself to the repository the tests run from)."""
     path = tmp_path / "other"
-    _git("worktree", "add", "--detach", "--force", str(path), "HEAD")
-    try:
-        yield path
-    finally:
-        _git("worktree", "remove", "--force", str(path))
+    path.mkdir()
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", "HEAD"], cwd=ROOT, capture_output=True, check=True
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as unpacked:
+        unpacked.extractall(path, filter="data")
+    return path
 
 
 def _rewrite(checkout: Path, old: str, new: str) -> None:
