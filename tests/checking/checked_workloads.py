@@ -1,5 +1,5 @@
 """Workloads for `topos check`'s tests: a model touching many primitives, one of them a
-primitive of the user's own (`softplus`, registered here with its derivative rule).
+primitive of the user's own (`user_softplus`, registered here with its derivative rule).
 
 Setting `TOPOS_BREAK_RULE=<primitive>` in a process that imports this module breaks
 that primitive's derivative rule (its first gradient scaled by 1.5), so a real
@@ -36,10 +36,10 @@ def _softplus(operand, out=None):
 
 
 def register_softplus() -> None:
-    """Registers `softplus` unless it is (the tests' conftest unregisters it after them,
+    """Registers `user_softplus` unless it is (the tests' conftest unregisters it after them,
     so the project's every-primitive-has-a-case test never sees it)."""
-    if "softplus" not in REGISTRY:
-        primitive("softplus", 1, same, _derive_softplus)(_softplus)
+    if "user_softplus" not in REGISTRY:
+        primitive("user_softplus", 1, same, _derive_softplus)(_softplus)
 
 
 def break_rule(operation: str):
@@ -84,7 +84,7 @@ def record(tape: Tape, rows: int, dtype: Any = np.float32) -> Recording:
     features = second.express_max_pooled(features, 2).relu()
     flat = features.reshape(rows, 16)
     activity = hidden.express(flat).tanh() * scale.exp().broadcast_along(0, rows)
-    logits = tape.record("softplus", [head.express(activity)])
+    logits = tape.record("user_softplus", [head.express(activity)])
     loss = cross_entropy(logits, targets)
     parameters = [*first.parameters(), *second.parameters(), *hidden.parameters()]
     parameters += [scale.symbol, *head.parameters()]

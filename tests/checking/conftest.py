@@ -1,4 +1,4 @@
-"""The checking tests register a user's primitive (`softplus`); it is unregistered after
+"""The checking tests register a user's primitive (`user_softplus`); it is unregistered after
 them, so the rest of the suite sees only the project's own primitives."""
 
 import pytest
@@ -9,4 +9,4 @@ from topos.ops import REGISTRY
 @pytest.fixture(scope="package", autouse=True)
 def unregister_the_users_primitive():
     yield
-    REGISTRY.pop("softplus", None)
+    REGISTRY.pop("user_softplus", None)

@@ -54,7 +54,7 @@ def test_a_right_check_exits_0_and_writes_json(tmp_path):
     assert result["batch"]["rows"] == 16
 
 
-@pytest.mark.parametrize("rule", ["matmul", "softplus"])
+@pytest.mark.parametrize("rule", ["matmul", "user_softplus"])
 def test_a_broken_rule_exits_3_naming_it(tmp_path, rule):
     completed = topos("check", "-w", MANY, "--json", "-", cwd=tmp_path, TOPOS_BREAK_RULE=rule)
     assert completed.returncode == 3, completed.stderr

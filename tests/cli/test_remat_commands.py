@@ -128,7 +128,8 @@ def test_the_verdict_reads_remat_against_the_reference_and_against_recorded():
     assert pairing.speed.direction == "slower"
     assert (
         "remat: " in verdict.summary
-        and "of engine, time on 3 repeats each (against recorded: " in verdict.summary
+        and "the memory of engine (against recorded: " in verdict.summary
+        and "time on 3 repeats each" in verdict.summary  # said once, for every route
     )
     assert "Δ 0.50x" in verdict.summary
     assert verdict.to_json()["pairings"][0]["against"] == "recorded"

@@ -243,6 +243,9 @@ class StoredWarning(ResultPart):
     message: str
     route: str | None = None
     remedy: str | None = None
+    #: What warnings of this kind share, and this route's part (`warning_groups`).
+    cause: str | None = None
+    detail: str | None = None
 
 
 class JudgedVerdict(ResultPart, forbid_unknown_fields=False):
