@@ -240,3 +240,17 @@ def _record_shifted(tape: Tape, rows: int) -> Recording:
 
 
 paced = dataclasses.replace(tiny, record=_record_shifted, learning_rate=_paced_rate)
+
+
+#: `sleepy`'s pause in every step: asleep, so the machine's load cannot take it from the
+#: step (a wait without a preemption is the route's own), and both routes' steps last
+#: about as long: their time is decisively within any tolerance above a few per cent.
+SLEEPY_SECONDS = 0.05
+
+
+def _sleepy_rate(step: int, steps: int) -> float:
+    time.sleep(SLEEPY_SECONDS)
+    return tiny.learning_rate(step, steps)
+
+
+sleepy = dataclasses.replace(tiny, learning_rate=_sleepy_rate)

@@ -214,6 +214,8 @@ def finish_grade(
         notes = [describe_data(result.workload.data)]
         notes += describe_predictions(result.memory_prediction)
         notes += describe_remat(result.routes)
+        if record.repeat_stop is not None:
+            notes.append(record.repeat_stop)
         if result.counts is not None:
             notes += describe_counts(result)
         table.write("\n")
@@ -369,8 +371,15 @@ def _grade_routes(
         child = ReportChild.start()
     else:
         ReportChild.end_early()
+    more = None
+    if plan.options.repeat_budget is not None:
+        from topos_cli.commands.repeats_until_decisive import RepeatsUntilDecisive
+
+        more = RepeatsUntilDecisive(plan, None if checkout is None else checkout.requested)
     try:
-        record = run_routes(plan, display, before_turn=child.pause if child else None)
+        record = run_routes(plan, display, before_turn=child.pause if child else None, more=more)
+        if more is not None and more.stop is not None:
+            record.repeat_stop = more.stop.words
         if child is not None:
             child.resume()  # it finishes loading while the verdict is reached
         return finish_grade(

@@ -72,6 +72,15 @@ def chosen_measures(text: str) -> tuple[str, ...]:
     return ("instructions",) if "instructions" in names else ()
 
 
+def chosen_repeat(text: str) -> tuple[int, float | None]:
+    """`--repeat`'s repeats a route to start with and `auto`'s budget (`None`: fixed)."""
+    from topos_cli.report.repeat_stopping import LEAST_REPEATS
+    from topos_cli.shared.repeat_text import parse_repeat
+
+    count, budget = parse_repeat(text)
+    return (LEAST_REPEATS if count is None else count), budget
+
+
 def grade_command(
     context: typer.Context,
     workload: WorkloadOption = "cifar10",
@@ -82,12 +91,16 @@ def grade_command(
         str, typer.Option("--routes", help="Comma-separated routes to grade, in order.")
     ] = "engine,recorded",
     repeat: Annotated[
-        int,
+        str,
         typer.Option(
             "--repeat",
-            help="Runs per route, interleaved engine, recorded, recorded, engine, ...",
+            help="Runs per route, interleaved engine, recorded, recorded, engine, ...; or "
+            "auto: 3 each, then one more round at a time (every side, interleaved) until "
+            "each route's time interval is decisive (wholly beyond the tolerance or wholly "
+            "within it) or the budget would run out: auto:20m, auto:600s (auto alone: "
+            "10 minutes). The verdict is then judged as with a fixed number.",
         ),
-    ] = 1,
+    ] = "1",
     data: DataOption = "synthetic",
     threads: Annotated[
         int | None,
@@ -198,7 +211,7 @@ def grade_command(
     (Ctrl-C, SIGTERM or SIGHUP). When several apply: 130, 2, 3, 1, 6, 4, 5, 0.
 
     Gate a pull request, from the project's checkout: topos grade --against
-    origin/main --repeat 3
+    origin/main --repeat auto:20m
 
     Example: topos grade --steps 50 --repeat 2 --json results/today.json
 
@@ -207,8 +220,15 @@ def grade_command(
     from topos_cli.commands.grade import GradeOptions, run_grade
 
     routes, budget = chosen_routes(routes), chosen_budget(budget)
+    repeats, repeat_budget = chosen_repeat(repeat)
     options = options_of(
-        context, GradeOptions, routes=routes, budget=budget, measure=chosen_measures(measure)
+        context,
+        GradeOptions,
+        routes=routes,
+        budget=budget,
+        measure=chosen_measures(measure),
+        repeat=repeats,
+        repeat_budget=repeat_budget,
     )
     raise typer.Exit(run_grade(options))
 

@@ -154,6 +154,11 @@ def memory_measurement(runs: Sequence[Repeat]) -> str | None:
     return "exact" if sources == {"VmHWM"} else "sampled"
 
 
+def _rounds(plan: PreparedGrade) -> int:
+    """How many rounds of repeats a grade planned (`--repeat auto` adds rounds)."""
+    return 1 + max((request.repeat for request in plan.requests), default=0)
+
+
 def compose_grade_result(
     plan: PreparedGrade,
     record: GatheredRepeats,
@@ -175,7 +180,9 @@ def compose_grade_result(
     workload = WorkloadFacts(name=options.workload, data=_data_facts(plan, record.results))
     settings = GradeSettings(
         routes=list(options.routes),
-        repeat=options.repeat,
+        repeat=options.repeat if options.repeat_budget is None else _rounds(plan),
+        repeat_budget_seconds=options.repeat_budget,
+        repeat_stop=record.repeat_stop,
         order=[(request.label, request.repeat) for request in plan.requests],
         threads=options.threads,
         timeout_seconds=options.timeout,

@@ -55,6 +55,10 @@ class GradeOptions:
     steps: int = 300
     routes: tuple[str, ...] = DEFAULT_ROUTES
     repeat: int = 1
+    #: `--repeat auto`'s time budget in seconds: from `repeat` rounds on, a round of
+    #: repeats is added until every route's time is decisive or the budget would run out
+    #: (`None`: exactly `repeat` rounds).
+    repeat_budget: float | None = None
     #: A directory of real data files, or `None` (or `"synthetic"`) for the stand-in.
     data: str | None = None
     threads: int | None = None
@@ -129,6 +133,15 @@ def interleaved_order(routes: Sequence[str], repeats: int) -> list[tuple[str, in
     return order
 
 
+def round_of_requests(plan: PreparedGrade, repeat: int) -> list[WorkerRequest]:
+    """One more round of the planned runs, numbered `repeat`, in the balanced order
+    `interleaved_order` would give it (the first round's order, reversed on odd rounds),
+    for `--repeat auto`; with `--against`, both checkouts' runs, interleaved."""
+    first = [request for request in plan.requests if request.repeat == 0]
+    order = first if repeat % 2 == 0 else first[::-1]
+    return [replace(request, repeat=repeat) for request in order]
+
+
 def picture_path(result_path: str, workload: str) -> Path:
     """Where a frontier's picture goes: beside the result JSON, or in results/ when the
     JSON goes to standard output."""
@@ -182,6 +195,8 @@ def prepare(
     # Every number bounded before anything is planned: the runs are planned from them.
     check_count("--steps", options.steps, most=MOST_STEPS)
     check_count("--repeat", options.repeat, most=MOST_REPEATS)
+    if options.repeat_budget is not None:
+        check_seconds("--repeat auto's budget", options.repeat_budget)
     if options.threads is not None:
         check_count("--threads", options.threads, most=MOST_THREADS)
     # Steps thrown away before the measured ones: none is allowed, as many as a run has.

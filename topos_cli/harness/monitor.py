@@ -19,7 +19,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -186,6 +186,9 @@ class WorkerObserver:
 
     def finished(self, request: WorkerRequest, result: Repeat) -> None:
         """The run ended as `result` says."""
+
+    def planned(self, requests: Sequence[WorkerRequest]) -> None:
+        """More runs were planned after the first ones (`--repeat auto`), to run next."""
 
 
 class WorkerMonitor:

@@ -81,6 +81,12 @@ class PlainProgress(WorkerObserver):
     def __enter__(self) -> PlainProgress:
         return self
 
+    def planned(self, requests: Sequence[WorkerRequest]) -> None:
+        """Numbers the runs added after the first ones (`--repeat auto`)."""
+        for request in requests:
+            self.total += 1
+            self._positions[request] = self.total
+
     def __exit__(self, *exception: object) -> None:
         pass
 
@@ -181,6 +187,19 @@ class LiveProgress(WorkerObserver):
             )
             for request in requests
         }
+
+    def planned(self, requests: Sequence[WorkerRequest]) -> None:
+        """A bar for each run added after the first ones (`--repeat auto`)."""
+        self.repeats = max(self.repeats, 2)
+        for request in requests:
+            self._tasks[request] = self._progress.add_task(
+                run_label(request, self.repeats),
+                total=request.steps,
+                start=False,
+                speed="",
+                rss="",
+                status="waiting",
+            )
 
     def __enter__(self) -> LiveProgress:
         self._progress.start()

@@ -8,12 +8,12 @@ caller can judge and write a partial result.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from topos_cli.harness.grade_preparation import PreparedGrade
-from topos_cli.harness.monitor import WorkerMonitor, WorkerObserver
+from topos_cli.harness.monitor import WorkerMonitor, WorkerObserver, WorkerRequest
 from topos_cli.harness.progress import LiveProgress, PlainProgress
 from topos_cli.result.instruction_counts import RouteCounts
 from topos_cli.result.repeat import Repeat
@@ -30,6 +30,8 @@ class GatheredRepeats:
     usage_error: str | None = None
     #: Each route's counted steps (`grade --measure instructions`), after the timed runs.
     counts: list[RouteCounts] = field(default_factory=list)
+    #: With `--repeat auto`: why the repeats stopped, in words (`None`: a fixed number).
+    repeat_stop: str | None = None
 
 
 def usage_error_of(result: Repeat, workload: str) -> str | None:
@@ -75,6 +77,9 @@ def choose_display(plan: PreparedGrade) -> PlainProgress | LiveProgress:
 #: What a caller may make of each run before it is kept: the run (perhaps relabelled),
 #: or None to set it aside.
 Admission = Callable[[Repeat, Any], "Repeat | None"]
+#: What a caller adds once every planned run has run (`--repeat auto`): further runs, or
+#: none to stop.
+Continuation = Callable[[GatheredRepeats], Sequence[WorkerRequest]]
 
 
 def run_routes(
@@ -82,10 +87,13 @@ def run_routes(
     display: WorkerObserver | None = None,
     admit: Admission | None = None,
     before_turn: Callable[[], None] | None = None,
+    more: Continuation | None = None,
 ) -> GatheredRepeats:
     """Runs every planned request, one at a time; stops at an interrupt or a usage error.
     `admit(run, request)` may relabel a run or set it aside (the frontier does both);
-    `before_turn()` is called before each worker warms up and trains."""
+    `before_turn()` is called before each worker warms up and trains; `more(record)`,
+    once the planned runs are done, may plan more: they join `plan.requests` (so the
+    result's order and an interruption's runs not run name them) and run in turn."""
     record = GatheredRepeats()
     display = display if display is not None else choose_display(plan)
     current: WorkerMonitor | None = None
@@ -96,7 +104,18 @@ def run_routes(
             # An interrupt deferred since the command began lands here, with a result to write.
             start_raising()
             with display:  # type: ignore[attr-defined]
-                for index, request in enumerate(requests):
+                index = -1
+                while True:
+                    index += 1
+                    if index == len(requests):
+                        added = list(more(record)) if more is not None else []
+                        if not added:
+                            break
+                        requests.extend(added)
+                        planned = getattr(display, "planned", None)
+                        if planned is not None:
+                            planned(added)
+                    request = requests[index]
                     if following is not None:
                         current, following, beside = following, None, None
                     else:

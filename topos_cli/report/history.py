@@ -22,6 +22,7 @@ from topos_cli.report.compare import (
     FigureChange,
     compare_results,
 )
+from topos_cli.report.count_judgement import CountChange
 from topos_cli.report.display.result_description import describe_commit
 from topos_cli.report.machine import MACHINE_FACTS, machine_facts, machine_name, machine_slug
 from topos_cli.report.result_archive import archive_results, is_archive
@@ -30,6 +31,10 @@ from topos_cli.result.repeat import Repeat
 from topos_cli.result.result_file import load_result
 from topos_cli.result.tolerance import CompareSettings
 from topos_cli.shared.errors import ToposError, ToposUsageError
+
+#: The counted figure of a history (`grade --measure instructions`): the median
+#: instructions per judged step. A trend of it is flat where the code did not change.
+COUNTED = "instructions/step"
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,20 @@ class HistoryGroup:
             f"host: {self.machine_name}; environment {facts['environment']}; "
             f"shards {facts['shards']}"
         )
+
+    @property
+    def counted(self) -> bool:
+        """Whether any grade of the group counted its work (`--measure instructions`)."""
+        return any(
+            figure == COUNTED and value is not None
+            for point in self.points
+            for (_, figure), value in point.values.items()
+        )
+
+    @property
+    def figures(self) -> tuple[str, ...]:
+        """The figures the group's trend and table show: the counted one where counted."""
+        return (*FIGURES, COUNTED) if self.counted else FIGURES
 
     @property
     def routes(self) -> tuple[str, ...]:
@@ -165,9 +184,14 @@ def grouping_key(result: GradeResult) -> tuple[tuple[str, str], ...]:
 
 def figure_values(result: GradeResult) -> dict[tuple[str, str], float | None]:
     """Per route and figure, the value `compare` reads from a result's raw runs (median
-    ms/step over measured steps, median peak RSS and training delta over completed runs)."""
+    ms/step over measured steps, median peak RSS and training delta over completed runs),
+    and where the grade counted its work, the median instructions per judged step."""
     itself = compare_results(result, result)
-    return {(change.route, change.figure): change.new for change in itself.changes}
+    values = {(change.route, change.figure): change.new for change in itself.changes}
+    for count in result.counts or ():
+        if count.status == "counted" and count.median is not None:
+            values[(count.route, COUNTED)] = count.median
+    return values
 
 
 def figure_spreads(result: GradeResult) -> dict[tuple[str, str], tuple[float, float]]:
@@ -197,7 +221,29 @@ def figure_spreads(result: GradeResult) -> dict[tuple[str, str], tuple[float, fl
             known = [value for value in values if value is not None]
             if known:
                 spreads[(route, figure)] = (float(min(known)), float(max(known)))
+    for count in result.counts or ():
+        if count.status == "counted" and count.judged_steps:
+            judged = count.judged_steps
+            spreads[(count.route, COUNTED)] = (float(min(judged)), float(max(judged)))
     return spreads
+
+
+def counted_change(change: CountChange) -> FigureChange:
+    """A route's counted work against the grade before, as a trend's change of a figure
+    (`count_judgement` judged it: within its tolerance, `no change`)."""
+    ratio = change.ratio
+    return FigureChange(
+        route=change.route,
+        figure=COUNTED,
+        unit="instructions",
+        old=change.old,
+        new=change.new,
+        change=None if ratio is None else ratio - 1.0,
+        tolerance=change.tolerance,
+        p_value=None,
+        significant=change.status in SIGNIFICANT if change.decided else None,
+        status=change.status,
+    )
 
 
 def result_files(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
@@ -369,6 +415,10 @@ def _group(
                 new_source=source,
             )
             changes = {(change.route, change.figure): change for change in comparison.changes}
+            changes.update(
+                ((change.route, COUNTED), counted_change(change))
+                for change in comparison.count_changes
+            )
             point = HistoryPoint(**{**point.__dict__, "changes": changes})
         points.append(point)
     return HistoryGroup(
@@ -379,6 +429,7 @@ def _group(
 
 
 __all__ = [
+    "COUNTED",
     "FIGURES",
     "History",
     "HistoryGroup",

@@ -124,6 +124,10 @@ class GradeSettings(ResultPart):
 
     routes: list[str] = msgspec.field(default_factory=list)
     repeat: Count | None = None
+    #: `--repeat auto`'s time budget (`None`: a fixed number of repeats), and why the
+    #: repeats stopped where they did, in words.
+    repeat_budget_seconds: Seconds | None = None
+    repeat_stop: str | None = None
     #: The runs in the order they ran: `[route, repeat]` pairs.
     order: list[tuple[str, Count]] = msgspec.field(default_factory=list)
     threads: Count | None = None

@@ -7,10 +7,9 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from topos_cli.report.compare import FIGURES
 from topos_cli.report.display.history_table import (
-    HISTORY_HEADERS,
     grade_count,
+    history_headers,
     history_notes,
     history_rows,
 )
@@ -77,11 +76,14 @@ def render_history_html(
         ]
         group_links = report_links(group, page_path) if links is None else links(group)
         if len(group.points) > 1:
-            svg = figure_svg(trend_figure(group, links=group_links), f"trend-{number}")
+            svg = figure_svg(
+                trend_figure(group, group.figures, links=group_links), f"trend-{number}"
+            )
             body.append(
                 figure(
                     svg,
-                    f"{', '.join(FIGURES)} per route across the group's grades, oldest first, "
+                    f"{', '.join(group.figures)} per route across the group's grades, "
+                    "oldest first, "
                     "each with its spread over the grade's repeats (bars); a point links to "
                     "its grade's report. A red triangle up marks a significant regression "
                     "against the grade before, a green one down a significant improvement.",
@@ -91,16 +93,16 @@ def render_history_html(
         # A group of one grade has no trend: its row says all there is.
         rows = history_rows(group)
         row_links = [
-            [link, *([None] * (len(HISTORY_HEADERS) - 1))]
+            [link, *([None] * (len(history_headers(group)) - 1))]
             for point, link in zip(group.points, group_links, strict=True)
             for route in group.routes
             if any(key[0] == route for key in point.values)
         ]
         body.append(
             table(
-                HISTORY_HEADERS,
+                history_headers(group),
                 rows,
-                numeric_columns=(3, 4, 5),
+                numeric_columns=(3, 4, 5, 6),
                 cell_classes=_cell_classes(rows),
                 links=row_links,
             )

@@ -9,7 +9,7 @@ from rich.console import RenderableType
 from rich.text import Text
 
 from topos_cli.report.display.tables import FittedTable, Forms, markdown_table, plain_table
-from topos_cli.report.history import History, HistoryGroup, HistoryPoint
+from topos_cli.report.history import COUNTED, History, HistoryGroup, HistoryPoint
 from topos_cli.shared.units import DASH, MEBIBYTE, format_milliseconds
 
 HISTORY_HEADERS = ("created", "commit", "route", "ms/step", "RSS MiB", "Δ MiB")
@@ -47,6 +47,8 @@ def figure_cell(point: HistoryPoint, route: str, figure: str) -> str:
         return ended if ended and figure == "ms/step" else DASH
 
     def form(figure_value: float) -> str:
+        if figure == COUNTED:
+            return f"{figure_value / 1e6:.3f} M"
         if figure == "ms/step":
             return format_milliseconds(figure_value, value)
         return f"{figure_value / MEBIBYTE:.1f}"
@@ -65,6 +67,13 @@ def figure_cell(point: HistoryPoint, route: str, figure: str) -> str:
     return f"{text} {mark}" if mark else text
 
 
+def history_headers(group: HistoryGroup, labels: bool = False) -> tuple[str, ...]:
+    """A group's table headers (`labels`: said in full): a counted group's has a column
+    of instructions per step."""
+    headers = HISTORY_LABELS if labels else HISTORY_HEADERS
+    return (*headers, "instructions/step") if group.counted else headers
+
+
 def history_rows(group: HistoryGroup) -> list[list[str]]:
     """A group's rows, in `HISTORY_HEADERS` order: one per grade and route, oldest first."""
     rows = []
@@ -77,10 +86,7 @@ def history_rows(group: HistoryGroup) -> list[list[str]]:
                     point.created,
                     point.commit,
                     route,
-                    *(
-                        figure_cell(point, route, figure)
-                        for figure in ("ms/step", "peak RSS", "training delta")
-                    ),
+                    *(figure_cell(point, route, figure) for figure in group.figures),
                 ]
             )
     return rows
@@ -129,7 +135,7 @@ def render_history_plain(history: History, ascii_only: bool = False) -> str:
     parts = []
     for group in history.groups:
         parts += [f"{group.title} ({grade_count(len(group.points))})", group.host]
-        parts += [plain_table(HISTORY_HEADERS, history_rows(group), ascii_only), ""]
+        parts += [plain_table(history_headers(group), history_rows(group), ascii_only), ""]
     parts += history_notes(history)
     text = "\n".join(parts) + "\n"
     if ascii_only:
@@ -146,7 +152,7 @@ def render_history_markdown(history: History) -> str:
     parts += [""]
     for group in history.groups:
         parts += [f"**{group.title}** ({grade_count(len(group.points))})", "", group.host, ""]
-        parts += [markdown_table(HISTORY_HEADERS, history_rows(group)), ""]
+        parts += [markdown_table(history_headers(group), history_rows(group)), ""]
     parts += [f"- {note}" for note in history_notes(history)]
     return "\n".join(parts) + "\n"
 
@@ -162,11 +168,11 @@ def history_renderables(history: History) -> Iterator[RenderableType]:
     for group in history.groups:
         table = FittedTable(
             f"{group.title} ({grade_count(len(group.points))})",
-            HISTORY_HEADERS,
+            history_headers(group),
             history_rows(group),
-            right_aligned=frozenset({3, 4, 5}),
+            right_aligned=frozenset({3, 4, 5, 6}),
             style=_mark_style,
-            labels=HISTORY_LABELS,
+            labels=history_headers(group, labels=True),
             name_columns=3,
         )
         yield table

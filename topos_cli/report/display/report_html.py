@@ -57,6 +57,15 @@ STEP_HEADERS = (
 )
 
 LOSS_HEADERS = ("run", "status", "steps", "first loss", "final loss")
+COUNT_HEADERS = (
+    "route",
+    "status",
+    "instructions/step",
+    "against the reference",
+    "spread",
+    "counted steps",
+    "BLAS kernel",
+)
 
 
 def _median_of(values: Sequence[int | None]) -> int | None:
@@ -138,6 +147,53 @@ def loss_rows(contents: ReportContents) -> list[list[str]]:
     ]
 
 
+def count_rows(contents: ReportContents) -> list[list[str]]:
+    """Per route its counted work (`--measure instructions`), in `COUNT_HEADERS` order:
+    the median instructions a judged step executed, and that over the reference's."""
+    counts = list(contents.result.counts or [])
+    reference = contents.verdict.reference if contents.verdict is not None else None
+    base = next((count for count in counts if count.route == reference), None)
+    rows = []
+    for count in counts:
+        middle = count.median if count.status == "counted" else None
+        against = DASH
+        if middle is not None and base is not None and base is not count and base.median:
+            against = f"{middle / base.median:.3f}x"
+        elif count is base:
+            against = "reference"
+        spread = count.spread
+        rows.append(
+            [
+                count.route,
+                count.status if count.detail is None else f"{count.status}: {count.detail}",
+                DASH if middle is None else f"{middle / 1e6:.3f} M",
+                against,
+                DASH if spread is None or middle is None else f"{spread:.2%}",
+                str(len(count.judged_steps)) if middle is not None else DASH,
+                count.kernels[0] or DASH,
+            ]
+        )
+    return rows
+
+
+def _counts_section(contents: ReportContents) -> str:
+    """The counted work of each route, as a table with the lines the grade printed; empty
+    when the grade did not count (`--measure instructions`)."""
+    if not contents.result.counts:
+        return ""
+    from topos_cli.report.count_judgement import BLIND_SPOTS
+
+    return "\n".join(
+        [
+            "<h2>Counted work</h2>",
+            table(
+                COUNT_HEADERS, count_rows(contents), numeric_columns=(2, 3, 4, 5), table_id="counts"
+            ),
+            bullet_list([BLIND_SPOTS], "count-notes"),
+        ]
+    )
+
+
 def _verdict_section(contents: ReportContents) -> str:
     """The summary sentence, the verdict table and its notes, as the terminal prints them."""
     verdict = contents.verdict
@@ -198,6 +254,7 @@ def render_report_html(contents: ReportContents, svgs: dict[str, str] | None = N
         missing_box(contents.missing, "What this report could not show"),
         _verdict_section(contents),
         bullet_list(list(contents.circumstances), "facts"),
+        _counts_section(contents),
         "<h2>Memory</h2>",
         figure(
             svgs["memory"],

@@ -17,13 +17,14 @@ from topos_cli.report.display.plotting import (
     note_nothing_to_draw,
     route_colour,
 )
-from topos_cli.report.history import FIGURES, HistoryGroup
+from topos_cli.report.history import COUNTED, FIGURES, HistoryGroup
 
 #: Each figure's axis label, with its unit.
 AXIS_LABELS = {
     "ms/step": "median time per step (ms)",
     "peak RSS": "peak RSS (MiB)",
     "training delta": "training Δ: peak − ready RSS (MiB)",
+    COUNTED: "instructions per step (millions; flat where the code did not change)",
 }
 
 MARK_STYLES = {
@@ -48,7 +49,13 @@ def draw_trend(
     routes = group.routes
     drawn = False
     marked: set[str] = set()
-    scale = (lambda value: value) if figure == "ms/step" else mebibytes
+    scale = (
+        (lambda value: value)
+        if figure == "ms/step"
+        else (lambda value: value / 1e6)
+        if figure == COUNTED
+        else mebibytes
+    )
     # Routes side by side around each grade, so their bars do not hide one another.
     offsets = {
         route: (i - (len(routes) - 1) / 2) * min(0.08, 0.6 / len(routes))
