@@ -22,6 +22,24 @@ PEER_ROUTES = ("torch", "torch-compile", "jax")
 #: extra that installs it (`pip install 'topos[torch]'`).
 PEER_MODULES = {"torch": "torch", "torch-compile": "torch", "jax": "jax"}
 
+#: The routes every PyTorch workload (`topos.native.TorchWorkload`) offers, beside the
+#: family `compile-budget-<fraction>` and the routes of the workload's own; `eager` is
+#: their reference. A native workload's routes are checked against the workload itself,
+#: in the preflight's answer, not against `GRADE_ROUTES`.
+TORCH_NATIVE_ROUTES = (
+    "eager",
+    "checkpoint",
+    "checkpoint-unpreserved-rng",
+    "selective",
+    "compile",
+)
+
+#: The prefix of the routes that compile under an activation memory budget.
+COMPILE_BUDGET_PREFIX = "compile-budget-"
+
+#: What a route name of one's own may look like: a word, hyphens and dots within.
+ROUTE_NAME = re.compile(r"[A-Za-z][\w.-]*")
+
 #: Every route `topos grade --routes` accepts.
 GRADE_ROUTES = ROUTES + PEER_ROUTES
 
@@ -87,7 +105,48 @@ def missing_peer(route: str) -> str | None:
     return None
 
 
-def missing_compiler() -> str | None:
+def compile_budget_of(route: str) -> float | None:
+    """The budget of a `compile-budget-<fraction>` route (a number from 0 to 1), else None."""
+    if not route.startswith(COMPILE_BUDGET_PREFIX):
+        return None
+    try:
+        fraction = float(route.removeprefix(COMPILE_BUDGET_PREFIX))
+    except ValueError:
+        return None
+    return fraction if 0.0 <= fraction <= 1.0 else None
+
+
+def compiles(route: str) -> bool:
+    """Whether native route `route` compiles (and needs a C++ compiler on the CPU)."""
+    return route == "compile" or compile_budget_of(route) is not None
+
+
+def missing_native_route(route: str, framework: str, offered: list[str]) -> str | None:
+    """For a native workload (its `framework`, the routes it `offered`), one line when it
+    has no route `route`, its framework is not installed, or `route` compiles without a
+    C++ compiler; else None. Looked for, never imported: the parent stays light."""
+    from importlib.util import find_spec
+
+    if route not in offered and compile_budget_of(route) is None:
+        if route.startswith(COMPILE_BUDGET_PREFIX):
+            return (
+                f"route {route!r}: the budget must be a number from 0 to 1, e.g. compile-budget-0.5"
+            )
+        return (
+            f"the workload has no route {route!r}; its routes are {', '.join(offered)}, "
+            f"or compile-budget-<0 to 1>"
+        )
+    if find_spec(framework) is None:
+        return (
+            f"route {route!r} needs {framework}, which is not installed: "
+            f"pip install 'topos[{framework}]'"
+        )
+    if compiles(route):
+        return missing_compiler(route, "eager")
+    return None
+
+
+def missing_compiler(route: str = "torch-compile", instead: str = "torch") -> str | None:
     """For `torch-compile`, one line when the C++ compiler torch.compile builds its CPU
     code with (`$CXX`, else `g++`, `clang++` on macOS: the one its inductor looks for) is
     not on the PATH; else None. Said before any worker starts, where the compiled worker
@@ -100,19 +159,22 @@ def missing_compiler() -> str | None:
     if shutil.which(compiler) is not None:
         return None
     return (
-        f"route 'torch-compile' needs a C++ compiler for torch.compile's CPU code, and "
+        f"route {route!r} needs a C++ compiler for torch.compile's CPU code, and "
         f"{compiler!r} is not on the PATH: install one (or name it in $CXX), or use route "
-        f"'torch'"
+        f"{instead!r}"
     )
 
 
 def parse_routes(
-    text: str, option: str = "--routes", twice: str = "use --repeat"
+    text: str, option: str = "--routes", twice: str = "use --repeat", open_names: bool = False
 ) -> tuple[str, ...]:
     """The routes of a comma-separated list such as `engine,recorded`, in its order;
     UnknownNameError (one line, naming the offender and `option`, the option that gave
     `text`) for an unknown, repeated or empty route. `twice` says what to do instead of
-    naming a route twice (each command its own advice: grade's is `--repeat`)."""
+    naming a route twice (each command its own advice: grade's is `--repeat`). With
+    `open_names` (a workload not built in, which may be native), a name of no topos route
+    is kept for the workload to judge (`missing_native_route`, or `check_route` once the
+    workload turns out to be topos's) if it looks like a route name."""
     names = [name.strip() for name in text.split(",")]
     if not any(names):
         raise UnknownNameError(f"{option} names no route; routes are {', '.join(GRADE_ROUTES)}")
@@ -120,7 +182,8 @@ def parse_routes(
     for name in names:
         if not name:
             raise UnknownNameError(f"{option} {text!r} has an empty name between commas")
-        check_route(name)
+        if not (open_names and name not in GRADE_ROUTES and ROUTE_NAME.fullmatch(name)):
+            check_route(name)
         if name in seen:
             raise UnknownNameError(f"route {name!r} is named twice in {option}; {twice}")
         seen.append(name)

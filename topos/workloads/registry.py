@@ -16,7 +16,10 @@ class WorkloadNotFoundError(UnknownNameError):
 
 
 def _check(candidate: object, name: str) -> Workload:
-    if not isinstance(candidate, Workload):
+    from topos.native.native_workload import NativeWorkload
+
+    # A native workload (a PyTorch step) is graded by its own routes (`topos.native`).
+    if not isinstance(candidate, (Workload, NativeWorkload)):
         raise WorkloadNotFoundError(
             f"workload {name!r} is a {type(candidate).__name__}, not a topos Workload"
         )
@@ -50,6 +53,12 @@ def _raise_loading_error(name: str, failure: str, error: BaseException) -> None:
     if isinstance(error, SystemExit):
         raise WorkloadNotFoundError(
             f"workload {name!r}: {failure}: it called sys.exit({error.code!r}) as it was imported"
+        ) from None
+    if isinstance(error, ModuleNotFoundError) and error.name in ("torch", "jax"):
+        # A native workload's framework is an optional extra: said as such, in one line.
+        raise WorkloadNotFoundError(
+            f"workload {name!r} needs {error.name}, which is not installed: "
+            f"pip install 'topos[{error.name}]'"
         ) from None
     message = " ".join(str(error).split())
     cause = f"{type(error).__name__}: {message}" if message else type(error).__name__

@@ -17,9 +17,15 @@ from pathlib import Path
 from typing import TextIO
 
 from topos_cli.commands.result_composition import compose_grade_result
-from topos_cli.harness.grade_preparation import GradeOptions, PreparedGrade, plan_against, prepare
+from topos_cli.harness.grade_preparation import (
+    GradeOptions,
+    PreparedGrade,
+    fit_to_workload,
+    plan_against,
+    prepare,
+)
 from topos_cli.harness.host import host_facts
-from topos_cli.harness.monitor import WorkerObserver
+from topos_cli.harness.monitor import WorkerObserver, peer_environment
 from topos_cli.harness.other_checkout import OtherCheckout, other_checkout, side_paths
 from topos_cli.harness.process_tree import adopt_orphans
 from topos_cli.harness.project import find_project
@@ -315,8 +321,14 @@ def grade_with(
         options.workload, plan.data, code_wanted=options.against is not None
     )
     named = preflight.name
-    if named is not None and named != options.workload:
-        plan = prepare(options, plan.started, named)
+    fitted = fit_to_workload(
+        options, preflight.framework, preflight.routes, preflight.default_routes
+    )
+    if fitted != options or (named is not None and named != options.workload):
+        plan = prepare(fitted, plan.started, named)
+    if preflight.framework is not None:
+        # A PyTorch step allocates as PyTorch users run it: glibc's own mmap threshold.
+        plan = dataclasses.replace(plan, environment=peer_environment(plan.environment))
     plan = dataclasses.replace(plan, workload_code=preflight.code, project=find_project().facts())
     if options.check:
         from topos_cli.commands.check import check_before_grade

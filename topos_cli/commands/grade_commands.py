@@ -217,9 +217,12 @@ def grade_command(
 
     Example: topos grade --routes engine,recorded,remat --budget 60%
     """
+    from topos.names import BUILT_IN_WORKLOADS
     from topos_cli.commands.grade import GradeOptions, run_grade
 
-    routes, budget = chosen_routes(routes), chosen_budget(budget)
+    # A workload not built in may be a PyTorch step with routes of its own.
+    open_names = context.params.get("workload") not in BUILT_IN_WORKLOADS
+    routes, budget = chosen_routes(routes, open_names=open_names), chosen_budget(budget)
     repeats, repeat_budget = chosen_repeat(repeat)
     options = options_of(
         context,

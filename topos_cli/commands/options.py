@@ -59,15 +59,16 @@ def options_of(
 
 
 def chosen_routes(
-    text: str, option: str = "--routes", twice: str = "use --repeat"
+    text: str, option: str = "--routes", twice: str = "use --repeat", open_names: bool = False
 ) -> tuple[str, ...]:
     """The routes a comma-separated option names, in order; a usage error (one line,
     exit 2, naming `option` and, for a route named twice, saying `twice`) for an
-    unknown, repeated or empty one."""
+    unknown, repeated or empty one (with `open_names`, a name of no topos route is kept
+    for a native workload to judge: `topos.names.parse_routes`)."""
     from topos.names import UnknownNameError, parse_routes
 
     try:
-        return parse_routes(text, option, twice)
+        return parse_routes(text, option, twice, open_names)
     except UnknownNameError as error:
         raise ToposUsageError(str(error)) from None
 

@@ -15,11 +15,13 @@ from pathlib import Path
 
 from topos.budget_text import BudgetTextError, parse_budget
 from topos.names import (
+    BUILT_IN_WORKLOADS,
     DEFAULT_ROUTES,
     GRADE_ROUTES,
     UnknownNameError,
     check_route,
     check_workload_name,
+    missing_native_route,
     missing_peer,
 )
 from topos_cli.harness.data_option import data_directory
@@ -176,8 +178,13 @@ def prepare(
         check_workload_name(options.workload)
         if not options.routes:
             raise UnknownNameError(f"--routes names no route; routes are {', '.join(GRADE_ROUTES)}")
+        # A workload not built in may be native (a PyTorch step): a name of no topos
+        # route is judged against its own routes once the preflight has told them
+        # (`fit_to_workload`), still before any worker starts.
+        deferred = options.workload not in BUILT_IN_WORKLOADS
         for route in options.routes:
-            check_route(route)
+            if not (deferred and route not in GRADE_ROUTES):
+                check_route(route)
         for route in options.routes:
             # A peer's framework is an optional extra: refused now, in one line, before
             # any worker starts (looked for, never imported: the parent stays light).
@@ -277,6 +284,34 @@ def prepare(
         started=started,
         workload_name=name,
     )
+
+
+def fit_to_workload(
+    options: GradeOptions, framework: str | None, offered: Sequence[str], defaults: Sequence[str]
+) -> GradeOptions:
+    """`options` checked against what the preflight told of the workload: for a native one
+    (`framework`, the routes it `offered`, its `defaults` in place of topos's default
+    routes), each route must be one it offers, its framework installed and, for a
+    compiling route, a C++ compiler at hand; for topos's own, each route one of topos's.
+    Raises `ToposUsageError` in one line naming the route, before any worker starts."""
+    try:
+        if framework is None:
+            for route in options.routes:
+                check_route(route)
+            return options
+        routes = tuple(defaults) if options.routes == DEFAULT_ROUTES else options.routes
+        for route in routes:
+            missing = missing_native_route(route, framework, list(offered))
+            if missing is not None:
+                raise UnknownNameError(f"--workload {options.workload}: {missing}")
+    except UnknownNameError as error:
+        raise ToposUsageError(str(error)) from None
+    if options.budgets or options.against is not None:
+        raise ToposUsageError(
+            f"--workload {options.workload} is a {framework} step: its budgets are routes "
+            f"(--routes compile-budget-0.5,...), and --against grades topos's own routes"
+        )
+    return replace(options, routes=routes)
 
 
 def plan_against(

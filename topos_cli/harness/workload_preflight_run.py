@@ -27,6 +27,11 @@ class PreflightOutcome:
 
     name: str | None = None
     code: CodeFacts | None = None
+    #: A native workload's framework (`torch`), its routes and default routes; `None`
+    #: and empty for topos's workloads.
+    framework: str | None = None
+    routes: tuple[str, ...] = ()
+    default_routes: tuple[str, ...] = ()
 
 
 def preflight_workload(
@@ -60,10 +65,21 @@ def preflight_workload(
     told = _told(completed.stdout)
     name = told.get("name")
     code = told.get("code")
+    framework = told.get("framework")
     return PreflightOutcome(
         name=None if built_in or not isinstance(name, str) else name,
         code=_code(code),
+        framework=framework if isinstance(framework, str) else None,
+        routes=_names(told.get("routes")),
+        default_routes=_names(told.get("default_routes")),
     )
+
+
+def _names(told: object) -> tuple[str, ...]:
+    """A list of names the child told, as a tuple (empty if it told no such list)."""
+    if not isinstance(told, list):
+        return ()
+    return tuple(name for name in told if isinstance(name, str))
 
 
 def _told(output: str) -> dict[str, object]:

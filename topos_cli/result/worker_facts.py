@@ -145,6 +145,27 @@ class PeerFacts(ResultPart):
     float64: Float64Facts | None = None
 
 
+class NativeFacts(ResultPart):
+    """A native workload's route (a step written in PyTorch itself): its framework and
+    version, whether it is promised bit-identical to the reference route (`exact`) or
+    judged by agreement, and step 0 computed by it and by the reference from the same
+    parameters, batch and random state: each parameter's gradient's relative error, the
+    parameters whose gradient bits differ, whether the losses' bits agree, and whether
+    the random generator's state after the step is the reference's (a checkpoint that
+    recomputes dropout without preserving it draws anew)."""
+
+    framework: str
+    reference: str
+    exact: bool
+    version: str | None = None
+    description: str | None = None
+    threads: Count | None = None
+    gradient_errors: dict[str, Ratio] = msgspec.field(default_factory=dict)
+    differing_gradients: list[str] = msgspec.field(default_factory=list)
+    step0_loss_identical: bool | None = None
+    rng_matches_reference: bool | None = None
+
+
 class CodeFacts(ResultPart):
     """Which code a worker imported: the workload's module (its name, its file, and the
     directory its top-level package sits in, the entry of the path it was found on) and
@@ -196,6 +217,8 @@ class ReadyFacts(ResultPart):
     peer: PeerFacts | None = None
     #: Which code the worker imported: the workload's module and topos.
     code: CodeFacts | None = None
+    #: A native workload's route (PyTorch's own step) and its step 0 against the reference.
+    native: NativeFacts | None = None
 
     @property
     def shard_process_ids(self) -> list[int]:

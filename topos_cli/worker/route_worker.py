@@ -24,6 +24,7 @@ from topos_cli.result.worker_facts import (
     DatasetFacts,
     Float64Facts,
     LiveVolume,
+    NativeFacts,
     Numerics,
     PeerFacts,
     ReadyFacts,
@@ -176,6 +177,9 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
     count_own_frames_as_machinery()
 
     workload = resolve(arguments.workload)
+    if getattr(workload, "framework", None):
+        # A step written in PyTorch itself: its routes are variants of that step.
+        return train_native(workload, arguments, events)
     if is_peer(arguments.route):
         # Any workload offers the peer routes: they need nothing of it but its recording.
         return train_peer(workload, arguments, events)
@@ -382,6 +386,78 @@ def train_peer(workload: Any, arguments: WorkerCommand, events: EventStream) -> 
     events.emit(Ready(ready))
     step_peak = StepPeak()
     return _train_steps(arguments, events, training, step_peak, time.perf_counter())
+
+
+def train_native(workload: Any, arguments: WorkerCommand, events: EventStream) -> int:
+    """A native workload's route (`topos.native`): the user's PyTorch step as the route
+    varies it, from the seeded parameters, on topos's batch order, measured as topos's
+    routes are. Before it is ready it computes step 0 by this route and by the reference
+    (`eager`) from the same state, so the verdict can say which gradients part and
+    whether the random state does; that model is freed, and the high-water mark reset,
+    before the measured steps."""
+    from topos.native.torch_training import REFERENCE_ROUTE, TorchTraining
+
+    count_own_frames_as_machinery()
+    if arguments.route not in workload.offered_routes:
+        from topos.names import compile_budget_of
+
+        if compile_budget_of(arguments.route) is None:
+            raise WorkloadRouteError(
+                f"workload {workload.name!r} has no route {arguments.route!r}; "
+                f"its routes are {', '.join(workload.offered_routes)}"
+            )
+    data = None if arguments.data in (None, "synthetic") else arguments.data
+    started_loading = time.perf_counter()
+    training = TorchTraining(workload, arguments.route, data, arguments.steps)
+    comparison = training.compare_with_reference()
+    lower_seconds = time.perf_counter() - started_loading
+    gc.collect()
+    held_seconds = wait_for_turn(events) if arguments.hold else 0.0
+    if held_seconds is None:
+        return EXIT_ERROR
+    warm_up_times = warm_up(training, arguments.warmup)
+    gc.collect()
+    high_water_source = "proc" if process_memory.reset_high_water() else "sampling"
+    ready_rss = process_memory.resident_bytes()
+    route = training.route
+    threads = workload.threads
+    ready = ReadyFacts(
+        pid=os.getpid(),
+        workload=workload.name,
+        route=arguments.route,
+        steps=arguments.steps,
+        dataset=dataset_facts(training.dataset),
+        plan=[
+            f"native: {workload.framework} {training.version}, "
+            f"{route.description or arguments.route}, {_peer_threads(threads)}"
+        ],
+        posture="native",
+        shards=1,
+        lower_seconds=lower_seconds,
+        warm_up_seconds=warm_up_times[0] if warm_up_times else None,
+        warmup_steps=len(warm_up_times),
+        warm_up_step_seconds=warm_up_times,
+        held_seconds=held_seconds,
+        ready_rss_bytes=ready_rss,
+        high_water_source=high_water_source,
+        python=platform.python_version(),
+        numerics=blas_description(),
+        code=code_facts(arguments.workload),
+        native=NativeFacts(
+            framework=workload.framework,
+            reference=REFERENCE_ROUTE,
+            exact=route.exact,
+            version=training.version,
+            description=route.description or None,
+            threads=threads,
+            gradient_errors=comparison.gradient_errors,
+            differing_gradients=comparison.differing_gradients,
+            step0_loss_identical=comparison.loss_identical,
+            rng_matches_reference=comparison.rng_matches_reference,
+        ),
+    )
+    events.emit(Ready(ready))
+    return _train_steps(arguments, events, training, StepPeak(), time.perf_counter())
 
 
 def float64_facts(workload: Any, route: str, data: str | None, steps: int) -> Float64Facts:

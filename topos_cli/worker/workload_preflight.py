@@ -63,6 +63,26 @@ def preflight(
     return name, None
 
 
+def native_facts(workload_name: str) -> dict[str, object]:
+    """For a native workload (a PyTorch step), what the parent checks `--routes` against:
+    its framework, its routes and its default routes; else nothing. The workload's module
+    is imported already (the preflight resolved it), so this costs nothing more."""
+    from topos.workloads import resolve
+
+    try:
+        workload = resolve(workload_name)
+    except BaseException:  # the preflight has said what it could
+        return {}
+    framework = getattr(workload, "framework", None)
+    if not framework:
+        return {}
+    return {
+        "framework": framework,
+        "routes": list(workload.offered_routes),
+        "default_routes": list(workload.default_routes),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     """Runs the preflight: the workload's name as JSON on stdout, then exit 2 with the
     one line on stderr on a user code error, else 0."""
@@ -75,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         from topos_cli.worker.code_origin import code_facts
 
         told["code"] = code_facts(arguments[0]).to_json()
+        told.update(native_facts(arguments[0]))
     sys.stdout.write(json.dumps(told) + "\n")
     if mistake is None:
         return ExitStatus.OK

@@ -13,6 +13,13 @@ from typing import Any
 from topos.names import is_peer
 from topos_cli.report.statistics import RatioEstimate
 from topos_cli.report.verdict.agreement import PeerAgreement, judge_peers
+from topos_cli.report.verdict.native_agreement import (
+    NativeAgreement,
+    is_exact,
+    is_native,
+    judge_native,
+    native_causes,
+)
 from topos_cli.report.verdict.noise import (
     NoiseWarning,
     noise_warnings,
@@ -39,8 +46,9 @@ class Verdict:
     exit_status: int
     #: Routes judged against a partner besides the reference (remat against recorded).
     pairings: tuple[Pairing, ...] = ()
-    #: Peer routes (torch, jax) judged by agreement with topos, apart from bit parity.
-    agreements: tuple[PeerAgreement, ...] = ()
+    #: Peer routes (torch, jax) judged by agreement with topos, apart from bit parity,
+    #: and a native workload's compiled routes judged by agreement with its reference.
+    agreements: tuple[PeerAgreement | NativeAgreement, ...] = ()
 
     def route(self, name: str) -> RouteVerdict:
         """The verdict on the route called `name`; raises `KeyError` if none."""
@@ -58,7 +66,16 @@ class Verdict:
             "parity": self.parity.to_json(),
             "routes": [route.to_json() for route in self.routes],
             "pairings": [pairing.to_json() for pairing in self.pairings],
-            "peers": [agreement.to_json() for agreement in self.agreements],
+            "peers": [
+                agreement.to_json()
+                for agreement in self.agreements
+                if not isinstance(agreement, NativeAgreement)
+            ],
+            "native": [
+                agreement.to_json()
+                for agreement in self.agreements
+                if isinstance(agreement, NativeAgreement)
+            ],
             "warnings": [warning.to_json() for warning in self.warnings],
             "settings": self.settings.to_json(),
         }
@@ -95,14 +112,20 @@ def decide_verdict(
     # the first topos route graded is the reference, as it is for the peers' agreement.
     ours = [name for name in names if not is_peer(name)]
     reference_name = settings.reference if settings.reference in names or not ours else ours[0]
+    # A native workload's (a PyTorch step's) reference is the step as written.
+    native = [name for name in names if is_native(runs, name)]
+    if native and settings.reference not in names:
+        reference_name = "eager" if "eager" in native else native[0]
     reference = next((route for route in judged if route.route == reference_name), None)
     known = known_ratios or {}
     routes = tuple(
         with_ratios(route, reference, settings, known.get(route.route)) for route in judged
     )
     # Bit parity is promised among topos's own routes only; peers agree within tolerance.
-    parity = judge_parity([run for run in runs if not is_peer(run.route)], reference_name)
-    agreements = judge_peers(runs, settings)
+    # A native workload's compiled routes are judged by agreement, not by bits.
+    exact = [run for run in runs if not is_peer(run.route) and is_exact(runs, run.route)]
+    parity = judge_parity(exact, reference_name)
+    agreements = judge_peers(runs, settings) + judge_native(runs, reference_name)
     warnings = noise_warnings(routes, settings, load_average, cores)
     sampled = sampled_memory_warning(runs)
     if sampled is not None:
@@ -115,8 +138,20 @@ def decide_verdict(
         routes=routes,
         parity=parity,
         warnings=tuple(warnings),
-        summary=summary_sentence(routes, reference, parity, reference_name, pairings, agreements),
+        summary=_with_causes(
+            summary_sentence(routes, reference, parity, reference_name, pairings, agreements),
+            runs,
+            parity,
+        ),
         exit_status=exit_status_of(runs, parity, agreements),
         pairings=pairings,
         agreements=agreements,
     )
+
+
+def _with_causes(summary: str, runs: list[Repeat], parity: Parity) -> str:
+    """The summary, with the cause its worker saw named for each native route whose
+    bits part from the reference (`native_causes`)."""
+    parted = [route.route for route in parity.routes if route.matches_reference is False]
+    causes = native_causes(runs, parted)
+    return "; ".join([summary, *causes]) if causes else summary

@@ -1,0 +1,95 @@
+"""`topos grade` of a PyTorch step written as a user writes one (examples/torch_transformer.py):
+eager against checkpoint bit-identical, a checkpoint recomputing dropout without its RNG
+state named as parting with its cause, and the refusals said in one line before any
+worker starts."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from tests.cli.grading import ROOT, topos
+
+pytest.importorskip("torch")
+
+EXAMPLES = str(ROOT / "examples")
+WORKLOAD = "torch_transformer:workload"
+
+
+def grade(tmp_path, routes: str, *extra: str, **environment: str):
+    """`topos grade` of the example transformer for three steps, its result read back."""
+    result = tmp_path / "native.json"
+    completed = topos(
+        "grade",
+        "--workload",
+        WORKLOAD,
+        "--routes",
+        routes,
+        "--steps",
+        "3",
+        "--warmup",
+        "0",
+        "--json",
+        str(result),
+        *extra,
+        cwd=tmp_path,
+        timeout=300,
+        PYTHONPATH=os.pathsep.join([str(ROOT), EXAMPLES]),
+        **environment,
+    )
+    data = json.loads(result.read_text()) if result.exists() else None
+    return completed, data
+
+
+def test_eager_and_checkpoint_are_bit_identical_through_grade(tmp_path):
+    completed, data = grade(tmp_path, "eager,checkpoint")
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert data["verdict"]["parity"]["status"] == "bit-identical"
+    assert data["verdict"]["reference"] == "eager"
+    runs = {run["route"]: run for run in data["repeats"]}
+    assert runs["eager"]["loss_bits"] == runs["checkpoint"]["loss_bits"]
+    native = runs["checkpoint"]["facts"]["ready"]["native"]
+    # Step 0 by both routes in the checkpoint's worker: every gradient's bits the same.
+    assert native["differing_gradients"] == []
+    assert native["rng_matches_reference"] is True
+    assert set(native["gradient_errors"]) >= {"tokens.weight", "head.bias"}
+    assert "bit-identical" in completed.stdout
+
+
+def test_dropout_recomputed_without_its_rng_state_is_named_with_its_cause(tmp_path):
+    completed, data = grade(tmp_path, "eager,checkpoint-unpreserved-rng")
+    assert completed.returncode == 3, completed.stdout + completed.stderr
+    parity = data["verdict"]["parity"]
+    assert parity["status"] == "broken"
+    # The forward pass draws the same masks; the recomputation draws new ones, so the
+    # gradients (not step 0's loss) differ, and the losses part from step 1.
+    assert parity["divergence"]["step"] == 1
+    native = data["repeats"][1]["facts"]["ready"]["native"]
+    assert native["step0_loss_identical"] is True
+    assert native["rng_matches_reference"] is False
+    assert native["differing_gradients"]
+    assert "random state after step 0 is not eager's" in data["verdict"]["summary"]
+    assert "parts at step 1" in completed.stdout
+
+
+@pytest.mark.parametrize(
+    ("routes", "environment", "message"),
+    [
+        ("eager,sideways", {}, "the workload has no route 'sideways'; its routes are eager,"),
+        ("eager,compile-budget-2", {}, "the budget must be a number from 0 to 1"),
+        (
+            "eager,compile",
+            {"CXX": "no-such-compiler++"},
+            "route 'compile' needs a C++ compiler for torch.compile's CPU code",
+        ),
+    ],
+)
+def test_refusals_are_one_line_before_any_worker(tmp_path, routes, environment, message):
+    completed, data = grade(tmp_path, routes, **environment)
+    assert completed.returncode == 2, completed.stdout + completed.stderr
+    lines = completed.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], completed.stderr
+    assert "Traceback" not in completed.stderr
+    assert data is None and "started (worker" not in completed.stdout + completed.stderr

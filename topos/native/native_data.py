@@ -1,0 +1,73 @@
+"""NativeData: a native workload's training samples and the order its batches take."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+import numpy as np
+
+from topos.datasets.shuffle import shuffle
+
+
+class NativeData:
+    """Training samples as NumPy arrays of one length along their first axis (inputs,
+    targets, ...), and where they came from; `batch(step, size, state)` gives every route
+    the same samples at the same step.
+
+    The batch order is topos's: one Fisher-Yates shuffle of the sample indices over the
+    splitmix64 stream from `state`, read `size` at a time, wrapping round at its end."""
+
+    def __init__(
+        self,
+        arrays: Sequence[np.ndarray],
+        name: str = "tensors",
+        source: str = "workload",
+        format: str = "arrays",
+    ) -> None:
+        arrays = [np.ascontiguousarray(array) for array in arrays]
+        if not arrays:
+            raise ValueError("a native workload's data holds no arrays")
+        lengths = {array.shape[0] if array.ndim else 0 for array in arrays}
+        if len(lengths) != 1 or 0 in lengths:
+            raise ValueError(
+                f"a native workload's data arrays must share one non-zero first extent, "
+                f"not {sorted(lengths)}"
+            )
+        self.arrays = arrays
+        self.name = name
+        self.source = source
+        self.format = format
+        self._orders: dict[int, np.ndarray] = {}
+
+    @property
+    def train(self) -> NativeData:
+        """The training samples (all of them: a native workload has one split)."""
+        return self
+
+    def __len__(self) -> int:
+        return int(self.arrays[0].shape[0])
+
+    @property
+    def fingerprint(self) -> str:
+        """A digest of every array's dtype, shape and bytes: what a result depends on."""
+        digest = hashlib.sha256()
+        for array in self.arrays:
+            digest.update(f"{array.dtype.str}{array.shape}".encode())
+            digest.update(array.tobytes())
+        return digest.hexdigest()[:16]
+
+    def indices(self, step: int, size: int, state: int) -> np.ndarray:
+        """The sample indices of step `step`'s batch of `size`."""
+        order = self._orders.get(state)
+        if order is None:
+            order = np.arange(len(self), dtype=np.int64)
+            shuffle(order, state)
+            self._orders[state] = order
+        positions = (np.arange(size, dtype=np.int64) + step * size) % len(self)
+        return order[positions]
+
+    def batch(self, step: int, size: int, state: int) -> list[np.ndarray]:
+        """Step `step`'s batch: each array's rows at `indices(step, size, state)`."""
+        chosen = self.indices(step, size, state)
+        return [array[chosen] for array in self.arrays]

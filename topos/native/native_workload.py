@@ -1,0 +1,28 @@
+"""NativeWorkload: what every workload written in a framework itself says of itself."""
+
+from __future__ import annotations
+
+
+class NativeWorkload:
+    """A workload written in a framework (PyTorch: `TorchWorkload`) rather than recorded
+    on a topos `Tape`: its routes are variants of its own step, and its reference route
+    is the step as written. The grading parent learns `framework` and `offered_routes`
+    from the preflight child, which alone imports the workload's module."""
+
+    # (`framework`, the framework's module such as `torch`, and `name` are fields of
+    # each subclass: unannotated here, so a dataclass subclass orders its own.)
+
+    @property
+    def offered_routes(self) -> list[str]:
+        """The routes this workload offers by name (and `compile-budget-<fraction>`)."""
+        raise NotImplementedError
+
+    @property
+    def default_routes(self) -> tuple[str, ...]:
+        """What `topos grade` grades of it unless `--routes` says otherwise."""
+        raise NotImplementedError
+
+    @property
+    def routes(self) -> tuple[str, ...]:
+        """The offered routes: what `topos.training.Workload.routes` is for topos's."""
+        return tuple(self.offered_routes)

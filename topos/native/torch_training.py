@@ -1,0 +1,160 @@
+"""TorchTraining: one route of a PyTorch workload, ready to step and to be compared."""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from topos.native.native_data import NativeData
+from topos.native.torch_workload import TorchWorkload
+
+#: The route every other is judged against: the step as the workload wrote it.
+REFERENCE_ROUTE = "eager"
+
+
+def step_seed(seed: int, step: int) -> int:
+    """The seed of step `step`'s random numbers: the same for every route and every
+    step's own, so a warm-up step or a route that draws more cannot shift another's."""
+    return (seed * 1_000_003 + step) % (2**63)
+
+
+@dataclass
+class ReferenceComparison:
+    """Step 0 computed by a route and by the reference from the same parameters, batch
+    and random state: each parameter's gradient's relative error (Euclidean norms), the
+    parameters whose gradient bits differ, whether the losses' bits agree, and whether the
+    random generator's state after the step is the reference's."""
+
+    gradient_errors: dict[str, float] = field(default_factory=dict)
+    differing_gradients: list[str] = field(default_factory=list)
+    loss_identical: bool = True
+    rng_matches_reference: bool = True
+
+
+class NativeProgram:
+    """What the step loop asks of a route's program: no shard processes here."""
+
+    @property
+    def shard_process_ids(self) -> list[int]:
+        return []
+
+    def shard_process_memory(self) -> list[tuple[int, int]]:
+        return []
+
+    def close(self) -> None:
+        return None
+
+
+class TorchTraining:
+    """Route `route` of `workload` on the data from `directory` for `steps` steps: the
+    seeded model, the optimizer, and the route's loss, stepped by `step`."""
+
+    def __init__(
+        self, workload: TorchWorkload, route: str, directory: str | None, steps: int
+    ) -> None:
+        import torch
+
+        if workload.threads is not None:
+            torch.set_num_threads(workload.threads)
+        self.workload = workload
+        self.route_name = route
+        self.route = workload.route(route)
+        self.steps = steps
+        self.dataset: NativeData = workload.native_data(directory)
+        if len(self.dataset) < workload.batch_size:
+            raise ValueError(
+                f"workload {workload.name!r}: {len(self.dataset)} samples, fewer than a "
+                f"batch of {workload.batch_size}"
+            )
+        self.model, self.loss_of = self._made(route)
+        self.optimizer = workload.optimizer(self.model.parameters())
+        self.program = NativeProgram()
+        self.version = str(torch.__version__)
+
+    def _made(self, route: str) -> tuple[Any, Any]:
+        """A freshly seeded model and route `route`'s loss of it."""
+        model = self.workload.seeded_model()
+        model.train()
+        blocks = list(self.workload.blocks(model)) if self.workload.blocks else []
+        return model, self.workload.route(route).make(model, self.workload.loss, blocks)
+
+    def tensors(self, step: int) -> list[Any]:
+        """Step `step`'s batch as tensors."""
+        import torch
+
+        arrays = self.dataset.batch(step, self.workload.batch_size, self.workload.shuffle_state)
+        return [torch.from_numpy(array) for array in arrays]
+
+    def _loss(self, loss_of: Any, step: int, batch: list[Any]) -> Any:
+        """One forward and backward of `loss_of` on `batch`, step `step`'s random state."""
+        import torch
+
+        torch.manual_seed(step_seed(self.workload.seed, step))
+        loss = loss_of(*batch)
+        loss.backward()
+        return loss
+
+    def step(self, step: int) -> np.floating:
+        """Trains one step; returns its loss as a float32 (its bits are diffed)."""
+        self.optimizer.zero_grad(set_to_none=True)
+        loss = self._loss(self.loss_of, step, self.tensors(step))
+        self.optimizer.step()
+        return np.asarray(loss.detach().numpy(), np.float32)[()]
+
+    def warm_up(self) -> None:
+        """Step 0's loss and gradients computed once and thrown away: parameters, the
+        optimizer's state and the batch order untouched (a compiled route compiles here)."""
+        self._loss(self.loss_of, 0, self.tensors(0))
+        self.optimizer.zero_grad(set_to_none=True)
+
+    def compare_with_reference(self) -> ReferenceComparison:
+        """Step 0 by this route and by `eager`, each on a model of its own from the same
+        seed, on the same batch and random state (see `ReferenceComparison`)."""
+        import torch
+
+        batch = self.tensors(0)
+        reference, reference_loss = self._made(REFERENCE_ROUTE)
+        expected = self._loss(reference_loss, 0, batch)
+        expected_rng = _digest(torch.get_rng_state())
+        expected_gradients = {
+            name: None if parameter.grad is None else parameter.grad.detach().clone()
+            for name, parameter in reference.named_parameters()
+        }
+        del reference, reference_loss
+        gc.collect()
+        actual = self._loss(self.loss_of, 0, batch)
+        comparison = ReferenceComparison(
+            loss_identical=_bits(actual) == _bits(expected),
+            rng_matches_reference=_digest(torch.get_rng_state()) == expected_rng,
+        )
+        for name, parameter in self.model.named_parameters():
+            wanted = expected_gradients.get(name)
+            got = parameter.grad
+            if wanted is None or got is None:
+                if (wanted is None) != (got is None):
+                    comparison.differing_gradients.append(name)
+                continue
+            wanted64 = wanted.double()
+            difference = float(torch.linalg.vector_norm(got.double() - wanted64))
+            size = float(torch.linalg.vector_norm(wanted64))
+            comparison.gradient_errors[name] = difference / size if size > 0 else difference
+            if not torch.equal(got, wanted):
+                comparison.differing_gradients.append(name)
+        self.optimizer.zero_grad(set_to_none=True)
+        del expected_gradients
+        gc.collect()
+        return comparison
+
+
+def _bits(loss: Any) -> int:
+    """A float32 loss's bits."""
+    return int(np.asarray(loss.detach().numpy(), np.float32).view(np.uint32))
+
+
+def _digest(state: Any) -> str:
+    """A digest of a generator state tensor's bytes."""
+    return hashlib.sha256(state.numpy().tobytes()).hexdigest()
