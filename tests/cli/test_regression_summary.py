@@ -137,3 +137,17 @@ def test_topos_compare_of_two_result_files_words_its_exit_status(tmp_path: Path)
     assert "inconclusive for engine (1.35x, 1 and 3 repeats: no interval; too few repeats)" in (
         " ".join(thin.stdout.split())
     )
+
+
+def test_an_other_side_whose_runs_fail_is_a_failed_grade_never_a_time_verdict():
+    # `--against DIR` whose package raises at import: every run of the other side fails.
+    failed = [
+        Repeat("recorded@against", repeat, "failed", detail="ImportError: boom")
+        for repeat in range(3)
+    ]
+    comparison = compare_checkouts(
+        runs("recorded", [0.0100, 0.0101, 0.0099]), failed, other_name="../broken"
+    )
+    assert comparison.exit_status == ExitStatus.ROUTE_FAILED
+    assert "the other side failed (recorded@against #1: failed" in comparison.summary
+    assert "no regression" not in comparison.summary

@@ -162,6 +162,17 @@ class CheckoutComparison:
         return tuple(route.route for route in self.routes if route.bits.status == "different")
 
     @property
+    def other_failures(self) -> tuple[str, ...]:
+        """The other checkout's runs that did not finish (`engine@against #1: failed`): a
+        side whose routes fail is a failed grade, never a time verdict."""
+        return tuple(
+            failure
+            for route in self.routes
+            for failure in route.failures
+            if failure.split(" #", 1)[0].endswith(AGAINST_SUFFIX)
+        )
+
+    @property
     def exit_status(self) -> int:
         """6 when a route's loss bits differ and `fail_on_bits_change`, 4 when a route is
         judged a regression against the other checkout, 5 when a route's time cannot be
@@ -172,6 +183,7 @@ class CheckoutComparison:
         inconclusive = any(route.undecided for route in self.routes)
         return most_severe(
             (
+                ExitStatus.ROUTE_FAILED if self.other_failures else None,
                 ExitStatus.BITS_CHANGED if self.fail_on_bits_change and self.bits_changed else None,
                 ExitStatus.REGRESSION if regressed else None,
                 ExitStatus.INCONCLUSIVE if inconclusive else None,
@@ -196,6 +208,11 @@ class CheckoutComparison:
         """One sentence: the regressions against the other checkout, or what the
         judgements allow (`regression_summary`: "no regression beyond 10%" only when every
         interval's upper end lies within it)."""
+        if self.other_failures:
+            shown = ", ".join(self.other_failures[:3])
+            more = len(self.other_failures) - 3
+            shown += f" and {more} more" if more > 0 else ""
+            return f"against {self.other}: the other side failed ({shown}): not judged"
         worse = [route.route for route in self.routes if route.regressed]
         if worse:
             return f"against {self.other}: regression in {', '.join(worse)}; {self.bits_summary}"
