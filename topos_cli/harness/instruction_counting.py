@@ -72,9 +72,14 @@ def _fixed_addresses() -> None:
         pass
 
 
+#: Names the Valgrind to count with, where it is not `valgrind` on the path.
+VALGRIND_VARIABLE = "TOPOS_VALGRIND"
+
+
 def valgrind_tool() -> tuple[str, str] | str:
-    """Valgrind's path and version (`valgrind-3.19.0`), or the one line saying why not."""
-    path = shutil.which("valgrind")
+    """Valgrind's path and version (`valgrind-3.19.0`), or the one line saying why not
+    (`$TOPOS_VALGRIND` names another Valgrind than the path's)."""
+    path = shutil.which(os.environ.get(VALGRIND_VARIABLE) or "valgrind")
     if path is None:
         return f"instructions not counted: Valgrind is not installed; {INSTALL_HINT}"
     try:

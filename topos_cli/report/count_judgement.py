@@ -120,14 +120,18 @@ def counts_line(counts: list[RouteCounts], reference: str) -> list[str]:
     by_route = {count.route: count for count in counts}
     base = by_route.get(reference)
     figures, lines = [], []
+    missing: dict[str, list[str]] = {}
     for count in counts:
         if count.status != "counted" or count.median is None:
-            lines.append(f"{count.route} instructions not counted: {count.detail or count.status}")
+            # One line per reason, naming its routes: "no Valgrind" once, not per route.
+            missing.setdefault(count.detail or count.status, []).append(count.route)
             continue
         figure = f"{count.route} {count.median / 1e6:.2f} M"
         if base is not None and base is not count and base.median:
             figure += f" ({count.median / base.median:.3f}x {reference})"
         figures.append(figure)
+    for reason, routes in missing.items():
+        lines.append(f"{', '.join(routes)}: {reason}")
     if figures:
         tool = next(count.tool for count in counts if count.status == "counted")
         steps = len(next(c for c in counts if c.status == "counted").judged_steps)
