@@ -13,8 +13,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.engine.test_remat_plan import convnet, recorded_network
 from tests.engine.test_remat_on_a_deep_mlp import deep_mlp
+from tests.engine.test_remat_plan import convnet, recorded_network
 from tests.support.random_graphs import Program, programs
 from topos.engine.budget import Budget
 from topos.engine.remat_plan import RematPlan

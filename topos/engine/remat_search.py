@@ -148,8 +148,9 @@ class RematSearch:
 
     def floor(self) -> int:
         """The least planned bytes the search finds: the bisection of the budgets the
-        greedy meets, below the ladder's lowest rung that fits, or the least of the candidates' planned bytes, if lower (the greedy is not
-        monotone); the unconstrained plan's bytes when nothing fits below them."""
+        greedy meets, or the least of the candidates' planned bytes, if lower (the
+        greedy is not monotone); the unconstrained plan's bytes when nothing fits below
+        them."""
         if self._floor is not None:
             return self._floor
         self._walk_ladder_to(0)
