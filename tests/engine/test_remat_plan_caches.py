@@ -17,20 +17,31 @@ from tests.engine.test_remat_plan import convnet, recorded_network
 from tests.support.greedy_reference import reference_schedule
 from tests.support.placement_reference import reference_place
 from tests.support.random_graphs import Program, programs
-from topos.engine import memory_plan, remat_plan
+from topos.engine import memory_plan, remat_plan, remat_schedule
 from topos.engine.budget import Budget
 from topos.engine.remat_plan import RematPlan
+from topos.engine.remat_simulation import WORK_LIMIT
 from topos.errors import BudgetError
 
 
 class _AfreshScheduler:
-    """RematScheduler's interface, every schedule walked by the reference greedy."""
+    """RematScheduler's interface, every schedule walked by the reference greedy (its
+    tables, which the floor's lower bound reads, a RematScheduler's)."""
 
     def __init__(self, *tables) -> None:
         self.tables = tables
+        self._scheduler = remat_schedule.RematScheduler(*tables)
+
+    def __getattr__(self, name: str):
+        return getattr(self._scheduler, name)
 
     def schedule(self, budget: int):
-        return reference_schedule(*self.tables, budget)
+        found = reference_schedule(*self.tables, budget)
+        # The thrash rule is not a cache: a schedule past WORK_LIMIT evaluations per
+        # node is given up, as the simulation gives it up.
+        if len(found.evaluations) > WORK_LIMIT * len(self.tables[1]):
+            return None
+        return found
 
 
 class _AfreshSearch:

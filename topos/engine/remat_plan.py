@@ -65,51 +65,10 @@ class RematPlan(Plan):
         self._evaluated_set = base._evaluated_set
         self.last_consumer = base.last_consumer
         nodes = network.nodes
-        storage, views = base.memory.storage, base.memory.views
-        sizes, workspaces = _buffer_bytes(nodes, self.evaluated, base.memory, network.dtype)
+        views = base.memory.views
         self.unconstrained_bytes = _planned_bytes(base.memory)
-
-        # The search below lays the same evaluations out under several budgets (walks
-        # under nearby budgets often end alike): each program and its memory planner are
-        # kept, found by the number of evaluations, then compared.
-        planners: dict[int, list[tuple[tuple[Evaluation, ...], list[Node], MemoryPlanner]]] = {}
-
-        def lay_out(
-            schedule: RematSchedule, budget: int | None = None
-        ) -> tuple[list[Node], MemoryPlan]:
-            evaluations = schedule.evaluations
-            alike = planners.setdefault(len(evaluations), [])
-            known = next(
-                (kept for kept in alike if kept[0] is evaluations or kept[0] == evaluations),
-                None,
-            )
-            if known is None:
-                program = _program(nodes, schedule)
-                positions = [
-                    position
-                    for position, evaluation in enumerate(schedule.evaluations)
-                    if evaluation.node in base.roots
-                ]
-                planner = MemoryPlanner(
-                    program, range(len(program)), positions, "forward", network.dtype
-                )
-                known = (evaluations, program, planner)
-                alike.append(known)
-            _, program, planner = known
-            return program, planner.plan(budget)
-
-        scheduler = RematScheduler(
-            nodes, self.evaluated, self.roots, storage, views, sizes, workspaces
-        )
-
-        def extra_flops(schedule: RematSchedule) -> int:
-            return sum(
-                flops(nodes[evaluation.node], nodes, evaluation.node in views)
-                for evaluation in schedule.evaluations
-                if evaluation.recomputation
-            )
-
-        search = RematSearch(scheduler, lay_out, extra_flops, self.unconstrained_bytes)
+        search = _new_search(network, base)
+        extra_flops = search.extra_flops
         # The floor is sought only when the budget is put in its terms or nothing the
         # ladder finds fits (see remat_search); else on demand (`floor_bytes`).
         self._search: RematSearch | None = search
@@ -146,6 +105,11 @@ class RematPlan(Plan):
             positions = range(len(program))
         #: How many schedules the search laid out to choose this one.
         self.candidates_tried = len(search.candidates)
+        # What the search holds (every schedule tried, its memory planner and placement
+        # search, the walks' tables) is released with it: a floor asked for later gets
+        # a search of its own (`floor_bytes`).
+        self._search = None
+        del search
         self.schedule = schedule
         self.program = program
         self.memory = memory
@@ -158,13 +122,21 @@ class RematPlan(Plan):
 
     @property
     def floor_bytes(self) -> int:
-        """The least planned bytes the search finds a schedule for (sought on first use:
-        a bisection of walks, see `remat_search`)."""
+        """The least planned bytes the search finds a schedule for (sought on first use
+        when the budget did not need it: a bisection of walks, see `remat_search`)."""
         if self._floor_bytes is None:
-            assert self._search is not None
-            self._floor_bytes = self._search.floor()
-            # What the search kept (schedules, memory planners) is no longer needed.
-            self._search = None
+            search = self._search or _new_search(self.network, self.unconstrained)
+            floor = search.floor()
+            # This plan's own schedule fits it, whatever the bisection met (once chosen:
+            # the lowering itself may ask before).
+            chosen = getattr(self, "memory", None)
+            self._floor_bytes = floor if chosen is None else min(floor, self.planned_bytes)
+        return self._floor_bytes
+
+    @property
+    def sought_floor_bytes(self) -> int | None:
+        """The floor if the lowering sought it (its budget needed it) or it was asked
+        for since; None otherwise (`floor_bytes` seeks it)."""
         return self._floor_bytes
 
     def _node_of(self, position: int) -> int:
@@ -277,6 +249,54 @@ class RematPlan(Plan):
             for p in evaluated
         ]
         return "\n".join([*lines, *self.summary(), self.arena_line()])
+
+
+def _new_search(network: Network, base: Plan) -> RematSearch:
+    """A search over the schedules of `base` (the unconstrained forward plan): its
+    scheduler's tables and a memory planner per schedule laid out, kept while it lives."""
+    nodes = network.nodes
+    storage, views = base.memory.storage, base.memory.views
+    sizes, workspaces = _buffer_bytes(nodes, base.evaluated, base.memory, network.dtype)
+
+    # The search below lays the same evaluations out under several budgets (walks
+    # under nearby budgets often end alike): each program and its memory planner are
+    # kept, found by the number of evaluations, then compared.
+    planners: dict[int, list[tuple[tuple[Evaluation, ...], list[Node], MemoryPlanner]]] = {}
+
+    def lay_out(
+        schedule: RematSchedule, budget: int | None = None
+    ) -> tuple[list[Node], MemoryPlan]:
+        evaluations = schedule.evaluations
+        alike = planners.setdefault(len(evaluations), [])
+        known = next(
+            (kept for kept in alike if kept[0] is evaluations or kept[0] == evaluations),
+            None,
+        )
+        if known is None:
+            program = _program(nodes, schedule)
+            positions = [
+                position
+                for position, evaluation in enumerate(schedule.evaluations)
+                if evaluation.node in base.roots
+            ]
+            planner = MemoryPlanner(
+                program, range(len(program)), positions, "forward", network.dtype
+            )
+            known = (evaluations, program, planner)
+            alike.append(known)
+        _, program, planner = known
+        return program, planner.plan(budget)
+
+    scheduler = RematScheduler(nodes, base.evaluated, base.roots, storage, views, sizes, workspaces)
+
+    def extra_flops(schedule: RematSchedule) -> int:
+        return sum(
+            flops(nodes[evaluation.node], nodes, evaluation.node in views)
+            for evaluation in schedule.evaluations
+            if evaluation.recomputation
+        )
+
+    return RematSearch(scheduler, lay_out, extra_flops, _planned_bytes(base.memory))
 
 
 def _planned_bytes(memory: MemoryPlan) -> int:
