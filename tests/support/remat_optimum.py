@@ -31,10 +31,11 @@ from topos.engine.remat_schedule import RematScheduler
 
 
 def optimal_extra_flops(
-    scheduler: RematScheduler, nodes, views, budget: int, time_limit: float = 20.0
+    scheduler: RematScheduler, nodes, views, budget: int, time_limit: float | None = 20.0
 ) -> tuple[int | None, float | None]:
     """The fewest recomputed FLOPs of any schedule within `budget` bytes in the greedy's
-    memory model (see the module), as HiGHS leaves it after `time_limit` seconds: the
+    memory model (see the module), as HiGHS leaves it after `time_limit` seconds (None:
+    until it is done): the
     best schedule's FLOPs found (None: none) and the proven lower bound on the optimum
     (None: infeasible). Both are the optimum when HiGHS finishes in time."""
     order = [i for i in scheduler.evaluated if not scheduler.is_source[i]]
@@ -159,7 +160,9 @@ def optimal_extra_flops(
         constraints=LinearConstraint(matrix.tocsr(), lower, upper),
         integrality=integrality,
         bounds=Bounds(low_bounds, high_bounds),
-        options={"time_limit": time_limit, "mip_rel_gap": 0.0},
+        options={"mip_rel_gap": 0.0}
+        if time_limit is None
+        else {"time_limit": time_limit, "mip_rel_gap": 0.0},
     )
     if result.status == 2:  # infeasible
         return None, None
