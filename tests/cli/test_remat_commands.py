@@ -93,6 +93,12 @@ def test_the_frontier_draws_every_point_and_checks_parity_across_them(tmp_path):
     table = completed.stdout.splitlines()
     assert table[0].split()[:2] == ["point", "budget"]
     assert any(line.startswith("remat@1B") and "below the floor" in line for line in table)
+    # Each point's lowering, in the table and the progress line, and the part of the step
+    # the budget does not bound, named once.
+    assert "lowering s" in table[0]
+    assert any(line.startswith("training Δ holds, beside each remat point") for line in table)
+    assert "remat@floor: ready after " in completed.stderr
+    assert "(lowering " in completed.stderr
     picture = ElementTree.parse(tmp_path / "frontier.svg").getroot()
     labels = [element.text for element in picture.iter("{http://www.w3.org/2000/svg}text")]
     assert {"engine", "recorded", "remat@100%", "remat@floor"} <= set(labels)

@@ -81,7 +81,7 @@ def assert_same_roots(network, plan, unconstrained, feeds=()) -> None:
     check_ownership(plan, received)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs(leaves=True, second_order=True), st.floats(0.0, 1.2))
 def test_random_graphs_under_random_budgets_give_the_unconstrained_bytes(
     program: Program, fraction: float

@@ -15,6 +15,7 @@ from topos import Tape, Tensor
 from topos.engine.plan import Plan
 from topos.engine.remat_plan import _buffer_bytes, _planned_bytes
 from topos.engine.remat_schedule import RematScheduler, schedule_recomputation
+from topos.engine.remat_simulation import WORK_LIMIT
 
 
 def simulation_inputs(network, roots):
@@ -46,7 +47,15 @@ def test_random_graphs_get_the_reference_schedules(program: Program, fractions):
     for fraction in fractions:
         # Budgets close together: the later ones often fall within a walk's range.
         for budget in (int(fraction * unconstrained), int(fraction * unconstrained) + 64):
-            assert scheduler.schedule(budget) == reference_schedule(*inputs, budget), budget
+            found, expected = scheduler.schedule(budget), reference_schedule(*inputs, budget)
+            if found is None:
+                # Given up as thrashing (WORK_LIMIT, RESTART_WORK_LIMIT): only where the
+                # greedy, unbounded, does not meet the budget either or meets it past
+                # WORK_LIMIT evaluations per node.
+                thrashing = len(expected.evaluations) > WORK_LIMIT * len(inputs[1])
+                assert thrashing or not expected.fits, budget
+                continue
+            assert found == expected, budget
 
 
 def test_a_convnet_gets_the_reference_schedules_at_every_budget():

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from topos.engine.arena import ALIGNMENT, aligned
+from topos.engine.arena import aligned
 from topos.engine.budget import Budget
 from topos.engine.compute_cost import flops
 from topos.engine.memory_plan import MemoryPlan, MemoryPlanner, scratch_elements
@@ -31,15 +31,17 @@ from topos.engine.remat_schedule import (
     RematScheduler,
     in_recording_order,
 )
+from topos.engine.remat_search import RematSearch
 from topos.errors import BudgetError
 from topos.graph.node import Node
 
 if TYPE_CHECKING:
     from topos.graph.network import Network
 
-#: How often a schedule is simulated again under a smaller budget when the arena's
-#: placement overshoots the budget it was simulated for.
-_PLACEMENT_TRIES = 6
+
+#: A plan whose planned bytes leave more than this share of its budget unused lands
+#: far below it, and says so.
+FAR_BELOW = 0.1
 
 
 class RematPlan(Plan):
@@ -49,8 +51,8 @@ class RematPlan(Plan):
     Beyond a Plan: `unconstrained` (the recorded route's plan of the same roots) and
     `unconstrained_bytes` (its planned bytes), `schedule` and `program` (the
     evaluations, in order), `budget_bytes`, `planned_bytes` and `floor_bytes`,
-    `recomputations`, `flops` and `extra_flops`. `describe()` prints one line per
-    evaluation.
+    `recomputations`, `flops` and `extra_flops`, `budget_unused` and
+    `far_below_budget`. `describe()` prints one line per evaluation.
     """
 
     def __init__(self, network: Network, roots: tuple[int, ...], budget: Budget) -> None:
@@ -63,106 +65,79 @@ class RematPlan(Plan):
         self._evaluated_set = base._evaluated_set
         self.last_consumer = base.last_consumer
         nodes = network.nodes
-        storage, views = base.memory.storage, base.memory.views
-        sizes, workspaces = _buffer_bytes(nodes, self.evaluated, base.memory, network.dtype)
+        views = base.memory.views
         self.unconstrained_bytes = _planned_bytes(base.memory)
-
-        # The search below lays the same evaluations out under several budgets (walks
-        # under nearby budgets often end alike): each program and its memory planner are
-        # kept, found by the number of evaluations, then compared.
-        planners: dict[int, list[tuple[tuple[Evaluation, ...], list[Node], MemoryPlanner]]] = {}
-
-        def lay_out(
-            schedule: RematSchedule, budget: int | None = None
-        ) -> tuple[list[Node], MemoryPlan]:
-            evaluations = schedule.evaluations
-            alike = planners.setdefault(len(evaluations), [])
-            known = next(
-                (kept for kept in alike if kept[0] is evaluations or kept[0] == evaluations),
-                None,
-            )
-            if known is None:
-                program = _program(nodes, schedule)
-                positions = [
-                    position
-                    for position, evaluation in enumerate(schedule.evaluations)
-                    if evaluation.node in base.roots
-                ]
-                planner = MemoryPlanner(
-                    program, range(len(program)), positions, "forward", network.dtype
+        search = _new_search(network, base)
+        extra_flops = search.extra_flops
+        # The floor is sought only when the budget is put in its terms or nothing the
+        # ladder finds fits (see remat_search); else on demand (`floor_bytes`).
+        self._search: RematSearch | None = search
+        self._floor_bytes: int | None = None
+        unconstrained = self.unconstrained_bytes
+        needs_floor = budget.is_floor or budget.above_floor is not None
+        wanted = None if needs_floor else budget.bytes_of(unconstrained, 0)
+        chosen = None
+        if wanted is not None and wanted < unconstrained:
+            chosen = search.cheapest(wanted)
+        if wanted is None or (chosen is None and wanted < unconstrained):
+            floor = self.floor_bytes
+            wanted = budget.bytes_of(unconstrained, floor)
+            if wanted < floor:
+                raise BudgetError(
+                    f"budget {wanted} bytes is below this plan's floor of {floor} "
+                    f"bytes (the least memory its schedules plan for: some kernel's "
+                    f"operands, output and workspace must be live together, beside the "
+                    f"roots)",
+                    wanted,
+                    floor,
                 )
-                known = (evaluations, program, planner)
-                alike.append(known)
-            _, program, planner = known
-            return program, planner.plan(budget)
-
-        scheduler = RematScheduler(
-            nodes, self.evaluated, self.roots, storage, views, sizes, workspaces
-        )
-
-        def fitting(budget: int) -> tuple[RematSchedule, list[Node], MemoryPlan] | None:
-            # The arena's placement may leave gaps the simulation does not see: when
-            # the placed plan overshoots, simulate again under a budget smaller by as
-            # much, a few times.
-            simulated = budget
-            for _ in range(_PLACEMENT_TRIES):
-                schedule = scheduler.schedule(simulated)
-                if schedule is None:  # the walk thrashed: smaller budgets would too
-                    return None
-                program, memory = lay_out(schedule, budget)
-                planned = _planned_bytes(memory)
-                if planned <= budget:
-                    return schedule, program, memory
-                simulated -= planned - budget
-                if simulated <= 0:
-                    break
-            return None
-
-        # The floor: the least budget the greedy meets, by bisection. The greedy is not
-        # monotone in the budget, so a budget above the floor that it misses falls back
-        # to the floor's schedule, which fits every budget above the floor.
-        low, high = 0, self.unconstrained_bytes
-        floor_fit = None
-        while high - low > max(ALIGNMENT, high // 1000):
-            middle = (low + high) // 2
-            found = fitting(middle)
-            if found is None:
-                low = middle
-            else:
-                high, floor_fit = _planned_bytes(found[2]), found
-        self.floor_bytes = high
-        wanted = budget.bytes_of(self.unconstrained_bytes, self.floor_bytes)
-        if wanted < self.floor_bytes:
-            raise BudgetError(
-                f"budget {wanted} bytes is below this plan's floor of {self.floor_bytes} "
-                f"bytes (the least memory its schedules plan for: some kernel's operands, "
-                f"output and workspace must be live together, beside the roots)",
-                wanted,
-                self.floor_bytes,
-            )
+            if wanted < unconstrained:
+                chosen = search.cheapest(wanted)
         self.budget_bytes = wanted
-        if wanted >= self.unconstrained_bytes or floor_fit is None:
+        if chosen is None:
             schedule = in_recording_order(nodes, self.evaluated)
             program, memory = list(nodes), base.memory
             positions: Sequence[int] = self.evaluated
             self._identity = True
         else:
             self._identity = False
-            schedule, program, memory = fitting(wanted) or floor_fit
+            schedule, program, memory = chosen.schedule, chosen.program, chosen.memory
             positions = range(len(program))
+        #: How many schedules the search laid out to choose this one.
+        self.candidates_tried = len(search.candidates)
+        # What the search holds (every schedule tried, its memory planner and placement
+        # search, the walks' tables) is released with it: a floor asked for later gets
+        # a search of its own (`floor_bytes`).
+        self._search = None
+        del search
         self.schedule = schedule
         self.program = program
         self.memory = memory
         self.live = memory.live
         self.releases = memory.releases
         self.flops = sum(flops(nodes[i], nodes, i in views) for i in self.evaluated)
-        self.extra_flops = sum(
-            flops(nodes[evaluation.node], nodes, evaluation.node in views)
-            for evaluation in schedule.evaluations
-            if evaluation.recomputation
-        )
+        self.extra_flops = extra_flops(schedule)
         self.recomputations = schedule.recomputations
         self._start(program, positions)
+
+    @property
+    def floor_bytes(self) -> int:
+        """The least planned bytes the search finds a schedule for (sought on first use
+        when the budget did not need it: a bisection of walks, see `remat_search`)."""
+        if self._floor_bytes is None:
+            search = self._search or _new_search(self.network, self.unconstrained)
+            floor = search.floor()
+            # This plan's own schedule fits it, whatever the bisection met (once chosen:
+            # the lowering itself may ask before).
+            chosen = getattr(self, "memory", None)
+            self._floor_bytes = floor if chosen is None else min(floor, self.planned_bytes)
+        return self._floor_bytes
+
+    @property
+    def sought_floor_bytes(self) -> int | None:
+        """The floor if the lowering sought it (its budget needed it) or it was asked
+        for since; None otherwise (`floor_bytes` seeks it)."""
+        return self._floor_bytes
 
     def _node_of(self, position: int) -> int:
         if self._identity:
@@ -205,6 +180,17 @@ class RematPlan(Plan):
         return self.unconstrained.peak
 
     @property
+    def budget_unused(self) -> float:
+        """The share of the budget the planned bytes leave unused."""
+        return 1 - self.planned_bytes / self.budget_bytes if self.budget_bytes else 0.0
+
+    @property
+    def far_below_budget(self) -> bool:
+        """Whether the plan lands more than `FAR_BELOW` of its budget below it (said by
+        `summary()`: the budget would allow more, but no schedule tried uses it)."""
+        return not self._identity and self.budget_unused > FAR_BELOW
+
+    @property
     def extra_flops_fraction(self) -> float:
         """The recomputations' FLOPs as a fraction of the unconstrained plan's."""
         return self.extra_flops / self.flops if self.flops else 0.0
@@ -241,6 +227,11 @@ class RematPlan(Plan):
             f"budget: {self.budget_bytes} bytes, planned {self.planned_bytes} (arena and "
             f"roots), floor {self.floor_bytes}, unconstrained {self.unconstrained_bytes}"
         )
+        if self.far_below_budget:
+            budget += (
+                f"; planned {_percent(self.budget_unused)} below the budget: no schedule "
+                f"tried fits closer to it with fewer recomputed FLOPs"
+            )
         return [head, volume, budget]
 
     def describe(self) -> str:
@@ -258,6 +249,54 @@ class RematPlan(Plan):
             for p in evaluated
         ]
         return "\n".join([*lines, *self.summary(), self.arena_line()])
+
+
+def _new_search(network: Network, base: Plan) -> RematSearch:
+    """A search over the schedules of `base` (the unconstrained forward plan): its
+    scheduler's tables and a memory planner per schedule laid out, kept while it lives."""
+    nodes = network.nodes
+    storage, views = base.memory.storage, base.memory.views
+    sizes, workspaces = _buffer_bytes(nodes, base.evaluated, base.memory, network.dtype)
+
+    # The search below lays the same evaluations out under several budgets (walks
+    # under nearby budgets often end alike): each program and its memory planner are
+    # kept, found by the number of evaluations, then compared.
+    planners: dict[int, list[tuple[tuple[Evaluation, ...], list[Node], MemoryPlanner]]] = {}
+
+    def lay_out(
+        schedule: RematSchedule, budget: int | None = None
+    ) -> tuple[list[Node], MemoryPlan]:
+        evaluations = schedule.evaluations
+        alike = planners.setdefault(len(evaluations), [])
+        known = next(
+            (kept for kept in alike if kept[0] is evaluations or kept[0] == evaluations),
+            None,
+        )
+        if known is None:
+            program = _program(nodes, schedule)
+            positions = [
+                position
+                for position, evaluation in enumerate(schedule.evaluations)
+                if evaluation.node in base.roots
+            ]
+            planner = MemoryPlanner(
+                program, range(len(program)), positions, "forward", network.dtype
+            )
+            known = (evaluations, program, planner)
+            alike.append(known)
+        _, program, planner = known
+        return program, planner.plan(budget)
+
+    scheduler = RematScheduler(nodes, base.evaluated, base.roots, storage, views, sizes, workspaces)
+
+    def extra_flops(schedule: RematSchedule) -> int:
+        return sum(
+            flops(nodes[evaluation.node], nodes, evaluation.node in views)
+            for evaluation in schedule.evaluations
+            if evaluation.recomputation
+        )
+
+    return RematSearch(scheduler, lay_out, extra_flops, _planned_bytes(base.memory))
 
 
 def _planned_bytes(memory: MemoryPlan) -> int:

@@ -44,10 +44,24 @@ _NONE = -1
 #: given up: no schedule that evaluates the plan four times over is worth running.
 WORK_LIMIT = 4
 
+#: A walk whose evaluations, counting those its restarts discard (see `run`), pass this
+#: many per node of the plan is given up too: below the floor a walk gets stuck again
+#: and again, each restart forbidding one more eviction (a 500-layer MLP at a tenth of
+#: its bytes: 1,321 restarts, 1.7 million evaluations, 48 s, and the budget still not
+#: met). The walks that fit on the built-ins evaluate at most about 2 per node in all;
+#: those that fail, 7 to 14.
+RESTART_WORK_LIMIT = 8
+
+#: Evaluations every walk may spend, whatever the plan's size: a small graph's walk is
+#: cheap however often it restarts (20,000 evaluations take a tenth of a second or so),
+#: and a bound in proportion to a few dozen nodes would give up walks that meet the
+#: budget after many restarts.
+RESTART_WORK_ALLOWANCE = 20_000
+
 
 class ThrashError(Exception):
-    """The walk passed `WORK_LIMIT` evaluations per node: this budget is treated as one
-    the greedy cannot meet."""
+    """The walk passed `WORK_LIMIT` evaluations per node (or `RESTART_WORK_LIMIT` with
+    its restarts): this budget is treated as one the greedy cannot meet."""
 
 
 class StuckError(Exception):
@@ -118,6 +132,11 @@ class RematSimulation:
         # The restore cost of evicted nodes, as far as known (see `restore_cost`).
         self.restore_costs: dict[int, int] = {}
         self.work_limit = WORK_LIMIT * len(self.tables.evaluated)
+        # Evaluations emitted so far, those discarded by restarts included.
+        self.work = 0
+        self.restart_work_limit = max(
+            RESTART_WORK_LIMIT * len(self.tables.evaluated), RESTART_WORK_ALLOWANCE
+        )
 
     def run(self) -> tuple[list[tuple[int, tuple[int, ...], bool]], int, bool]:
         """Walks to the end, resuming after every stuck recomputation (see the module)."""
@@ -203,15 +222,42 @@ class RematSimulation:
             self.pinned[storage[operand]] -= 1
 
     def recompute(self, index: int) -> None:
-        self.chain.append(index)
-        operands = self.tables.inputs[index]
-        self.gather(operands)
-        self.allocate(index)
-        # Every node is first evaluated at its own step, before any step that reads
-        # it, so whatever a step recomputes was evaluated before.
-        self.emit(index, True)
-        self.unpin(operands)
-        self.chain.pop()
+        """Makes `index` resident again: its missing operands first (recomputed in turn,
+        depth first, each pinned once resident), then its own kernel.
+
+        A loop over an explicit stack rather than recursion: a chain of evicted
+        ancestors is as long as the graph is deep (a 500-layer MLP's is thousands of
+        nodes), past Python's recursion limit. It decides as the recursion did: each
+        frame is a node and the position of the next operand to gather; an operand
+        that is missing is recomputed (a frame above) before the frame moves on, and
+        it is resident when the frame resumes, since nothing runs in between."""
+        inputs = self.tables.inputs
+        storage = self.tables.storage
+        resident = self.resident
+        pinned = self.pinned
+        chain = self.chain
+        chain.append(index)
+        frames = [[index, 0]]
+        while frames:
+            frame = frames[-1]
+            node, position = frame
+            operands = inputs[node]
+            if position < len(operands):
+                operand = operands[position]
+                if resident[operand] == _NONE:
+                    chain.append(operand)
+                    frames.append([operand, 0])
+                    continue
+                pinned[storage[operand]] += 1
+                frame[1] = position + 1
+                continue
+            self.allocate(node)
+            # Every node is first evaluated at its own step, before any step that reads
+            # it, so whatever a step recomputes was evaluated before.
+            self.emit(node, True)
+            self.unpin(operands)
+            chain.pop()
+            frames.pop()
 
     def allocate(self, index: int) -> None:
         """Evicts until the buffer of `index` fits, then counts it as live."""
@@ -239,7 +285,10 @@ class RematSimulation:
     def emit(self, index: int, recomputation: bool) -> None:
         tables = self.tables
         resident = self.resident
-        if recomputation and len(self.evaluations) > self.work_limit:
+        self.work += 1
+        if recomputation and (
+            len(self.evaluations) > self.work_limit or self.work > self.restart_work_limit
+        ):
             raise ThrashError(len(self.evaluations))
         inputs = tuple(map(resident.__getitem__, tables.inputs[index]))
         self.evaluations.append((index, inputs, recomputation))
@@ -347,16 +396,39 @@ class RematSimulation:
     def restore_cost(self, index: int) -> int:
         """What making `index` resident again costs now: nothing if it is, else its own
         kernel and those of its missing ancestors (an ancestor reached by two paths
-        counts twice, as the greedy was first written)."""
-        if self.resident[index] != _NONE:
+        counts twice, as the greedy was first written). Worked out over an explicit
+        stack, ancestors first, as deep as the graph (see `recompute`)."""
+        resident = self.resident
+        if resident[index] != _NONE:
             return 0
-        known = self.restore_costs.get(index)
-        if known is None:
-            known = self.tables.cost[index]
-            for operand in self.tables.inputs[index]:
-                known += self.restore_cost(operand)
-            self.restore_costs[index] = known
-        return known
+        known = self.restore_costs
+        found = known.get(index)
+        if found is not None:
+            return found
+        inputs = self.tables.inputs
+        cost = self.tables.cost
+        pending = [index]
+        while pending:
+            node = pending[-1]
+            if node in known:
+                pending.pop()
+                continue
+            missing = [
+                operand
+                for operand in inputs[node]
+                if resident[operand] == _NONE and operand not in known
+            ]
+            if missing:
+                pending.extend(missing)
+                continue
+            total = cost[node]
+            for operand in inputs[node]:
+                if resident[operand] != _NONE:
+                    continue
+                total += known[operand]
+            known[node] = total
+            pending.pop()
+        return known[index]
 
     def _forget_restore_costs(self, index: int) -> None:
         """Forgets the kept restore costs that depend on whether `index` is resident:

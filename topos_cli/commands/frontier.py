@@ -55,6 +55,7 @@ HEADERS = (
     "budget",
     "planned MiB",
     "recomputed",
+    "lowering s",
     "ms/step",
     "training Δ MiB",
     "peak RSS MiB",
@@ -117,6 +118,7 @@ def frontier_rows(result: GradeResult, verdict: Verdict | None) -> list[list[str
                 budget,
                 "?" if planned is None else f"{planned / MEBIBYTE:.1f}",
                 recomputed,
+                "?" if route_facts.lower_seconds is None else f"{route_facts.lower_seconds:.2f}",
                 "?" if speed is None else format_milliseconds(speed.milliseconds_per_step.median),
                 "?"
                 if memory is None or memory.training_delta_bytes is None
@@ -128,6 +130,32 @@ def frontier_rows(result: GradeResult, verdict: Verdict | None) -> list[list[str
             ]
         )
     return rows
+
+
+def unbounded_line(result: GradeResult) -> str | None:
+    """What of the step a remat budget does not bound, said once: the step memory beyond
+    the plan's planned bytes (gradients, optimizer state, the update, the shards' mean),
+    which every point's training Δ holds beside them; None without a remat point that
+    says both."""
+    fixed = []
+    for facts in result.routes.values():
+        remat, step = facts.remat, facts.step_memory
+        if remat is None or step is None or step.total_bytes is None:
+            continue
+        fixed.append(step.total_bytes - remat.planned_bytes)
+    if not fixed:
+        return None
+    low, high = min(fixed), max(fixed)
+    amount = (
+        format_bytes(low)
+        if high - low < MEBIBYTE // 10
+        else f"{format_bytes(low)} to {format_bytes(high)}"
+    )
+    return (
+        f"training Δ holds, beside each remat point's planned bytes, {amount} of the step "
+        f"its budget does not bound (gradients, optimizer state, the update, the shards' "
+        f"mean); 'lowering s' is each route's lowering at ready"
+    )
 
 
 def frontier_points(verdict: Verdict | None) -> list[FrontierPoint]:
@@ -188,9 +216,12 @@ def _finish(plan, record, refused, host, *, stdout: TextIO, stderr: TextIO) -> i
             f"topos: error: cannot write the picture {picture}: {error.strerror or error}\n"
         )
     rows = frontier_rows(result, verdict)
-    rows += [[entry.point, "below the floor", "", "", "", "", "", ""] for entry in refused]
+    rows += [[entry.point, "below the floor", *[""] * (len(HEADERS) - 2)] for entry in refused]
     table = markdown_table(HEADERS, rows) if options.markdown else plain_table(HEADERS, rows)
     lines = [table, ""]
+    unbounded = unbounded_line(result)
+    if unbounded:
+        lines.append(unbounded)
     if verdict is not None:
         lines.append(verdict.summary)
     for entry in refused:

@@ -110,10 +110,13 @@ class PlainProgress(WorkerObserver):
             state.training_started = time.monotonic()
             live_volume = event.facts.live_volume
             volume = None if live_volume is None else live_volume.peak_bytes
+            lowering = event.facts.lower_seconds
+            # The plan's lowering said apart: a remat route's can be most of its start.
+            lowered = "" if lowering is None else f"lowering {format_duration(lowering)}, "
             self._line(
                 request,
                 f"ready after {format_duration(state.training_started - state.started)} "
-                f"(RSS {format_bytes(event.facts.ready_rss_bytes)}, "
+                f"({lowered}RSS {format_bytes(event.facts.ready_rss_bytes)}, "
                 f"predicted live volume {format_bytes(volume)})",
             )
         elif isinstance(event, protocol.Step):

@@ -42,11 +42,13 @@ class LiveVolume(ResultPart):
 
 
 class RematFacts(ResultPart):
-    """A remat plan's budget, planned bytes, floor and recomputations."""
+    """A remat plan's budget, planned bytes, floor and recomputations. The floor is None
+    when the lowering did not seek it (its budget did not need it: seeking it is a
+    bisection of walks, seconds on a GRU, which would delay the route's ready)."""
 
     budget_bytes: Bytes
     planned_bytes: Bytes
-    floor_bytes: Bytes
+    floor_bytes: Bytes | None
     unconstrained_bytes: Bytes
     budget_fraction: Ratio
     recomputations: Count

@@ -561,7 +561,8 @@ def remat_facts(plan: Any, shards: int) -> RematFacts | None:
     return RematFacts(
         budget_bytes=budget * shards,
         planned_bytes=plan.planned_bytes * shards,
-        floor_bytes=plan.floor_bytes * shards,
+        # Not sought here when the lowering did not need it: see RematFacts.
+        floor_bytes=None if plan.sought_floor_bytes is None else plan.sought_floor_bytes * shards,
         unconstrained_bytes=plan.unconstrained_bytes * shards,
         budget_fraction=budget / plan.unconstrained_bytes,
         recomputations=plan.recomputations,

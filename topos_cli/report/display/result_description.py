@@ -140,11 +140,12 @@ def describe_remat(route_facts: Mapping[str, RouteFacts]) -> list[str]:
         remat = facts.remat
         if remat is None:
             continue
+        floor = "not sought" if remat.floor_bytes is None else format_bytes(remat.floor_bytes)
         lines.append(
             f"{route}: budget {format_bytes(remat.budget_bytes)} "
             f"({100 * remat.budget_fraction:.0f}% of recorded's planned "
             f"{format_bytes(remat.unconstrained_bytes)}), planned "
-            f"{format_bytes(remat.planned_bytes)}, floor {format_bytes(remat.floor_bytes)}; "
+            f"{format_bytes(remat.planned_bytes)}, floor {floor}; "
             f"{remat.recomputations} recomputed (+{100 * remat.extra_flops_fraction:.1f}% "
             f"FLOPs)"
         )

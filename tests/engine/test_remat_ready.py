@@ -1,0 +1,34 @@
+"""Remat is ready soon and holds nothing of its search: a budget that does not need the
+floor does not seek it (a bisection of walks: on a GRU, seconds that delayed the
+route's ready 3x), the floor is found on demand, the same as `lower("floor")` finds,
+and once the plan is chosen no RematSearch (every schedule tried, its memory planner
+and placement search) is alive, so remat at 100% holds recorded's memory at ready
+(benchmarks/remat_ready.py measures the seconds and the resident set)."""
+
+from __future__ import annotations
+
+import gc
+
+from tests.engine.test_remat_plan import convnet
+from topos.engine.remat_search import RematSearch
+
+
+def _searches_alive() -> int:
+    gc.collect()
+    return sum(isinstance(thing, RematSearch) for thing in gc.get_objects())
+
+
+def test_a_budget_that_does_not_need_the_floor_does_not_seek_it():
+    network, adjoints, _ = convnet()
+    entry = network.entry(adjoints.roots())
+    before = _searches_alive()
+    whole = entry.lower(budget=1.0)
+    cheaper = entry.lower(budget=0.8)
+    assert whole.sought_floor_bytes is None and cheaper.sought_floor_bytes is None
+    assert cheaper.recomputations > 0
+    assert _searches_alive() == before
+    floor = entry.lower(budget="floor")
+    assert floor.sought_floor_bytes == floor.floor_bytes == floor.budget_bytes
+    # Sought on demand, it is the floor lower("floor") finds.
+    assert cheaper.floor_bytes == floor.floor_bytes == cheaper.sought_floor_bytes
+    assert _searches_alive() == before
