@@ -79,9 +79,15 @@ def reference_payloads(network, plan) -> dict[int, np.ndarray]:
         elif node.is_source:
             values[index] = network.payloads[index].numpy()
         else:
-            values[index] = node.primitive.kernel(
-                *(values[i] for i in node.inputs), **node.attributes
-            )
+            operands = [values[i] for i in node.inputs]
+            if node.shape.rank == 0:
+                # A rank-0 result into an array of its own, as the plan always gives
+                # one: without `out`, a kernel's ufuncs would answer a NumPy scalar.
+                out = np.empty((), dtype=network.dtype)
+                node.primitive.kernel(*operands, out=out, **node.attributes)
+                values[index] = out
+            else:
+                values[index] = node.primitive.kernel(*operands, **node.attributes)
     return values
 
 

@@ -48,13 +48,26 @@ def reference_schedule(nodes, evaluated, roots, storage, views, sizes, workspace
     `Node`), `evaluated` (node indices, recording order), `roots`, `storage` (node ->
     storage, absent: itself), `views`, `sizes` (storage -> bytes, absent: none),
     `workspaces` (node -> bytes during its step, absent: none), `budget` (bytes)."""
+    schedule, _ = reference_schedule_and_longest_walk(
+        nodes, evaluated, roots, storage, views, sizes, workspaces, budget
+    )
+    return schedule
+
+
+def reference_schedule_and_longest_walk(
+    nodes, evaluated, roots, storage, views, sizes, workspaces, budget
+):
+    """`reference_schedule`'s schedule, and the most evaluations any of its walks made
+    (one that got stuck and was walked again included): what `WORK_LIMIT` bounds."""
     protected: set[int] = set()
+    longest = 0
     while True:
         walk = _Walk(nodes, evaluated, roots, storage, views, sizes, workspaces, budget)
         walk.protected = set(protected)
         outcome = walk.run()
+        longest = max(longest, len(walk.evaluations))
         if isinstance(outcome, RematSchedule):
-            return outcome
+            return outcome, longest
         protected.add(outcome)
 
 

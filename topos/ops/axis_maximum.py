@@ -67,7 +67,7 @@ def argmax(operand, out=None, axis=0):
     """The position of the first largest entry along `axis`, as a float."""
     positions = np.argmax(np.ascontiguousarray(operand), axis=axis)
     if out is None:
-        return positions.astype(operand.dtype)
+        return np.asarray(positions.astype(operand.dtype))
     np.copyto(out, positions, casting="unsafe")
     return out
 
@@ -104,6 +104,8 @@ def _along_winners(inputs, output, axis=0):
 def max_along(values, winners, out=None, axis=0):
     """The largest entry along `axis` (`winners`, which must be `argmax(values)`, is for
     the derivative)."""
+    if out is None:
+        return np.asarray(np.max(values, axis=axis))
     return np.max(values, axis=axis, out=out)
 
 
@@ -127,6 +129,7 @@ def _derive_place_along(algebra, inputs, output, gradient, needs, axis=0, length
 @primitive("place_along", 2, _infer_place_along, _derive_place_along)
 def place_along(winners, gradient, out=None, axis=0, length=1):
     """`gradient` at each winner's position along a new `axis` of `length`; zeros elsewhere."""
+    winners, gradient = np.asarray(winners), np.asarray(gradient)
     shape = list(gradient.shape)
     shape.insert(axis, length)
     if out is None:
@@ -143,6 +146,7 @@ def place_along(winners, gradient, out=None, axis=0, length=1):
 @primitive("pick_along", 2, _infer_along("pick_along"), _derive_along)
 def pick_along(values, winners, out=None, axis=0):
     """The entry of `values` at each winner's position along `axis`, the axis removed."""
+    values, winners = np.asarray(values), np.asarray(winners)
     picked = np.take_along_axis(values, _positions(winners, axis), axis)
     picked = np.squeeze(picked, axis)
     if out is None:

@@ -46,9 +46,12 @@ def _linear_side(inputs, output, beta=1.0, threshold=20.0):
 )
 def softplus(operand, out=None, beta=1.0, threshold=20.0):
     """`log(1 + exp(beta x)) / beta` of each element, `x` where `beta x > threshold`."""
+    # A rank-0 operand arrives as a NumPy scalar where a caller passes no `out`: as an
+    # array, every step below writes in place.
+    operand = np.asarray(operand)
     kind = operand.dtype.type
     scaled = operand if beta == 1.0 else np.multiply(operand, kind(beta))
-    smooth = np.logaddexp(kind(0), scaled)
+    smooth = np.logaddexp(kind(0), scaled, out=np.empty_like(operand))
     if beta != 1.0:
         np.divide(smooth, kind(beta), out=smooth)
     if out is None:
