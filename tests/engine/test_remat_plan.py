@@ -96,7 +96,7 @@ def test_random_graphs_under_random_budgets_give_the_unconstrained_bytes(
         # is the least the greedy's search finds, and the greedy is not monotone, so a
         # search that walked other budgets first may end its bisection elsewhere (seen:
         # 960 bytes against 896 on a graph of a few dozen nodes).
-        with pytest.raises(BudgetError, match="floor of [0-9]+ bytes"):
+        with pytest.raises(BudgetError, match=r"floor of [0-9]+ bytes"):
             entry.lower(budget=max(wanted, 1))
         wanted = floor.floor_bytes
     plan = entry.lower(budget=wanted)
