@@ -106,7 +106,7 @@ def counted(tmp_path_factory):
     """Each counted workload's counts, counting two workers at a time."""
     tool = _valgrind_or_skip()
     library = client_requests_library(tmp_path_factory.mktemp("client-requests"))
-    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
+    environment = {**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "2"}
     names = ["plain", "plain", "deeper", "slow_to_record", "sharded_in_processes"]
     runs = [
         CountingRun(
@@ -139,6 +139,11 @@ def test_the_same_code_counts_the_same_and_more_work_counts_more(counted):
     assert judge_counts("engine", plain, again).status == "no change"
     assert judge_counts("engine", plain, deeper).status == "regression"
     assert plain.numerics is not None and plain.numerics.simd is not None
+    # One BLAS thread, whatever the grade's environment asked: a thread that spins while
+    # it waits would count instructions that follow the machine's load.
+    assert plain.numerics.environment["OPENBLAS_NUM_THREADS"] == "1"
+    blas = [pool for pool in plain.numerics.thread_pools if pool.user_api == "blas"]
+    assert blas and all(pool.num_threads == 1 for pool in blas)
     assert len(plain.loss_bits) == 4
 
 
