@@ -99,6 +99,20 @@ def _elementwise(ufunc, left, right, out):
     return out
 
 
+def _specialize_binary(ufunc: np.ufunc):
+    """The plan's form of an elementwise kernel for operands of given shapes: the bare
+    ufunc when no operand is big enough for `_widened` ever to regroup it (it needs
+    `_MANY_ROWS` rows, so at least that many elements), which is the very call
+    `_elementwise` makes for them; else None, the kernel decides at run time."""
+
+    def specialize(shapes, attributes):
+        if max((shape.volume for shape in shapes), default=0) < _MANY_ROWS:
+            return ufunc
+        return None
+
+    return specialize
+
+
 def _binary(name: str, ufunc: np.ufunc, derive, summary: str) -> Primitive:
     """Registers `name`, the elementwise `ufunc` of two operands broadcast against each
     other: its output follows a dense operand's memory order, and it may be written
@@ -115,6 +129,7 @@ def _binary(name: str, ufunc: np.ufunc, derive, summary: str) -> Primitive:
         elementwise(name),
         derive,
         memory=MemoryRules(layout=follows_dense_operand, overwrites=(0, 1)),
+        specialize=_specialize_binary(ufunc),
     )(kernel)
 
 
