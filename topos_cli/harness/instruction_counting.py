@@ -17,6 +17,7 @@ follows their hashes and addresses, and so the work of a step that walks one.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import re
 import shutil
@@ -29,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from topos_cli.harness.client_requests import ClientRequestsError, client_requests_library
-from topos_cli.harness.monitor import WorkerRequest
+from topos_cli.harness.monitor import WorkerRequest, request_environment
 from topos_cli.result.instruction_counts import RouteCounts
 from topos_cli.worker import protocol
 from topos_cli.worker.step_counter import CLIENT_REQUESTS_VARIABLE
@@ -141,16 +142,9 @@ class CountingRun:
     def start(self) -> None:
         """Starts the counting worker (measured steps `steps`, after the request's warm-up)."""
         request = self.request
-        counted = WorkerRequest(
-            workload=request.workload,
-            route=request.route,
-            steps=self.steps,
-            data=request.data,
-            budget=request.budget,
-            warmup=request.warmup,
-            checkout=request.checkout,
-            holds=request.holds,
-        )
+        # The timed request's worker in every respect (its checkout's path and working
+        # directory included) but for its steps: never held, it waits for no turn.
+        counted = dataclasses.replace(request, steps=self.steps, hold=False)
         command = [
             self._valgrind,
             "--tool=callgrind",
@@ -161,7 +155,7 @@ class CountingRun:
             *counted.command(),
         ]
         environment = {
-            **self._environment,
+            **request_environment(request, self._environment),
             **COUNTING_ENVIRONMENT,
             CLIENT_REQUESTS_VARIABLE: str(self._library),
         }
@@ -176,7 +170,7 @@ class CountingRun:
                 stdout=events,
                 stderr=errors,
                 env=environment,
-                cwd=request.checkout,
+                cwd=request.working_directory,
                 start_new_session=True,
                 preexec_fn=_fixed_addresses if sys.platform.startswith("linux") else None,
             )

@@ -167,6 +167,20 @@ class WorkerRequest(WorkerCommand):
         return [sys.executable, *self.arguments()]
 
 
+def request_environment(
+    request: WorkerRequest, environment: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The environment `request`'s worker runs in: the grade's (or `worker_environment`'s),
+    a peer's settings for a peer route, and the other checkout's path for its workers."""
+    chosen = dict(worker_environment(None) if environment is None else environment)
+    if is_peer(request.route):
+        chosen = peer_environment(chosen)
+    if request.checkout is not None and request.pythonpath is not None:
+        # The other checkout's worker: its code first on the path (see other_checkout).
+        chosen["PYTHONPATH"] = request.pythonpath
+    return chosen
+
+
 class WorkerObserver:
     """What a display hears of a run; every method is called from some monitor thread.
 
@@ -211,12 +225,7 @@ class WorkerMonitor:
         self.request = request
         #: Whether the worker waits, once loaded, until `run()` gives it its turn.
         self.hold = hold
-        self.environment = dict(worker_environment(None) if environment is None else environment)
-        if is_peer(request.route):
-            self.environment = peer_environment(self.environment)
-        if request.checkout is not None and request.pythonpath is not None:
-            # The other checkout's worker: its code first on the path (see other_checkout).
-            self.environment["PYTHONPATH"] = request.pythonpath
+        self.environment = request_environment(request, environment)
         self.observer = observer or WorkerObserver()
         self.sample_interval = sample_interval
         self.result: Repeat | None = None
