@@ -12,6 +12,7 @@ import numpy as np
 from topos.autodiff.chain_rule import Schedule, backward_schedule
 from topos.engine.arena import Arena, slot_view
 from topos.engine.backward_plan import BackwardPlan, plan_backward
+from topos.engine.compiled_steps import CompiledSteps, structure_of
 from topos.engine.fresh_block import FreshBlock
 from topos.engine.liveness import last_consumers
 from topos.engine.memory_plan import plan_memory
@@ -103,6 +104,7 @@ class Plan:
                 continue
             self._pending.append((position, node, tuple(dying.pop(position, ()))))
         self._steps: list | None = None
+        self._compiled: CompiledSteps | None = None
         # The inputs a run reads, each once, for the check that every one is fed.
         self._inputs = tuple(
             dict.fromkeys(index for _, index, kind in self._sources if kind == "input")
@@ -112,6 +114,14 @@ class Plan:
         """Allocates the arena and binds every kernel to its slot views, once per plan."""
         memory = self.memory
         dtype = self.network.dtype
+        # The run function first, from the steps' structure: what compiling allocates is
+        # freed before the arena is (see CompiledSteps).
+        compiled = self._compile_steps(
+            [
+                (index, tuple(node.inputs), index in memory.fresh, release)
+                for index, node, release in self._pending
+            ]
+        )
         arena = Arena(memory.arena_bytes)
         # The computed roots: fresh buffers every run, the small ones in one block.
         fresh_block = FreshBlock(
@@ -144,12 +154,23 @@ class Plan:
                     arena.block, slot.offset, slot.shape, dtype, slot.order
                 )
             kernel = node.primitive.kernel
+            specialize = node.primitive.specialize
+            if specialize is not None:
+                # Asked once, with the shapes every run will bring (see Primitive).
+                shapes = tuple(self._program[i].shape for i in node.inputs)
+                kernel = specialize(shapes, dict(node.attributes)) or kernel
             if attributes:
                 kernel = partial(kernel, **attributes)
             steps.append((index, kernel, node.inputs, fresh, release))
         self._arena = arena
         self._fresh_block = fresh_block
         self._steps = steps
+        compiled.bind(steps)
+
+    def _compile_steps(self, structure) -> CompiledSteps:
+        """Compiles the run function of steps of `structure` (see CompiledSteps)."""
+        self._compiled = CompiledSteps(structure, [position for position, _, _ in self._sources])
+        return self._compiled
 
     def replica(self) -> Plan:
         """This plan with an arena of its own, allocated on its first run: what each shard
@@ -158,6 +179,7 @@ class Plan:
         twin = copy.copy(self)
         twin._arena = None
         twin._steps = None
+        twin._compiled = None
         twin.generation = 0
         twin._schedules = {}
         twin._backward_plans = {}
@@ -169,6 +191,7 @@ class Plan:
         needs can be measured from a state where it holds none."""
         self._arena = None
         self._steps = None
+        self._compiled = None
         for backward in self._backward_plans.values():
             backward.release()
 
@@ -369,6 +392,15 @@ class Plan:
         self.generation += 1
         fresh_block = self._fresh_block
         fresh_block.renew()
+        if observer is None:
+            compiled = self._compiled
+            if compiled.steps is not self._steps:
+                # A tool replaced the step list (a measurement wraps the kernels).
+                if not compiled.fits(self._steps):
+                    compiled = self._compile_steps(structure_of(self._steps))
+                compiled.bind(self._steps)
+            compiled.execute(buffers, fresh_block.buffer)
+            return Run(self, self._node_buffers(buffers), parameters, self.generation)
         for index, kernel, inputs, fresh, release in self._steps:
             if fresh:
                 buffers[index] = kernel(

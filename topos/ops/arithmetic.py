@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from topos.ops.emission import declare_emission
@@ -99,6 +101,42 @@ def _elementwise(ufunc, left, right, out):
     return out
 
 
+def _never_widened(left: tuple[int, ...], right: tuple[int, ...]) -> bool:
+    """Whether `_widened` answers None for operands of these shapes whatever their
+    layout: one is rank 0, or no operand is a row repeated along the other over
+    `_MANY_ROWS` rows of fewer than `_LONG_ROW` columns (its test, on shapes alone)."""
+    if not left or not right:
+        return True
+    shape = left if len(left) >= len(right) else right
+    if left == right:
+        # Only a rank-2 view of one row (strides of 0, seen at run time) is widened.
+        return len(shape) != 2 or shape[0] < _MANY_ROWS or shape[1] >= _LONG_ROW
+    smaller = right if shape == left else left
+    if shape not in (left, right):
+        return True
+    extents = tuple(smaller)
+    while extents and extents[0] == 1:
+        extents = extents[1:]
+    if not extents or shape[len(shape) - len(extents) :] != extents:
+        return True
+    columns = math.prod(extents)
+    rows = math.prod(shape) // columns if columns else 0
+    return columns == 0 or columns >= _LONG_ROW or rows < _MANY_ROWS
+
+
+def _specialize_binary(ufunc: np.ufunc):
+    """The plan's form of an elementwise kernel for operands of given shapes: the bare
+    ufunc when their shapes alone say `_widened` never regroups them, which is then
+    the very call `_elementwise` makes; else None, and the kernel decides at run time."""
+
+    def specialize(shapes, attributes):
+        if len(shapes) == 2 and _never_widened(tuple(shapes[0]), tuple(shapes[1])):
+            return ufunc
+        return None
+
+    return specialize
+
+
 def _binary(name: str, ufunc: np.ufunc, derive, summary: str) -> Primitive:
     """Registers `name`, the elementwise `ufunc` of two operands broadcast against each
     other: its output follows a dense operand's memory order, and it may be written
@@ -115,6 +153,7 @@ def _binary(name: str, ufunc: np.ufunc, derive, summary: str) -> Primitive:
         elementwise(name),
         derive,
         memory=MemoryRules(layout=follows_dense_operand, overwrites=(0, 1)),
+        specialize=_specialize_binary(ufunc),
     )(kernel)
 
 

@@ -25,6 +25,8 @@ from topos.tensor import Shape
 ShapeRule = Callable[..., Shape]
 Kernel = Callable[..., np.ndarray]
 DerivativeRule = Callable[..., Sequence[Any]]
+#: (operand shapes, attributes) -> a kernel for operands of those shapes, or None.
+Specialize = Callable[[tuple[Shape, ...], dict[str, Any]], Kernel | None]
 
 REGISTRY: dict[str, Primitive] = {}
 
@@ -58,6 +60,12 @@ class Primitive:
 
     `emission` says how the primitive is written in the peer frameworks, PyTorch and JAX
     (see `topos.ops.emission`; declared in the primitive's module by `declare_emission`).
+
+    `specialize(shapes, attributes)`, optional, is asked once when a plan binds its
+    kernels, with the operands' shapes: it answers a callable that computes exactly what
+    `kernel` does on operands of those shapes (the very NumPy call the kernel would make
+    for them, without the Python that chooses it), or None to keep `kernel`. The routes
+    stay bit-identical by construction: the fast form is the kernel's own branch.
     """
 
     name: str
@@ -72,6 +80,7 @@ class Primitive:
     corner: Corner | None = None
     emission: Emission | None = None
     differentiable: bool = True
+    specialize: Specialize | None = None
 
     def __post_init__(self) -> None:
         self.examples = tuple(self.examples)

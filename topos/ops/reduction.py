@@ -60,7 +60,75 @@ def _derive_sum(algebra, inputs, output, gradient, needs, axis=None, to_shape=No
     return (algebra.broadcast(gradient, to_shape=tuple(shape), copy=True),)
 
 
-@primitive("sum", 1, _infer_sum, _derive_sum)
+def _specialize_sum(shapes, attributes):
+    """The plan's form of `sum` for an operand of a given shape: the kernel's own calls
+    with the choices its Python makes from shapes made once. `sum(axis=k)` without
+    regrouping (`_groups` is 1) is `np.sum`'s reduction, `np.add.reduce`, on the operand
+    made contiguous; `sum(to_shape=s)` is `_sum_to`'s sequence of reductions with its
+    axes and regroupings worked out ahead (an inserted axis of 1 is a reshape, the view
+    `np.expand_dims` makes); a rank-0 sum keeps its kernel."""
+    axis = attributes.get("axis")
+    to_shape = attributes.get("to_shape")
+    shape = tuple(shapes[0])
+    if to_shape is not None:
+        return _specialize_sum_to(shape, tuple(to_shape))
+    if axis is None:
+        return None
+    if _groups(shape[axis], math.prod(shape[axis + 1 :])) != 1:
+        return None
+    reduce = np.add.reduce
+    contiguous = np.ascontiguousarray
+
+    def sum_along(operand, out=None, axis=axis, to_shape=None):
+        if not operand.flags.c_contiguous:
+            operand = contiguous(operand)
+        return reduce(operand, axis, None, out)
+
+    return sum_along
+
+
+def _specialize_sum_to(operand: tuple[int, ...], target: tuple[int, ...]):
+    """`_sum_to` from `operand`'s shape down to `target`, its choices made once."""
+    lead, stretched = _broadcast_axes(target, operand)
+    rows = math.prod(operand[:lead]) if lead else 0
+    trailing = operand[lead:]
+    columns = math.prod(trailing)
+    # Each stretched axis from the last: (axis, regrouped, shape after it is kept as 1).
+    passes = []
+    current = list(trailing)
+    for axis in reversed(stretched):
+        axis -= lead
+        regrouped = _groups(current[axis], math.prod(current[axis + 1 :])) != 1
+        current[axis] = 1
+        passes.append((axis, regrouped, tuple(current)))
+    reduce = np.add.reduce
+    contiguous = np.ascontiguousarray
+    copy = np.copyto
+
+    def sum_to(operand, out=None, axis=None, to_shape=None):
+        if not operand.flags.c_contiguous:
+            operand = contiguous(operand)
+        result = operand
+        if lead:
+            result = column_sums(result.reshape(rows, columns)).reshape(trailing)
+        for axis, regrouped, kept in passes:
+            if regrouped:
+                result = _sum_along(result, None, axis)
+            else:
+                if not result.flags.c_contiguous:
+                    result = contiguous(result)
+                result = reduce(result, axis, None, None)
+            result = result.reshape(kept)
+        result = result.reshape(target)
+        if out is None:
+            return contiguous(result)
+        copy(out, result)
+        return out
+
+    return sum_to
+
+
+@primitive("sum", 1, _infer_sum, _derive_sum, specialize=_specialize_sum)
 def sum_(operand, out=None, axis=None, to_shape=None):
     """Sums every element (rank 0); with `axis`, sums out that axis; with `to_shape`,
     sums down to that shape, the one `operand` was broadcast from (see the module)."""
@@ -215,6 +283,7 @@ def _broadcast_view(copy: bool = False, **attributes) -> str | None:
     _infer_broadcast,
     _derive_broadcast,
     memory=MemoryRules(view=_broadcast_view),
+    specialize=lambda shapes, attributes: _specialize_broadcast(attributes),
 )
 def broadcast(operand, out=None, to_shape=None, copy=False, axis=None, size=None):
     """`operand` repeated: with `axis` and `size`, along a new axis (a read-only view);
@@ -225,6 +294,27 @@ def broadcast(operand, out=None, to_shape=None, copy=False, axis=None, size=None
     if copy:
         return _full(operand, out, to_shape)
     return _broadcast_to(operand, out, to_shape)
+
+
+def _specialize_broadcast(attributes):
+    """The plan's form of `broadcast(axis=k, size=n)` writing into a slot (`out`): the
+    operand with its axis of 1 inserted (a reshape, `np.expand_dims`'s view) copied into
+    `out`, which broadcasts it as `np.broadcast_to` would; the view form (no `out`) keeps
+    its kernel, as do the other forms."""
+    axis = attributes.get("axis")
+    if axis is None:
+        return None
+    general = broadcast.kernel
+    copy_into = np.copyto
+
+    def broadcast_along(operand, out=None, to_shape=None, copy=False, axis=axis, size=None):
+        if out is None:
+            return general(operand, None, axis=axis, size=size)
+        shape = operand.shape
+        copy_into(out, operand.reshape((*shape[:axis], 1, *shape[axis:])))
+        return out
+
+    return broadcast_along
 
 
 def _full(operand, out, shape):

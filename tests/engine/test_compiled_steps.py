@@ -1,0 +1,122 @@
+"""A plan's steps compiled into one function: no Python of its own per node (issue 47).
+
+On a GRU a user writes (small matrices, a thousand nodes) the plan's per-node Python
+(the step loop's bookkeeping, an elementwise kernel's choice of loops) cost as much as
+the kernels. The compiled run calls every kernel in order from one straight-line
+function, and an elementwise node of small operands calls its ufunc directly: what it
+computes stays the loop's, bit for bit, on every posture.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from tests.support.user_models import gru_workload, resnet_workload
+from topos import Tape
+
+
+def _gru():
+    dataset = gru_workload.load_dataset(None)
+    tape = Tape()
+    recording = gru_workload.record(tape, 8)
+    adjoints = tape.differentiate(recording.loss, recording.parameters)
+    network = tape.into_network()
+    order = gru_workload.batches(dataset.train, 8, gru_workload.shuffle_state)
+    feeds = gru_workload.feeds(dataset.train, order.indices(0), recording)
+    return network, adjoints, feeds, recording
+
+
+def _python_calls(run) -> int:
+    """How many Python functions `run()` calls (C functions, such as ufuncs, not counted)."""
+    calls = 0
+
+    def count(frame, event, argument):
+        nonlocal calls
+        if event == "call":
+            calls += 1
+
+    sys.setprofile(count)
+    try:
+        run()
+    finally:
+        sys.setprofile(None)
+    return calls
+
+
+def test_a_gru_step_calls_under_one_python_function_a_node():
+    network, adjoints, feeds, _ = _gru()
+    plan = network.entry(adjoints.roots()).lower()
+    parameters = network.parameters()
+    plan.forward(parameters, feeds)  # binds the arena, compiles the run
+    calls = _python_calls(lambda: plan.forward(parameters, feeds))
+    # Before: the step loop called each elementwise kernel through its wrapper, its loop
+    # regrouping check and a row test (3-4 frames a node, about 3,000 on this GRU).
+    assert calls < len(plan.evaluated), (calls, len(plan.evaluated))
+
+
+def _resnet():
+    tape = Tape()
+    recording = resnet_workload.record(tape, 4)
+    adjoints = tape.differentiate(recording.loss, recording.parameters)
+    network = tape.into_network()
+    rng = np.random.default_rng(5)
+    images = rng.standard_normal((4, 3, 8, 8)).astype(np.float32)
+    feeds = {recording.inputs["images"]: images}
+    return network, adjoints, feeds, recording
+
+
+def _same_runs(network, plans, feeds, defaults=False):
+    parameters = network.parameters()
+    for plan in plans:
+        # An observer makes the plan walk its steps one by one, as before compiling.
+        looped = plan.forward(parameters, feeds, lambda node, live: None, defaults=defaults)
+        expected = {i: np.array(looped._buffers[i]) for i in plan.roots}
+        held = [buffer is None for buffer in looped._buffers]
+        compiled = plan.forward(parameters, feeds, defaults=defaults)
+        assert [buffer is None for buffer in compiled._buffers] == held
+        for index, array in expected.items():
+            assert compiled._buffers[index].tobytes() == array.tobytes()
+
+
+def test_the_compiled_run_is_the_loops_bit_for_bit_on_a_gru():
+    network, adjoints, feeds, recording = _gru()
+    plans = [
+        network.entry(adjoints.roots()).lower(),
+        network.entry([recording.loss]).backward().lower(),
+    ]
+    _same_runs(network, plans, feeds)
+
+
+def test_the_compiled_run_is_the_loops_bit_for_bit_on_every_posture_of_a_resnet():
+    network, adjoints, feeds, recording = _resnet()
+    remat = network.entry(adjoints.roots()).lower("floor")
+    assert remat.recomputations > 0  # a schedule of its own, not the recorded one
+    plans = [
+        network.entry(adjoints.roots()).lower(),
+        network.entry([recording.loss]).backward().lower(),
+        remat,
+    ]
+    _same_runs(network, plans, feeds, defaults=True)
+
+
+def test_a_tool_that_wraps_the_kernels_is_heard():
+    # Measurement tools (benchmarks/profile_step.py) replace the step list with wrapped
+    # kernels; the compiled run must call those, not the ones it was compiled with.
+    network, adjoints, feeds, _ = _gru()
+    plan = network.entry(adjoints.roots()).lower()
+    parameters = network.parameters()
+    plan.forward(parameters, feeds)
+    called = []
+
+    def wrapped(kernel, position):
+        def call(*operands, **attributes):
+            called.append(position)
+            return kernel(*operands, **attributes)
+
+        return call
+
+    plan._steps = [(p, wrapped(k, p), *rest) for p, k, *rest in plan._steps]
+    plan.forward(parameters, feeds)
+    assert called == [p for p, *_ in plan._steps]
