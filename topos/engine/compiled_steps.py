@@ -18,7 +18,9 @@ replaces the kernels of the same steps (a measurement wraps them).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
+from types import FunctionType
 from typing import Any
 
 #: What a compiled run is called with: the run's buffer list (sources filled in, the
@@ -47,6 +49,15 @@ class CompiledSteps:
         self._namespace: dict[str, Any] = {}
         self.execute: Execute = _compile(self.structure, sources, self._namespace)
 
+    def twin(self) -> CompiledSteps:
+        """The same function with a namespace of its own (unbound), for a plan's replica:
+        the code is shared, so making it compiles nothing."""
+        twin = copy.copy(self)
+        twin.steps = None
+        twin._namespace = {}
+        twin.execute = FunctionType(self.execute.__code__, twin._namespace, "execute")
+        return twin
+
     def fits(self, steps: Sequence[tuple]) -> bool:
         """Whether `steps` have the structure this function was compiled for."""
         return structure_of(steps) == self.structure
@@ -56,6 +67,13 @@ class CompiledSteps:
         for number, step in enumerate(steps):
             self._namespace[f"k{number}"] = step[1]
         self.steps = steps
+
+    def unbind(self) -> None:
+        """Drops the kernels `bind` handed in (they hold views of a plan's arena, which
+        must be freed with the plan's release); `bind` hands them in again."""
+        for number in range(len(self.structure)):
+            self._namespace.pop(f"k{number}", None)
+        self.steps = None
 
 
 def _compile(

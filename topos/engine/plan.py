@@ -104,7 +104,16 @@ class Plan:
                 continue
             self._pending.append((position, node, tuple(dying.pop(position, ()))))
         self._steps: list | None = None
-        self._compiled: CompiledSteps | None = None
+        # The run function, compiled now, while the plan is lowered: what compiling
+        # allocates and frees is start-up's, so no free heap it leaves can serve a
+        # measured step's arrays in pages resident since before ready (see
+        # free_chunk_reservation), and a run after a release compiles nothing.
+        self._compiled: CompiledSteps | None = self._compile_steps(
+            [
+                (index, tuple(node.inputs), index in self.memory.fresh, release)
+                for index, node, release in self._pending
+            ]
+        )
         # The inputs a run reads, each once, for the check that every one is fed.
         self._inputs = tuple(
             dict.fromkeys(index for _, index, kind in self._sources if kind == "input")
@@ -114,14 +123,7 @@ class Plan:
         """Allocates the arena and binds every kernel to its slot views, once per plan."""
         memory = self.memory
         dtype = self.network.dtype
-        # The run function first, from the steps' structure: what compiling allocates is
-        # freed before the arena is (see CompiledSteps).
-        compiled = self._compile_steps(
-            [
-                (index, tuple(node.inputs), index in memory.fresh, release)
-                for index, node, release in self._pending
-            ]
-        )
+        compiled = self._compiled
         arena = Arena(memory.arena_bytes)
         # The computed roots: fresh buffers every run, the small ones in one block.
         fresh_block = FreshBlock(
@@ -179,7 +181,8 @@ class Plan:
         twin = copy.copy(self)
         twin._arena = None
         twin._steps = None
-        twin._compiled = None
+        # Its own namespace (its kernels bind its own arena), the same compiled code.
+        twin._compiled = self._compiled.twin()
         twin.generation = 0
         twin._schedules = {}
         twin._backward_plans = {}
@@ -191,7 +194,9 @@ class Plan:
         needs can be measured from a state where it holds none."""
         self._arena = None
         self._steps = None
-        self._compiled = None
+        if self._compiled is not None:
+            # Its kernels hold views of the arena: dropped, so the arena is freed.
+            self._compiled.unbind()
         for backward in self._backward_plans.values():
             backward.release()
 
