@@ -15,6 +15,11 @@ class WorkloadNotFoundError(UnknownNameError):
     """A workload name that names nothing loadable; the message says why in one line."""
 
 
+class MissingFrameworkError(WorkloadNotFoundError):
+    """A native workload whose framework (PyTorch, JAX) is not installed: refused by the
+    grade's preflight in one line before any worker starts."""
+
+
 def _check(candidate: object, name: str) -> Workload:
     from topos.native.native_workload import NativeWorkload
 
@@ -56,7 +61,7 @@ def _raise_loading_error(name: str, failure: str, error: BaseException) -> None:
         ) from None
     if isinstance(error, ModuleNotFoundError) and error.name in ("torch", "jax"):
         # A native workload's framework is an optional extra: said as such, in one line.
-        raise WorkloadNotFoundError(
+        raise MissingFrameworkError(
             f"workload {name!r} needs {error.name}, which is not installed: "
             f"pip install 'topos[{error.name}]'"
         ) from None

@@ -39,6 +39,7 @@ def preflight(
     from topos.system.signal_witness import witnessed_signals
     from topos.training import Training
     from topos.workloads import resolve
+    from topos.workloads.registry import MissingFrameworkError
     from topos.workloads.user_code_error import user_code_error
 
     count_own_frames_as_machinery()
@@ -51,6 +52,10 @@ def preflight(
                 return name, None  # a native workload: its routes are its own, for its workers
             training = Training(workload, "engine", workload.dataset(data), 1)
             training.feeds(0)
+        except MissingFrameworkError as error:
+            # Its framework is missing (the module's own import of it failed): no worker
+            # could run a route of it, whatever the routes.
+            return name, str(error)
         except SystemExit as error:
             return name, user_code_error(error)
         except KeyboardInterrupt as error:
