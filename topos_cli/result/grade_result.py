@@ -266,6 +266,8 @@ class JudgedVerdict(ResultPart, forbid_unknown_fields=False):
     pairings: list[dict[str, Any]] = msgspec.field(default_factory=list)
     #: Each peer route's agreement with topos (`PeerAgreement.to_json`).
     peers: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    #: Each compiled native route's agreement with its reference (`NativeAgreement.to_json`).
+    native: list[dict[str, Any]] = msgspec.field(default_factory=list)
     warnings: list[StoredWarning] = msgspec.field(default_factory=list)
 
 
