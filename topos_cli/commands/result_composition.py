@@ -90,9 +90,11 @@ def memory_predictions(
     """Per route, the predicted training delta (the whole step's parts, see
     `topos.training.step_memory`; the plan's figure, or its live volume, from workers
     that do not say) beside the measured one, and how much of it the prediction does
-    not explain, in bytes."""
+    not explain, in bytes. A native route has none (`posture` native)."""
     predictions = []
     for route, facts in route_facts.items():
+        if facts.posture == "native":
+            continue  # a PyTorch or JAX step: no plan to predict its memory from
         volume = facts.live_volume or LiveVolume()
         live = volume.peak_bytes
         predicted = volume.predicted_training_bytes

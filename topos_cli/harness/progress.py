@@ -113,11 +113,16 @@ class PlainProgress(WorkerObserver):
             lowering = event.facts.lower_seconds
             # The plan's lowering said apart: a remat route's can be most of its start.
             lowered = "" if lowering is None else f"lowering {format_duration(lowering)}, "
+            # A native route (a PyTorch or JAX step) has no plan to predict memory from.
+            predicted = (
+                ""
+                if event.facts.native is not None
+                else f", predicted live volume {format_bytes(volume)}"
+            )
             self._line(
                 request,
                 f"ready after {format_duration(state.training_started - state.started)} "
-                f"({lowered}RSS {format_bytes(event.facts.ready_rss_bytes)}, "
-                f"predicted live volume {format_bytes(volume)})",
+                f"({lowered}RSS {format_bytes(event.facts.ready_rss_bytes)}{predicted})",
             )
         elif isinstance(event, protocol.Step):
             state.steps_done += 1

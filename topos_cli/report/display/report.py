@@ -124,8 +124,21 @@ def verdict_rows(verdict: Verdict) -> list[list[str]]:
     """The verdict table as rows of strings, one per route, in `VERDICT_HEADERS` order."""
     parities = {route.route: route for route in verdict.parity.routes}
     agreements = {agreement.route: agreement for agreement in verdict.agreements}
+    # A native reference (`eager`, `jit`) graded beside compiled routes alone has no
+    # other exact route to be checked against: it is what they are judged against.
+    native_reference = next(
+        (
+            agreement.reference
+            for agreement in verdict.agreements
+            if getattr(agreement, "kind", None) == "native"
+        ),
+        None,
+    )
     rows = []
     for route in verdict.routes:
+        parity_cell = _parity_cell(parities.get(route.route), verdict.parity)
+        if route.route == native_reference and parity_cell == "not checked":
+            parity_cell = "reference"
         median_cell, cpu_cell, first, speed_ratio = _speed_cells(route, verdict.reference)
         peak, delta, memory_ratio = _memory_cells(route, verdict.reference)
         rows.append(
@@ -139,9 +152,7 @@ def verdict_rows(verdict: Verdict) -> list[list[str]]:
                 peak,
                 delta,
                 memory_ratio,
-                agreements[route.route].cell()
-                if route.route in agreements
-                else _parity_cell(parities.get(route.route), verdict.parity),
+                agreements[route.route].cell() if route.route in agreements else parity_cell,
             ]
         )
     return rows
