@@ -37,8 +37,23 @@ TORCH_NATIVE_ROUTES = (
 #: The prefix of the routes that compile under an activation memory budget.
 COMPILE_BUDGET_PREFIX = "compile-budget-"
 
-#: What a route name of one's own may look like: a word, hyphens and dots within.
-ROUTE_NAME = re.compile(r"[A-Za-z][\w.-]*")
+#: The routes every JAX workload (`topos.native.JaxWorkload`) offers, each jitted,
+#: beside the family `checkpoint-names:<a+b>` and the routes of the workload's own;
+#: `jit` (no checkpoint) is their reference.
+JAX_NATIVE_ROUTES = (
+    "jit",
+    "checkpoint-nothing-saveable",
+    "checkpoint-dots-saveable",
+)
+
+#: The prefix of the JAX routes that save only the values the loss named with
+#: `jax.ad_checkpoint.checkpoint_name`: `checkpoint-names:attention+hidden` (`+`
+#: between the names, as the comma separates routes in `--routes`).
+CHECKPOINT_NAMES_PREFIX = "checkpoint-names:"
+
+#: What a route name of one's own may look like: a word, hyphens and dots within (and a
+#: family's argument after a colon, as in `checkpoint-names:attention+hidden`).
+ROUTE_NAME = re.compile(r"[A-Za-z][\w.-]*(:[\w.+-]+)?")
 
 #: Every route `topos grade --routes` accepts.
 GRADE_ROUTES = ROUTES + PEER_ROUTES
@@ -116,9 +131,43 @@ def compile_budget_of(route: str) -> float | None:
     return fraction if 0.0 <= fraction <= 1.0 else None
 
 
+def checkpoint_names_of(route: str) -> tuple[str, ...] | None:
+    """The names a `checkpoint-names:<a+b>` route saves (identifiers, `+` between them),
+    else None."""
+    if not route.startswith(CHECKPOINT_NAMES_PREFIX):
+        return None
+    names = tuple(route.removeprefix(CHECKPOINT_NAMES_PREFIX).split("+"))
+    return names if all(name.isidentifier() for name in names) else None
+
+
 def compiles(route: str) -> bool:
     """Whether native route `route` compiles (and needs a C++ compiler on the CPU)."""
     return route == "compile" or compile_budget_of(route) is not None
+
+
+def unknown_native_route(route: str, framework: str, offered: list[str]) -> str | None:
+    """One line when a native workload of `framework` (its routes `offered`) has no route
+    `route`, neither by name nor in its framework's family of routes; else None."""
+    if route in offered:
+        return None
+    if framework == "torch":
+        if compile_budget_of(route) is not None:
+            return None
+        if route.startswith(COMPILE_BUDGET_PREFIX):
+            return (
+                f"route {route!r}: the budget must be a number from 0 to 1, e.g. compile-budget-0.5"
+            )
+        family = "compile-budget-<0 to 1>"
+    else:
+        if checkpoint_names_of(route) is not None:
+            return None
+        if route.startswith(CHECKPOINT_NAMES_PREFIX):
+            return (
+                f"route {route!r}: name the saved values as identifiers with + between "
+                f"them, e.g. checkpoint-names:attention+hidden"
+            )
+        family = "checkpoint-names:<a+b>"
+    return f"the workload has no route {route!r}; its routes are {', '.join(offered)}, or {family}"
 
 
 def missing_native_route(route: str, framework: str, offered: list[str]) -> str | None:
@@ -127,21 +176,15 @@ def missing_native_route(route: str, framework: str, offered: list[str]) -> str 
     C++ compiler; else None. Looked for, never imported: the parent stays light."""
     from importlib.util import find_spec
 
-    if route not in offered and compile_budget_of(route) is None:
-        if route.startswith(COMPILE_BUDGET_PREFIX):
-            return (
-                f"route {route!r}: the budget must be a number from 0 to 1, e.g. compile-budget-0.5"
-            )
-        return (
-            f"the workload has no route {route!r}; its routes are {', '.join(offered)}, "
-            f"or compile-budget-<0 to 1>"
-        )
+    mistake = unknown_native_route(route, framework, offered)
+    if mistake is not None:
+        return mistake
     if find_spec(framework) is None:
         return (
             f"route {route!r} needs {framework}, which is not installed: "
             f"pip install 'topos[{framework}]'"
         )
-    if compiles(route):
+    if framework == "torch" and compiles(route):
         return missing_compiler(route, "eager")
     return None
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -71,3 +72,37 @@ class NativeData:
         """Step `step`'s batch: each array's rows at `indices(step, size, state)`."""
         chosen = self.indices(step, size, state)
         return [array[chosen] for array in self.arrays]
+
+
+#: The image datasets topos ships that a native workload may name as its `data`: the
+#: batch is then `(images float32 [batch, channels, height, width], labels int64)`.
+BUILT_IN_DATA = ("cifar10", "mnist")
+
+
+def native_data_of(
+    data: Callable[[str | None], Sequence[Any]] | str, name: str, directory: str | None
+) -> NativeData:
+    """A native workload's training samples: topos's dataset called `data` (read from
+    `directory` where there is one), or what the workload's function `data(directory)`
+    returns (arrays, or a framework's tensors), under the workload's `name`."""
+    if isinstance(data, str):
+        from topos.datasets import load
+
+        dataset = load(data, directory)
+        train = dataset.train
+        everything = np.arange(len(train))
+        images = train.images(everything)
+        labels = np.asarray(train.labels, dtype=np.int64)
+        return NativeData([images, labels], dataset.name, dataset.source, dataset.format)
+    arrays = [_as_array(array) for array in data(directory)]
+    source = "workload" if directory is None else directory
+    return NativeData(arrays, name, source)
+
+
+def _as_array(value: Any) -> np.ndarray:
+    """A tensor's values as a NumPy array (a PyTorch tensor detached, a JAX array read
+    back, arrays as they are)."""
+    detach = getattr(value, "detach", None)
+    if detach is not None:
+        return detach().cpu().numpy()
+    return np.asarray(value)

@@ -4,49 +4,16 @@ from __future__ import annotations
 
 import gc
 import hashlib
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from topos.native.native_data import NativeData
+from topos.native.native_training import NativeProgram, ReferenceComparison, step_seed
 from topos.native.torch_workload import TorchWorkload
 
 #: The route every other is judged against: the step as the workload wrote it.
 REFERENCE_ROUTE = "eager"
-
-
-def step_seed(seed: int, step: int) -> int:
-    """The seed of step `step`'s random numbers: the same for every route and every
-    step's own, so a warm-up step or a route that draws more cannot shift another's."""
-    return (seed * 1_000_003 + step) % (2**63)
-
-
-@dataclass
-class ReferenceComparison:
-    """Step 0 computed by a route and by the reference from the same parameters, batch
-    and random state: each parameter's gradient's relative error (Euclidean norms), the
-    parameters whose gradient bits differ, whether the losses' bits agree, and whether the
-    random generator's state after the step is the reference's."""
-
-    gradient_errors: dict[str, float] = field(default_factory=dict)
-    differing_gradients: list[str] = field(default_factory=list)
-    loss_identical: bool = True
-    rng_matches_reference: bool = True
-
-
-class NativeProgram:
-    """What the step loop asks of a route's program: no shard processes here."""
-
-    @property
-    def shard_process_ids(self) -> list[int]:
-        return []
-
-    def shard_process_memory(self) -> list[tuple[int, int]]:
-        return []
-
-    def close(self) -> None:
-        return None
 
 
 class TorchTraining:

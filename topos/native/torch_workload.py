@@ -6,13 +6,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from topos.native.native_data import NativeData
+from topos.native.native_data import BUILT_IN_DATA, NativeData, native_data_of
 from topos.native.native_route import NativeRoute, RouteMaker
 from topos.native.native_workload import NativeWorkload
-
-#: The image datasets topos ships that a PyTorch workload may name as its `data`: the
-#: batch is then `(images float32 [batch, channels, height, width], labels int64)`.
-BUILT_IN_DATA = ("cifar10", "mnist")
 
 
 @dataclass(frozen=True)
@@ -87,22 +83,20 @@ class TorchWorkload(NativeWorkload):
             )
         return built_in
 
+    @property
+    def reference_route(self) -> str:
+        """`eager`: the step as written."""
+        return "eager"
+
+    def training(self, route: str, directory: str | None, steps: int) -> Any:
+        """Route `route` ready to train (`topos.native.torch_training.TorchTraining`)."""
+        from topos.native.torch_training import TorchTraining
+
+        return TorchTraining(self, route, directory, steps)
+
     def native_data(self, directory: str | None) -> NativeData:
         """The training samples, from `directory` where the data reads one."""
-        import numpy as np
-
-        if isinstance(self.data, str):
-            from topos.datasets import load
-
-            dataset = load(self.data, directory)
-            train = dataset.train
-            everything = np.arange(len(train))
-            images = train.images(everything)
-            labels = np.asarray(train.labels, dtype=np.int64)
-            return NativeData([images, labels], dataset.name, dataset.source, dataset.format)
-        arrays = [_as_array(array) for array in self.data(directory)]
-        source = "workload" if directory is None else directory
-        return NativeData(arrays, self.name, source)
+        return native_data_of(self.data, self.name, directory)
 
     def seeded_model(self) -> Any:
         """The module as `model` makes it after `torch.manual_seed(seed)`."""
@@ -110,13 +104,3 @@ class TorchWorkload(NativeWorkload):
 
         torch.manual_seed(self.seed)
         return self.model()
-
-
-def _as_array(value: Any) -> Any:
-    """A tensor's values as a NumPy array (arrays as they are)."""
-    import numpy as np
-
-    detach = getattr(value, "detach", None)
-    if detach is not None:
-        return detach().cpu().numpy()
-    return np.asarray(value)

@@ -389,26 +389,24 @@ def train_peer(workload: Any, arguments: WorkerCommand, events: EventStream) -> 
 
 
 def train_native(workload: Any, arguments: WorkerCommand, events: EventStream) -> int:
-    """A native workload's route (`topos.native`): the user's PyTorch step as the route
-    varies it, from the seeded parameters, on topos's batch order, measured as topos's
-    routes are. Before it is ready it computes step 0 by this route and by the reference
-    (`eager`) from the same state, so the verdict can say which gradients part and
-    whether the random state does; that model is freed, and the high-water mark reset,
-    before the measured steps."""
-    from topos.native.torch_training import REFERENCE_ROUTE, TorchTraining
-
+    """A native workload's route (`topos.native`): the user's PyTorch or JAX step as the
+    route varies it, from the seeded parameters, on topos's batch order, measured as
+    topos's routes are. Before it is ready it computes step 0 by this route and by the
+    reference (`eager`, `jit`) from the same state, so the verdict can say which gradients
+    part and whether the random state does; that model is freed, and the high-water mark
+    reset, before the measured steps."""
     count_own_frames_as_machinery()
-    if arguments.route not in workload.offered_routes:
-        from topos.names import compile_budget_of
+    from topos.names import unknown_native_route
 
-        if compile_budget_of(arguments.route) is None:
-            raise WorkloadRouteError(
-                f"workload {workload.name!r} has no route {arguments.route!r}; "
-                f"its routes are {', '.join(workload.offered_routes)}"
-            )
+    # The family routes (compile-budget-<f>, checkpoint-names:<a+b>) are not listed.
+    mistake = unknown_native_route(
+        arguments.route, workload.framework, list(workload.offered_routes)
+    )
+    if mistake is not None:
+        raise WorkloadRouteError(f"workload {workload.name!r}: {mistake}")
     data = None if arguments.data in (None, "synthetic") else arguments.data
     started_loading = time.perf_counter()
-    training = TorchTraining(workload, arguments.route, data, arguments.steps)
+    training = workload.training(arguments.route, data, arguments.steps)
     comparison = training.compare_with_reference()
     lower_seconds = time.perf_counter() - started_loading
     gc.collect()
@@ -429,7 +427,7 @@ def train_native(workload: Any, arguments: WorkerCommand, events: EventStream) -
         dataset=dataset_facts(training.dataset),
         plan=[
             f"native: {workload.framework} {training.version}, "
-            f"{route.description or arguments.route}, {_peer_threads(threads)}"
+            f"{route.description or arguments.route}, {_native_threads(workload)}"
         ],
         posture="native",
         shards=1,
@@ -445,7 +443,7 @@ def train_native(workload: Any, arguments: WorkerCommand, events: EventStream) -
         code=code_facts(arguments.workload),
         native=NativeFacts(
             framework=workload.framework,
-            reference=REFERENCE_ROUTE,
+            reference=workload.reference_route,
             exact=route.exact,
             version=training.version,
             description=route.description or None,
@@ -479,6 +477,13 @@ def float64_facts(workload: Any, route: str, data: str | None, steps: int) -> Fl
         answer = float64_trajectories(workload, route, dataset, steps, peer=False).to_json()
     gc.collect()
     return Float64Facts.from_json(answer)
+
+
+def _native_threads(workload: Any) -> str:
+    """The threads a native route computes on, e.g. `on 1 thread`; JAX's are XLA's own."""
+    if workload.framework == "jax":
+        return "on XLA's own threads (the process's cores: JAX takes no count)"
+    return _peer_threads(workload.threads)
 
 
 def _peer_threads(threads: int | None) -> str:

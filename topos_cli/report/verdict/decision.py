@@ -19,6 +19,7 @@ from topos_cli.report.verdict.native_agreement import (
     is_native,
     judge_native,
     native_causes,
+    native_reference,
 )
 from topos_cli.report.verdict.noise import (
     NoiseWarning,
@@ -112,10 +113,12 @@ def decide_verdict(
     # the first topos route graded is the reference, as it is for the peers' agreement.
     ours = [name for name in names if not is_peer(name)]
     reference_name = settings.reference if settings.reference in names or not ours else ours[0]
-    # A native workload's (a PyTorch step's) reference is the step as written.
+    # A native workload's reference is the step as written (`eager`, `jit`), as its
+    # workers name it.
     native = [name for name in names if is_native(runs, name)]
     if native and settings.reference not in names:
-        reference_name = "eager" if "eager" in native else native[0]
+        written = native_reference(runs)
+        reference_name = written if written in native else native[0]
     reference = next((route for route in judged if route.route == reference_name), None)
     known = known_ratios or {}
     routes = tuple(

@@ -6,9 +6,12 @@ routes; where it parts, the cause its worker saw at step 0 is named
 (`native_causes`): a random state after the step that is not the reference's (dropout
 recomputed without `preserve_rng_state`), or the parameters whose gradients differ.
 
-A compiled route fuses and reorders, so it is judged by *agreement*: every step's loss
-within `NATIVE_LOSS_TOLERANCE` (a relative difference `|a - b| / max(|a|, |b|)`) of
-the reference's, never "bit-identical". A route beyond it *diverges*: exit 1.
+A compiled route fuses and reorders (`torch.compile`; every JAX route, as XLA compiles
+each as a program of its own), so it is judged by *agreement*: every step's loss within
+`NATIVE_LOSS_TOLERANCE` (a relative difference `|a - b| / max(|a|, |b|)`) of the
+reference's. A route beyond it *diverges*: exit 1. Where every step's loss has the
+reference's bits all the same, it is said to be bit-identical (that is measured, not
+promised), beside the largest relative error of its step 0 gradients.
 """
 
 from __future__ import annotations
@@ -31,6 +34,15 @@ def native_facts(run: Repeat) -> NativeFacts | None:
     """A run's native facts, if it is a native workload's route."""
     ready = run.ready
     return None if ready is None else ready.native
+
+
+def native_reference(runs: Sequence[Repeat]) -> str | None:
+    """The reference route a native workload's workers name (`eager`, `jit`), if any."""
+    for run in runs:
+        facts = native_facts(run)
+        if facts is not None:
+            return facts.reference
+    return None
 
 
 def is_native(runs: Sequence[Repeat], route: str) -> bool:
@@ -99,9 +111,16 @@ class NativeAgreement:
     first_beyond: int | None = None
     cause: str | None = None
     kind: str = "native"
+    #: Whether every step's loss had the reference's bits (measured, never promised).
+    bit_identical: bool = False
+    #: Step 0's largest relative gradient error against the reference, and its parameter.
+    largest_gradient_error: float | None = None
+    worst_gradient: str | None = None
 
     def cell(self) -> str:
         """The parity column's words for this route."""
+        if self.status == "agrees" and self.bit_identical:
+            return "bit-identical"
         if self.status == "agrees":
             return f"agrees (≤ {self.tolerance:g})"
         if self.status == "diverges":
@@ -114,16 +133,35 @@ class NativeAgreement:
         if self.status == "not checked":
             return f"{self.route} not checked against {self.reference}"
         largest = "" if self.largest_difference is None else f"{self.largest_difference:.2g}"
+        gradients = self._gradients()
+        if self.status == "agrees" and self.bit_identical:
+            return (
+                f"{self.route}'s losses are bit-identical to {self.reference}'s over "
+                f"{self.steps} steps (compiled as a program of its own, so judged {within}"
+                f"{gradients})"
+            )
         if self.status == "agrees":
             return (
                 f"{self.route} agrees with {self.reference} {within} over {self.steps} "
-                f"steps (largest {largest}; compiled, so never promised bit-identical)"
+                f"steps (largest {largest}; compiled, so never promised bit-identical"
+                f"{gradients})"
             )
         clause = (
             f"{self.route} diverges from {self.reference} at step {self.first_beyond}, "
             f"beyond {within} (largest {largest})"
         )
         return clause + (f": {self.cause}" if self.cause else "")
+
+    def _gradients(self) -> str:
+        """`; step 0 gradients: largest relative error 3.1e-07 (head)`, where known."""
+        if self.largest_gradient_error is None:
+            return ""
+        if self.largest_gradient_error == 0:
+            return "; step 0 gradients bit-identical"
+        return (
+            f"; step 0 gradients: largest relative error {self.largest_gradient_error:.2g} "
+            f"({self.worst_gradient})"
+        )
 
     def to_json(self) -> dict[str, Any]:
         """The agreement as a JSON-ready dict."""
@@ -136,6 +174,9 @@ class NativeAgreement:
             "largest_difference": self.largest_difference,
             "first_beyond": self.first_beyond,
             "cause": self.cause,
+            "bit_identical": self.bit_identical,
+            "largest_gradient_error": self.largest_gradient_error,
+            "worst_gradient": self.worst_gradient,
             "description": self.describe(),
         }
 
@@ -157,6 +198,7 @@ def judge_native(runs: Sequence[Repeat], reference_route: str) -> tuple[NativeAg
             judged.append(unchecked)
             continue
         largest, first_beyond, steps = 0.0, None, 0
+        identical = all(run.loss_bits == reference.loss_bits for run in theirs)
         for run in theirs:
             for step, (ours, their) in enumerate(zip(reference.losses, run.losses, strict=False)):
                 steps = max(steps, step + 1)
@@ -165,6 +207,8 @@ def judge_native(runs: Sequence[Repeat], reference_route: str) -> tuple[NativeAg
                 if not difference <= NATIVE_LOSS_TOLERANCE and first_beyond is None:
                     first_beyond = step
         facts = native_facts(theirs[0])
+        errors = {} if facts is None else facts.gradient_errors
+        worst = max(errors, key=lambda name: errors[name], default=None)
         judged.append(
             NativeAgreement(
                 route=route,
@@ -175,6 +219,9 @@ def judge_native(runs: Sequence[Repeat], reference_route: str) -> tuple[NativeAg
                 largest_difference=largest,
                 first_beyond=first_beyond,
                 cause=None if first_beyond is None or facts is None else cause_of(facts),
+                bit_identical=identical and first_beyond is None,
+                largest_gradient_error=None if worst is None else errors[worst],
+                worst_gradient=worst,
             )
         )
     return tuple(judged)
