@@ -88,7 +88,17 @@ def grade_command(
         int, typer.Option("--steps", "-n", help="Training steps per run (at least 1).")
     ] = 300,
     routes: Annotated[
-        str, typer.Option("--routes", help="Comma-separated routes to grade, in order.")
+        str,
+        typer.Option(
+            "--routes",
+            help="Comma-separated routes to grade, in order: topos's engine, recorded, remat "
+            "and the peers torch, torch-compile, jax. A PyTorch workload's (TorchWorkload): "
+            "eager (the reference), checkpoint, checkpoint-unpreserved-rng, selective, "
+            "compile, compile-budget-<0 to 1>; a JAX workload's (JaxWorkload), each jitted: "
+            "jit (the reference), checkpoint-nothing-saveable, checkpoint-dots-saveable, "
+            "checkpoint-names:<a+b>; and a native workload's routes of its own. Default: "
+            "engine,recorded, a native workload's own defaults.",
+        ),
     ] = "engine,recorded",
     repeat: Annotated[
         str,

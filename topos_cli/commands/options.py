@@ -16,7 +16,8 @@ WorkloadOption = Annotated[
         "-w",
         help="cifar10, mnist, gpt, llama (cifar10-threads, gpt-threads: their second shard on a "
         "thread; cifar10-winograd: Winograd convolutions), a topos.workloads entry point, or "
-        "package.module:attribute.",
+        "package.module:attribute (a topos Workload, or your own PyTorch or JAX step: a "
+        "topos.native TorchWorkload or JaxWorkload).",
     ),
 ]
 RouteOption = Annotated[str, typer.Option("--route", "-r", help="engine, recorded or remat.")]
