@@ -4,6 +4,8 @@ user may name, and the route names refused in one line."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -100,6 +102,13 @@ def test_adam_moves_as_its_formula_in_float64():
         g = np.asarray(gradient, np.float64)
         expected = np.asarray(before, np.float64) - 0.01 * g / (np.abs(g) + 1e-8)
         np.testing.assert_allclose(np.asarray(after, np.float64), expected, rtol=1e-5, atol=1e-7)
+
+
+def test_a_thread_count_is_refused_in_one_line():
+    from tests.native.jax_regression import workload
+
+    with pytest.raises(ValueError, match="JAX takes no thread count"):
+        dataclasses.replace(workload, threads=2)
 
 
 def test_an_optimizer_of_another_kind_is_refused_in_one_line():

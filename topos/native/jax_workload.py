@@ -52,6 +52,11 @@ class JaxWorkload(NativeWorkload):
     def __post_init__(self) -> None:
         if self.batch_size < 1:
             raise ValueError(f"JaxWorkload {self.name!r}: batch_size must be at least 1")
+        if self.threads is not None:
+            raise ValueError(
+                f"JaxWorkload {self.name!r}: JAX takes no thread count (XLA sizes its pool "
+                f"from the process's cores); leave threads unset"
+            )
         if isinstance(self.data, str) and self.data not in BUILT_IN_DATA:
             raise ValueError(
                 f"JaxWorkload {self.name!r}: data {self.data!r} names no topos dataset; "
