@@ -307,9 +307,16 @@ def fit_to_workload(
     except UnknownNameError as error:
         raise ToposUsageError(str(error)) from None
     if options.budgets or options.against is not None:
+        # Its memory settings are routes of its own: a PyTorch step's budgets, a JAX
+        # step's checkpoint policies.
+        settings = (
+            "budgets are routes (--routes compile-budget-0.5,...)"
+            if framework == "torch"
+            else "checkpoint policies are routes (--routes jit,checkpoint-dots-saveable,...)"
+        )
         raise ToposUsageError(
-            f"--workload {options.workload} is a {framework} step: its budgets are routes "
-            f"(--routes compile-budget-0.5,...), and --against grades topos's own routes"
+            f"--workload {options.workload} is a {framework} step: its {settings}, and "
+            f"--against grades topos's own routes"
         )
     return replace(options, routes=routes)
 
