@@ -198,6 +198,41 @@ def test_a_clock_that_finds_slower_what_counts_call_unchanged_is_named():
     assert any("note:" in line for line in against_lines(comparison))
 
 
+def test_a_clock_that_finds_faster_what_counts_call_more_work_is_named():
+    this = runs("engine", [0.0080, 0.0081, 0.0079, 0.0080, 0.0081])
+    other = runs("engine@against", [0.0100, 0.0101, 0.0099, 0.0100, 0.0101], seed=1)
+    counts = [
+        _counted("engine", [1_030_000] * 4),
+        _counted("engine@against", [1_000_000] * 4),
+    ]
+    (route,) = compare_checkouts(this, other, other_name="main", counts=counts).routes
+    assert route.time.outcome == "faster" and route.counts.status == "regression"
+    assert route.counts_disagree.startswith("engine: faster by the clock, yet 3.00% more")
+
+
+def test_compare_names_a_clock_that_disagrees_with_the_counts_and_what_counts_miss():
+    from tests.cli.test_regression_summary import result_of
+    from topos_cli.report.compare import compare_results
+    from topos_cli.report.count_judgement import BLIND_SPOTS
+    from topos_cli.result.grade_result import GradeResult
+
+    same = [_counted("engine", [1_000_000] * 4).to_json()]
+    old = {**result_of(runs("engine", [0.0100, 0.0101, 0.0099, 0.0100, 0.0101]), 14)}
+    slower = result_of(runs("engine", [0.0130, 0.0131, 0.0129, 0.0130, 0.0131], seed=1), 15)
+    comparison = compare_results(
+        GradeResult.from_json({**old, "counts": same}),
+        GradeResult.from_json({**slower, "counts": same}),
+    )
+    assert comparison.exit_status == ExitStatus.REGRESSION  # the clock's finding stands
+    disagreement, blind = comparison.count_notes
+    assert disagreement.startswith("engine: slower by the clock, yet no change in instructions")
+    assert blind == BLIND_SPOTS
+    # Without counts there is nothing to disagree with, and nothing said of them.
+    assert (
+        compare_results(GradeResult.from_json(old), GradeResult.from_json(slower)).count_notes == ()
+    )
+
+
 def _with_counts(result: dict, per_step: list[int]) -> dict:
     counts = [
         msgspec.structs.replace(_counts(per_step), route=route) for route in ("engine", "recorded")
@@ -221,6 +256,7 @@ def test_topos_compare_judges_counts_where_the_clock_cannot(tmp_path):
     unchanged = topos("compare", str(old), str(same), cwd=tmp_path)
     assert unchanged.returncode == 0, unchanged.stdout + unchanged.stderr
     assert "no change in instructions" in unchanged.stdout
+    assert "counts see executed instructions only" in " ".join(unchanged.stdout.split())
     worse = topos("compare", str(old), str(more), cwd=tmp_path)
     assert worse.returncode == 4, worse.stdout + worse.stderr
     assert "2.00% more instructions per step" in " ".join(worse.stdout.split())
