@@ -20,7 +20,7 @@ import sys
 import time
 
 from topos_cli.harness.client_requests import client_requests_library
-from topos_cli.harness.instruction_counting import CountingRun, valgrind_tool
+from topos_cli.harness.instruction_counting import COUNTED_STEPS, CountingRun, valgrind_tool
 from topos_cli.harness.monitor import WorkerRequest
 
 
@@ -46,7 +46,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workload", action="append", help="repeatable; default mnist")
     parser.add_argument("--route", action="append", help="repeatable; default engine")
-    parser.add_argument("--steps", type=int, default=4)
+    parser.add_argument("--steps", type=int, default=COUNTED_STEPS)
     arguments = parser.parse_args()
     tool = valgrind_tool()
     if isinstance(tool, str):
@@ -85,7 +85,8 @@ def main() -> int:
             apart = abs(busy.median / quiet.median - 1.0)
             print(
                 f"{workload} {route}: {quiet.median / 1e6:.3f} M instructions/step quiet, "
-                f"{busy.median / 1e6:.3f} M beside {len(hogs)} hogs ({apart:.4%} apart); "
+                f"{busy.median / 1e6:.3f} M beside {len(hogs)} hogs ({apart:.4%} apart, "
+                f"{'every step alike' if quiet.per_step == busy.per_step else 'steps differ'}); "
                 f"steps' spread {quiet.spread:.4%}; counting {quiet.seconds:.1f} s against "
                 f"{plain:.1f} s for the plain worker ({quiet.seconds / plain:.1f}x), "
                 f"{busy.seconds:.1f} s beside the hogs"

@@ -3,15 +3,26 @@
 `grade --measure instructions` runs, after the timed runs, one more worker per route
 under `valgrind --tool=callgrind --instr-atstart=no`: nothing is instrumented until the
 worker's first measured step (`step_counter`), so start-up, data loading, lowering and
-warm-up cost a fraction of callgrind's usual slowdown and count nothing. Each measured
-step is dumped under its own label; a step's count is the sum of its dumps over every
-process of the route (the worker and, forked from it, its shard processes).
+warm-up count nothing. Each measured step is dumped under its own label; a step's count
+is the sum of its dumps over every process of the route (the worker and, forked from it,
+its shard processes).
+
+Where a counting run's time goes (mnist, 2-core Xeon): Valgrind runs even uninstrumented
+code through its translator, so what made it slow was not the instrumentation but what
+ran: OpenBLAS's fused multiply-add kernels (a step 1.9 s under Valgrind, against 14 ms
+natively; 0.15 s with the `COUNTING_BLAS_CORE` kernel, see `counting_environment`). What
+remains is Valgrind's start of the interpreter, compiling and importing its modules
+(some ten seconds, kept for determinism: see `counting_environment`), one warm-up step
+and the counted steps.
 
 A counting worker computes on one BLAS thread (OpenMP and MKL too): a thread that spins
 while it waits executes instructions, so more threads would make counts follow the load.
 Python's hash seed is pinned, and the address space is not randomised (Linux's
 `ADDR_NO_RANDOMIZE`), for the same reason: the order a set of objects is walked in
-follows their hashes and addresses, and so the work of a step that walks one.
+follows their hashes and addresses, and so the work of a step that walks one. The worker
+itself keeps the rest alike from run to run (`step_counter`, `route_worker`): the type
+attribute cache emptied and the garbage collector run before each counted step, no
+event written until the last, no memory measured (its reservations follow the heap).
 """
 
 from __future__ import annotations
@@ -19,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import platform
 import re
 import shutil
 import signal
@@ -37,8 +49,8 @@ from topos_cli.worker.step_counter import CLIENT_REQUESTS_VARIABLE
 
 #: Measured steps a counting run counts (after its warm-up): a deterministic step needs
 #: few samples, and each costs callgrind's slowdown (tens of times the step's time). The
-#: first is not judged (`RouteCounts.judged_steps`), so three are.
-COUNTED_STEPS = 4
+#: first is not judged (`RouteCounts.judged_steps`), so two are.
+COUNTED_STEPS = 3
 
 #: Seconds a counting run may take before it is killed.
 COUNTING_TIMEOUT_SECONDS = 900.0
@@ -50,6 +62,32 @@ COUNTING_ENVIRONMENT = {
     "MKL_NUM_THREADS": "1",
     "PYTHONHASHSEED": "0",
 }
+
+#: The OpenBLAS kernel a counting worker computes with on x86-64, unless the grade's
+#: environment names one: Valgrind emulates fused multiply-adds slowly, and OpenBLAS's
+#: Haswell and later kernels are made of them (mnist's step ran 1.9 s under Valgrind with
+#: the Haswell kernel, 0.15 s with this one). The kernel is recorded with the counts, and
+#: counts of different kernels are never compared.
+COUNTING_BLAS_CORE = "Sandybridge"
+
+
+def counting_environment(base: Mapping[str, str]) -> dict[str, str]:
+    """The environment a counting worker runs in: `base` (the timed worker's) with
+    `COUNTING_ENVIRONMENT` and the kernel above, and Python compiling every module from
+    its source, reading and writing no bytecode (`PYTHONPYCACHEPREFIX` names no folder).
+
+    Compiling costs a counting worker some five seconds under Valgrind, uncounted; what
+    it buys is the same counts to the instruction from run to run. With modules read from
+    bytecode, two workers of the same code counted a tiny step up to 0.14% apart (a few
+    thousand instructions, in CPython's type cache and NumPy's identity hash, which are
+    keyed by addresses); compiled, three side by side counted alike to the instruction."""
+    environment = {**base, **COUNTING_ENVIRONMENT}
+    if platform.machine().lower() in ("x86_64", "amd64") and not base.get("OPENBLAS_CORETYPE"):
+        environment["OPENBLAS_CORETYPE"] = COUNTING_BLAS_CORE
+    environment["PYTHONDONTWRITEBYTECODE"] = "1"
+    environment["PYTHONPYCACHEPREFIX"] = os.devnull
+    return environment
+
 
 #: What to install where Valgrind is missing, said in the one line that says so.
 INSTALL_HINT = "install it to count (Debian and Ubuntu: apt-get install valgrind)"
@@ -154,11 +192,8 @@ class CountingRun:
             "--dump-line=no",
             *counted.command(),
         ]
-        environment = {
-            **request_environment(request, self._environment),
-            **COUNTING_ENVIRONMENT,
-            CLIENT_REQUESTS_VARIABLE: str(self._library),
-        }
+        environment = counting_environment(request_environment(request, self._environment))
+        environment[CLIENT_REQUESTS_VARIABLE] = str(self._library)
         self._began = time.monotonic()
         with (
             (self.folder / "events").open("wb") as events,

@@ -59,7 +59,8 @@ def count_gathered(plan: PreparedGrade, record: GatheredRepeats) -> list[RouteCo
     requests = [request for request in plan.requests if request.label in completed]
     sys.stderr.write(
         f"counting instructions of {len(dict.fromkeys(r.label for r in requests))} routes "
-        "under callgrind (minutes, not seconds)...\n"
+        "under callgrind, two at a time (some 15 s a route for mnist, a minute or more for "
+        "cifar10)...\n"
     )
     sys.stderr.flush()
     return count_routes(requests, plan.environment)

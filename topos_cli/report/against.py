@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from topos_cli.report.count_judgement import CountChange, judge_counts
+from topos_cli.report.count_judgement import CountChange, clock_disagreement, judge_counts
 from topos_cli.report.regression_summary import MemoryFinding, no_regression_sentence
 from topos_cli.report.statistics import median
 from topos_cli.report.time_judgement import INCONCLUSIVE, SLOWER, TimeJudgement, judge_time
@@ -124,14 +124,7 @@ class RouteAgainst:
     def counts_disagree(self) -> str | None:
         """Where the clock is conclusive and the counts say otherwise, what each says:
         the difference is in what counts cannot see (a sleep, I/O, memory stalls)."""
-        if self.counts is None or not self.counts.decided:
-            return None
-        if self.time.outcome == SLOWER and self.counts.status != "regression":
-            return (
-                f"{self.route}: slower by the clock, yet {self.counts.phrase()}: the time "
-                "went where counts cannot see (a sleep, I/O, waiting for memory, threads)"
-            )
-        return None
+        return clock_disagreement(self.route, self.time.outcome, self.counts)
 
     def to_json(self) -> dict[str, Any]:
         """The route's comparison as a JSON-ready dict."""

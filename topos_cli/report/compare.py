@@ -29,7 +29,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from topos_cli.report.count_judgement import CountChange, judge_counts
+from topos_cli.report.count_judgement import (
+    BLIND_SPOTS,
+    CountChange,
+    clock_disagreement,
+    judge_counts,
+)
 from topos_cli.report.regression_summary import MemoryFinding, no_regression_sentence
 from topos_cli.report.statistics import median
 from topos_cli.report.time_judgement import FASTER, INCONCLUSIVE, SLOWER, TimeJudgement, judge_time
@@ -136,6 +141,20 @@ class Comparison:
         )
 
     @property
+    def count_notes(self) -> tuple[str, ...]:
+        """Where counts were compared: each route whose conclusive clock disagrees with
+        its counts (both named), then what counts cannot see, in one line."""
+        if not self.count_changes:
+            return ()
+        counts = {change.route: change for change in self.count_changes}
+        disagreements = (
+            clock_disagreement(change.route, change.time.outcome, counts.get(change.route))
+            for change in self.changes
+            if change.time is not None
+        )
+        return (*(line for line in disagreements if line), BLIND_SPOTS)
+
+    @property
     def summary(self) -> str:
         """One sentence: what did not finish, the regressions, or what the judgements
         allow (`regression_summary`: "no regression beyond 10% on time" only when every
@@ -173,6 +192,7 @@ class Comparison:
             "changes": [change.to_json() for change in self.changes],
             "counts": [change.to_json() for change in self.count_changes],
             "notes": list(self.notes),
+            "count_notes": list(self.count_notes),
             "failures": list(self.failures),
             "settings": self.settings.to_json(),
         }

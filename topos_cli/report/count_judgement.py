@@ -149,6 +149,24 @@ BLIND_SPOTS = (
     "speed-up of parallel threads"
 )
 
+#: What the counts say a conclusive clock should have found, by the clock's finding.
+_AGREEING = {"slower": "regression", "faster": "improvement"}
+
+
+def clock_disagreement(route: str, clock: str, counts: CountChange | None) -> str | None:
+    """Where the clock is conclusive (`slower` or `faster`, as `time_judgement` words
+    it) and the decided counts say otherwise, one line naming both: the difference is
+    in what counts cannot see. Both findings stand; neither hides the other. `None` where
+    they agree, or either did not decide."""
+    if counts is None or not counts.decided or clock not in _AGREEING:
+        return None
+    if counts.status == _AGREEING[clock]:
+        return None
+    return (
+        f"{route}: {clock} by the clock, yet {counts.phrase()}: the time went where counts "
+        "cannot see (a sleep, I/O, waiting for memory, threads)"
+    )
+
 
 def kernel_bits_note(counts: list[RouteCounts], first_bits: dict[str, list[int]]) -> list[str]:
     """A line for each route whose counted steps computed other loss bits than its timed

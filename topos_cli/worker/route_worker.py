@@ -72,11 +72,30 @@ class EventStream:
 
         #: Whether `Ready` was sent: a failure after it is the route's, not a usage error.
         self.ready = False
+        self._held: list[Event] | None = None
 
     def emit(self, event: Event) -> None:
-        """Sends one event."""
+        """Sends one event (or keeps it, while held, to be sent at `release`)."""
         self.ready = self.ready or isinstance(event, Ready)
+        if self._held is not None and not isinstance(event, Error):
+            self._held.append(event)
+            return
+        self.release()
         self._stream.write(encode(event))
+
+    def hold(self) -> None:
+        """Keeps the events from here on until `release` (or an error) sends them.
+
+        A counting worker says nothing while it counts: an event's text is as long as
+        its timings' digits, so writing one between counted steps would leave Python's
+        allocator otherwise from run to run, and the next step would count otherwise."""
+        self._held = []
+
+    def release(self) -> None:
+        """Sends the events kept since `hold`, and holds no more."""
+        held, self._held = self._held, None
+        for event in held or ():
+            self._stream.write(encode(event))
 
 
 def dataset_facts(dataset: Any) -> DatasetFacts:
@@ -199,11 +218,14 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
     held_seconds = wait_for_turn(events) if arguments.hold else 0.0
     if held_seconds is None:
         return EXIT_ERROR  # the grader let this worker go without a turn
-    # Start-up's free heap chunks must not serve the steps' mapped-size arrays: see
-    # free_chunk_reservation (the prediction counts those arrays' pages in the training delta).
-    plugged_bytes = reserve_free_chunks(mmap_threshold())
     counter = StepCounter.from_environment()
+    # Start-up's free heap chunks must not serve the steps' mapped-size arrays: see
+    # free_chunk_reservation (the prediction counts those arrays' pages in the training
+    # delta). A counting worker measures no memory, so it leaves the heap as start-up
+    # left it: what the reservation takes follows the heap's layout, and so the steps'.
+    plugged_bytes = reserve_free_chunks(mmap_threshold()) if counter is None else 0
     if counter is not None:
+        events.hold()  # said after the counted steps (`EventStream.hold`)
         # The shard processes fork at the first step: they count their own part of
         # each measured step, dumped under the same label, and the grader adds them.
         training.program.around_shard_step = (counter.begin, counter.end)
@@ -232,7 +254,8 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
     itemsize = plan.network.dtype.itemsize
     # The steps' Python objects must land in pages resident now: see object_arenas (each
     # shard process carves its own as it marks ready).
-    carved_bytes = carve_object_arenas()
+    # (Not in a counting worker: how many pools it carves follows start-up's allocations.)
+    carved_bytes = carve_object_arenas() if counter is None else 0
     # Shard processes: each child's private memory now is its baseline (the route's
     # memory is this process's resident set plus every child's private memory).
     children_ready = program.mark_ready()
@@ -553,6 +576,7 @@ def _train_steps(
             return EXIT_NONFINITE
     if counter is not None:
         counter.finish()
+        events.release()
     events.emit(_done("ok", started, step_peak, program, clock, shard_switches))
     return 0
 
@@ -682,6 +706,8 @@ def main(argv: list[str] | None = None) -> int:
             return _failed(error, events)
         except BaseException as error:  # the grader must hear about every failure, in one line
             return _failed(error, events)
+        finally:
+            events.release()  # whatever a counting worker still holds (a non-finite end)
 
 
 def _failed(error: BaseException, events: EventStream) -> int:

@@ -324,7 +324,7 @@ def render_comparison_plain(comparison: Comparison, ascii_only: bool = False) ->
     """The comparison as plain text: table, summary, notes."""
     table = plain_table(COMPARISON_HEADERS, comparison_rows(comparison), ascii_only)
     parts = [table, "", comparison.summary]
-    parts.extend(f"note: {note}" for note in comparison.notes)
+    parts.extend(f"note: {note}" for note in (*comparison.notes, *comparison.count_notes))
     parts.extend(_time_notes(comparison))
     return "\n".join(parts) + "\n"
 
@@ -345,9 +345,10 @@ def render_comparison_markdown(comparison: Comparison) -> str:
         "",
         f"**{comparison.summary}**",
     ]
-    if comparison.notes:
+    notes = (*comparison.notes, *comparison.count_notes)
+    if notes:
         parts.append("")
-        parts.extend(f"- note: {note}" for note in comparison.notes)
+        parts.extend(f"- note: {note}" for note in notes)
     return "\n".join(parts) + "\n"
 
 
@@ -370,7 +371,10 @@ def comparison_renderables(comparison: Comparison) -> list[RenderableType]:
     style = "bold red" if comparison.regressions else "bold green"
     if not comparison.regressions and comparison.inconclusive:
         style = "bold yellow"
-    notes = [Text(f"note: {note}", style="yellow") for note in comparison.notes]
+    notes = [
+        Text(f"note: {note}", style="yellow")
+        for note in (*comparison.notes, *comparison.count_notes)
+    ]
     notes += [Text(line, style="yellow") for line in _time_notes(comparison)]
     return [comparison_table(comparison), Text(comparison.summary, style=style), *notes]
 
