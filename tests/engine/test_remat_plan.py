@@ -248,3 +248,29 @@ def test_the_schedule_is_deterministic():
     assert first.recomputations > 0
     assert first.schedule == second.schedule
     assert first.describe() == second.describe()
+
+
+def test_the_floor_lower_prints_is_a_budget_it_takes_back():
+    # Found by the sweep above: the floor is path-dependent, and a lowering under the
+    # bytes `lower("floor")` printed sought its floor after the ladder, ended at 960
+    # bytes against 832 and refused them. The refusal now retries the floor's own path.
+    program = Program(
+        shapes=((1, 1, 1), (), (1, 3, 3, 3)),
+        steps=(
+            ("unsqueeze_permute", (0,), {"shape": (1, 1, 1), "axes": (0, 1, 2)}),
+            ("unsqueeze_permute", (3,), {"shape": (1, 1, 1), "axes": (0, 1, 2)}),
+            ("number_left", (1,), {"operator": "/", "number": -1.5}),
+            ("unsqueeze_permute", (2,), {"shape": (1, 3, 3, 3), "axes": (2, 3, 0, 1)}),
+            ("abs", (0,), {}),
+            ("affine", (6,), {}),
+        ),
+        terms=(2, 5, 2, None, 6, 4),
+        seed=0,
+        leaves=(),
+        second_order=True,
+    )
+    network, roots = recorded_network(program)
+    entry = network.entry(roots)
+    floor = entry.lower(budget="floor")
+    plan = entry.lower(budget=floor.floor_bytes)
+    assert plan.planned_bytes <= floor.floor_bytes

@@ -83,6 +83,14 @@ class RematPlan(Plan):
             floor = self.floor_bytes
             wanted = budget.bytes_of(unconstrained, floor)
             if wanted < floor:
+                # The floor is path-dependent (the greedy is not monotone): a search
+                # that seeks the floor first, as `lower("floor")` does, may end lower.
+                # A floor this library printed must be a budget it takes back.
+                search = _new_search(network, base)
+                fresh_floor = search.floor()
+                if fresh_floor <= wanted:
+                    floor = self._floor_bytes = fresh_floor
+            if wanted < floor:
                 raise BudgetError(
                     f"budget {wanted} bytes is below this plan's floor of {floor} "
                     f"bytes (the least memory its schedules plan for: some kernel's "
