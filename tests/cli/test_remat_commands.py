@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ElementTree
 
+import pytest
+
 from tests.cli.grading import TINY, grade_tiny, one_line_error, succeeded, topos
 from topos_cli.report.verdict import decide_verdict
 from topos_cli.result.repeat import Repeat
@@ -70,6 +72,46 @@ def test_describe_prints_the_remat_summary(tmp_path):
     assert lines[1].startswith("plan: forward; ") and " recomputed (+" in lines[1]
     assert lines[2].startswith("live volume: peak ")
     assert lines[3].startswith("budget: ") and ", floor " in lines[3]
+
+
+@pytest.mark.parametrize("workload", [TINY + "sharded", "cifar10"])
+def test_describe_speaks_in_the_routes_terms_and_takes_its_floor_back(tmp_path, workload):
+    # A workload of two shards (a user's two-layer perceptron, and a built-in): each shard
+    # runs a replica of one plan, and a budget in bytes is the whole route's.
+    def describe(budget):
+        return topos(
+            "describe",
+            "--route",
+            "remat",
+            "--workload",
+            workload,
+            "--budget",
+            budget,
+            "--summary",
+            cwd=tmp_path,
+        )
+
+    completed = describe("floor")
+    assert completed.returncode == 0, completed.stderr
+    lines = completed.stdout.splitlines()
+    assert any(line.startswith("sharded: 2 shards of ") for line in lines)
+    assert any(line.startswith("budget per shard: ") for line in lines)
+    assert all(line.endswith("(each shard's plan)") for line in lines if line.startswith("plan:"))
+    (route,) = [line for line in lines if line.startswith("budget: ")]
+    assert "for the route (2 shards' plans together)" in route
+    floor = int(route.split(", floor ")[1].split(",")[0])
+    (shard,) = [line for line in lines if line.startswith("budget per shard: ")]
+    assert floor == 2 * int(shard.split(", floor ")[1].split(",")[0])
+    # The floor it printed, typed back, is the floor's plan.
+    again = describe(f"{floor}B")
+    assert again.returncode == 0, again.stderr
+    assert route.split(", planned ")[1] in again.stdout
+    # One byte less is refused, in the route's bytes as typed.
+    refused = describe(f"{floor - 1}B")
+    assert refused.returncode == 2
+    assert f"budget {floor - 1} bytes is below this route's floor of {floor}" in one_line_error(
+        refused
+    )
 
 
 def test_the_frontier_draws_every_point_and_checks_parity_across_them(tmp_path):
