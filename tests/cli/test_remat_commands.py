@@ -127,11 +127,13 @@ def test_the_frontier_draws_every_point_and_checks_parity_across_them(tmp_path):
         timeout=120.0,
         name="frontier.json",
     )
-    assert result["frontier"]["points"] == ["engine", "recorded", "remat@100%", "remat@floor"]
+    # The tiny perceptron's floor is recorded's own plan: 100% and floor are one point.
+    assert result["frontier"]["points"] == ["engine", "recorded", "remat@100%=floor"]
+    assert result["frontier"]["same_plans"] == [["100%", "floor"]]
     (refused,) = result["frontier"]["refused"]
     assert refused["point"] == "remat@1B" and "floor of" in refused["why"]
     assert result["verdict"]["parity"]["status"] == "bit-identical"
-    assert result["verdict"]["parity"]["runs"] == 4
+    assert result["verdict"]["parity"]["runs"] == 3
     table = completed.stdout.splitlines()
     assert table[0].split()[:2] == ["point", "budget"]
     assert any(line.startswith("remat@1B") and "below the floor" in line for line in table)
@@ -139,11 +141,15 @@ def test_the_frontier_draws_every_point_and_checks_parity_across_them(tmp_path):
     # the budget does not bound, named once.
     assert "lowering s" in table[0]
     assert any(line.startswith("training Δ holds, beside each remat point") for line in table)
-    assert "remat@floor: ready after " in completed.stderr
+    assert "remat@100%=floor: ready after " in completed.stderr
+    assert "remat@100%=floor: one plan (the same schedule into as many bytes), graded once" in (
+        completed.stdout
+    )
+    assert "predicted Δ MiB" in table[0]
     assert "(lowering " in completed.stderr
     picture = ElementTree.parse(tmp_path / "frontier.svg").getroot()
     labels = [element.text for element in picture.iter("{http://www.w3.org/2000/svg}text")]
-    assert {"engine", "recorded", "remat@100%", "remat@floor"} <= set(labels)
+    assert {"engine", "recorded", "remat@100%=floor"} <= set(labels)
 
 
 def _run(route: str, bits: list[int], seconds: float, delta: int) -> list[Repeat]:

@@ -192,6 +192,19 @@ class RouteProgram:
             f"unconstrained {plan.unconstrained_bytes * shards}"
         )
 
+    def remat_plan(self, budget: Budget | int | float | str) -> Plan:
+        """The plan remat's route lowers under `budget` (read as the route's: a budget in
+        bytes is all shards' plans together, each shard's plan taking its share), from
+        this program's recording; BudgetError below the floor. A `recorded` or `remat`
+        program's; what tells apart budgets whose plans are the same (`topos frontier`)."""
+        if self.adjoints is None:
+            raise ValueError("remat_plan: the engine route records no chain rule to lower")
+        chosen = Budget.of(budget)
+        if chosen.bytes is not None:
+            chosen = replace(chosen, bytes=max(1, chosen.bytes // self.shards))
+        updates = list(self.network.state_update_symbols().values())
+        return self.network.entry([*self.adjoints.roots(), *updates]).lower(chosen)
+
     def gradients(self, run: Run, parameters: Parameters) -> ParameterGradients:
         """The route's gradients of a run: swept backward, or read off the roots."""
         if self.adjoints is not None:

@@ -3,7 +3,9 @@ engine, recorded, and remat at each budget, each in a worker of its own as `run_
 runs every grade; what this module adds is a table of ms/step against training Δ and peak
 RSS, a picture of it beside the result JSON, parity checked across every point.
 
-A point is named by its route, and remat's by its budget too (`remat@50%`). A budget
+A point is named by its route, and remat's by its budget too (`remat@50%`). Budgets
+whose lowered plans are the same (`identical_plans`: the same schedule into as many
+bytes) are one point, graded once and named by them all (`remat@floor+25%=floor`). A budget
 below the floor of the workload's remat plan is not graded: the table says so, with the
 floor, and it does not fail the frontier (the sweep asked for it). Otherwise the exit
 statuses are those of `topos grade`.
@@ -11,6 +13,7 @@ statuses are those of `topos grade`.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
@@ -25,6 +28,7 @@ from topos_cli.commands.result_composition import (
     route_facts,
 )
 from topos_cli.harness.grade_preparation import GradeOptions, PreparedGrade, picture_path
+from topos_cli.harness.identical_plans import budget_groups, group_label
 from topos_cli.harness.monitor import WorkerObserver
 from topos_cli.harness.report_child import ReportChild
 from topos_cli.harness.result_destination import incomplete_kind, save_result
@@ -57,6 +61,7 @@ HEADERS = (
     "recomputed",
     "lowering s",
     "ms/step",
+    "predicted Δ MiB",
     "training Δ MiB",
     "peak RSS MiB",
     "against recorded",
@@ -73,15 +78,30 @@ def _is_refused_budget(result, request) -> bool:
     return request.route == "remat" and error is not None and error.type == "BudgetError"
 
 
+def one_request_per_plan(plan: PreparedGrade, groups: list[tuple[str, ...]]) -> None:
+    """Leaves in `plan.requests` one remat run per group of budgets whose plans are the
+    same (the first budget's), named by every budget of the group."""
+    kept = {group[0]: group for group in groups}
+    requests = []
+    for request in plan.requests:
+        if request.route != "remat" or request.budget is None:
+            requests.append(request)
+        elif request.budget in kept:
+            label = point_label("remat", group_label(kept[request.budget]))
+            requests.append(replace(request, point=label))
+    plan.requests = requests
+
+
 def run_points(
     plan: PreparedGrade, display: WorkerObserver | None = None
 ) -> tuple[GatheredRepeats, list[RefusedPoint]]:
     """Runs every point, one at a time, as a grade runs its routes; a budget below the floor
-    is set aside, not graded, and each remat point is labelled with its budget."""
+    is set aside, not graded, and each remat point is labelled with its budget (with every
+    budget of its plan, `one_request_per_plan`)."""
     refused: list[RefusedPoint] = []
 
     def admit(result, request):
-        label = point_label(request.route, request.budget)
+        label = request.point or point_label(request.route, request.budget)
         if _is_refused_budget(result, request):
             refused.append(
                 RefusedPoint(point=label, budget=request.budget, why=result.facts.error.message)
@@ -100,6 +120,13 @@ def frontier_rows(result: GradeResult, verdict: Verdict | None) -> list[list[str
     if verdict is None:
         return rows
     pairings = {pairing.route: pairing for pairing in verdict.pairings}
+    # The step's predicted memory (the plan's planned bytes and what its budget does not
+    # bound), set beside the measured training Δ it predicts.
+    predicted = {
+        entry.route: entry.predicted_training_bytes
+        for entry in result.memory_prediction
+        if entry.predicted_training_bytes is not None
+    }
     for route in verdict.routes:
         route_facts = result.routes.get(route.route) or RouteFacts()
         remat = route_facts.remat
@@ -120,6 +147,7 @@ def frontier_rows(result: GradeResult, verdict: Verdict | None) -> list[list[str
                 recomputed,
                 "?" if route_facts.lower_seconds is None else f"{route_facts.lower_seconds:.2f}",
                 "?" if speed is None else format_milliseconds(speed.milliseconds_per_step.median),
+                "?" if route.route not in predicted else f"{predicted[route.route] / MEBIBYTE:.1f}",
                 "?"
                 if memory is None or memory.training_delta_bytes is None
                 else f"{memory.training_delta_bytes / MEBIBYTE:.1f}",
@@ -173,11 +201,19 @@ def grade_points(
     """A frontier's part of `run_grade`: runs every point (`run_points`), then judges,
     writes, draws and prints them; returns the exit status."""
     ReportChild.end_early()
+    groups = budget_groups(
+        plan.options.workload,
+        plan.data,
+        plan.options.budgets,
+        plan.environment,
+        timeout=plan.options.timeout,
+    )
+    one_request_per_plan(plan, groups)
     record, refused = run_points(plan, display)
-    return _finish(plan, record, refused, host, stdout=stdout, stderr=stderr)
+    return _finish(plan, record, refused, host, groups, stdout=stdout, stderr=stderr)
 
 
-def _finish(plan, record, refused, host, *, stdout: TextIO, stderr: TextIO) -> int:
+def _finish(plan, record, refused, host, groups, *, stdout: TextIO, stderr: TextIO) -> int:
     options = plan.options
     verdict = judge_record(record, host)
     exit_status = grade_exit_status(record, verdict, None)
@@ -190,7 +226,11 @@ def _finish(plan, record, refused, host, *, stdout: TextIO, stderr: TextIO) -> i
         routes=facts_by_point,
         memory_prediction=memory_predictions(facts_by_point, verdict),
         frontier=FrontierFacts(
-            budgets=list(options.budgets), points=labels, refused=refused, picture=str(picture)
+            budgets=list(options.budgets),
+            points=labels,
+            refused=refused,
+            picture=str(picture),
+            same_plans=[list(group) for group in groups if len(group) > 1],
         ),
     )
     saved = save_result(plan.result_path, result, default=plan.default_path)
@@ -226,6 +266,12 @@ def _finish(plan, record, refused, host, *, stdout: TextIO, stderr: TextIO) -> i
         lines.append(verdict.summary)
     for entry in refused:
         lines.append(f"{entry.point}: not graded: {entry.why}")
+    for group in groups:
+        if len(group) > 1:
+            lines.append(
+                f"remat@{group_label(group)}: one plan (the same schedule into as many "
+                f"bytes), graded once"
+            )
     if verdict is not None:
         # Failures and warnings, as grade prints them (the JSON has them too).
         lines += verdict_notes(verdict)
