@@ -124,10 +124,16 @@ def test_a_frontier_page_is_titled_topos_frontier():
     result["frontier"] = {"budgets": ["50%"], "points": ["engine", "recorded"], "refused": []}
     contents = gather_report_contents(interpret_result(result, "t"))
     svgs = {"memory": "", "steps": "", "loss": ""}
-    assert "<h1>topos frontier: cifar10</h1>" in render_report_html(contents, svgs)
+    frontier_page = render_report_html(contents, svgs)
+    assert "<h1>topos frontier: cifar10</h1>" in frontier_page
+    # The report of a frontier draws the frontier: its picture and its table.
+    assert '<figure id="frontier-figure"><svg' in frontier_page
+    assert '<table id="frontier">' in frontier_page and "predicted Δ MiB" in frontier_page
     del result["frontier"]
     contents = gather_report_contents(interpret_result(result, "t"))
-    assert "<h1>topos grade: cifar10</h1>" in render_report_html(contents, svgs)
+    grade_page = render_report_html(contents, svgs)
+    assert "<h1>topos grade: cifar10</h1>" in grade_page
+    assert "frontier-figure" not in grade_page
 
 
 def _measured_labels(svg: str) -> tuple[list, list]:

@@ -4,7 +4,7 @@ imports NumPy)."""
 
 from __future__ import annotations
 
-from tests.cli.grading import TINY, succeeded
+from tests.cli.grading import TINY, succeeded, topos
 from topos_cli.harness.identical_plans import budget_groups, group_label
 
 
@@ -42,3 +42,9 @@ def test_a_user_model_whose_floor_is_recorded_plan_is_one_point(tmp_path):
     assert result["frontier"]["same_plans"] == [budgets]
     rows = [line for line in completed.stdout.splitlines() if line.startswith("remat@")]
     assert [row.split()[0] for row in rows if not row.split()[0].endswith(":")] == [label]
+    # `topos report` on the frontier's result draws the frontier, this point in it.
+    report = topos("report", "frontier.json", "--html", "report.html", cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    page = (tmp_path / "report.html").read_text()
+    assert '<figure id="frontier-figure"><svg' in page
+    assert f"<td>{label}</td>" in page
