@@ -180,9 +180,9 @@ def describe(
             f"recorded the chain rule: {program.forward_nodes} forward nodes + "
             f"{program.gradient_nodes} gradient nodes"
         )
-    if program.shards > 1 and not summary:
+    if program.shards > 1:
         typer.echo(_sharded_line(program))
-    text = "\n".join(program.plan.summary()) if summary else program.plan.describe()
+    text = "\n".join(program.summary()) if summary else program.describe()
     typer.echo(text)
     if not summary:
         from topos.training import step_memory

@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 
 from topos_cli.report.display.frontier_picture import (
-    CHARACTER_WIDTH,
     HEIGHT,
     LABEL_HEIGHT,
     WIDTH,
@@ -16,12 +15,13 @@ from topos_cli.report.display.frontier_picture import (
     frontier_svg,
     indistinct,
     label_positions,
+    label_width,
 )
 
 
 def _boxes(centres, labels):
     return [
-        (left, left + CHARACTER_WIDTH * len(label), baseline - LABEL_HEIGHT, baseline)
+        (left, left + label_width(label), baseline - LABEL_HEIGHT, baseline)
         for (left, baseline), label in zip(label_positions(centres, labels), labels, strict=True)
     ]
 
@@ -111,7 +111,7 @@ def test_every_point_has_its_interval_and_points_within_noise_are_hollow():
     assert svg.count('fill="white" stroke="#59a14f"') == 1  # recorded hollow
     assert svg.count('fill="white" stroke="#e15759"') == 1  # remat@50% hollow
     assert 'fill="#4e79a7" stroke="#4e79a7"' in svg  # engine filled: told apart
-    assert "within noise of another point" in svg and "bars:" in svg
+    assert "not told apart from some point" in svg and "bars:" in svg
 
 
 def test_a_frontier_page_is_titled_topos_frontier():
@@ -124,7 +124,120 @@ def test_a_frontier_page_is_titled_topos_frontier():
     result["frontier"] = {"budgets": ["50%"], "points": ["engine", "recorded"], "refused": []}
     contents = gather_report_contents(interpret_result(result, "t"))
     svgs = {"memory": "", "steps": "", "loss": ""}
-    assert "<h1>topos frontier: cifar10</h1>" in render_report_html(contents, svgs)
+    frontier_page = render_report_html(contents, svgs)
+    assert "<h1>topos frontier: cifar10</h1>" in frontier_page
+    # The report of a frontier draws the frontier: its picture and its table.
+    assert '<figure id="frontier-figure"><svg' in frontier_page
+    assert '<table id="frontier">' in frontier_page and "predicted Δ MiB" in frontier_page
     del result["frontier"]
     contents = gather_report_contents(interpret_result(result, "t"))
-    assert "<h1>topos grade: cifar10</h1>" in render_report_html(contents, svgs)
+    grade_page = render_report_html(contents, svgs)
+    assert "<h1>topos grade: cifar10</h1>" in grade_page
+    assert "frontier-figure" not in grade_page
+
+
+def _measured_labels(svg: str) -> tuple[list, list]:
+    """The picture drawn by matplotlib: each point label's box as its renderer measures it
+    (`Text.get_window_extent`, DejaVu Sans at the SVG's size, one pixel a point), and each
+    point's mark as a box, both in the SVG's pixels (y down)."""
+    import xml.etree.ElementTree as ElementTree
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    namespace = "{http://www.w3.org/2000/svg}"
+    root = ElementTree.fromstring(svg)
+    figure = Figure(figsize=(WIDTH / 72, HEIGHT / 72), dpi=72)
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    marks = []
+    for circle in root.iter(f"{namespace}circle"):
+        x, y, radius = (float(circle.get(key)) for key in ("cx", "cy", "r"))
+        if radius == 5:  # a point (the legend's marks are smaller)
+            marks.append((x - radius, y - radius, x + radius, y + radius))
+    labels = []
+    for element in root.iter(f"{namespace}text"):
+        if element.get("text-anchor") or element.get("font-size"):
+            continue  # titles, ticks and the legend: only point labels start plainly
+        x, y = float(element.get("x")), float(element.get("y"))
+        text = figure.text(
+            x / WIDTH,
+            1 - y / HEIGHT,
+            element.text,
+            family="DejaVu Sans",
+            size=float(root.get("font-size")),
+            va="baseline",
+        )
+        extent = text.get_window_extent(renderer)
+        labels.append(
+            (element.text, (extent.x0, HEIGHT - extent.y1, extent.x1, HEIGHT - extent.y0))
+        )
+    return labels, marks
+
+
+def _overlap(first, second) -> bool:
+    return (
+        first[0] < second[2]
+        and second[0] < first[2]
+        and first[1] < second[3]
+        and second[1] < first[3]
+    )
+
+
+#: Frontiers whose points crowd one another: gpt's budgets a few pixels apart (its
+#: floor+75% label fell on floor+25%'s point), a column of equal memory, a diagonal.
+CROWDED = {
+    "gpt": [
+        ("engine", 25.0, 30.0),
+        ("recorded", 21.0, 14.0),
+        ("remat@100%", 21.3, 14.1),
+        ("remat@floor+75%", 21.5, 12.0),
+        ("remat@floor+50%", 22.6, 11.4),
+        ("remat@floor+25%", 22.2, 11.9),
+        ("remat@floor", 26.0, 10.0),
+    ],
+    "column": [(f"remat@{share}%", 20.0 + share / 50, 10.0) for share in range(40, 101, 10)],
+    "diagonal": [(f"remat@{n}", 20.0 + n * 0.4, 10.0 + n * 0.5) for n in range(8)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(CROWDED))
+def test_labels_cover_no_point_and_no_other_label(name):
+    points = [
+        FrontierPoint(label, label.split("@")[0], milliseconds, mebibytes)
+        for label, milliseconds, mebibytes in CROWDED[name]
+    ]
+    labels, marks = _measured_labels(frontier_svg(points, "t"))
+    assert len(labels) == len(marks) == len(points)
+    for text, box in labels:
+        for mark in marks:
+            assert not _overlap(box, mark), (text, box, mark)
+    for index, (text, box) in enumerate(labels):
+        for other, other_box in labels[index + 1 :]:
+            assert not _overlap(box, other_box), (text, other)
+
+
+def test_a_point_is_filled_only_where_the_verdict_claims_a_difference():
+    from tests.cli.result_examples import example_result
+    from topos_cli.report.verdict import decide_verdict
+
+    routes = {"engine": (40.0, 80, 50, 40), "recorded": (20.0, 70, 25, 20)}
+    # One repeat each: the steps' quartiles lie far apart, but one repeat is too thin a
+    # judgement, so the verdict calls the pair inconclusive and neither point is filled.
+    verdict = decide_verdict(example_result(repeats=1, routes=routes)["repeats"])
+    assert verdict.routes[1].speed.ratio.direction == "inconclusive"
+    points = frontier_points_of(verdict)
+    assert [point.told_apart for point in points] == [False, False]
+    assert indistinct(points) == [True, True]
+    # Three repeats a point, twice as fast: a claim, and both filled.
+    verdict = decide_verdict(example_result(repeats=3, routes=routes)["repeats"])
+    assert verdict.routes[1].speed.ratio.direction == "faster"
+    assert [point.told_apart for point in frontier_points_of(verdict)] == [True, True]
+    # A third point within tolerance of recorded: recorded and it hollow, engine filled.
+    routes["remat@50%"] = (20.1, 70, 15, 10)
+    verdict = decide_verdict(example_result(repeats=3, routes=routes)["repeats"])
+    (pairing,) = verdict.pairings
+    assert pairing.speed.direction not in ("faster", "slower")
+    assert [point.told_apart for point in frontier_points_of(verdict)] == [True, False, False]

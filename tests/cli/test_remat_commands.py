@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ElementTree
 
+import pytest
+
 from tests.cli.grading import TINY, grade_tiny, one_line_error, succeeded, topos
 from topos_cli.report.verdict import decide_verdict
 from topos_cli.result.repeat import Repeat
@@ -72,6 +74,46 @@ def test_describe_prints_the_remat_summary(tmp_path):
     assert lines[3].startswith("budget: ") and ", floor " in lines[3]
 
 
+@pytest.mark.parametrize("workload", [TINY + "sharded", "cifar10"])
+def test_describe_speaks_in_the_routes_terms_and_takes_its_floor_back(tmp_path, workload):
+    # A workload of two shards (a user's two-layer perceptron, and a built-in): each shard
+    # runs a replica of one plan, and a budget in bytes is the whole route's.
+    def describe(budget):
+        return topos(
+            "describe",
+            "--route",
+            "remat",
+            "--workload",
+            workload,
+            "--budget",
+            budget,
+            "--summary",
+            cwd=tmp_path,
+        )
+
+    completed = describe("floor")
+    assert completed.returncode == 0, completed.stderr
+    lines = completed.stdout.splitlines()
+    assert any(line.startswith("sharded: 2 shards of ") for line in lines)
+    assert any(line.startswith("budget per shard: ") for line in lines)
+    assert all(line.endswith("(each shard's plan)") for line in lines if line.startswith("plan:"))
+    (route,) = [line for line in lines if line.startswith("budget: ")]
+    assert "for the route (2 shards' plans together)" in route
+    floor = int(route.split(", floor ")[1].split(",")[0])
+    (shard,) = [line for line in lines if line.startswith("budget per shard: ")]
+    assert floor == 2 * int(shard.split(", floor ")[1].split(",")[0])
+    # The floor it printed, typed back, is the floor's plan.
+    again = describe(f"{floor}B")
+    assert again.returncode == 0, again.stderr
+    assert route.split(", planned ")[1] in again.stdout
+    # One byte less is refused, in the route's bytes as typed.
+    refused = describe(f"{floor - 1}B")
+    assert refused.returncode == 2
+    assert f"budget {floor - 1} bytes is below this route's floor of {floor}" in one_line_error(
+        refused
+    )
+
+
 def test_the_frontier_draws_every_point_and_checks_parity_across_them(tmp_path):
     completed, result = succeeded(
         "frontier",
@@ -85,11 +127,13 @@ def test_the_frontier_draws_every_point_and_checks_parity_across_them(tmp_path):
         timeout=120.0,
         name="frontier.json",
     )
-    assert result["frontier"]["points"] == ["engine", "recorded", "remat@100%", "remat@floor"]
+    # The tiny perceptron's floor is recorded's own plan: 100% and floor are one point.
+    assert result["frontier"]["points"] == ["engine", "recorded", "remat@100%=floor"]
+    assert result["frontier"]["same_plans"] == [["100%", "floor"]]
     (refused,) = result["frontier"]["refused"]
     assert refused["point"] == "remat@1B" and "floor of" in refused["why"]
     assert result["verdict"]["parity"]["status"] == "bit-identical"
-    assert result["verdict"]["parity"]["runs"] == 4
+    assert result["verdict"]["parity"]["runs"] == 3
     table = completed.stdout.splitlines()
     assert table[0].split()[:2] == ["point", "budget"]
     assert any(line.startswith("remat@1B") and "below the floor" in line for line in table)
@@ -97,11 +141,15 @@ def test_the_frontier_draws_every_point_and_checks_parity_across_them(tmp_path):
     # the budget does not bound, named once.
     assert "lowering s" in table[0]
     assert any(line.startswith("training Δ holds, beside each remat point") for line in table)
-    assert "remat@floor: ready after " in completed.stderr
+    assert "remat@100%=floor: ready after " in completed.stderr
+    assert "remat@100%=floor: one plan (the same schedule into as many bytes), graded once" in (
+        completed.stdout
+    )
+    assert "predicted Δ MiB" in table[0]
     assert "(lowering " in completed.stderr
     picture = ElementTree.parse(tmp_path / "frontier.svg").getroot()
     labels = [element.text for element in picture.iter("{http://www.w3.org/2000/svg}text")]
-    assert {"engine", "recorded", "remat@100%", "remat@floor"} <= set(labels)
+    assert {"engine", "recorded", "remat@100%=floor"} <= set(labels)
 
 
 def _run(route: str, bits: list[int], seconds: float, delta: int) -> list[Repeat]:

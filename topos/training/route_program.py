@@ -76,8 +76,11 @@ class RouteProgram:
         self.forward_nodes = len(tape)
         self.adjoints: Adjoints | None = None
         self.budget: Budget | None = None
+        #: The route's budget in bytes as asked (all shards' plans together), or None.
+        self._route_budget_bytes: int | None = None
         if route == "remat":
             self.budget = DEFAULT_BUDGET if budget is None else Budget.of(budget)
+            self._route_budget_bytes = self.budget.bytes
             if self.budget.bytes is not None:
                 # A budget in bytes is the whole route's: each shard's plan gets its share.
                 self.budget = replace(self.budget, bytes=max(1, self.budget.bytes // self.shards))
@@ -92,12 +95,14 @@ class RouteProgram:
             if self.shards == 1:
                 raise
             # Say it in the whole route's bytes, as every other figure of a route is.
+            # The budget as asked, when asked in bytes (the route's, halved per shard).
+            asked = self._route_budget_bytes or error.budget_bytes * self.shards
             raise BudgetError(
-                f"budget {error.budget_bytes * self.shards} bytes is below this route's "
+                f"budget {asked} bytes is below this route's "
                 f"floor of {error.floor_bytes * self.shards} bytes ({self.shards} shards, "
                 f"each a plan with a floor of {error.floor_bytes} bytes: some kernel's "
                 f"operands, output and workspace must be live together, beside the roots)",
-                error.budget_bytes * self.shards,
+                asked,
                 error.floor_bytes * self.shards,
             ) from None
         self.plan = self.plans[0]
@@ -144,6 +149,61 @@ class RouteProgram:
         if self.adjoints is not None:
             return self.network.entry([*self.adjoints.roots(), *updates]).lower(self.budget)
         return self.network.entry([self.recording.loss, *updates]).backward().lower()
+
+    def summary(self) -> list[str]:
+        """The plan's summary lines (`plan:`, `live volume:`, remat's `budget:`) in the
+        route's terms. With shards, every shard runs a replica of one plan, so the plan's
+        own lines are labelled each shard's, and remat's `budget:` line is the route's:
+        all shards' plans together, the terms a budget in bytes is read in, so a figure
+        it prints is a budget the route accepts."""
+        lines = self.plan.summary()
+        if self.shards == 1:
+            return lines
+        labelled = []
+        for line in lines:
+            if line.startswith("budget: "):
+                labelled.append("budget per shard: " + line.removeprefix("budget: "))
+            else:
+                labelled.append(f"{line} (each shard's plan)")
+        if self.route == "remat":
+            labelled.append(self._route_budget_line())
+        return labelled
+
+    def arena_line(self) -> str:
+        """The plan's arena line, labelled each shard's when there are shards."""
+        line = self.plan.arena_line()
+        if self.shards == 1:
+            return line
+        return "arena per shard: " + line.removeprefix("arena: ")
+
+    def describe(self) -> str:
+        """The plan's `describe()` (a line per node, or per evaluation for remat), its
+        summary and arena lines in the route's terms (`summary`, `arena_line`)."""
+        lines = self.plan.describe().splitlines()
+        kept = len(lines) - len(self.plan.summary()) - 1
+        return "\n".join([*lines[:kept], *self.summary(), self.arena_line()])
+
+    def _route_budget_line(self) -> str:
+        plan, shards = self.plan, self.shards
+        budget = self._route_budget_bytes or plan.budget_bytes * shards
+        return (
+            f"budget: {budget} bytes for the route ({shards} shards' plans together), "
+            f"planned {plan.planned_bytes * shards}, floor {plan.floor_bytes * shards}, "
+            f"unconstrained {plan.unconstrained_bytes * shards}"
+        )
+
+    def remat_plan(self, budget: Budget | int | float | str) -> Plan:
+        """The plan remat's route lowers under `budget` (read as the route's: a budget in
+        bytes is all shards' plans together, each shard's plan taking its share), from
+        this program's recording; BudgetError below the floor. A `recorded` or `remat`
+        program's; what tells apart budgets whose plans are the same (`topos frontier`)."""
+        if self.adjoints is None:
+            raise ValueError("remat_plan: the engine route records no chain rule to lower")
+        chosen = Budget.of(budget)
+        if chosen.bytes is not None:
+            chosen = replace(chosen, bytes=max(1, chosen.bytes // self.shards))
+        updates = list(self.network.state_update_symbols().values())
+        return self.network.entry([*self.adjoints.roots(), *updates]).lower(chosen)
 
     def gradients(self, run: Run, parameters: Parameters) -> ParameterGradients:
         """The route's gradients of a run: swept backward, or read off the roots."""

@@ -132,5 +132,5 @@ class Training:
         return step_memory(self.program, self.optimizer)
 
     def summary(self) -> list[str]:
-        """The plan's `plan:` and `live volume:` lines."""
-        return self.plan.summary()
+        """The plan's summary lines in the route's terms (`RouteProgram.summary`)."""
+        return self.program.summary()

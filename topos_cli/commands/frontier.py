@@ -3,7 +3,9 @@ engine, recorded, and remat at each budget, each in a worker of its own as `run_
 runs every grade; what this module adds is a table of ms/step against training Δ and peak
 RSS, a picture of it beside the result JSON, parity checked across every point.
 
-A point is named by its route, and remat's by its budget too (`remat@50%`). A budget
+A point is named by its route, and remat's by its budget too (`remat@50%`). Budgets
+whose lowered plans are the same (`identical_plans`: the same schedule into as many
+bytes) are one point, graded once and named by them all (`remat@floor+25%=floor`). A budget
 below the floor of the workload's remat plan is not graded: the table says so, with the
 floor, and it does not fail the frontier (the sweep asked for it). Otherwise the exit
 statuses are those of `topos grade`.
@@ -11,6 +13,7 @@ statuses are those of `topos grade`.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
@@ -25,6 +28,7 @@ from topos_cli.commands.result_composition import (
     route_facts,
 )
 from topos_cli.harness.grade_preparation import GradeOptions, PreparedGrade, picture_path
+from topos_cli.harness.identical_plans import budget_groups, group_label
 from topos_cli.harness.monitor import WorkerObserver
 from topos_cli.harness.report_child import ReportChild
 from topos_cli.harness.result_destination import incomplete_kind, save_result
@@ -34,33 +38,18 @@ from topos_cli.report.display.frontier_picture import (
     frontier_points_of,
     frontier_svg,
 )
+from topos_cli.report.display.frontier_table import HEADERS, frontier_rows, unbounded_line
 from topos_cli.report.display.report import verdict_notes
 from topos_cli.report.display.result_description import describe_data, describe_predictions
 from topos_cli.report.display.tables import markdown_table, plain_table
 from topos_cli.report.verdict import Verdict
 from topos_cli.result.grade_result import (
     FrontierFacts,
-    GradeResult,
     HostFacts,
     RefusedPoint,
-    RouteFacts,
 )
-from topos_cli.result.worker_facts import LiveVolume
 from topos_cli.shared.errors import ToposError
 from topos_cli.shared.output_path import check_output
-from topos_cli.shared.units import MEBIBYTE, format_bytes, format_milliseconds
-
-HEADERS = (
-    "point",
-    "budget",
-    "planned MiB",
-    "recomputed",
-    "lowering s",
-    "ms/step",
-    "training Δ MiB",
-    "peak RSS MiB",
-    "against recorded",
-)
 
 
 def point_label(route: str, budget: str | None) -> str:
@@ -73,15 +62,30 @@ def _is_refused_budget(result, request) -> bool:
     return request.route == "remat" and error is not None and error.type == "BudgetError"
 
 
+def one_request_per_plan(plan: PreparedGrade, groups: list[tuple[str, ...]]) -> None:
+    """Leaves in `plan.requests` one remat run per group of budgets whose plans are the
+    same (the first budget's), named by every budget of the group."""
+    kept = {group[0]: group for group in groups}
+    requests = []
+    for request in plan.requests:
+        if request.route != "remat" or request.budget is None:
+            requests.append(request)
+        elif request.budget in kept:
+            label = point_label("remat", group_label(kept[request.budget]))
+            requests.append(replace(request, point=label))
+    plan.requests = requests
+
+
 def run_points(
     plan: PreparedGrade, display: WorkerObserver | None = None
 ) -> tuple[GatheredRepeats, list[RefusedPoint]]:
     """Runs every point, one at a time, as a grade runs its routes; a budget below the floor
-    is set aside, not graded, and each remat point is labelled with its budget."""
+    is set aside, not graded, and each remat point is labelled with its budget (with every
+    budget of its plan, `one_request_per_plan`)."""
     refused: list[RefusedPoint] = []
 
     def admit(result, request):
-        label = point_label(request.route, request.budget)
+        label = request.point or point_label(request.route, request.budget)
         if _is_refused_budget(result, request):
             refused.append(
                 RefusedPoint(point=label, budget=request.budget, why=result.facts.error.message)
@@ -92,70 +96,6 @@ def run_points(
         return msgspec.structs.replace(result, route=label, repeat=0)
 
     return run_routes(plan, display, admit), refused
-
-
-def frontier_rows(result: GradeResult, verdict: Verdict | None) -> list[list[str]]:
-    """The table's rows: one per graded point, in the order they ran."""
-    rows = []
-    if verdict is None:
-        return rows
-    pairings = {pairing.route: pairing for pairing in verdict.pairings}
-    for route in verdict.routes:
-        route_facts = result.routes.get(route.route) or RouteFacts()
-        remat = route_facts.remat
-        volume = route_facts.live_volume or LiveVolume()
-        speed, memory = route.speed, route.memory
-        planned = volume.plan_training_bytes if remat is None else remat.planned_bytes
-        budget = "—"
-        recomputed = "—"
-        if remat is not None:
-            budget = f"{format_bytes(remat.budget_bytes)} ({100 * remat.budget_fraction:.0f}%)"
-            recomputed = f"{remat.recomputations} (+{100 * remat.extra_flops_fraction:.1f}%)"
-        pairing = pairings.get(route.route)
-        rows.append(
-            [
-                route.route if route.completed else f"{route.route} ({route.status})",
-                budget,
-                "?" if planned is None else f"{planned / MEBIBYTE:.1f}",
-                recomputed,
-                "?" if route_facts.lower_seconds is None else f"{route_facts.lower_seconds:.2f}",
-                "?" if speed is None else format_milliseconds(speed.milliseconds_per_step.median),
-                "?"
-                if memory is None or memory.training_delta_bytes is None
-                else f"{memory.training_delta_bytes / MEBIBYTE:.1f}",
-                "?"
-                if memory is None or memory.peak_rss_bytes is None
-                else f"{memory.peak_rss_bytes / MEBIBYTE:.1f}",
-                "—" if pairing is None else pairing.phrase.removeprefix("against recorded: "),
-            ]
-        )
-    return rows
-
-
-def unbounded_line(result: GradeResult) -> str | None:
-    """What of the step a remat budget does not bound, said once: the step memory beyond
-    the plan's planned bytes (gradients, optimizer state, the update, the shards' mean),
-    which every point's training Δ holds beside them; None without a remat point that
-    says both."""
-    fixed = []
-    for facts in result.routes.values():
-        remat, step = facts.remat, facts.step_memory
-        if remat is None or step is None or step.total_bytes is None:
-            continue
-        fixed.append(step.total_bytes - remat.planned_bytes)
-    if not fixed:
-        return None
-    low, high = min(fixed), max(fixed)
-    amount = (
-        format_bytes(low)
-        if high - low < MEBIBYTE // 10
-        else f"{format_bytes(low)} to {format_bytes(high)}"
-    )
-    return (
-        f"training Δ holds, beside each remat point's planned bytes, {amount} of the step "
-        f"its budget does not bound (gradients, optimizer state, the update, the shards' "
-        f"mean); 'lowering s' is each route's lowering at ready"
-    )
 
 
 def frontier_points(verdict: Verdict | None) -> list[FrontierPoint]:
@@ -173,11 +113,19 @@ def grade_points(
     """A frontier's part of `run_grade`: runs every point (`run_points`), then judges,
     writes, draws and prints them; returns the exit status."""
     ReportChild.end_early()
+    groups = budget_groups(
+        plan.options.workload,
+        plan.data,
+        plan.options.budgets,
+        plan.environment,
+        timeout=plan.options.timeout,
+    )
+    one_request_per_plan(plan, groups)
     record, refused = run_points(plan, display)
-    return _finish(plan, record, refused, host, stdout=stdout, stderr=stderr)
+    return _finish(plan, record, refused, host, groups, stdout=stdout, stderr=stderr)
 
 
-def _finish(plan, record, refused, host, *, stdout: TextIO, stderr: TextIO) -> int:
+def _finish(plan, record, refused, host, groups, *, stdout: TextIO, stderr: TextIO) -> int:
     options = plan.options
     verdict = judge_record(record, host)
     exit_status = grade_exit_status(record, verdict, None)
@@ -190,7 +138,11 @@ def _finish(plan, record, refused, host, *, stdout: TextIO, stderr: TextIO) -> i
         routes=facts_by_point,
         memory_prediction=memory_predictions(facts_by_point, verdict),
         frontier=FrontierFacts(
-            budgets=list(options.budgets), points=labels, refused=refused, picture=str(picture)
+            budgets=list(options.budgets),
+            points=labels,
+            refused=refused,
+            picture=str(picture),
+            same_plans=[list(group) for group in groups if len(group) > 1],
         ),
     )
     saved = save_result(plan.result_path, result, default=plan.default_path)
@@ -226,6 +178,12 @@ def _finish(plan, record, refused, host, *, stdout: TextIO, stderr: TextIO) -> i
         lines.append(verdict.summary)
     for entry in refused:
         lines.append(f"{entry.point}: not graded: {entry.why}")
+    for group in groups:
+        if len(group) > 1:
+            lines.append(
+                f"remat@{group_label(group)}: one plan (the same schedule into as many "
+                f"bytes), graded once"
+            )
     if verdict is not None:
         # Failures and warnings, as grade prints them (the JSON has them too).
         lines += verdict_notes(verdict)

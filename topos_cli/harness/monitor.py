@@ -155,6 +155,9 @@ class WorkerRequest(WorkerCommand):
     #: The other checkout's worker's PYTHONPATH and working directory (`side_paths`).
     pythonpath: str | None = None
     working_directory: str | None = None
+    #: A frontier point's name when its plan stands for several budgets
+    #: (`remat@floor+25%=floor`); `None`: named by its route and budget.
+    point: str | None = None
 
     @property
     def label(self) -> str:

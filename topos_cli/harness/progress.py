@@ -29,9 +29,11 @@ _PLAIN_LINE_SECONDS = 2.0
 
 def run_label(request: WorkerRequest, repeats: int) -> str:
     """`engine`, or `engine #2` when each route runs more than once; a frontier's remat
-    point by its budget (`remat@50%`)."""
+    point by its budget (`remat@50%`), or by every budget of its plan."""
     name = request.label
-    if request.route == "remat" and request.budget is not None:
+    if request.point is not None:
+        name = request.point
+    elif request.route == "remat" and request.budget is not None:
         name = f"remat@{request.budget}"
     return name if repeats <= 1 else f"{name} #{request.repeat + 1}"
 

@@ -237,6 +237,8 @@ class FrontierFacts(ResultPart):
     points: list[str] = msgspec.field(default_factory=list)
     refused: list[RefusedPoint] = msgspec.field(default_factory=list)
     picture: str | None = None
+    #: Budgets whose plans are the same, each group graded once as one point.
+    same_plans: list[list[str]] = msgspec.field(default_factory=list)
 
 
 class StoredWarning(ResultPart):

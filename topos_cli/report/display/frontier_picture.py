@@ -1,8 +1,11 @@
 """The frontier as a picture: ms/step against training Δ, one labelled point per route and
 budget, each with its interval, written as a standalone SVG.
 
-A point whose time interval overlaps another point's is drawn hollow: noise cannot
-tell their times apart, so the picture does not draw one as faster than the other.
+A point is drawn filled ("told apart") only when the time judgement the verdict uses
+(`time_judgement`, through `speed_ratio`) claims it faster or slower than every other
+point; otherwise hollow, so the picture never draws as different what the verdict calls
+inconclusive, within tolerance or no clear difference. Its labels cover no point and no
+other label.
 
 Drawn by hand rather than with a plotting library: a scatter of a dozen points needs
 no dependency, and the grading parent stays light (no NumPy, nothing to import).
@@ -40,6 +43,9 @@ class FrontierPoint:
     training_mebibytes: float
     low: float | None = None
     high: float | None = None
+    #: Whether the time judgement tells it from every other point (None: not judged,
+    #: then its interval is compared with the others', `indistinct`).
+    told_apart: bool | None = None
 
     @property
     def interval(self) -> tuple[float, float]:
@@ -52,12 +58,18 @@ class FrontierPoint:
 def frontier_points_of(verdict: Any) -> list[FrontierPoint]:
     """The picture's points of a verdict: every route with both figures, its interval the
     range of its repeats' medians (the repeat is the unit of evidence), or with one
-    repeat the quartiles of its steps."""
+    repeat the quartiles of its steps; told apart as `told_apart` judges."""
     points = []
-    for route in verdict.routes if verdict is not None else ():
+    drawn = [
+        route
+        for route in (verdict.routes if verdict is not None else ())
+        if route.speed is not None
+        and route.memory is not None
+        and route.memory.training_delta_bytes is not None
+    ]
+    apart = told_apart([route.speed for route in drawn], verdict.settings) if drawn else []
+    for route, distinct in zip(drawn, apart, strict=True):
         speed, memory = route.speed, route.memory
-        if speed is None or memory is None or memory.training_delta_bytes is None:
-            continue
         summary = speed.milliseconds_per_step
         medians = speed.repeat_medians_milliseconds
         if len(medians) >= 2:
@@ -72,16 +84,37 @@ def frontier_points_of(verdict: Any) -> list[FrontierPoint]:
                 memory.training_delta_bytes / (1024 * 1024),
                 low,
                 high,
+                distinct,
             )
         )
     return points
 
 
+def told_apart(speeds: Sequence[Any], settings: Any) -> list[bool]:
+    """Per speed (`verdict.speed.Speed`), whether the verdict's own time judgement
+    (`speed_ratio`, with the grade's settings) claims it faster or slower than every
+    other one: one run's quartiles, however far apart, are not enough when the verdict
+    calls the pair inconclusive."""
+    from topos_cli.report.verdict.speed import speed_ratio
+
+    count = len(speeds)
+    claims = [[True] * count for _ in range(count)]
+    for first in range(count):
+        for second in range(first + 1, count):
+            ratio = speed_ratio(speeds[first], speeds[second], settings)
+            claim = ratio is not None and ratio.direction in ("faster", "slower")
+            claims[first][second] = claims[second][first] = claim
+    return [all(row) for row in claims]
+
+
 def indistinct(points: Sequence[FrontierPoint]) -> list[bool]:
-    """Per point, whether its time interval overlaps another point's: noise cannot tell
-    their times apart. Points without an interval are told apart only from unequal ones."""
+    """Per point, whether it is drawn hollow: not told apart (`FrontierPoint.told_apart`)
+    or, for a point not judged, its time interval overlaps another point's."""
     flags = []
     for index, point in enumerate(points):
+        if point.told_apart is not None:
+            flags.append(not point.told_apart)
+            continue
         low, high = point.interval
         flags.append(
             any(
@@ -214,8 +247,8 @@ def frontier_svg(points: Sequence[FrontierPoint], title: str) -> str:
 
 #: The legend's lines: what a filled and a hollow point mean, and what the bars are.
 LEGEND_LINES = (
-    ("filled", "told apart from every other point"),
-    ("hollow", "within noise of another point: their bars overlap"),
+    ("filled", "told apart from every other point: the verdict's time judgement claims it"),
+    ("hollow", "not told apart from some point (inconclusive, within tolerance or unclear)"),
     ("bar", INTERVAL_WORDS),
 )
 
@@ -260,6 +293,47 @@ def _legend(top: float) -> tuple[list[str], tuple[float, float, float, float]]:
 LABEL_HEIGHT = 14
 CHARACTER_EM = 0.64
 CHARACTER_WIDTH = 12 * CHARACTER_EM
+#: Characters wider than that (DejaVu Sans: '@' 1.0 em, 'm' 0.97, '%' 0.95, '+' 0.84),
+#: given a whole em.
+WIDE_CHARACTERS = frozenset("@%+mwMW")
+
+
+def label_width(label: str) -> float:
+    """A generous width, in pixels, of `label` at the picture's 12-pixel font."""
+    return sum(12.0 if character in WIDE_CHARACTERS else CHARACTER_WIDTH for character in label)
+
+
+#: How far a label's text reaches below its baseline (DejaVu Sans' descenders at 12 px).
+LABEL_DESCENT = 4
+#: A point's mark, in pixels from its centre: the circle's radius and its stroke.
+MARK_RADIUS = 6
+
+
+def point_boxes(centres: Sequence[tuple[float, float]]) -> list[tuple[float, float, float, float]]:
+    """Each point's mark as a box (left, top, right, bottom): what no label may cover."""
+    return [
+        (x - MARK_RADIUS, y - MARK_RADIUS, x + MARK_RADIUS, y + MARK_RADIUS) for x, y in centres
+    ]
+
+
+def _candidates(x: float, y: float, width: float) -> list[tuple[float, float]]:
+    """Where a label of `width` may start (its baseline) about a point at (x, y): up-right,
+    below-right, up-left, below-left, then right, left, above and below it, then the same
+    ring farther out, a line at a time, so a crowded point still finds a free place."""
+    places = []
+    for step in range(12):
+        reach = 8 + LABEL_HEIGHT * step
+        places += [
+            (x + reach, y - reach),
+            (x + reach, y + reach + 12),
+            (x - reach - width, y - reach),
+            (x - reach - width, y + reach + 12),
+            (x + reach, y + 4),
+            (x - reach - width, y + 4),
+            (x - width / 2, y - reach),
+            (x - width / 2, y + reach + LABEL_HEIGHT),
+        ]
+    return places
 
 
 def label_positions(
@@ -270,27 +344,22 @@ def label_positions(
     avoid: Sequence[tuple[float, float, float, float]] = (),
 ) -> list[tuple[float, float]]:
     """Where each point's label starts (its text baseline): up and to the right of the
-    point, else the first of below-right, up-left and below-left that covers no label
-    already placed (nor a box of `avoid`: left, top, right, bottom) and stays within
-    `bounds` (left, top, right, bottom), else moved down from up-right a line at a time
-    until it covers none, so points close together (remat at 50% and at its floor) stay
-    readable."""
-    placed: list[tuple[float, float, float]] = []  # left, right, baseline
-    obstacles = [(left, right, bottom) for left, top, right, bottom in avoid]
-    heights = [bottom - top for _, top, _, bottom in avoid]
+    point, else the first place about it (`_candidates`) that covers no label already
+    placed, no point's mark (`point_boxes`), no box of `avoid` (left, top, right,
+    bottom) and stays within `bounds` (left, top, right, bottom); failing all, moved
+    down from up-right a line at a time until it covers none, so points close together
+    (remat at 50% and at its floor) stay readable and no label hides a point."""
+    obstacles = [*point_boxes(centres), *avoid]
+
+    def box(left: float, baseline: float, width: float) -> tuple[float, float, float, float]:
+        return (left, baseline - LABEL_HEIGHT, left + width, baseline + LABEL_DESCENT)
 
     def covers(left: float, baseline: float, width: float) -> bool:
-        for (other_left, other_right, other_baseline), height in zip(
-            placed + obstacles, [LABEL_HEIGHT] * len(placed) + heights, strict=True
-        ):
-            if (
-                left < other_right
-                and other_left < left + width
-                and baseline - LABEL_HEIGHT < other_baseline
-                and other_baseline - height < baseline
-            ):
-                return True
-        return False
+        mine = box(left, baseline, width)
+        return any(
+            mine[0] < other[2] and other[0] < mine[2] and mine[1] < other[3] and other[1] < mine[3]
+            for other in obstacles
+        )
 
     def inside(left: float, baseline: float, width: float) -> bool:
         if bounds is None:
@@ -305,25 +374,20 @@ def label_positions(
 
     positions = []
     for (x, y), label in zip(centres, labels, strict=True):
-        width = CHARACTER_WIDTH * len(label)
-        candidates = [
-            (x + 8, y - 8),
-            (x + 8, y + 20),
-            (x - 8 - width, y - 8),
-            (x - 8 - width, y + 20),
-        ]
-        free = [
+        width = label_width(label)
+        candidates = _candidates(x, y, width)
+        free = (
             candidate
             for candidate in candidates
             if inside(*candidate, width) and not covers(*candidate, width)
-        ]
-        left, baseline = free[0] if free else candidates[0]
+        )
+        left, baseline = next(free, candidates[0])
         if bounds is not None:
             # Kept within the plot: pulled left of its right edge, below its top.
             left = max(bounds[0], min(left, bounds[2] - width))
             baseline = max(baseline, bounds[1] + LABEL_HEIGHT)
         while covers(left, baseline, width):
             baseline += LABEL_HEIGHT
-        placed.append((left, left + width, baseline))
+        obstacles.append(box(left, baseline, width))
         positions.append((left, baseline))
     return positions

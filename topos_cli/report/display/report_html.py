@@ -255,6 +255,7 @@ def render_report_html(contents: ReportContents, svgs: dict[str, str] | None = N
         _verdict_section(contents),
         bullet_list(list(contents.circumstances), "facts"),
         _counts_section(contents),
+        _frontier_section(contents, svgs.get("frontier")),
         "<h2>Memory</h2>",
         figure(
             svgs["memory"],
@@ -291,6 +292,39 @@ def render_report_html(contents: ReportContents, svgs: dict[str, str] | None = N
         f"<footer>{escape(_footer(contents))}</footer>",
     ]
     return page(title, "\n".join(part for part in body if part))
+
+
+def _frontier_section(contents: ReportContents, svg: str | None = None) -> str:
+    """A frontier's result: its picture (drawn here unless given) and its table, as
+    `topos frontier` drew and printed them; nothing for a grade's."""
+    if contents.result.frontier is None:
+        return ""
+    from topos_cli.report.display.frontier_picture import frontier_points_of, frontier_svg
+    from topos_cli.report.display.frontier_table import HEADERS, frontier_rows, unbounded_line
+
+    if svg is None:
+        title = f"topos frontier: {contents.workload}, ms/step against training Δ"
+        svg = frontier_svg(frontier_points_of(contents.verdict), title)
+    rows = frontier_rows(contents.result, contents.verdict)
+    rows += [
+        [entry.point, "below the floor", *[""] * (len(HEADERS) - 2)]
+        for entry in contents.result.frontier.refused
+    ]
+    unbounded = unbounded_line(contents.result)
+    return "\n".join(
+        [
+            "<h2>Frontier</h2>",
+            figure(
+                svg,
+                "Each point's median ms/step against its training Δ, its bars the range of "
+                "its repeats' medians; filled where the verdict's time judgement tells it "
+                "from every other point.",
+                "frontier-figure",
+            ),
+            table(HEADERS, rows, numeric_columns=range(2, 9), table_id="frontier"),
+            f"<p>{escape(unbounded)}</p>" if unbounded else "",
+        ]
+    )
 
 
 def _footer(contents: ReportContents) -> str:

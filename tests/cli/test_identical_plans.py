@@ -1,0 +1,50 @@
+"""A frontier grades one plan once: budgets whose lowered plans are the same schedule
+into as many bytes are one point, told by a child process (the grading parent never
+imports NumPy)."""
+
+from __future__ import annotations
+
+from tests.cli.grading import TINY, succeeded, topos
+from topos_cli.harness.identical_plans import budget_groups, group_label
+
+
+def test_two_spellings_of_the_floor_are_one_plan_on_a_built_in():
+    from topos.training import RouteProgram
+    from topos.workloads import resolve
+
+    program = RouteProgram(resolve("mnist"), "remat", "floor")
+    floor = program.plan.planned_bytes * program.shards
+    program.close()
+    groups = budget_groups("mnist", None, ["floor", "100%", f"{floor}B", "1B"])
+    # 1B is below the floor: nothing is known of its plan, so it is graded (and refused)
+    # on its own.
+    assert groups == [("floor", f"{floor}B"), ("100%",), ("1B",)]
+    assert group_label(groups[0]) == f"floor={floor}B"
+
+
+def test_a_user_model_whose_floor_is_recorded_plan_is_one_point(tmp_path):
+    # The user's two-layer perceptron plans no less than recorded does at any budget:
+    # the default five budgets are one plan, graded once, not five points of page noise.
+    completed, result = succeeded(
+        "frontier",
+        "--workload",
+        TINY + "tiny",
+        "--steps",
+        "2",
+        cwd=tmp_path,
+        timeout=120.0,
+        name="frontier.json",
+    )
+    budgets = result["frontier"]["budgets"]
+    assert len(budgets) == 5
+    label = "remat@" + "=".join(budgets)
+    assert result["frontier"]["points"] == ["engine", "recorded", label]
+    assert result["frontier"]["same_plans"] == [budgets]
+    rows = [line for line in completed.stdout.splitlines() if line.startswith("remat@")]
+    assert [row.split()[0] for row in rows if not row.split()[0].endswith(":")] == [label]
+    # `topos report` on the frontier's result draws the frontier, this point in it.
+    report = topos("report", "frontier.json", "--html", "report.html", cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    page = (tmp_path / "report.html").read_text()
+    assert '<figure id="frontier-figure"><svg' in page
+    assert f"<td>{label}</td>" in page
