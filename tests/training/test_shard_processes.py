@@ -253,7 +253,7 @@ def test_shard_processes_are_refused_off_linux_in_one_line(monkeypatch):
 @pytest.mark.parametrize("name", ["cifar10", "gpt"])
 def test_off_linux_the_built_in_workloads_shard_on_threads(name, monkeypatch):
     from topos.training import shard_processes
-    from topos_cli.app import _sharded_line
+    from topos_cli.commands.workload_program import sharded_line as _sharded_line
 
     monkeypatch.setattr(shard_processes.sys, "platform", "darwin")
     program = RouteProgram(resolve(name), "recorded")
