@@ -12,6 +12,8 @@ import pytest
 
 from topos_cli.report.compare import compare_results
 from topos_cli.report.history import read_history
+from topos_cli.report.statistics import hierarchical_interval, welch_p_value
+from topos_cli.report.step_screening import machine_saturation, screen_side, stolen_time
 from topos_cli.report.time_judgement import (
     DISTURBED_LIMIT,
     FASTER,
@@ -19,12 +21,7 @@ from topos_cli.report.time_judgement import (
     MIN_REPEATS,
     SLOWER,
     WITHIN,
-    hierarchical_interval,
     judge_time,
-    machine_saturation,
-    screen_side,
-    stolen_time,
-    welch_p_value,
 )
 from topos_cli.report.verdict import decide_verdict
 from topos_cli.result.grade_result import GradeResult

@@ -14,6 +14,7 @@ from topos_cli.report.statistics import (
     outlier_indices,
     summarize,
 )
+from topos_cli.report.step_screening import screen_side
 from topos_cli.report.time_judgement import (
     FASTER,
     INCONCLUSIVE,
@@ -22,7 +23,6 @@ from topos_cli.report.time_judgement import (
     WITHIN,
     TimeJudgement,
     judge_time,
-    screen_side,
 )
 from topos_cli.result.json_values import optional_json
 from topos_cli.result.repeat import Repeat
