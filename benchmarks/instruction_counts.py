@@ -21,7 +21,7 @@ import time
 
 from topos_cli.harness.client_requests import client_requests_library
 from topos_cli.harness.instruction_counting import COUNTED_STEPS, CountingRun, valgrind_tool
-from topos_cli.harness.monitor import WorkerRequest
+from topos_cli.harness.worker_request import WorkerRequest
 
 
 def _busy(stop) -> None:

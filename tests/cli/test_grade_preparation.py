@@ -3,8 +3,9 @@
 import pytest
 
 from topos_cli.harness.grade_preparation import GradeOptions, interleaved_order, prepare
-from topos_cli.harness.monitor import WorkerRequest, worker_environment
 from topos_cli.harness.route_runner import usage_error_of
+from topos_cli.harness.worker_environment import worker_environment
+from topos_cli.harness.worker_request import WorkerRequest
 from topos_cli.result.repeat import Repeat
 from topos_cli.shared.errors import ToposUsageError
 

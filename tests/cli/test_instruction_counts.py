@@ -25,7 +25,7 @@ from topos_cli.harness.instruction_counting import (
     step_counts,
     valgrind_tool,
 )
-from topos_cli.harness.monitor import WorkerRequest
+from topos_cli.harness.worker_request import WorkerRequest
 from topos_cli.report.against import against_lines, compare_checkouts
 from topos_cli.report.count_judgement import judge_counts
 from topos_cli.result.instruction_counts import RouteCounts

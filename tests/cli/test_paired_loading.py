@@ -9,7 +9,9 @@ import psutil
 
 from tests.cli.grading import ROOT, TINY, environment
 from tests.cli.test_monitor import Recorder
-from topos_cli.harness.monitor import WorkerMonitor, WorkerRequest, worker_environment
+from topos_cli.harness.monitor import WorkerMonitor
+from topos_cli.harness.worker_environment import worker_environment
+from topos_cli.harness.worker_request import WorkerRequest
 from topos_cli.worker.protocol import WORKER_MODULE
 
 

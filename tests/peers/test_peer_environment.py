@@ -4,7 +4,7 @@ every step), unless the grader's own environment sets one, which every worker ke
 
 from __future__ import annotations
 
-from topos_cli.harness.monitor import peer_environment, worker_environment
+from topos_cli.harness.worker_environment import peer_environment, worker_environment
 
 
 def test_a_peer_drops_the_graders_threshold_only():

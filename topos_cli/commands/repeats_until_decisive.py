@@ -9,8 +9,8 @@ import time
 from collections.abc import Callable, Sequence
 
 from topos_cli.harness.grade_preparation import PreparedGrade, round_of_requests
-from topos_cli.harness.monitor import WorkerRequest
 from topos_cli.harness.route_runner import GatheredRepeats
+from topos_cli.harness.worker_request import WorkerRequest
 from topos_cli.report.against import compare_checkouts, is_against
 from topos_cli.report.repeat_stopping import RepeatStop, stop_repeating
 from topos_cli.report.time_judgement import TimeJudgement, judge_time

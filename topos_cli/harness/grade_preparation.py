@@ -25,9 +25,10 @@ from topos.names import (
     missing_peer,
 )
 from topos_cli.harness.data_option import data_directory
-from topos_cli.harness.monitor import WorkerRequest, worker_environment
 from topos_cli.harness.other_checkout import OtherCheckout, SidePaths, check_against
 from topos_cli.harness.report_child import reports_wanted
+from topos_cli.harness.worker_environment import worker_environment
+from topos_cli.harness.worker_request import WorkerRequest
 from topos_cli.result.grade_result import GradeResult, ProjectFacts
 from topos_cli.result.peer_tolerance import parse_peer_tolerance
 from topos_cli.result.result_file import default_report_path, default_result_path, load_result

@@ -42,7 +42,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from topos_cli.harness.client_requests import ClientRequestsError, client_requests_library
-from topos_cli.harness.monitor import WorkerRequest, request_environment
+from topos_cli.harness.worker_request import WorkerRequest, request_environment
 from topos_cli.result.instruction_counts import RouteCounts
 from topos_cli.worker import protocol
 from topos_cli.worker.step_counter import CLIENT_REQUESTS_VARIABLE

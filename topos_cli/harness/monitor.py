@@ -14,73 +14,36 @@ from __future__ import annotations
 import collections
 import contextlib
 import math
-import os
 import signal
 import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import psutil
 
-from topos.names import is_peer
 from topos.system import process_memory
 from topos_cli.harness.helper_thread import start_helper
 from topos_cli.harness.machine_load import MachineReading, machine_facts, read_machine
-from topos_cli.harness.other_checkout import AGAINST_LABEL
 from topos_cli.harness.pipe_reader import PipeReader
 from topos_cli.harness.rss_timeline import RssTimeline
+from topos_cli.harness.traceback_frames import without_traceback_frames
 from topos_cli.harness.worker_process import KILL_WAIT_SECONDS, WorkerProcess, signal_name
+from topos_cli.harness.worker_request import WorkerRequest, request_environment
 from topos_cli.result.repeat import Repeat, RssTimelineFacts, RunFacts
 from topos_cli.shared.interruption import Interrupted, interruptions_ignored
 from topos_cli.worker import protocol
-from topos_cli.worker.protocol import GRADER_PID_VARIABLE, WorkerCommand
 
 #: A worker's stderr line that begins so is passed on to the grade's stderr (once).
 WORKER_WARNING = "topos: warning: "
 _WARNINGS_SHOWN: set[str] = set()
 
-#: The lines of a Python traceback that are not its exception: its header and the
-#: sentences that chain one exception to another.
-_TRACEBACK_LINES = (
-    "Traceback (most recent call last):",
-    "During handling of the above exception, another exception occurred:",
-    "The above exception was the direct cause of the following exception:",
-)
-
-
-def without_traceback_frames(lines: list[str]) -> list[str]:
-    """`lines` of a worker's stderr without a traceback's header and frames (indented
-    `File ...` lines, their source and carets): a failure's detail shows the exception
-    in one line, not raw frames (a shard's failure printed them into the verdict's
-    notes). The whole tail is still kept in the run's facts (`stderr_tail`)."""
-    return [
-        line
-        for line in lines
-        if line.strip() not in _TRACEBACK_LINES and not line.startswith((" ", "\t"))
-    ]
-
 
 #: How often the parent samples the worker's RSS.
 SAMPLE_INTERVAL_SECONDS = 0.005
 
-#: glibc's mmap threshold for workers unless the environment sets one: arrays above
-#: 64 KiB get their own mappings and go back to the system when freed, so a route
-#: that frees early is seen to be lean (glibc otherwise keeps them in its heap).
-DEFAULT_MMAP_THRESHOLD = "65536"
-
-#: The variables `--threads` sets, read by OpenBLAS, OpenMP and MKL as they load.
-THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-
-#: Environment the result records (the machine's own OpenBLAS tuning is left as it is).
-RECORDED_VARIABLES = (
-    *THREAD_VARIABLES,
-    "OPENBLAS_CORETYPE",
-    "OPENBLAS_L2_SIZE",
-    "MALLOC_MMAP_THRESHOLD_",
-)
 
 #: How many lines of a worker's standard error a failure report quotes.
 STDERR_TAIL_LINES = 8
@@ -100,88 +63,6 @@ _DESCENDANTS_INTERVAL_SECONDS = 0.25
 #: How often the sampler reads the private memory of a worker's shard processes (walking
 #: a process's pages takes a fraction of a millisecond: not every 5 ms).
 _SHARD_PROCESSES_INTERVAL_SECONDS = 0.1
-
-
-def worker_environment(
-    threads: int | None, base: Mapping[str, str] | None = None
-) -> dict[str, str]:
-    """The environment a worker starts with: `base` (this process's by default), the
-    mmap threshold unless `base` sets one, and `threads` for every BLAS if given."""
-    environment = dict(os.environ if base is None else base)
-    environment.setdefault("MALLOC_MMAP_THRESHOLD_", DEFAULT_MMAP_THRESHOLD)
-    # The worker asks to die with this process, and checks it is still its parent.
-    environment[GRADER_PID_VARIABLE] = str(os.getpid())
-    if threads is not None:
-        for variable in THREAD_VARIABLES:
-            environment[variable] = str(threads)
-    return environment
-
-
-def peer_environment(
-    environment: Mapping[str, str], base: Mapping[str, str] | None = None
-) -> dict[str, str]:
-    """A peer route's worker environment: `environment` without the grader's mmap
-    threshold, unless `base` (this process's environment by default) sets one itself.
-    PyTorch and JAX allocate a step's tensors afresh every step, and at the grader's 64
-    KiB threshold each is a fresh mapping whose pages fault in again every step: PyTorch's
-    cifar10 step took 2.4x its CPU time so (one thread, AMD EPYC). A PyTorch user runs
-    with glibc's own threshold, so a peer is measured with it (its memory figures are
-    then the heap's high-water mark: freed memory kept for reuse, not returned)."""
-    base = os.environ if base is None else base
-    peer = dict(environment)
-    if "MALLOC_MMAP_THRESHOLD_" not in base:
-        peer.pop("MALLOC_MMAP_THRESHOLD_", None)
-    return peer
-
-
-def environment_facts(environment: Mapping[str, str]) -> dict[str, str | None]:
-    """The variables of `environment` that shape a measurement (`None` when unset)."""
-    return {variable: environment.get(variable) for variable in RECORDED_VARIABLES}
-
-
-@dataclass(frozen=True)
-class WorkerRequest(WorkerCommand):
-    """One run to make: the worker's command, which repeat it is, and its time limit."""
-
-    #: 0-based index among this route's runs.
-    repeat: int = 0
-    #: Seconds before the run is killed and marked timed out; `None` waits for ever.
-    timeout: float | None = None
-    #: Another checkout of the project whose code this runs (`grade --against`), or
-    #: `None` for this checkout's.
-    checkout: str | None = None
-    #: Whether the worker knows `--hold` (a worker of an older checkout may not).
-    holds: bool = True
-    #: The other checkout's worker's PYTHONPATH and working directory (`side_paths`).
-    pythonpath: str | None = None
-    working_directory: str | None = None
-    #: A frontier point's name when its plan stands for several budgets
-    #: (`remat@floor+25%=floor`); `None`: named by its route and budget.
-    point: str | None = None
-
-    @property
-    def label(self) -> str:
-        """The route as its runs are named: `recorded`, or `recorded@against` for a run
-        of the other checkout."""
-        return self.route if self.checkout is None else f"{self.route}@{AGAINST_LABEL}"
-
-    def command(self) -> list[str]:
-        """The worker's command line."""
-        return [sys.executable, *self.arguments()]
-
-
-def request_environment(
-    request: WorkerRequest, environment: Mapping[str, str] | None = None
-) -> dict[str, str]:
-    """The environment `request`'s worker runs in: the grade's (or `worker_environment`'s),
-    a peer's settings for a peer route, and the other checkout's path for its workers."""
-    chosen = dict(worker_environment(None) if environment is None else environment)
-    if is_peer(request.route):
-        chosen = peer_environment(chosen)
-    if request.checkout is not None and request.pythonpath is not None:
-        # The other checkout's worker: its code first on the path (see other_checkout).
-        chosen["PYTHONPATH"] = request.pythonpath
-    return chosen
 
 
 class WorkerObserver:

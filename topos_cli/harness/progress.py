@@ -15,7 +15,8 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
-from topos_cli.harness.monitor import WorkerObserver, WorkerRequest
+from topos_cli.harness.monitor import WorkerObserver
+from topos_cli.harness.worker_request import WorkerRequest
 from topos_cli.result.repeat import Repeat
 from topos_cli.shared.units import format_bytes, format_duration
 from topos_cli.worker import protocol

@@ -15,11 +15,11 @@ median of a repeat is drawn exactly and in O(1) (the k-th order statistic of m
 uniform draws is Beta(k, m + 1 - k) distributed), so the work is bounded by
 resamples times repeats whatever the number of steps.
 
-**The test.** With at least `MIN_REPEATS` (`time_judgement`) usable repeats each, Welch's t-test on the
-logarithms of the per-repeat medians (two-sided). Not a rank test: with 3 repeats a
-side no exact rank or permutation test can reach p < 0.05 (3 against 3 gives 0.10 at
-best), and a per-repeat median of many steps is close to normal; the logarithm makes
-the test one of ratios. With fewer repeats: *not tested*.
+**The test.** With at least `MIN_REPEATS` (`time_judgement`) usable repeats each,
+Welch's t-test on the logarithms of the per-repeat medians (two-sided). Not a rank test:
+with 3 repeats a side no exact rank or permutation test can reach p < 0.05 (3 against 3
+gives 0.10 at best), and a per-repeat median of many steps is close to normal; the
+logarithm makes the test one of ratios. With fewer repeats: *not tested*.
 """
 
 from __future__ import annotations
