@@ -212,6 +212,27 @@ def test_counts_decide_an_against_grade_where_one_repeat_of_time_cannot():
     assert compare_checkouts(this, other, other_name="main").exit_status == ExitStatus.INCONCLUSIVE
 
 
+def test_a_regression_the_clock_could_not_tell_is_said_to_be_the_counts():
+    # A busy machine: three repeats a side whose times overlap (no clear difference), and
+    # 2% more instructions a step. The gate fails on the counts, and says it was them.
+    this = runs("recorded", [0.0100, 0.0135, 0.0118])
+    other = runs("recorded@against", [0.0104, 0.0131, 0.0112], seed=1)
+    counts = [
+        _counted("recorded", [1_050_000, 1_020_000, 1_020_000, 1_020_000]),
+        _counted("recorded@against", [1_050_000, 1_000_000, 1_000_000, 1_000_000]),
+    ]
+    worse = compare_checkouts(this, other, other_name="main", counts=counts)
+    (route,) = worse.routes
+    assert route.time.outcome == "no clear difference"
+    assert worse.exit_status == ExitStatus.REGRESSION
+    assert "regression in recorded (by its counts: 2.00% more instructions" in worse.summary
+    # The same counts on both sides: the counts decide "no change", and say they did.
+    same = [counts[1], msgspec.structs.replace(counts[1], route="recorded")]
+    unchanged = compare_checkouts(this, other, other_name="main", counts=same)
+    assert unchanged.exit_status == ExitStatus.OK
+    assert "counts decided for recorded" in unchanged.summary
+
+
 def test_a_clock_that_finds_slower_what_counts_call_unchanged_is_named():
     this = runs("engine", [0.0130, 0.0131, 0.0129, 0.0130, 0.0131])
     other = runs("engine@against", [0.0100, 0.0101, 0.0099, 0.0100, 0.0101], seed=1)

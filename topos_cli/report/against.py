@@ -20,7 +20,13 @@ from typing import Any
 from topos_cli.report.count_judgement import CountChange, clock_disagreement, judge_counts
 from topos_cli.report.regression_summary import MemoryFinding, no_regression_sentence
 from topos_cli.report.statistics import median
-from topos_cli.report.time_judgement import INCONCLUSIVE, SLOWER, TimeJudgement, judge_time
+from topos_cli.report.time_judgement import (
+    INCONCLUSIVE,
+    NO_CLEAR,
+    SLOWER,
+    TimeJudgement,
+    judge_time,
+)
 from topos_cli.result.float_bits import format_bits
 from topos_cli.result.grade_result import SideCode
 from topos_cli.result.instruction_counts import RouteCounts
@@ -112,6 +118,25 @@ class RouteAgainst:
             or counted_worse
             or any(change.status == "regression" for change in self.memory)
         )
+
+    @property
+    def regression_evidence(self) -> str:
+        """What found this route worse, e.g. `by its counts: 7.27% more instructions per
+        step` where the clock claimed nothing, `1.25x the time` where it did, or `peak RSS
+        +12.0%`; empty when it is not a regression."""
+        found = []
+        if self.time.outcome == SLOWER and self.time.ratio is not None:
+            found.append(f"{self.time.ratio:.2f}x the time")
+        counts = self.counts
+        if counts is not None and counts.status == "regression" and counts.ratio is not None:
+            more = f"{counts.ratio - 1.0:.2%} more instructions per step"
+            found.append(more if self.time.outcome == SLOWER else f"by its counts: {more}")
+        found += [
+            f"{change.figure} {change.change:+.1%}"
+            for change in self.memory
+            if change.status == "regression" and change.change is not None
+        ]
+        return ", ".join(found)
 
     @property
     def undecided(self) -> bool:
@@ -206,7 +231,13 @@ class CheckoutComparison:
             more = len(self.other_failures) - 3
             shown += f" and {more} more" if more > 0 else ""
             return f"against {self.other}: the other side failed ({shown}): not judged"
-        worse = [route.route for route in self.routes if route.regressed]
+        worse = [
+            f"{route.route} ({route.regression_evidence})"
+            if route.regression_evidence
+            else route.route
+            for route in self.routes
+            if route.regressed
+        ]
         if worse:
             return f"against {self.other}: regression in {', '.join(worse)}; {self.bits_summary}"
         sentence = no_regression_sentence(
@@ -238,7 +269,7 @@ class CheckoutComparison:
             for route in self.routes
             if route.counts is not None
             and route.counts.decided
-            and route.time.outcome == INCONCLUSIVE
+            and route.time.outcome in (INCONCLUSIVE, NO_CLEAR)
         ]
         settled = f" (counts decided for {', '.join(decided)})" if decided else ""
         return f"; instructions: {'; '.join(phrases)}{settled}"
