@@ -86,6 +86,9 @@ def test_an_index_out_of_range_a_float_feed_or_a_float_operand_is_refused():
     total = embedding(table, tokens).sum()
     with pytest.raises(TypeError, match="must be an index input"):
         tape.record("embedding", (table, table))
+    # Written as torch.nn.functional.embedding(input, weight): the order is named.
+    with pytest.raises(TypeError, match="the table comes first, then the index input"):
+        embedding(tokens, table)
     with pytest.raises(TypeError, match="must be a float value"):
         _ = tokens + 1.0
     network = tape.into_network()

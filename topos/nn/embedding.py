@@ -14,6 +14,12 @@ def embedding(table: Value, indices: Value) -> Value:
     """Row `indices[...]` of `table [rows, features]`: `[..., features]`. The gradient
     of the table adds each gradient row back at its index, in index order."""
     if not indices.tape.holds_indices(indices):
+        if table.tape.holds_indices(table):
+            # torch.nn.functional.embedding(input, weight) takes the indices first.
+            raise TypeError(
+                "embedding(table, indices): the table comes first, then the index input "
+                "(torch.nn.functional.embedding takes them the other way round)"
+            )
         raise TypeError("embedding: the indices must be an index input (tape.input(Indices...))")
     bound = indices.tape.nodes[indices.index].attributes["classes"]
     if table.shape.rank != 2 or bound > table.shape[0]:
