@@ -66,7 +66,7 @@ def grade_once(arguments: list[str], folder: Path, environment: dict[str, str]) 
         [
             sys.executable,
             "-m",
-            "topos_cli.report.display.report_html",
+            "topos_cli.render.report_html",
             str(result),
             "--html",
             str(folder / "again.html"),

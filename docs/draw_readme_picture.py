@@ -28,7 +28,7 @@ PICTURE = HERE / "grade-mnist.png"
 
 def draw_readme_picture(result: Path = RESULT, output: Path = PICTURE) -> Path:
     """Draws the overview of `result` as a PNG at `output`; returns `output`."""
-    from topos_cli.report.display.report_html import write_report
+    from topos_cli.render.report_html import write_report
 
     written, _ = write_report(result, png_path=output)
     return written[0]

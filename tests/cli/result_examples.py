@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from topos_cli.report.verdict import decide_verdict
+from topos_cli.judge.verdict import decide_verdict
 from topos_cli.result.float_bits import float32_bits
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.result_file import compose_result

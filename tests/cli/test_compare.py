@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from topos_cli.report.compare import compare_results
-from topos_cli.report.verdict import decide_verdict
+from topos_cli.judge.compare import compare_results
+from topos_cli.judge.verdict import decide_verdict
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.result_file import compose_result, read_result
 from topos_cli.result.tolerance import CompareSettings

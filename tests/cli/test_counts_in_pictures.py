@@ -8,12 +8,12 @@ import json
 from pathlib import Path
 
 from tests.cli.result_examples import example_result
-from topos_cli.report.display.history_html import render_history_html
-from topos_cli.report.display.history_site import site_pages
-from topos_cli.report.display.history_table import render_history_plain
-from topos_cli.report.display.report_contents import gather_report_contents
-from topos_cli.report.display.report_html import render_report_html
-from topos_cli.report.history import COUNTED, read_history
+from topos_cli.judge.history import COUNTED, read_history
+from topos_cli.render.history_html import render_history_html
+from topos_cli.render.history_site import site_pages
+from topos_cli.render.history_table import render_history_plain
+from topos_cli.render.report_contents import gather_report_contents
+from topos_cli.render.report_html import render_report_html
 from topos_cli.result.instruction_counts import RouteCounts
 from topos_cli.result.lenient_result import interpret_result
 from topos_cli.result.worker_facts import Numerics

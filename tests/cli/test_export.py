@@ -10,8 +10,8 @@ import io
 import pytest
 
 from tests.cli.quiet_runs import WIDE_NEW, WIDE_OLD, runs
-from topos_cli.report.export import COLUMNS, csv_text, export_rows, markdown_text
-from topos_cli.report.verdict import decide_verdict
+from topos_cli.judge.verdict import decide_verdict
+from topos_cli.render.export import COLUMNS, csv_text, export_rows, markdown_text
 
 
 def test_the_time_against_the_reference_is_a_number_beside_its_judgement():

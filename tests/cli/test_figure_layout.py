@@ -8,8 +8,8 @@ import pytest
 
 from tests.cli.drawn_text import assert_readable
 from tests.cli.result_examples import example_result, some_routes
-from topos_cli.report.display import grade_figures
-from topos_cli.report.display.report_contents import gather_report_contents
+from topos_cli.render import grade_figures
+from topos_cli.render.report_contents import gather_report_contents
 from topos_cli.result.lenient_result import interpret_result
 
 FIGURES = {

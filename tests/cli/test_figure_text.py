@@ -28,7 +28,7 @@ def _hostile_result(folder: Path, name: str, created: str) -> Path:
 
 
 def test_report_html_and_png_draw_user_text_as_written(tmp_path: Path) -> None:
-    from topos_cli.report.display.report_html import write_report
+    from topos_cli.render.report_html import write_report
 
     result = _hostile_result(tmp_path, "r.json", "2026-08-14T10:15:00Z")
     written, _ = write_report(result, html_path=tmp_path / "r.html", png_path=tmp_path / "r.png")
@@ -39,8 +39,8 @@ def test_report_html_and_png_draw_user_text_as_written(tmp_path: Path) -> None:
 
 
 def test_history_draws_user_text_as_written(tmp_path: Path) -> None:
-    from topos_cli.report.display.history_html import write_history_html
-    from topos_cli.report.history import read_history
+    from topos_cli.judge.history import read_history
+    from topos_cli.render.history_html import write_history_html
 
     _hostile_result(tmp_path, "one.json", "2026-08-14T10:15:00Z")
     _hostile_result(tmp_path, "two.json", "2026-08-15T10:15:00Z")

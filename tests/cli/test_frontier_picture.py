@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from topos_cli.report.display.frontier_picture import (
+from topos_cli.render.frontier_picture import (
     HEIGHT,
     LABEL_HEIGHT,
     WIDTH,
@@ -77,7 +77,7 @@ def svg_text_boxes(svg: str) -> list[tuple[str, tuple[float, float, float, float
 
 def frontier_verdict(count: int):
     from tests.cli.result_examples import example_result, some_routes
-    from topos_cli.report.verdict import decide_verdict
+    from topos_cli.judge.verdict import decide_verdict
 
     return decide_verdict(example_result(repeats=1, routes=some_routes(count))["repeats"])
 
@@ -116,8 +116,8 @@ def test_every_point_has_its_interval_and_points_within_noise_are_hollow():
 
 def test_a_frontier_page_is_titled_topos_frontier():
     from tests.cli.result_examples import example_result
-    from topos_cli.report.display.report_contents import gather_report_contents
-    from topos_cli.report.display.report_html import render_report_html
+    from topos_cli.render.report_contents import gather_report_contents
+    from topos_cli.render.report_html import render_report_html
     from topos_cli.result.lenient_result import interpret_result
 
     result = example_result()
@@ -221,7 +221,7 @@ def test_labels_cover_no_point_and_no_other_label(name):
 
 def test_a_point_is_filled_only_where_the_verdict_claims_a_difference():
     from tests.cli.result_examples import example_result
-    from topos_cli.report.verdict import decide_verdict
+    from topos_cli.judge.verdict import decide_verdict
 
     routes = {"engine": (40.0, 80, 50, 40), "recorded": (20.0, 70, 25, 20)}
     # One repeat each: the steps' quartiles lie far apart, but one repeat is too thin a

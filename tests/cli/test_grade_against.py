@@ -179,8 +179,8 @@ def _runs(route: str, seconds: float, repeats: int) -> list:
 
 
 def test_the_checkouts_time_is_judged_by_the_one_time_module():
-    from topos_cli.report.against import compare_checkouts, time_phrase
-    from topos_cli.report.time_judgement import INCONCLUSIVE, SLOWER, WITHIN
+    from topos_cli.judge.against import compare_checkouts, time_phrase
+    from topos_cli.judge.time_judgement import INCONCLUSIVE, SLOWER, WITHIN
 
     slower = compare_checkouts(
         _runs("recorded", 0.020, 3), _runs("recorded@against", 0.010, 3), other_name="main"
@@ -236,7 +236,7 @@ def test_an_interrupted_grade_removes_its_worktree(tmp_path: Path):
 
 
 def test_runs_of_an_older_worker_without_its_newer_figures_are_still_compared():
-    from topos_cli.report.against import compare_checkouts
+    from topos_cli.judge.against import compare_checkouts
     from topos_cli.result.repeat import Repeat
 
     bits = (0x3F800000, 0x3F700000, 0x3F600000)

@@ -15,8 +15,8 @@ from tests.cli.grading import TINY, grade_tiny, one_line_error, succeeded, topos
 from tests.cli.result_examples import example_result
 from topos.budget_text import parse_budget
 from topos_cli.commands.grade_commands import DEFAULT_FRONTIER_BUDGETS
-from topos_cli.report.display.report_html import render_report_html
-from topos_cli.report.export import COLUMNS
+from topos_cli.render.export import COLUMNS
+from topos_cli.render.report_html import render_report_html
 
 #: What every help that lists the exit statuses must name.
 EXIT_STATUSES = ("0 ok", "1 a route failed", "2 usage", "3 parity broken", "4 regression")
@@ -170,7 +170,7 @@ def test_the_frontier_prints_its_warnings_and_titles_its_picture(tmp_path):
 
 
 def test_a_frontier_page_is_titled_topos_frontier():
-    from topos_cli.report.display.report_contents import gather_report_contents
+    from topos_cli.render.report_contents import gather_report_contents
     from topos_cli.result.lenient_result import interpret_result
 
     result = example_result(steps=10)

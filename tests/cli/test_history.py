@@ -8,9 +8,9 @@ import re
 
 from tests.cli.grading import one_line_error, topos
 from tests.cli.result_examples import example_result
-from topos_cli.report.display.history_html import render_history_html
-from topos_cli.report.display.history_table import render_history_plain
-from topos_cli.report.history import read_history
+from topos_cli.judge.history import read_history
+from topos_cli.render.history_html import render_history_html
+from topos_cli.render.history_table import render_history_plain
 
 
 def write_history(folder):

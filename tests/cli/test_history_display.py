@@ -10,10 +10,10 @@ import pytest
 
 from tests.cli.drawn_text import assert_readable
 from tests.cli.result_examples import example_result, some_routes
-from topos_cli.report.display.history_html import render_history_html
-from topos_cli.report.display.history_table import history_rows
-from topos_cli.report.display.trend_figure import trend_figure
-from topos_cli.report.history import read_history
+from topos_cli.judge.history import read_history
+from topos_cli.render.history_html import render_history_html
+from topos_cli.render.history_table import history_rows
+from topos_cli.render.trend_figure import trend_figure
 
 
 def write_grades(folder, count: int, grades: int = 3, lone: bool = True):

@@ -19,8 +19,8 @@ import pytest
 
 from tests.cli.grading import topos
 from tests.cli.machines import machine_result
-from topos_cli.report import result_archive
-from topos_cli.report.history import read_history
+from topos_cli.judge.history import read_history
+from topos_cli.result import result_archive
 from topos_cli.shared.errors import ToposError
 
 #: Long enough for a machine with three other engineers on it; a bomb read without

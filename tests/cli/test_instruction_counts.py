@@ -26,8 +26,8 @@ from topos_cli.harness.instruction_counting import (
     valgrind_tool,
 )
 from topos_cli.harness.worker_request import WorkerRequest
-from topos_cli.report.against import against_lines, compare_checkouts
-from topos_cli.report.count_judgement import judge_counts
+from topos_cli.judge.against import against_lines, compare_checkouts
+from topos_cli.judge.count_judgement import judge_counts
 from topos_cli.result.instruction_counts import RouteCounts
 from topos_cli.result.worker_facts import Numerics
 from topos_cli.shared.exit_status import ExitStatus
@@ -258,8 +258,8 @@ def test_a_clock_that_finds_faster_what_counts_call_more_work_is_named():
 
 def test_compare_names_a_clock_that_disagrees_with_the_counts_and_what_counts_miss():
     from tests.cli.test_regression_summary import result_of
-    from topos_cli.report.compare import compare_results
-    from topos_cli.report.count_judgement import BLIND_SPOTS
+    from topos_cli.judge.compare import compare_results
+    from topos_cli.judge.count_judgement import BLIND_SPOTS
     from topos_cli.result.grade_result import GradeResult
 
     same = [_counted("engine", [1_000_000] * 4).to_json()]

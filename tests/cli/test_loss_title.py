@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from topos_cli.report.display.grade_figures import overview_title
-from topos_cli.report.display.loss_figure import loss_title
-from topos_cli.report.verdict import decide_verdict
+from topos_cli.judge.verdict import decide_verdict
+from topos_cli.render.grade_figures import overview_title
+from topos_cli.render.loss_figure import loss_title
 from topos_cli.result.float_bits import float32_bits
 from topos_cli.result.repeat import Repeat
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from tests.cli.grading import one_line_error, topos
 from tests.cli.machines import MACHINES, machine_result
-from topos_cli.report.display.history_site import site_pages
-from topos_cli.report.display.history_table import render_history_markdown
-from topos_cli.report.history import read_history
+from topos_cli.judge.history import read_history
+from topos_cli.render.history_site import site_pages
+from topos_cli.render.history_table import render_history_markdown
 
 
 def grades(runner: str) -> dict[str, dict]:

@@ -7,8 +7,8 @@ import importlib.util
 from pathlib import Path
 
 from tests.cli.drawn_text import assert_readable
-from topos_cli.report.display.grade_figures import overview_figure
-from topos_cli.report.display.report_contents import gather_report_contents
+from topos_cli.render.grade_figures import overview_figure
+from topos_cli.render.report_contents import gather_report_contents
 from topos_cli.result.lenient_result import read_result_leniently
 
 DOCS = Path(__file__).parents[2] / "docs"

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from tests.cli.grading import topos
 from tests.cli.quiet_runs import WIDE_NEW, WIDE_OLD, runs
-from topos_cli.report.against import compare_checkouts, time_phrase
-from topos_cli.report.compare import compare_results
-from topos_cli.report.time_judgement import INCONCLUSIVE, NO_CLEAR, judge_time
-from topos_cli.report.verdict import decide_verdict
+from topos_cli.judge.against import compare_checkouts, time_phrase
+from topos_cli.judge.compare import compare_results
+from topos_cli.judge.time_judgement import INCONCLUSIVE, NO_CLEAR, judge_time
+from topos_cli.judge.verdict import decide_verdict
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.result_file import compose_result
 from topos_cli.shared.exit_status import ExitStatus

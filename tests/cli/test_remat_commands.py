@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ElementTree
 import pytest
 
 from tests.cli.grading import TINY, grade_tiny, one_line_error, succeeded, topos
-from topos_cli.report.verdict import decide_verdict
+from topos_cli.judge.verdict import decide_verdict
 from topos_cli.result.repeat import Repeat
 
 

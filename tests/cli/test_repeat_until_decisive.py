@@ -15,7 +15,7 @@ from tests.cli.quiet_runs import runs
 from topos_cli.commands.repeats_until_decisive import RepeatsUntilDecisive
 from topos_cli.harness.grade_preparation import GradeOptions, prepare
 from topos_cli.harness.route_runner import GatheredRepeats
-from topos_cli.report.repeat_stopping import (
+from topos_cli.judge.repeat_stopping import (
     BUDGET_SPENT,
     DECIDED,
     DECISIVE,
@@ -23,7 +23,7 @@ from topos_cli.report.repeat_stopping import (
     RUN_FAILED,
     stop_repeating,
 )
-from topos_cli.report.time_judgement import INCONCLUSIVE, SLOWER, WITHIN, judge_time
+from topos_cli.judge.time_judgement import INCONCLUSIVE, SLOWER, WITHIN, judge_time
 from topos_cli.result.repeat import Repeat
 from topos_cli.shared.errors import ToposUsageError
 from topos_cli.shared.repeat_text import DEFAULT_REPEAT_BUDGET_SECONDS, parse_repeat

@@ -9,8 +9,9 @@ import msgspec
 import pytest
 
 from tests.support.parent_process import heavy_modules_loaded
-from topos_cli.report.compare import compare_results
-from topos_cli.report.display.report import (
+from topos_cli.judge.compare import compare_results
+from topos_cli.judge.verdict import decide_verdict
+from topos_cli.render.report import (
     VERDICT_HEADERS,
     print_comparison,
     print_verdict,
@@ -20,8 +21,7 @@ from topos_cli.report.display.report import (
     render_verdict_plain,
     verdict_rows,
 )
-from topos_cli.report.display.tables import markdown_table, plain_table
-from topos_cli.report.verdict import decide_verdict
+from topos_cli.render.tables import markdown_table, plain_table
 from topos_cli.result.float_bits import float32_bits
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.result_file import compose_result
@@ -235,14 +235,14 @@ def test_the_comparison_renders_its_regressions():
     "module",
     [
         "topos_cli.shared.errors",
-        "topos_cli.report.statistics",
+        "topos_cli.judge.statistics",
         "topos_cli.result.float_bits",
-        "topos_cli.report.verdict",
-        "topos_cli.report.compare",
+        "topos_cli.judge.verdict",
+        "topos_cli.judge.compare",
         "topos_cli.result.result_file",
         "topos_cli.harness.host",
-        "topos_cli.report.display.report",
-        "topos_cli.report.display.tables",
+        "topos_cli.render.report",
+        "topos_cli.render.tables",
         "topos_cli.shared.units",
         "topos_cli.app",
         "topos_cli.commands.data_commands",
@@ -263,11 +263,11 @@ def test_the_comparison_renders_its_regressions():
         "topos_cli.shared.exit_status",
         "topos_cli.harness.report_child",
         "topos_cli.result.lenient_result",
-        "topos_cli.report.history",
-        "topos_cli.report.display.report_contents",
-        "topos_cli.report.display.report_html",
-        "topos_cli.report.display.history_table",
-        "topos_cli.report.display.history_html",
+        "topos_cli.judge.history",
+        "topos_cli.render.report_contents",
+        "topos_cli.render.report_html",
+        "topos_cli.render.history_table",
+        "topos_cli.render.history_html",
     ],
 )
 def test_the_parent_side_modules_load_neither_numpy_nor_the_library_beyond_its_names(module):

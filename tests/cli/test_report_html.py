@@ -10,7 +10,7 @@ import pytest
 
 from tests.cli.grading import TINY, grade_tiny, one_line_error, topos
 from tests.cli.result_examples import MEBIBYTE, ROUTES, example_result
-from topos_cli.report.display.report_html import write_report
+from topos_cli.render.report_html import write_report
 from topos_cli.shared.errors import ResultFileError
 from topos_cli.shared.units import format_milliseconds
 
@@ -201,7 +201,7 @@ def test_the_report_judges_time_anew_and_exactly_as_the_grade_did():
     """A report recomputes the grade's verdict from its runs through the one time
     judgement (seeded, so bit for bit the stored one); a tampered stored ratio changes
     nothing, since nothing stored is taken on trust."""
-    from topos_cli.report.display.report_contents import gather_report_contents
+    from topos_cli.render.report_contents import gather_report_contents
     from topos_cli.result.lenient_result import interpret_result
 
     result = example_result(steps=40, ms_scale={"recorded": 0.8})

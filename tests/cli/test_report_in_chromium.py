@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from tests.cli.result_examples import example_result
-from topos_cli.report.display.plotting import ROUTE_COLOURS
-from topos_cli.report.display.report_html import write_report
+from topos_cli.render.plotting import ROUTE_COLOURS
+from topos_cli.render.report_html import write_report
 
 CHROMIUM = next(
     (found for name in ("chromium", "chromium-browser") if (found := shutil.which(name))), None

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from topos_cli.harness.result_destination import check_destination
-from topos_cli.report.github_benchmark import github_benchmark_entries, write_github_benchmark
-from topos_cli.report.verdict import decide_verdict
+from topos_cli.judge.verdict import decide_verdict
+from topos_cli.render.github_benchmark import github_benchmark_entries, write_github_benchmark
 from topos_cli.result import result_file
 from topos_cli.result.float_bits import float32_bits
 from topos_cli.result.grade_result import SCHEMA

@@ -7,9 +7,9 @@ import json
 
 from tests.cli.machines import machine_result
 from topos_cli.commands.result_composition import memory_measurement
-from topos_cli.report.display.report_html import write_report
-from topos_cli.report.verdict import decide_verdict
-from topos_cli.report.verdict.noise import SAMPLED_MEMORY
+from topos_cli.judge.verdict import decide_verdict
+from topos_cli.judge.verdict.noise import SAMPLED_MEMORY
+from topos_cli.render.report_html import write_report
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.result_file import read_result
 from topos_cli.worker import sampled_memory

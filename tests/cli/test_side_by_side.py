@@ -10,8 +10,8 @@ import psutil
 import pytest
 
 from tests.cli.result_examples import example_result
-from topos_cli.report.display import side_by_side
-from topos_cli.report.display.side_by_side import draw_side_by_side
+from topos_cli.render import side_by_side
+from topos_cli.render.side_by_side import draw_side_by_side
 
 
 def where_drawn(name):
@@ -106,8 +106,8 @@ def test_a_failure_here_ends_the_forks_still_drawing(forking):
 
 
 def test_the_report_figures_are_the_same_text_drawn_side_by_side_or_one_by_one(monkeypatch):
-    from topos_cli.report.display.grade_figures import report_svgs
-    from topos_cli.report.display.report_contents import gather_report_contents
+    from topos_cli.render.grade_figures import report_svgs
+    from topos_cli.render.report_contents import gather_report_contents
     from topos_cli.result.lenient_result import interpret_result
 
     contents = gather_report_contents(interpret_result(example_result(steps=20), "test"))

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from tests.cli.grading import one_line_error, topos
 from tests.cli.test_machines import grades
-from topos_cli.report.display.history_site import site_pages
-from topos_cli.report.history import read_history
+from topos_cli.judge.history import read_history
+from topos_cli.render.history_site import site_pages
 
 #: The longest name ext4, APFS and NTFS take for one file.
 LONGEST_NAME_BYTES = 255

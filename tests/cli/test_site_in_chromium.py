@@ -15,9 +15,9 @@ from tests.cli.test_report_in_chromium import (
     sampled_pixels,
     screenshot,
 )
-from topos_cli.report.display.history_site import write_site
-from topos_cli.report.display.plotting import ROUTE_COLOURS
-from topos_cli.report.history import read_history
+from topos_cli.judge.history import read_history
+from topos_cli.render.history_site import write_site
+from topos_cli.render.plotting import ROUTE_COLOURS
 
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="no Chromium installed (apt-get install chromium) to render the site"

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from topos_cli.report.statistics import (
+from topos_cli.judge.statistics import (
     RatioEstimate,
     coefficient_of_variation,
     interquartile_range,

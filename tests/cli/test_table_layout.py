@@ -10,13 +10,15 @@ import json
 import pytest
 
 from tests.cli.result_examples import example_result, some_routes
-from topos_cli.report.compare import compare_results
-from topos_cli.report.display.history_table import (
+from topos_cli.judge.compare import compare_results
+from topos_cli.judge.history import read_history
+from topos_cli.judge.verdict import decide_verdict
+from topos_cli.render.history_table import (
     HISTORY_HEADERS,
     history_renderables,
     history_rows,
 )
-from topos_cli.report.display.report import (
+from topos_cli.render.report import (
     COMPARISON_HEADERS,
     VERDICT_HEADERS,
     VERDICT_LABELS,
@@ -25,7 +27,7 @@ from topos_cli.report.display.report import (
     verdict_renderables,
     verdict_rows,
 )
-from topos_cli.report.display.tables import (
+from topos_cli.render.tables import (
     FittedTable,
     cell_units,
     fit_widths,
@@ -33,8 +35,6 @@ from topos_cli.report.display.tables import (
     rendered_lines,
     wrap_cell,
 )
-from topos_cli.report.history import read_history
-from topos_cli.report.verdict import decide_verdict
 from topos_cli.result.result_file import read_result
 from topos_cli.shared.units import DASH
 

@@ -10,11 +10,11 @@ from datetime import datetime
 import msgspec
 import pytest
 
-from topos_cli.report.compare import compare_results
-from topos_cli.report.history import read_history
-from topos_cli.report.statistics import hierarchical_interval, welch_p_value
-from topos_cli.report.step_screening import machine_saturation, screen_side, stolen_time
-from topos_cli.report.time_judgement import (
+from topos_cli.judge.compare import compare_results
+from topos_cli.judge.history import read_history
+from topos_cli.judge.statistics import hierarchical_interval, welch_p_value
+from topos_cli.judge.step_screening import machine_saturation, screen_side, stolen_time
+from topos_cli.judge.time_judgement import (
     DISTURBED_LIMIT,
     FASTER,
     INCONCLUSIVE,
@@ -23,7 +23,7 @@ from topos_cli.report.time_judgement import (
     WITHIN,
     judge_time,
 )
-from topos_cli.report.verdict import decide_verdict
+from topos_cli.judge.verdict import decide_verdict
 from topos_cli.result.grade_result import GradeResult
 from topos_cli.result.repeat import Repeat, RunFacts
 from topos_cli.result.result_file import compose_result

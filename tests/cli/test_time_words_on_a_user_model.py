@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from tests.cli.grading import topos
-from topos_cli.report.step_screening import DISTURBED_UTILISATION, screen_side
+from topos_cli.judge.step_screening import DISTURBED_UTILISATION, screen_side
 from topos_cli.result.result_file import load_result
 
 GRU = "tests.support.user_models:gru_workload"

@@ -9,7 +9,7 @@ import zlib
 
 import pytest
 
-from topos_cli.report.verdict import VerdictSettings, decide_verdict, judge_parity
+from topos_cli.judge.verdict import VerdictSettings, decide_verdict, judge_parity
 from topos_cli.result.float_bits import describe_bits, float32_bits, format_bits
 from topos_cli.result.repeat import Repeat
 from topos_cli.shared.errors import ExitStatus

@@ -3,10 +3,10 @@ and one remedy per route that all say the same thing."""
 
 from __future__ import annotations
 
-from topos_cli.report.display.report import verdict_notes
-from topos_cli.report.verdict import decide_verdict
-from topos_cli.report.verdict.noise import NoiseWarning
-from topos_cli.report.verdict.warning_groups import group_warnings
+from topos_cli.judge.verdict import decide_verdict
+from topos_cli.judge.verdict.noise import NoiseWarning
+from topos_cli.judge.verdict.warning_groups import group_warnings
+from topos_cli.render.report import verdict_notes
 from topos_cli.result.float_bits import float32_bits
 from topos_cli.result.repeat import Repeat
 

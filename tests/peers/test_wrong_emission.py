@@ -13,7 +13,7 @@ from topos.ops.emission import Emission
 from topos.ops.primitive import lookup
 from topos.peers import PeerTraining
 from topos.training import Training
-from topos_cli.report.verdict import decide_verdict
+from topos_cli.judge.verdict import decide_verdict
 from topos_cli.result.repeat import Repeat
 
 pytest.importorskip("torch")

@@ -7,7 +7,7 @@ float32 training itself shows: the same recording, the same initial parameters (
 values, exact in float64), the same batches and learning rates, trained by topos in
 float64 gives the trajectory float32 rounds away from; the relative difference of
 topos's float32 losses from these, step by step, is float32's own drift. The grade
-judges a peer's trajectory against it (`topos_cli.report.verdict.agreement`).
+judges a peer's trajectory against it (`topos_cli.judge.verdict.agreement`).
 """
 
 from __future__ import annotations

@@ -33,16 +33,16 @@ from topos_cli.harness.monitor import WorkerObserver
 from topos_cli.harness.report_child import ReportChild
 from topos_cli.harness.result_destination import incomplete_kind, save_result
 from topos_cli.harness.route_runner import run_routes
-from topos_cli.report.display.frontier_picture import (
+from topos_cli.judge.verdict import Verdict
+from topos_cli.render.frontier_picture import (
     FrontierPoint,
     frontier_points_of,
     frontier_svg,
 )
-from topos_cli.report.display.frontier_table import HEADERS, frontier_rows, unbounded_line
-from topos_cli.report.display.report import verdict_notes
-from topos_cli.report.display.result_description import describe_data, describe_predictions
-from topos_cli.report.display.tables import markdown_table, plain_table
-from topos_cli.report.verdict import Verdict
+from topos_cli.render.frontier_table import HEADERS, frontier_rows, unbounded_line
+from topos_cli.render.report import verdict_notes
+from topos_cli.render.result_description import describe_data, describe_predictions
+from topos_cli.render.tables import markdown_table, plain_table
 from topos_cli.result.grade_result import (
     FrontierFacts,
     HostFacts,

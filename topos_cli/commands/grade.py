@@ -40,24 +40,24 @@ from topos_cli.harness.route_runner import GatheredRepeats, run_routes
 from topos_cli.harness.side_code import same_code_ran, side_code
 from topos_cli.harness.worker_environment import peer_environment
 from topos_cli.harness.workload_preflight_run import preflight_workload
-from topos_cli.report.against import (
+from topos_cli.judge.against import (
     CheckoutComparison,
     against_lines,
     compare_checkouts,
     is_against,
     sides_line,
 )
-from topos_cli.report.compare import Comparison, compare_results
-from topos_cli.report.display.report import print_comparison, print_verdict
-from topos_cli.report.display.result_description import (
+from topos_cli.judge.compare import Comparison, compare_results
+from topos_cli.judge.verdict import Verdict, decide_verdict
+from topos_cli.render.export import write_exports
+from topos_cli.render.github_benchmark import write_github_benchmark
+from topos_cli.render.report import print_comparison, print_verdict
+from topos_cli.render.result_description import (
     describe_data,
     describe_predictions,
     describe_remat,
 )
-from topos_cli.report.display.tables import print_lines
-from topos_cli.report.export import write_exports
-from topos_cli.report.github_benchmark import write_github_benchmark
-from topos_cli.report.verdict import Verdict, decide_verdict
+from topos_cli.render.tables import print_lines
 from topos_cli.result.grade_result import AgainstFacts, GradeResult, HostFacts
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.result_file import json_safe
@@ -115,7 +115,7 @@ def end_grade(record: GatheredRepeats, stderr: TextIO) -> None:
 
 def describe_counts(result: GradeResult) -> list[str]:
     """The grade's lines about its counted work (`--measure instructions`)."""
-    from topos_cli.report.count_judgement import BLIND_SPOTS, counts_line, kernel_bits_note
+    from topos_cli.judge.count_judgement import BLIND_SPOTS, counts_line, kernel_bits_note
 
     counts = list(result.counts or [])
     reference = result.verdict.reference if result.verdict is not None else None

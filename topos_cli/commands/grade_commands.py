@@ -74,7 +74,7 @@ def chosen_measures(text: str) -> tuple[str, ...]:
 
 def chosen_repeat(text: str) -> tuple[int, float | None]:
     """`--repeat`'s repeats a route to start with and `auto`'s budget (`None`: fixed)."""
-    from topos_cli.report.repeat_stopping import LEAST_REPEATS
+    from topos_cli.judge.repeat_stopping import LEAST_REPEATS
     from topos_cli.shared.repeat_text import parse_repeat
 
     count, budget = parse_repeat(text)

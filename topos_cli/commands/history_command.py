@@ -58,11 +58,11 @@ def history_command(
     """
     from pathlib import Path
 
-    from topos_cli.report.display.history_html import write_history_html
-    from topos_cli.report.display.history_site import INDEX, write_site
-    from topos_cli.report.display.history_table import print_history
-    from topos_cli.report.history import read_history
-    from topos_cli.report.result_archive import is_archive
+    from topos_cli.judge.history import read_history
+    from topos_cli.render.history_html import write_history_html
+    from topos_cli.render.history_site import INDEX, write_site
+    from topos_cli.render.history_table import print_history
+    from topos_cli.result.result_archive import is_archive
     from topos_cli.result.tolerance import parse_tolerance
 
     chosen = paths or ["results"]

@@ -11,10 +11,10 @@ from collections.abc import Callable, Sequence
 from topos_cli.harness.grade_preparation import PreparedGrade, round_of_requests
 from topos_cli.harness.route_runner import GatheredRepeats
 from topos_cli.harness.worker_request import WorkerRequest
-from topos_cli.report.against import compare_checkouts, is_against
-from topos_cli.report.repeat_stopping import RepeatStop, stop_repeating
-from topos_cli.report.time_judgement import TimeJudgement, judge_time
-from topos_cli.report.verdict import decide_verdict
+from topos_cli.judge.against import compare_checkouts, is_against
+from topos_cli.judge.repeat_stopping import RepeatStop, stop_repeating
+from topos_cli.judge.time_judgement import TimeJudgement, judge_time
+from topos_cli.judge.verdict import decide_verdict
 from topos_cli.result.repeat import Repeat
 
 

@@ -32,7 +32,7 @@ def report_command(
 
     Example: topos report results/grade-cifar10-20260814T101500Z.json --png grade.png
     """
-    from topos_cli.report.display.report_html import write_report
+    from topos_cli.render.report_html import write_report
 
     written, missing = write_report(result, html_path=html, png_path=png)
     for line in missing:

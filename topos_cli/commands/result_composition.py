@@ -10,8 +10,8 @@ from topos_cli.harness.grade_preparation import PreparedGrade
 from topos_cli.harness.monitor import SAMPLE_INTERVAL_SECONDS
 from topos_cli.harness.route_runner import GatheredRepeats
 from topos_cli.harness.worker_environment import environment_facts
-from topos_cli.report.compare import Comparison
-from topos_cli.report.verdict import Verdict
+from topos_cli.judge.compare import Comparison
+from topos_cli.judge.verdict import Verdict
 from topos_cli.result.grade_result import (
     AgainstFacts,
     BaselineComparison,

@@ -4,7 +4,7 @@ written.
 The grading parent never imports NumPy or the library (matplotlib imports
 NumPy), and a report that fails to draw (matplotlib missing or broken, a
 timeout, a full disk) must never lose the result or change the grade's exit
-status: so the page is drawn by `python -m topos_cli.report.display.report_html`
+status: so the page is drawn by `python -m topos_cli.render.report_html`
 in a process of its own, and a failure is one warning line.
 `TOPOS_REPORT=off` skips it.
 """
@@ -39,7 +39,7 @@ def reports_wanted() -> bool:
 
 
 #: The drawing child's module (`python -m`).
-REPORT_MODULE = "topos_cli.report.display.report_html"
+REPORT_MODULE = "topos_cli.render.report_html"
 
 
 def _start_drawing(arguments: list[str]) -> subprocess.Popen[str]:

@@ -52,7 +52,7 @@ class RssTimelineFacts(ResultPart):
 class MachineFacts(ResultPart):
     """What the machine did while a run's steps ran, from /proc/stat around them: its
     capacity, busy, idle and steal seconds, the CPU seconds of the route, of the grader and
-    of everything else, and the load averages (see `topos_cli.report.time_judgement`)."""
+    of everything else, and the load averages (see `topos_cli.judge.time_judgement`)."""
 
     elapsed_seconds: Seconds
     capacity_seconds: Seconds

@@ -1,0 +1,58 @@
+"""Memory: a route's peak RSS and training delta over its completed runs, and their ratios."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from topos_cli.judge.statistics import median
+from topos_cli.result.json_values import record_json
+from topos_cli.result.repeat import Repeat
+
+
+@dataclass(frozen=True)
+class Memory:
+    """A route's memory over its completed repeats (medians), with ratios to the reference."""
+
+    peak_rss_bytes: int | None
+    peak_rss_range: tuple[int, int] | None
+    ready_rss_bytes: int | None
+    training_delta_bytes: int | None
+    training_delta_range: tuple[int, int] | None
+    peak_ratio: float | None
+    training_delta_ratio: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        """The memory figures as a JSON-ready dict."""
+        return record_json(self)
+
+
+def _median_bytes(values: Sequence[int]) -> int:
+    """The median of byte counts, rounded to a whole byte."""
+    return round(median(values))
+
+
+def measure_memory(runs: Sequence[Repeat]) -> Memory | None:
+    """The medians and ranges of a route's memory figures; `None` if none were measured."""
+    peaks = [run.peak_rss_bytes for run in runs if run.peak_rss_bytes is not None]
+    readies = [run.ready_rss_bytes for run in runs if run.ready_rss_bytes is not None]
+    deltas = [run.training_delta_bytes for run in runs if run.training_delta_bytes is not None]
+    if not peaks and not deltas:
+        return None
+    return Memory(
+        peak_rss_bytes=_median_bytes(peaks) if peaks else None,
+        peak_rss_range=(min(peaks), max(peaks)) if peaks else None,
+        ready_rss_bytes=_median_bytes(readies) if readies else None,
+        training_delta_bytes=_median_bytes(deltas) if deltas else None,
+        training_delta_range=(min(deltas), max(deltas)) if deltas else None,
+        peak_ratio=None,
+        training_delta_ratio=None,
+    )
+
+
+def memory_ratio(value: int | None, reference: int | None) -> float | None:
+    """`value / reference`, or `None` when either is missing or the reference is not positive."""
+    if value is None or reference is None or reference <= 0:
+        return None
+    return value / reference

@@ -1,0 +1,227 @@
+"""A native workload's routes (a PyTorch step's variants) judged against its reference.
+
+An *exact* route (checkpointing: the same kernels recomputed on the same inputs) is
+promised bit-identical to `eager`, and the bit parity judges it as it judges topos's
+routes; where it parts, the cause its worker saw at step 0 is named
+(`native_causes`): a random state after the step that is not the reference's (dropout
+recomputed without `preserve_rng_state`), or the parameters whose gradients differ.
+
+A compiled route fuses and reorders (`torch.compile`; every JAX route, as XLA compiles
+each as a program of its own), so it is judged by *agreement*: every step's loss within
+`NATIVE_LOSS_TOLERANCE` (a relative difference `|a - b| / max(|a|, |b|)`) of the
+reference's. A route beyond it *diverges*: exit 1. Where every step's loss has the
+reference's bits all the same, it is said to be bit-identical (that is measured, not
+promised), beside the largest relative error of its step 0 gradients.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from topos_cli.judge.verdict.agreement import relative_difference
+from topos_cli.result.repeat import Repeat
+from topos_cli.result.worker_facts import NativeFacts
+
+#: The largest relative difference of a compiled route's loss from the reference's, at
+#: any step, that still agrees: float32 reordering moves a loss by some 1e-7 a step, and
+#: a few hundred steps of training let it grow; a wrong program moves it by far more.
+NATIVE_LOSS_TOLERANCE = 1e-3
+
+
+def native_facts(run: Repeat) -> NativeFacts | None:
+    """A run's native facts, if it is a native workload's route."""
+    ready = run.ready
+    return None if ready is None else ready.native
+
+
+def native_reference(runs: Sequence[Repeat]) -> str | None:
+    """The reference route a native workload's workers name (`eager`, `jit`), if any."""
+    for run in runs:
+        facts = native_facts(run)
+        if facts is not None:
+            return facts.reference
+    return None
+
+
+def is_native(runs: Sequence[Repeat], route: str) -> bool:
+    """Whether `route`'s runs are a native workload's."""
+    return any(native_facts(run) is not None for run in runs if run.route == route)
+
+
+def is_exact(runs: Sequence[Repeat], route: str) -> bool:
+    """Whether `route` is promised bit-identical to its reference (topos's routes are;
+    a native route is when its worker says so)."""
+    facts = [native_facts(run) for run in runs if run.route == route]
+    return all(fact is None or fact.exact for fact in facts)
+
+
+def cause_of(facts: NativeFacts) -> str | None:
+    """What step 0 showed that explains a route parting from its reference, or None."""
+    if facts.rng_matches_reference is False:
+        return (
+            f"its random state after step 0 is not {facts.reference}'s: it draws random "
+            f"numbers differently (dropout recomputed without preserve_rng_state, or a "
+            f"compiler's own generator), so its dropout masks differ"
+        )
+    if facts.differing_gradients:
+        errors = facts.gradient_errors
+        worst = max(errors, key=lambda name: errors[name], default=None)
+        largest = f"; largest relative error {errors[worst]:.2g} ({worst})" if worst else ""
+        loss = "the same" if facts.step0_loss_identical else "different"
+        return (
+            f"at step 0 its loss bits are {loss} but {len(facts.differing_gradients)} of "
+            f"{len(errors)} parameters' gradients differ from {facts.reference}'s{largest}"
+        )
+    if facts.step0_loss_identical is False:
+        return f"its step 0 loss already differs from {facts.reference}'s"
+    return None
+
+
+def native_causes(runs: Sequence[Repeat], parted: Sequence[str]) -> list[str]:
+    """For each exact native route in `parted` (routes whose bits part from the
+    reference), the clause naming its cause, where its worker saw one."""
+    clauses = []
+    for route in parted:
+        facts = next(
+            (native_facts(run) for run in runs if run.route == route and native_facts(run)),
+            None,
+        )
+        if facts is None or not facts.exact:
+            continue
+        cause = cause_of(facts)
+        if cause is not None:
+            clauses.append(f"{route} parts from {facts.reference}: {cause}")
+    return clauses
+
+
+@dataclass(frozen=True)
+class NativeAgreement:
+    """How a compiled native route follows the reference, within `tolerance` (see the
+    module); `status` is `agrees`, `diverges` or `not checked`. It reads as a peer's
+    agreement does (`cell`, `describe`, `status`), so the table and summary take both."""
+
+    route: str
+    reference: str
+    status: str
+    tolerance: float
+    steps: int
+    largest_difference: float | None = None
+    first_beyond: int | None = None
+    cause: str | None = None
+    kind: str = "native"
+    #: Whether every step's loss had the reference's bits (measured, never promised).
+    bit_identical: bool = False
+    #: Step 0's largest relative gradient error against the reference, and its parameter.
+    largest_gradient_error: float | None = None
+    worst_gradient: str | None = None
+
+    def cell(self) -> str:
+        """The parity column's words for this route."""
+        if self.status == "agrees" and self.bit_identical:
+            return "bit-identical"
+        if self.status == "agrees":
+            return f"agrees (≤ {self.tolerance:g})"
+        if self.status == "diverges":
+            return f"diverges at step {self.first_beyond}"
+        return self.status
+
+    def describe(self) -> str:
+        """The summary's clause: what was judged against what, and why it parts."""
+        within = f"within a relative loss difference of {self.tolerance:g}"
+        if self.status == "not checked":
+            return f"{self.route} not checked against {self.reference}"
+        largest = "" if self.largest_difference is None else f"{self.largest_difference:.2g}"
+        gradients = self._gradients()
+        if self.status == "agrees" and self.bit_identical:
+            return (
+                f"{self.route}'s losses are bit-identical to {self.reference}'s over "
+                f"{self.steps} steps (compiled as a program of its own, so judged {within}"
+                f"{gradients})"
+            )
+        if self.status == "agrees":
+            return (
+                f"{self.route} agrees with {self.reference} {within} over {self.steps} "
+                f"steps (largest {largest}; compiled, so never promised bit-identical"
+                f"{gradients})"
+            )
+        clause = (
+            f"{self.route} diverges from {self.reference} at step {self.first_beyond}, "
+            f"beyond {within} (largest {largest})"
+        )
+        return clause + (f": {self.cause}" if self.cause else "")
+
+    def _gradients(self) -> str:
+        """`; step 0 gradients: largest relative error 3.1e-07 (head)`, where known."""
+        if self.largest_gradient_error is None:
+            return ""
+        if self.largest_gradient_error == 0:
+            return "; step 0 gradients bit-identical"
+        return (
+            f"; step 0 gradients: largest relative error {self.largest_gradient_error:.2g} "
+            f"({self.worst_gradient})"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The agreement as a JSON-ready dict."""
+        return {
+            "route": self.route,
+            "reference": self.reference,
+            "status": self.status,
+            "tolerance": self.tolerance,
+            "steps": self.steps,
+            "largest_difference": self.largest_difference,
+            "first_beyond": self.first_beyond,
+            "cause": self.cause,
+            "bit_identical": self.bit_identical,
+            "largest_gradient_error": self.largest_gradient_error,
+            "worst_gradient": self.worst_gradient,
+            "description": self.describe(),
+        }
+
+
+def judge_native(runs: Sequence[Repeat], reference_route: str) -> tuple[NativeAgreement, ...]:
+    """Every compiled (not exact) native route's agreement with `reference_route`'s first
+    run with losses, in the order the routes first ran."""
+    reference = next((run for run in runs if run.route == reference_route and run.loss_bits), None)
+    routes = list(dict.fromkeys(run.route for run in runs))
+    judged = []
+    for route in routes:
+        if route == reference_route or not is_native(runs, route) or is_exact(runs, route):
+            continue
+        theirs = [run for run in runs if run.route == route and run.loss_bits]
+        if reference is None or not theirs:
+            unchecked = NativeAgreement(
+                route, reference_route, "not checked", NATIVE_LOSS_TOLERANCE, steps=0
+            )
+            judged.append(unchecked)
+            continue
+        largest, first_beyond, steps = 0.0, None, 0
+        identical = all(run.loss_bits == reference.loss_bits for run in theirs)
+        for run in theirs:
+            for step, (ours, their) in enumerate(zip(reference.losses, run.losses, strict=False)):
+                steps = max(steps, step + 1)
+                difference = relative_difference(ours, their)
+                largest = max(largest, difference)
+                if not difference <= NATIVE_LOSS_TOLERANCE and first_beyond is None:
+                    first_beyond = step
+        facts = native_facts(theirs[0])
+        errors = {} if facts is None else facts.gradient_errors
+        worst = max(errors, key=lambda name: errors[name], default=None)
+        judged.append(
+            NativeAgreement(
+                route=route,
+                reference=reference_route,
+                status="agrees" if first_beyond is None else "diverges",
+                tolerance=NATIVE_LOSS_TOLERANCE,
+                steps=steps,
+                largest_difference=largest,
+                first_beyond=first_beyond,
+                cause=None if first_beyond is None or facts is None else cause_of(facts),
+                bit_identical=identical and first_beyond is None,
+                largest_gradient_error=None if worst is None else errors[worst],
+                worst_gradient=worst,
+            )
+        )
+    return tuple(judged)

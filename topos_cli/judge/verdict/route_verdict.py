@@ -1,0 +1,99 @@
+"""What the verdict says about one route: its status, failures, speed and memory."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from topos_cli.judge.statistics import RatioEstimate
+from topos_cli.judge.verdict.memory import Memory, measure_memory, memory_ratio
+from topos_cli.judge.verdict.speed import Speed, measure_speed, speed_ratio
+from topos_cli.result.json_fields import JsonFields
+from topos_cli.result.json_values import record_json
+from topos_cli.result.repeat import Repeat
+from topos_cli.result.verdict_settings import VerdictSettings
+
+
+@dataclass(frozen=True)
+class Failure(JsonFields):
+    """A run that did not finish cleanly."""
+
+    repeat: int
+    status: str
+    detail: str | None
+    nonfinite_step: int | None
+
+
+@dataclass(frozen=True)
+class RouteVerdict:
+    """Everything the verdict says about one route."""
+
+    route: str
+    status: str
+    repeats: int
+    completed: int
+    failures: tuple[Failure, ...]
+    speed: Speed | None
+    memory: Memory | None
+
+    def to_json(self) -> dict[str, Any]:
+        """The route's verdict as a JSON-ready dict."""
+        return record_json(self)
+
+
+# Which status a route shows when its runs ended differently: its own faults first.
+_STATUS_SEVERITY = ("failed", "timed out", "nonfinite", "interrupted", "ok")
+
+
+def _route_status(runs: Sequence[Repeat]) -> str:
+    """The status a route shows: `ok` if every run was, else the most severe among them."""
+    return min((run.status for run in runs), key=_STATUS_SEVERITY.index)
+
+
+def judge_route(
+    route: str,
+    runs: Sequence[Repeat],
+    settings: VerdictSettings,
+) -> RouteVerdict:
+    """A route's figures before ratios: status, failures, speed and memory of completed runs."""
+    completed = [run for run in runs if run.status == "ok"]
+    failures = tuple(
+        Failure(run.repeat, run.status, run.detail, run.nonfinite_step)
+        for run in runs
+        if run.status != "ok"
+    )
+    return RouteVerdict(
+        route=route,
+        status=_route_status(runs),
+        repeats=len(runs),
+        completed=len(completed),
+        failures=failures,
+        speed=measure_speed(completed, settings),
+        memory=measure_memory(completed),
+    )
+
+
+def with_ratios(
+    route: RouteVerdict,
+    reference: RouteVerdict | None,
+    settings: VerdictSettings,
+    known: RatioEstimate | None = None,
+) -> RouteVerdict:
+    """The route's verdict with its speed and memory ratios to the reference filled in
+    (`known`: its time ratio's estimate as a result stored it, see `ratio_of_medians`)."""
+    if reference is None or route.route == reference.route:
+        return route
+    speed = route.speed
+    if speed is not None and reference.speed is not None:
+        speed = replace(speed, ratio=speed_ratio(speed, reference.speed, settings, known))
+    memory = route.memory
+    if memory is not None and reference.memory is not None:
+        memory = replace(
+            memory,
+            peak_ratio=memory_ratio(memory.peak_rss_bytes, reference.memory.peak_rss_bytes),
+            training_delta_ratio=memory_ratio(
+                memory.training_delta_bytes, reference.memory.training_delta_bytes
+            ),
+        )
+    return replace(route, speed=speed, memory=memory)

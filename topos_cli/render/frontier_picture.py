@@ -1,0 +1,393 @@
+"""The frontier as a picture: ms/step against training Δ, one labelled point per route and
+budget, each with its interval, written as a standalone SVG.
+
+A point is drawn filled ("told apart") only when the time judgement the verdict uses
+(`time_judgement`, through `speed_ratio`) claims it faster or slower than every other
+point; otherwise hollow, so the picture never draws as different what the verdict calls
+inconclusive, within tolerance or no clear difference. Its labels cover no point and no
+other label.
+
+Drawn by hand rather than with a plotting library: a scatter of a dozen points needs
+no dependency, and the grading parent stays light (no NumPy, nothing to import).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from html import escape
+from typing import Any
+
+WIDTH, HEIGHT = 720, 520
+#: Margins around the plot; the bottom one holds the x axis's title and the legend, so
+#: the legend covers no point.
+LEFT, RIGHT, TOP, BOTTOM = 80, 40, 50, 120
+
+#: The colour of each kind of point: the reference, recorded, and remat's budgets.
+COLOURS = {"engine": "#4e79a7", "recorded": "#59a14f", "remat": "#e15759"}
+
+
+#: What the error bars are, said in the picture's legend.
+INTERVAL_WORDS = "bars: lowest to highest repeat median (one repeat: the steps' quartiles)"
+
+
+@dataclass(frozen=True)
+class FrontierPoint:
+    """One point of the picture: its label, its route, ms/step and training Δ in MiB, and
+    the interval of its ms/step (`low`, `high`), when known."""
+
+    label: str
+    route: str
+    milliseconds: float
+    training_mebibytes: float
+    low: float | None = None
+    high: float | None = None
+    #: Whether the time judgement tells it from every other point (None: not judged,
+    #: then its interval is compared with the others', `indistinct`).
+    told_apart: bool | None = None
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        """The time interval, or the point itself when none is known."""
+        low = self.milliseconds if self.low is None else self.low
+        high = self.milliseconds if self.high is None else self.high
+        return min(low, self.milliseconds), max(high, self.milliseconds)
+
+
+def frontier_points_of(verdict: Any) -> list[FrontierPoint]:
+    """The picture's points of a verdict: every route with both figures, its interval the
+    range of its repeats' medians (the repeat is the unit of evidence), or with one
+    repeat the quartiles of its steps; told apart as `told_apart` judges."""
+    points = []
+    drawn = [
+        route
+        for route in (verdict.routes if verdict is not None else ())
+        if route.speed is not None
+        and route.memory is not None
+        and route.memory.training_delta_bytes is not None
+    ]
+    apart = told_apart([route.speed for route in drawn], verdict.settings) if drawn else []
+    for route, distinct in zip(drawn, apart, strict=True):
+        speed, memory = route.speed, route.memory
+        summary = speed.milliseconds_per_step
+        medians = speed.repeat_medians_milliseconds
+        if len(medians) >= 2:
+            low, high = min(medians), max(medians)
+        else:
+            low, high = summary.lower_quartile, summary.upper_quartile
+        points.append(
+            FrontierPoint(
+                route.route,
+                route.route.split("@", 1)[0],
+                summary.median,
+                memory.training_delta_bytes / (1024 * 1024),
+                low,
+                high,
+                distinct,
+            )
+        )
+    return points
+
+
+def told_apart(speeds: Sequence[Any], settings: Any) -> list[bool]:
+    """Per speed (`verdict.speed.Speed`), whether the verdict's own time judgement
+    (`speed_ratio`, with the grade's settings) claims it faster or slower than every
+    other one: one run's quartiles, however far apart, are not enough when the verdict
+    calls the pair inconclusive."""
+    from topos_cli.judge.verdict.speed import speed_ratio
+
+    count = len(speeds)
+    claims = [[True] * count for _ in range(count)]
+    for first in range(count):
+        for second in range(first + 1, count):
+            ratio = speed_ratio(speeds[first], speeds[second], settings)
+            claim = ratio is not None and ratio.direction in ("faster", "slower")
+            claims[first][second] = claims[second][first] = claim
+    return [all(row) for row in claims]
+
+
+def indistinct(points: Sequence[FrontierPoint]) -> list[bool]:
+    """Per point, whether it is drawn hollow: not told apart (`FrontierPoint.told_apart`)
+    or, for a point not judged, its time interval overlaps another point's."""
+    flags = []
+    for index, point in enumerate(points):
+        if point.told_apart is not None:
+            flags.append(not point.told_apart)
+            continue
+        low, high = point.interval
+        flags.append(
+            any(
+                other_low <= high and low <= other_high
+                for other_index, (other_low, other_high) in enumerate(p.interval for p in points)
+                if other_index != index
+            )
+        )
+    return flags
+
+
+def _ticks(low: float, high: float, count: int = 5) -> list[float]:
+    """About `count` round values spanning `[low, high]`."""
+    span = high - low if high > low else 1.0
+    raw = span / count
+    power = 10 ** math.floor(math.log10(raw))
+    step = min((m * power for m in (1, 2, 5, 10) if m * power >= raw), default=power)
+    first = math.ceil(low / step) * step
+    ticks = []
+    value = first
+    while value <= high + step * 1e-9:
+        ticks.append(round(value, 10))
+        value += step
+    return ticks
+
+
+@dataclass(frozen=True)
+class _Scale:
+    """An axis: figures from `low` to `high` placed linearly from pixel `start` to `end`."""
+
+    low: float
+    high: float
+    start: float
+    end: float
+
+    def __call__(self, value: float) -> float:
+        """The pixel of `value`."""
+        return self.start + (value - self.low) / (self.high - self.low) * (self.end - self.start)
+
+    def ticks(self) -> list[tuple[float, float]]:
+        """Round figures along the axis (`_ticks`), each with its pixel."""
+        return [(self(tick), tick) for tick in _ticks(self.low, self.high)]
+
+
+def frontier_svg(points: Sequence[FrontierPoint], title: str) -> str:
+    """The SVG text of the frontier: x training Δ (MiB), y ms/step, each point with its
+    interval as an error bar; a point noise cannot tell from another (`indistinct`) is
+    hollow; remat's points joined in order of memory, so the curve shows what each
+    megabyte costs in time."""
+    if not points:
+        points = [FrontierPoint("no points", "engine", 0.0, 0.0)]
+    xs = [point.training_mebibytes for point in points]
+    ys = [point.interval[1] for point in points]
+    x_low, x_high = 0.0, max(xs) * 1.1 or 1.0
+    y_low, y_high = 0.0, max(ys) * 1.15 or 1.0
+    plot_width, plot_height = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+
+    x_of = _Scale(x_low, x_high, LEFT, LEFT + plot_width)
+    y_of = _Scale(y_low, y_high, TOP + plot_height, TOP)  # y grows downward in SVG
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
+        f'viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">',
+        f'<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>',
+        f'<text x="{WIDTH / 2}" y="24" text-anchor="middle" font-size="15">{escape(title)}</text>',
+        f'<line x1="{LEFT}" y1="{TOP + plot_height}" x2="{LEFT + plot_width}" '
+        f'y2="{TOP + plot_height}" stroke="black"/>',
+        f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{TOP + plot_height}" stroke="black"/>',
+    ]
+    for x, tick in x_of.ticks():
+        parts.append(
+            f'<line x1="{x:.1f}" y1="{TOP + plot_height}" x2="{x:.1f}" '
+            f'y2="{TOP + plot_height + 5}" stroke="black"/>'
+            f'<text x="{x:.1f}" y="{TOP + plot_height + 18}" text-anchor="middle">{tick:g}</text>'
+        )
+    for y, tick in y_of.ticks():
+        parts.append(
+            f'<line x1="{LEFT - 5}" y1="{y:.1f}" x2="{LEFT}" y2="{y:.1f}" stroke="black"/>'
+            f'<line x1="{LEFT}" y1="{y:.1f}" x2="{LEFT + plot_width}" y2="{y:.1f}" '
+            f'stroke="#dddddd"/>'
+            f'<text x="{LEFT - 8}" y="{y + 4:.1f}" text-anchor="end">{tick:g}</text>'
+        )
+    parts.append(
+        f'<text x="{LEFT + plot_width / 2}" y="{TOP + plot_height + 38}" text-anchor="middle">'
+        f"training Δ (MiB): the memory a step adds</text>"
+        f'<text x="20" y="{TOP + plot_height / 2}" text-anchor="middle" '
+        f'transform="rotate(-90 20 {TOP + plot_height / 2})">ms/step (median)</text>'
+    )
+    remat = sorted(
+        (point for point in points if point.route == "remat"),
+        key=lambda point: point.training_mebibytes,
+    )
+    if len(remat) > 1:
+        path = " ".join(
+            f"{x_of(point.training_mebibytes):.1f},{y_of(point.milliseconds):.1f}"
+            for point in remat
+        )
+        parts.append(
+            f'<polyline points="{path}" fill="none" stroke="{COLOURS["remat"]}" '
+            f'stroke-dasharray="4 3"/>'
+        )
+    legend, legend_box = _legend(TOP + plot_height + 54)
+    centres = [(x_of(point.training_mebibytes), y_of(point.milliseconds)) for point in points]
+    bounds = (LEFT + 2, TOP, LEFT + plot_width, TOP + plot_height)
+    labels = label_positions(
+        centres, [point.label for point in points], bounds=bounds, avoid=[legend_box]
+    )
+    hollow = indistinct(points)
+    for point, (x, y), (label_x, label_y), open_mark in zip(
+        points, centres, labels, hollow, strict=True
+    ):
+        colour = COLOURS.get(point.route, "#333333")
+        if point.low is not None or point.high is not None:
+            low, high = point.interval
+            top, bottom = y_of(high), y_of(low)
+            parts.append(
+                f'<path d="M{x:.1f},{top:.1f} V{bottom:.1f} M{x - 4:.1f},{top:.1f} '
+                f'H{x + 4:.1f} M{x - 4:.1f},{bottom:.1f} H{x + 4:.1f}" stroke="{colour}" '
+                f'stroke-width="1.2" fill="none"/>'
+            )
+        fill = "white" if open_mark else colour
+        parts.append(
+            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="{fill}" stroke="{colour}" '
+            f'stroke-width="1.6"/>'
+            f'<text x="{label_x:.1f}" y="{label_y:.1f}">{escape(point.label)}</text>'
+        )
+    parts.extend(legend)
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
+#: The legend's lines: what a filled and a hollow point mean, and what the bars are.
+LEGEND_LINES = (
+    ("filled", "told apart from every other point: the verdict's time judgement claims it"),
+    ("hollow", "not told apart from some point (inconclusive, within tolerance or unclear)"),
+    ("bar", INTERVAL_WORDS),
+)
+
+#: The legend's font size, and its line height, in pixels.
+LEGEND_FONT = 11
+LEGEND_LINE = 15
+
+
+def _legend(top: float) -> tuple[list[str], tuple[float, float, float, float]]:
+    """The legend's SVG parts, from `top` under the plot, and its box (left, top, right,
+    bottom) for the labels to keep clear of."""
+    width = max(len(words) for _, words in LEGEND_LINES) * LEGEND_FONT * CHARACTER_EM + 22
+    left = LEFT
+    right = left + width
+    parts = [
+        f'<rect x="{left - 4:.1f}" y="{top - 2:.1f}" width="{width + 8:.1f}" '
+        f'height="{LEGEND_LINE * len(LEGEND_LINES) + 6}" fill="white" stroke="#cccccc"/>'
+    ]
+    for row, (kind, words) in enumerate(LEGEND_LINES):
+        y = top + LEGEND_LINE * row + 11
+        if kind == "bar":
+            mark = (
+                f'<path d="M{left + 6},{y - 9} V{y + 1} M{left + 2},{y - 9} H{left + 10} '
+                f'M{left + 2},{y + 1} H{left + 10}" stroke="#555555" fill="none"/>'
+            )
+        else:
+            fill = "#555555" if kind == "filled" else "white"
+            mark = (
+                f'<circle cx="{left + 6}" cy="{y - 4}" r="4.5" fill="{fill}" '
+                f'stroke="#555555" stroke-width="1.4"/>'
+            )
+        parts.append(
+            mark + f'<text x="{left + 18:.1f}" y="{y}" font-size="{LEGEND_FONT}">'
+            f"{escape(words)}</text>"
+        )
+    box = (left - 4, top - 2, right + 4, top + LEGEND_LINE * len(LEGEND_LINES) + 4)
+    return parts, box
+
+
+#: A label's box, at the picture's 12-pixel font: its height and the width of one
+#: character, generous (DejaVu Sans' digits are 0.64 em) so a wide font overlaps nothing.
+LABEL_HEIGHT = 14
+CHARACTER_EM = 0.64
+CHARACTER_WIDTH = 12 * CHARACTER_EM
+#: Characters wider than that (DejaVu Sans: '@' 1.0 em, 'm' 0.97, '%' 0.95, '+' 0.84),
+#: given a whole em.
+WIDE_CHARACTERS = frozenset("@%+mwMW")
+
+
+def label_width(label: str) -> float:
+    """A generous width, in pixels, of `label` at the picture's 12-pixel font."""
+    return sum(12.0 if character in WIDE_CHARACTERS else CHARACTER_WIDTH for character in label)
+
+
+#: How far a label's text reaches below its baseline (DejaVu Sans' descenders at 12 px).
+LABEL_DESCENT = 4
+#: A point's mark, in pixels from its centre: the circle's radius and its stroke.
+MARK_RADIUS = 6
+
+
+def point_boxes(centres: Sequence[tuple[float, float]]) -> list[tuple[float, float, float, float]]:
+    """Each point's mark as a box (left, top, right, bottom): what no label may cover."""
+    return [
+        (x - MARK_RADIUS, y - MARK_RADIUS, x + MARK_RADIUS, y + MARK_RADIUS) for x, y in centres
+    ]
+
+
+def _candidates(x: float, y: float, width: float) -> list[tuple[float, float]]:
+    """Where a label of `width` may start (its baseline) about a point at (x, y): up-right,
+    below-right, up-left, below-left, then right, left, above and below it, then the same
+    ring farther out, a line at a time, so a crowded point still finds a free place."""
+    places = []
+    for step in range(12):
+        reach = 8 + LABEL_HEIGHT * step
+        places += [
+            (x + reach, y - reach),
+            (x + reach, y + reach + 12),
+            (x - reach - width, y - reach),
+            (x - reach - width, y + reach + 12),
+            (x + reach, y + 4),
+            (x - reach - width, y + 4),
+            (x - width / 2, y - reach),
+            (x - width / 2, y + reach + LABEL_HEIGHT),
+        ]
+    return places
+
+
+def label_positions(
+    centres: Sequence[tuple[float, float]],
+    labels: Sequence[str],
+    *,
+    bounds: tuple[float, float, float, float] | None = None,
+    avoid: Sequence[tuple[float, float, float, float]] = (),
+) -> list[tuple[float, float]]:
+    """Where each point's label starts (its text baseline): up and to the right of the
+    point, else the first place about it (`_candidates`) that covers no label already
+    placed, no point's mark (`point_boxes`), no box of `avoid` (left, top, right,
+    bottom) and stays within `bounds` (left, top, right, bottom); failing all, moved
+    down from up-right a line at a time until it covers none, so points close together
+    (remat at 50% and at its floor) stay readable and no label hides a point."""
+    obstacles = [*point_boxes(centres), *avoid]
+
+    def box(left: float, baseline: float, width: float) -> tuple[float, float, float, float]:
+        return (left, baseline - LABEL_HEIGHT, left + width, baseline + LABEL_DESCENT)
+
+    def covers(left: float, baseline: float, width: float) -> bool:
+        mine = box(left, baseline, width)
+        return any(
+            mine[0] < other[2] and other[0] < mine[2] and mine[1] < other[3] and other[1] < mine[3]
+            for other in obstacles
+        )
+
+    def inside(left: float, baseline: float, width: float) -> bool:
+        if bounds is None:
+            return True
+        low, top, high, bottom = bounds
+        return (
+            low <= left
+            and left + width <= high
+            and top <= baseline - LABEL_HEIGHT
+            and (baseline <= bottom)
+        )
+
+    positions = []
+    for (x, y), label in zip(centres, labels, strict=True):
+        width = label_width(label)
+        candidates = _candidates(x, y, width)
+        free = (
+            candidate
+            for candidate in candidates
+            if inside(*candidate, width) and not covers(*candidate, width)
+        )
+        left, baseline = next(free, candidates[0])
+        if bounds is not None:
+            # Kept within the plot: pulled left of its right edge, below its top.
+            left = max(bounds[0], min(left, bounds[2] - width))
+            baseline = max(baseline, bounds[1] + LABEL_HEIGHT)
+        while covers(left, baseline, width):
+            baseline += LABEL_HEIGHT
+        obstacles.append(box(left, baseline, width))
+        positions.append((left, baseline))
+    return positions

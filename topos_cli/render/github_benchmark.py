@@ -1,0 +1,65 @@
+"""The benchmark list github-action-benchmark reads (`customSmallerIsBetter`), from a verdict.
+
+Per route: the median ms/step (range: half the IQR), and the peak RSS and training
+delta in bytes (range: half the spread across repeats). Names are
+`<workload> <route>: <figure>`, stable across runs so the action can chart them.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from topos_cli.judge.verdict import Verdict
+from topos_cli.result.result_file import write_atomically
+
+
+def github_benchmark_entries(workload: str, verdict: Verdict | None) -> list[dict[str, Any]]:
+    """The entries for every route of `verdict`, a grade of `workload` (none without one)."""
+    entries: list[dict[str, Any]] = []
+    for route in verdict.routes if verdict is not None else ():
+        repeats = f"{route.completed} of {route.repeats} repeats completed"
+        speed = route.speed
+        if speed is not None:
+            steps = speed.milliseconds_per_step
+            first = speed.first_step_milliseconds
+            first_text = "" if first is None else f"; first step {first:.3f} ms"
+            entries.append(
+                {
+                    "name": f"{workload} {route.route}: time per step",
+                    "unit": "ms/step",
+                    "value": steps.median,
+                    "range": f"± {steps.interquartile_range / 2:.3f}",
+                    "extra": (
+                        f"median of {steps.count} steps; IQR {steps.lower_quartile:.3f} "
+                        f"to {steps.upper_quartile:.3f} ms; {repeats}{first_text}"
+                    ),
+                }
+            )
+        memory = route.memory
+        if memory is None:
+            continue
+        for figure, value, spread in (
+            ("peak RSS", memory.peak_rss_bytes, memory.peak_rss_range),
+            ("training delta", memory.training_delta_bytes, memory.training_delta_range),
+        ):
+            if value is None:
+                continue
+            low, high = spread or (value, value)
+            entries.append(
+                {
+                    "name": f"{workload} {route.route}: {figure}",
+                    "unit": "bytes",
+                    "value": value,
+                    "range": f"± {(high - low) / 2:.0f}",
+                    "extra": f"median over repeats; from {low} to {high} bytes; {repeats}",
+                }
+            )
+    return entries
+
+
+def write_github_benchmark(
+    path: str | os.PathLike[str], workload: str, verdict: Verdict | None
+) -> None:
+    """Writes `github_benchmark_entries` atomically to `path` (`-` for standard output)."""
+    write_atomically(path, github_benchmark_entries(workload, verdict))

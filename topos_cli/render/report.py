@@ -1,0 +1,386 @@
+"""The verdict and the comparison for people: rows of cells, drawn by `tables` three ways."""
+
+from __future__ import annotations
+
+from rich.console import RenderableType
+from rich.text import Text
+
+from topos_cli.judge.compare import Comparison, FigureChange
+from topos_cli.judge.verdict import Parity, RouteParity, RouteVerdict, Verdict
+from topos_cli.judge.verdict.warning_groups import group_warnings
+from topos_cli.render.tables import (
+    FittedTable,
+    Forms,
+    markdown_table,
+    plain_table,
+    status_style,
+)
+from topos_cli.shared.units import DASH, MEBIBYTE, format_milliseconds, mebibytes_cell
+
+#: The verdict table's columns: a short header (a table's, kept short so ten columns fit
+#: a terminal) and a label that says it in full (the stacked layout's and the HTML
+#: page's). ms/step is the median ± the IQR over measured steps, then [lowest–highest]
+#: median across repeats; Δ is the training delta (peak RSS minus RSS at ready).
+VERDICT_COLUMNS = (
+    ("route", "route"),
+    ("status", "status"),
+    ("ms/step", "ms/step ± IQR"),
+    ("CPU ms", "CPU ms/step"),
+    ("1st ms", "first step ms"),
+    ("speed", "speed"),
+    ("RSS MiB", "peak RSS MiB"),
+    ("Δ MiB", "training Δ MiB"),
+    ("memory", "memory"),
+    ("parity", "parity"),
+)
+VERDICT_HEADERS = tuple(header for header, _ in VERDICT_COLUMNS)
+VERDICT_LABELS = tuple(label for _, label in VERDICT_COLUMNS)
+
+#: Where a terminal too narrow for every column splits the verdict: time, then memory and
+#: bits (each table starts with the route).
+VERDICT_GROUPS = (
+    ("status", "ms/step", "CPU ms", "1st ms", "speed"),
+    ("RSS MiB", "Δ MiB", "memory", "parity"),
+)
+
+COMPARISON_HEADERS = ("route", "figure", "old", "new", "change", "tolerance", "test", "status")
+
+
+def _status_cell(route: RouteVerdict) -> str:
+    """`ok`, `failed`, or e.g. `timed out (1 of 2 ok)` when some repeats finished."""
+    if route.failures and route.completed:
+        return f"{route.status} ({route.completed} of {route.repeats} ok)"
+    return route.status
+
+
+def _speed_cells(route: RouteVerdict, reference: str) -> tuple[str, str, str, str]:
+    """The ms/step, CPU ms/step, first-step and speed-ratio cells of a route."""
+    speed = route.speed
+    if speed is None:
+        return DASH, DASH, DASH, DASH
+    summary = speed.milliseconds_per_step
+    scale = summary.median
+    spread = format_milliseconds(summary.interquartile_range, scale)
+    median_cell = f"{format_milliseconds(summary.median)} ± {spread}"
+    medians = speed.repeat_medians_milliseconds
+    if len(medians) >= 2:
+        # The range of the per-repeat medians: how far apart the runs landed.
+        low = format_milliseconds(min(medians), scale)
+        high = format_milliseconds(max(medians), scale)
+        median_cell += f" [{low}–{high}]"
+    first = (
+        DASH
+        if speed.first_step_milliseconds is None
+        else format_milliseconds(speed.first_step_milliseconds)
+    )
+    if route.route == reference:
+        ratio = "reference"
+    elif speed.ratio is None:
+        ratio = DASH
+    else:
+        ratio = speed.ratio.phrase
+    cpu = speed.cpu_milliseconds_per_step
+    cpu_cell = DASH if cpu is None else format_milliseconds(cpu)
+    return median_cell, cpu_cell, first, ratio
+
+
+def _memory_cells(route: RouteVerdict, reference: str) -> tuple[str, str, str]:
+    """The peak RSS, training delta and memory-ratio cells of a route."""
+    memory = route.memory
+    if memory is None:
+        return DASH, DASH, DASH
+    if route.route == reference:
+        ratio = "reference"
+    elif memory.peak_ratio is None:
+        ratio = DASH
+    else:
+        ratio = f"{memory.peak_ratio:.2f}x"
+        if memory.training_delta_ratio is not None:
+            ratio += f" (Δ {memory.training_delta_ratio:.2f}x)"
+    return (
+        mebibytes_cell(memory.peak_rss_bytes),
+        mebibytes_cell(memory.training_delta_bytes),
+        ratio,
+    )
+
+
+def _parity_cell(route: RouteParity | None, parity: Parity) -> str:
+    """What parity says about one route: agreement, or the step where it parts."""
+    if route is None or route.runs == 0:
+        return DASH
+    if route.repeatable is False and route.repeat_divergence is not None:
+        return f"not repeatable (step {route.repeat_divergence.step})"
+    if route.matches_reference is False and route.divergence is not None:
+        return f"parts at step {route.divergence.step}"
+    if parity.status == "bit-identical":
+        return "bit-identical"
+    if parity.status == "not checked":
+        return "not checked"
+    # Broken elsewhere, or incomplete: this route agrees as far as compared.
+    return f"agrees to step {parity.steps}" if parity.status == "incomplete" else "agrees"
+
+
+def verdict_rows(verdict: Verdict) -> list[list[str]]:
+    """The verdict table as rows of strings, one per route, in `VERDICT_HEADERS` order."""
+    parities = {route.route: route for route in verdict.parity.routes}
+    agreements = {agreement.route: agreement for agreement in verdict.agreements}
+    # A native reference (`eager`, `jit`) graded beside compiled routes alone has no
+    # other exact route to be checked against: it is what they are judged against.
+    native_reference = next(
+        (
+            agreement.reference
+            for agreement in verdict.agreements
+            if getattr(agreement, "kind", None) == "native"
+        ),
+        None,
+    )
+    rows = []
+    for route in verdict.routes:
+        parity_cell = _parity_cell(parities.get(route.route), verdict.parity)
+        if route.route == native_reference and parity_cell == "not checked":
+            parity_cell = "reference"
+        median_cell, cpu_cell, first, speed_ratio = _speed_cells(route, verdict.reference)
+        peak, delta, memory_ratio = _memory_cells(route, verdict.reference)
+        rows.append(
+            [
+                route.route,
+                _status_cell(route),
+                median_cell,
+                cpu_cell,
+                first,
+                speed_ratio,
+                peak,
+                delta,
+                memory_ratio,
+                agreements[route.route].cell() if route.route in agreements else parity_cell,
+            ]
+        )
+    return rows
+
+
+def verdict_notes(verdict: Verdict) -> list[str]:
+    """The lines after the table: legend, failures with their detail, and warnings."""
+    lines = []
+    tentative = any(
+        route.speed is not None and route.speed.ratio is not None and route.speed.ratio.tentative
+        for route in verdict.routes
+    )
+    if tentative:
+        lines.append(
+            "~ no clear difference: the repeats' interval reaches within "
+            f"±{verdict.settings.speed_tolerance:.0%} or Welch p ≥ "
+            f"{verdict.settings.significance_level:g}"
+        )
+    # Routes whose time went unjudged for the same reason share one line.
+    unjudged: dict[tuple[str, str], list[str]] = {}
+    for route in verdict.routes:
+        ratio = route.speed.ratio if route.speed is not None else None
+        judgement = ratio.judgement if ratio is not None else None
+        if judgement is not None and not judgement.claim:
+            unjudged.setdefault((judgement.outcome, judgement.reason), []).append(route.route)
+    for (outcome, reason), names in unjudged.items():
+        lines.append(f"{', '.join(names)} time {outcome}: {reason}")
+    for route in verdict.routes:
+        for failure in route.failures:
+            where = f"{route.route} repeat {failure.repeat + 1}: {failure.status}"
+            if failure.nonfinite_step is not None:
+                where += f" at step {failure.nonfinite_step}"
+            detail = [line for line in (failure.detail or "").splitlines() if line.strip()]
+            lines.append(where + (f": {detail[0]}" if detail else ""))
+            lines.extend(f"    {line}" for line in detail[1:])
+    for group in group_warnings(verdict.warnings):
+        lines.append(f"warning: {group.message}")
+        lines.append(f"    remedy: {group.remedy}")
+    return lines
+
+
+def render_verdict_plain(verdict: Verdict, ascii_only: bool = False) -> str:
+    """The verdict as plain text: table, summary sentence, notes and warnings."""
+    table = plain_table(VERDICT_HEADERS, verdict_rows(verdict), ascii_only)
+    parts = [table, "", verdict.summary]
+    notes = verdict_notes(verdict)
+    if notes:
+        parts.extend(["", *notes])
+    return "\n".join(parts) + "\n"
+
+
+def render_verdict_markdown(verdict: Verdict) -> str:
+    """The verdict as Markdown: table, summary in bold, notes and warnings as a list."""
+    parts = [markdown_table(VERDICT_HEADERS, verdict_rows(verdict)), "", f"**{verdict.summary}**"]
+    notes = verdict_notes(verdict)
+    if notes:
+        parts.append("")
+        # Indented lines (a failure's detail, a warning's remedy) nest under the line above.
+        parts.extend(
+            f"  - {note.strip()}" if note.startswith("    ") else f"- {note}" for note in notes
+        )
+    return "\n".join(parts) + "\n"
+
+
+def _column_groups(
+    headers: tuple[str, ...], groups: tuple[tuple[str, ...], ...]
+) -> list[list[int]]:
+    """`groups` of header names as column indices; a column no group names (one added
+    later) joins the first group, so a split table never loses it."""
+    indices = [[headers.index(name) for name in group if name in headers] for group in groups]
+    named = {index for group in indices for index in group}
+    indices[0] += [index for index in range(1, len(headers)) if index not in named]
+    return [sorted(group) for group in indices]
+
+
+def _verdict_style(column: int, text: str) -> str:
+    """Statuses and parity coloured, a tentative speed (`~`) yellow."""
+    header = VERDICT_HEADERS[column]
+    if header == "status" or (header == "parity" and text != DASH):
+        return status_style(text)
+    if header == "speed" and text.startswith(("~", "inconclusive")):
+        return "yellow"
+    return ""
+
+
+def verdict_table(verdict: Verdict) -> FittedTable:
+    """The verdict for a terminal: all columns when they fit, time and memory as two tables
+    when they do not, a block per route when even those do not; no word broken."""
+    numeric = {"ms/step", "1st ms", "RSS MiB", "Δ MiB", "CPU ms"}
+    return FittedTable(
+        "topos grade",
+        VERDICT_HEADERS,
+        verdict_rows(verdict),
+        right_aligned=frozenset(
+            index for index, header in enumerate(VERDICT_HEADERS) if header in numeric
+        ),
+        style=_verdict_style,
+        groups=_column_groups(VERDICT_HEADERS, VERDICT_GROUPS),
+        labels=VERDICT_LABELS,
+    )
+
+
+def verdict_renderables(verdict: Verdict) -> list[RenderableType]:
+    """The verdict on a terminal: its table, the summary green or red, the notes coloured."""
+    colour = {0: "bold green", 5: "bold yellow"}.get(int(verdict.exit_status), "bold red")
+    summary = Text(verdict.summary, style=colour)
+    notes = [Text(line, style=_note_style(line)) for line in verdict_notes(verdict)]
+    return [verdict_table(verdict), summary, *notes]
+
+
+#: The verdict in its three forms; `print_verdict(verdict, file=..., markdown=..., plain=...)`.
+VERDICT_FORMS = Forms(render_verdict_markdown, render_verdict_plain, verdict_renderables)
+print_verdict = VERDICT_FORMS.print
+
+
+def _note_style(line: str) -> str:
+    """Warnings, remedies and the legend in yellow; failures and their detail in red."""
+    yellow = ("warning", "remedy", "~")
+    return "yellow" if line.lstrip().startswith(yellow) or " time " in line else "red"
+
+
+def _format_figure(change: FigureChange, value: float | None) -> str:
+    """An old or new figure in its unit: ms with three digits, bytes as MiB."""
+    if value is None:
+        return DASH
+    if change.unit == "bytes":
+        return f"{value / MEBIBYTE:.1f} MiB"
+    return f"{format_milliseconds(value)} ms"
+
+
+def _test_cell(change: FigureChange) -> str:
+    """What decided: for time the test and the repeats it rests on (`p = 0.003, 3 repeats
+    each`, `not tested, 1 repeat each`), for memory whether ranges overlap."""
+    if change.time is not None:
+        judgement = change.time
+        disturbed = [side.disturbed for side in (judgement.old, judgement.new)]
+        test = "not tested" if judgement.p_value is None else f"p = {judgement.p_value:.2g}"
+        text = f"{test}, {judgement.repeats}"
+        if None in disturbed:
+            text += ", disturbance unknown"
+        elif any(disturbed):
+            text += f", {sum(disturbed)} steps disturbed"
+        return text
+    if change.p_value is not None:
+        return f"p = {change.p_value:.3g}"
+    if change.significant is None:
+        return DASH
+    return "ranges apart" if change.significant else "ranges overlap"
+
+
+def comparison_rows(comparison: Comparison) -> list[list[str]]:
+    """The comparison table as rows of strings, in `COMPARISON_HEADERS` order."""
+    return [
+        [
+            change.route,
+            change.figure,
+            _format_figure(change, change.old),
+            _format_figure(change, change.new),
+            DASH if change.change is None else f"{change.change:+.1%}",
+            f"{change.tolerance:.0%}",
+            _test_cell(change),
+            change.status,
+        ]
+        for change in comparison.changes
+    ]
+
+
+def render_comparison_plain(comparison: Comparison, ascii_only: bool = False) -> str:
+    """The comparison as plain text: table, summary, notes."""
+    table = plain_table(COMPARISON_HEADERS, comparison_rows(comparison), ascii_only)
+    parts = [table, "", comparison.summary]
+    parts.extend(f"note: {note}" for note in (*comparison.notes, *comparison.count_notes))
+    parts.extend(_time_notes(comparison))
+    return "\n".join(parts) + "\n"
+
+
+def _time_notes(comparison: Comparison) -> list[str]:
+    """Why each time judgement that is not a claim came out as it did."""
+    return [
+        f"{change.route} time {change.status}: {change.time.reason}"
+        for change in comparison.changes
+        if change.time is not None and change.status not in ("regression", "improvement")
+    ]
+
+
+def render_comparison_markdown(comparison: Comparison) -> str:
+    """The comparison as Markdown: table, summary in bold, notes as a list."""
+    parts = [
+        markdown_table(COMPARISON_HEADERS, comparison_rows(comparison)),
+        "",
+        f"**{comparison.summary}**",
+    ]
+    notes = (*comparison.notes, *comparison.count_notes)
+    if notes:
+        parts.append("")
+        parts.extend(f"- note: {note}" for note in notes)
+    return "\n".join(parts) + "\n"
+
+
+def comparison_table(comparison: Comparison) -> FittedTable:
+    """The comparison for a terminal, statuses coloured; stacked by route and figure when
+    the columns cannot fit, never a word broken."""
+    last = len(COMPARISON_HEADERS) - 1
+    return FittedTable(
+        f"topos compare: {comparison.workload}",
+        COMPARISON_HEADERS,
+        comparison_rows(comparison),
+        right_aligned=frozenset({2, 3, 4, 5}),
+        style=lambda column, text: status_style(text) if column == last else "",
+        name_columns=2,
+    )
+
+
+def comparison_renderables(comparison: Comparison) -> list[RenderableType]:
+    """The comparison on a terminal: its table, the summary red on a regression, the notes."""
+    style = "bold red" if comparison.regressions else "bold green"
+    if not comparison.regressions and comparison.inconclusive:
+        style = "bold yellow"
+    notes = [
+        Text(f"note: {note}", style="yellow")
+        for note in (*comparison.notes, *comparison.count_notes)
+    ]
+    notes += [Text(line, style="yellow") for line in _time_notes(comparison)]
+    return [comparison_table(comparison), Text(comparison.summary, style=style), *notes]
+
+
+#: The comparison in its three forms, printed as the verdict is.
+COMPARISON_FORMS = Forms(
+    render_comparison_markdown, render_comparison_plain, comparison_renderables
+)
+print_comparison = COMPARISON_FORMS.print

@@ -1,0 +1,259 @@
+"""What the report of one grade shows, gathered from its result: every run's series, the
+memory plan, the verdict, the circumstances, and what is missing.
+
+Pure Python (no NumPy, no plotting), so the figures and the page are drawn
+from one gathered object, and tests can check it against the JSON directly.
+The verdict is recomputed from the raw runs with the result's own settings,
+as `compare` does (the bootstrap is seeded, so the figures are those the
+grade printed); the stored summary sentence is shown as the grade said it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from topos_cli.judge.verdict import Divergence, Verdict, decide_verdict
+from topos_cli.judge.verdict.parity import run_label
+from topos_cli.render.result_description import (
+    describe_data,
+    describe_host,
+    describe_outcome,
+    describe_predictions,
+    describe_settings,
+)
+from topos_cli.result.grade_result import GradeResult
+from topos_cli.result.lenient_result import LenientResult
+from topos_cli.result.repeat import Repeat
+from topos_cli.result.verdict_settings import VerdictSettings
+from topos_cli.result.worker_facts import LiveVolume
+
+
+@dataclass(frozen=True)
+class RunSeries:
+    """One run of one route as the pictures draw it; times in seconds, memory in bytes."""
+
+    route: str
+    repeat: int
+    status: str
+    #: How the run is named on a legend: the route, and its repeat when there are several.
+    label: str
+    detail: str | None
+    #: The RSS timeline: the start of each slice, in seconds since the worker was ready
+    #: (since it started, when it never got ready), and the highest RSS in the slice.
+    rss_seconds: tuple[float, ...]
+    rss_bytes: tuple[int, ...]
+    #: Seconds from the worker's start to its ready point, if it got there.
+    ready_after_seconds: float | None
+    ready_rss_bytes: int | None
+    peak_rss_bytes: int | None
+    training_delta_bytes: int | None
+    step_milliseconds: tuple[float, ...]
+    #: The warm-up step run and thrown away before ready (its time only).
+    warm_up_milliseconds: float | None
+    losses: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class ReportContents:
+    """Everything one grade's report shows, and what it could not show."""
+
+    source: str
+    result: GradeResult
+    workload: str
+    routes: tuple[str, ...]
+    runs: tuple[RunSeries, ...]
+    #: Per route, the plan's predicted training bytes (its planned live volume and more).
+    predicted_training_bytes: Mapping[str, int]
+    verdict: Verdict | None
+    #: The sentence the grade printed (or the recomputed one, for a result without it).
+    summary: str | None
+    divergence: Divergence | None
+    #: Leading measured steps the verdict leaves out of its median.
+    warmup_steps: int
+    #: Lines said beside the table: outcome, data, memory prediction, host, settings.
+    circumstances: tuple[str, ...]
+    missing: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def peak_sampled(self) -> bool:
+        """Whether a completed run's peak was sampled rather than read from the kernel's
+        high-water mark (no /proc: macOS), so the peak is coarser, not exact."""
+        return any(
+            run.status == "ok" and run.facts.peak_source == "sampling"
+            for run in self.result.repeats
+        )
+
+    @property
+    def peak_words(self) -> str:
+        """How the measured peak was measured, as a legend and a caption say it."""
+        return "sampled, not exact: no /proc" if self.peak_sampled else "VmHWM"
+
+    def runs_of(self, route: str) -> list[RunSeries]:
+        """The runs of `route`, in the order they ran."""
+        return [run for run in self.runs if run.route == route]
+
+    def predicted_peak_bytes(self, run: RunSeries) -> int | None:
+        """Where the plan says the run's RSS should top out: its ready RSS plus the
+        predicted training bytes of its route."""
+        predicted = self.predicted_training_bytes.get(run.route)
+        if predicted is None or run.ready_rss_bytes is None:
+            return None
+        return run.ready_rss_bytes + predicted
+
+
+def _timeline(run: Repeat, ready_after: float | None) -> tuple[tuple[float, ...], tuple[int, ...]]:
+    """A run's RSS timeline as (seconds since ready, bytes); empty when it has none."""
+    timeline = run.facts.rss_timeline
+    if timeline is None or not timeline.points or not timeline.resolution_seconds:
+        return (), ()
+    offset = ready_after or 0.0
+    resolution = timeline.resolution_seconds
+    seconds = tuple(index * resolution - offset for index in range(len(timeline.points)))
+    return seconds, tuple(timeline.points)
+
+
+def _warm_up_milliseconds(run: Repeat) -> float | None:
+    """The time of the step thrown away before ready, in ms, if the worker said it."""
+    ready = run.facts.ready
+    seconds = None if ready is None else ready.warm_up_seconds
+    return None if seconds is None else seconds * 1000.0
+
+
+def _series(run: Repeat, name_repeats: bool) -> RunSeries:
+    """The pictures' view of one run."""
+    ready_after = run.facts.ready_after_seconds
+    seconds, values = _timeline(run, ready_after)
+    return RunSeries(
+        route=run.route,
+        repeat=run.repeat,
+        status=run.status,
+        label=run_label(run.route, run.repeat, name_repeats),
+        detail=run.detail,
+        rss_seconds=seconds,
+        rss_bytes=values,
+        ready_after_seconds=ready_after,
+        ready_rss_bytes=run.ready_rss_bytes,
+        peak_rss_bytes=run.peak_rss_bytes,
+        training_delta_bytes=run.training_delta_bytes,
+        step_milliseconds=tuple(value * 1000.0 for value in run.step_seconds),
+        warm_up_milliseconds=_warm_up_milliseconds(run),
+        losses=run.losses,
+    )
+
+
+def _predictions(result: GradeResult) -> dict[str, int]:
+    """Per route, the predicted training bytes: from `memory_prediction`, else the route's
+    live volume as its worker reported it at ready."""
+    predicted: dict[str, int] = {}
+    for entry in result.memory_prediction:
+        value = entry.predicted_training_bytes
+        value = entry.predicted_live_bytes if value is None else value
+        if value is not None:
+            predicted[entry.route] = value
+    for route, facts in result.routes.items():
+        volume = facts.live_volume or LiveVolume()
+        value = volume.predicted_training_bytes
+        value = volume.peak_bytes if value is None else value
+        if route not in predicted and value is not None:
+            predicted[route] = value
+    return predicted
+
+
+def _verdict_settings(result: GradeResult) -> VerdictSettings:
+    """The verdict settings the result was judged with, else the defaults."""
+    return VerdictSettings() if result.verdict is None else result.verdict.settings
+
+
+def _recompute_verdict(
+    result: GradeResult, runs: Sequence[Repeat], missing: list[str]
+) -> Verdict | None:
+    """The verdict of the runs, judged as the grade judged them; `None` if there are none."""
+    if not runs:
+        return None
+    load = result.host.load_average
+    try:
+        return decide_verdict(
+            runs,
+            settings=_verdict_settings(result),
+            load_average=load[0] if load else None,
+            cores=result.host.available_cores,
+        )
+    except Exception as error:  # an odd older result must not cost the rest of the report
+        missing.append(f"the verdict could not be recomputed ({type(error).__name__}: {error})")
+        return None
+
+
+def _data_line(result: GradeResult) -> str:
+    """The terminal's `data:` line."""
+    if result.workload.data is None:
+        return "data: not recorded"
+    return describe_data(result.workload.data)
+
+
+def _missing_parts(
+    result: GradeResult, runs: Sequence[Repeat], series: Sequence[RunSeries]
+) -> list[str]:
+    """What the report cannot draw, run by run, in words."""
+    missing = []
+    if not runs:
+        missing.append("no run of any route was recorded: there is nothing to draw")
+    for run, drawn in zip(runs, series, strict=True):
+        if run.status != "ok":
+            detail = (run.detail or "").strip().splitlines()
+            missing.append(
+                f"{drawn.label} {run.status}"
+                + (f": {detail[-1]}" if detail else "")
+                + f" (drawn as far as it got: {len(run.loss_bits)} steps)"
+            )
+        if not drawn.rss_bytes:
+            missing.append(f"{drawn.label}: no RSS timeline; memory is marked, not drawn over time")
+        if not run.step_seconds:
+            missing.append(f"{drawn.label}: no step times")
+        if not run.loss_bits:
+            missing.append(f"{drawn.label}: no losses")
+    if runs and not result.memory_prediction and not result.routes:
+        missing.append("no memory prediction: the predicted peak is not marked")
+    if runs and result.verdict is None:
+        missing.append("no stored verdict: the table is recomputed from the runs")
+    return missing
+
+
+def gather_report_contents(lenient: LenientResult) -> ReportContents:
+    """Gathers what the report of the result in `lenient` shows."""
+    result = lenient.result
+    missing = list(lenient.missing)
+    runs = list(result.repeats)
+    routes = tuple(dict.fromkeys(run.route for run in runs))
+    name_repeats = any(run.repeat > 0 for run in runs)
+    series = tuple(_series(run, name_repeats) for run in runs)
+    missing += _missing_parts(result, runs, series)
+    verdict = _recompute_verdict(result, runs, missing)
+    summary = None if result.verdict is None else result.verdict.summary
+    if summary is None and verdict is not None:
+        summary = verdict.summary
+    circumstances = [
+        describe_outcome(result),
+        _data_line(result),
+        *describe_predictions(result.memory_prediction),
+        describe_host(result),
+        describe_settings(result),
+    ]
+    if result.error is not None:
+        circumstances.append(f"error: {result.error}")
+    if result.interrupted is not None:
+        circumstances.append(f"interrupted by {result.interrupted.signal}")
+    return ReportContents(
+        source=lenient.source,
+        result=result,
+        workload=result.workload.name,
+        routes=routes,
+        runs=series,
+        predicted_training_bytes=_predictions(result),
+        verdict=verdict,
+        summary=summary,
+        divergence=None if verdict is None else verdict.parity.divergence,
+        warmup_steps=_verdict_settings(result).warmup_steps,
+        circumstances=tuple(circumstances),
+        missing=tuple(missing),
+    )
