@@ -1,6 +1,7 @@
 """The frontier picture: labels beside their points and never over one another or any
 other text, every point with its interval, points within noise hollow, a cross at each
-point's predicted Δ beside its measured one; a frontier's page titled so."""
+point's predicted Δ beside its measured one, a key naming each point's budget, planned
+bytes and recomputations; a frontier's page titled so."""
 
 from __future__ import annotations
 
@@ -127,9 +128,10 @@ def test_the_picture_of_one_to_eight_points_has_no_overlapping_text(count):
 
     result, verdict = frontier_result(some_routes(count))
     svg = frontier_svg(frontier_points_of(verdict, result), "cifar10: a frontier")
-    # Each point's cross drawn.
+    # Each point's crosses and key line drawn, within the picture's grown height.
     assert svg.count('class="predicted"') == count
     height = svg_height(svg)
+    assert height == HEIGHT + 15 * count + 8
     boxes = svg_text_boxes(svg)
     for text, (left, top, right, bottom) in boxes:
         assert left >= 0 and right <= WIDTH and top >= 0 and bottom <= height, text
@@ -342,3 +344,18 @@ def test_without_predictions_no_cross_is_drawn():
     points = [FrontierPoint("engine", "engine", 20.0, 54.0, 19.0, 21.0)]
     assert _crosses(frontier_svg(points, "t")) == []
     assert svg_height(frontier_svg(points, "t")) == HEIGHT
+
+
+def test_the_key_names_each_points_budget_planned_bytes_and_recomputations():
+    result, verdict = frontier_result(PREDICTED)
+    texts = [
+        text for text, _ in svg_text_boxes(frontier_svg(frontier_points_of(verdict, result), "t"))
+    ]
+    assert "engine: no budget, planned 52.00 MiB, nothing recomputed" in texts
+    assert "remat@50%: budget 20.00 MiB (50%), planned 19.00 MiB, 20 recomputed (+2.0% FLOPs)" in (
+        texts
+    )
+    assert (
+        "remat@floor: budget 12.00 MiB (30%), planned 11.00 MiB, 30 recomputed (+3.0% FLOPs)"
+        in (texts)
+    )

@@ -1,7 +1,8 @@
 """The frontier as a picture: ms/step against training Δ, one labelled point per route and
 budget, each with its interval, written as a standalone SVG. Beside each measured point a
 cross marks the Δ its plan's step memory predicted, at the same ms/step, so prediction and
-measurement are read together.
+measurement are read together; under the legend a key names each point's budget, planned
+bytes and recomputations.
 
 A point is drawn filled ("told apart") only when the time judgement the verdict uses
 (`time_judgement`, through `speed_ratio`) claims it faster or slower than every other
@@ -52,6 +53,8 @@ class FrontierPoint:
     told_apart: bool | None = None
     #: The training Δ its step memory predicted, in MiB (None: not predicted).
     predicted_mebibytes: float | None = None
+    #: What the key says of it: its budget, planned bytes, recomputations (None: nothing).
+    facts: str | None = None
 
     @property
     def interval(self) -> tuple[float, float]:
@@ -66,7 +69,7 @@ def frontier_points_of(verdict: Any, result: Any = None) -> list[FrontierPoint]:
     range of its repeats' medians (the repeat is the unit of evidence), or with one
     repeat the quartiles of its steps; told apart as `told_apart` judges. With the grade's
     result (`GradeResult`), each point also has its predicted Δ (its step memory, as
-    `memory_prediction` says it)."""
+    `memory_prediction` says it) and its facts (`point_facts`)."""
     predicted: dict[str, int] = {}
     if result is not None:
         predicted = {
@@ -102,9 +105,33 @@ def frontier_points_of(verdict: Any, result: Any = None) -> list[FrontierPoint]:
                 high,
                 distinct,
                 None if forecast is None else forecast / MEBIBYTE,
+                None if result is None else point_facts(result.routes.get(route.route)),
             )
         )
     return points
+
+
+def point_facts(facts: Any) -> str | None:
+    """What the key says of a point whose worker said `facts` (`RouteFacts`): a remat
+    point's budget, planned bytes and recomputations; another route's planned bytes."""
+    if facts is None:
+        return None
+    remat = facts.remat
+    if remat is not None:
+        return (
+            f"budget {_mebibytes(remat.budget_bytes)} ({100 * remat.budget_fraction:.0f}%), "
+            f"planned {_mebibytes(remat.planned_bytes)}, {remat.recomputations} recomputed "
+            f"(+{100 * remat.extra_flops_fraction:.1f}% FLOPs)"
+        )
+    volume = facts.live_volume
+    if volume is None or volume.plan_training_bytes is None:
+        return None
+    return f"no budget, planned {_mebibytes(volume.plan_training_bytes)}, nothing recomputed"
+
+
+def _mebibytes(count: int) -> str:
+    """Bytes as `3.91 MiB`: two decimals, so budgets a few KiB apart read apart."""
+    return f"{count / MEBIBYTE:.2f} MiB"
 
 
 def told_apart(speeds: Sequence[Any], settings: Any) -> list[bool]:
@@ -176,11 +203,19 @@ class _Scale:
         return [(self(tick), tick) for tick in _ticks(self.low, self.high)]
 
 
+def picture_height(points: Sequence[FrontierPoint]) -> int:
+    """The picture's height: `HEIGHT`, and a line more under the legend for each point the
+    key names (`FrontierPoint.facts`)."""
+    keyed = sum(point.facts is not None for point in points)
+    return HEIGHT + (KEY_LINE * keyed + KEY_GAP if keyed else 0)
+
+
 def frontier_svg(points: Sequence[FrontierPoint], title: str) -> str:
     """The SVG text of the frontier: x training Δ (MiB), y ms/step, each point with its
     interval as an error bar and a cross at the Δ its step memory predicted; a point
     noise cannot tell from another (`indistinct`) is hollow; remat's points joined in
-    order of memory, so the curve shows what each megabyte costs in time."""
+    order of memory, so the curve shows what each megabyte costs in time; under the
+    legend, each point's budget, planned bytes and recomputations."""
     if not points:
         points = [FrontierPoint("no points", "engine", 0.0, 0.0)]
     xs = [point.training_mebibytes for point in points]
@@ -189,7 +224,7 @@ def frontier_svg(points: Sequence[FrontierPoint], title: str) -> str:
     x_low, x_high = 0.0, max(xs) * 1.1 or 1.0
     y_low, y_high = 0.0, max(ys) * 1.15 or 1.0
     plot_width, plot_height = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
-    height = HEIGHT
+    height = picture_height(points)
 
     x_of = _Scale(x_low, x_high, LEFT, LEFT + plot_width)
     y_of = _Scale(y_low, y_high, TOP + plot_height, TOP)  # y grows downward in SVG
@@ -235,6 +270,7 @@ def frontier_svg(points: Sequence[FrontierPoint], title: str) -> str:
             f'stroke-dasharray="4 3"/>'
         )
     legend, legend_box = _legend(TOP + plot_height + 54)
+    key, key_box = _key(points, legend_box[3] + KEY_GAP)
     centres = [(x_of(point.training_mebibytes), y_of(point.milliseconds)) for point in points]
     crosses = [
         None if point.predicted_mebibytes is None else (x_of(point.predicted_mebibytes), y)
@@ -245,7 +281,7 @@ def frontier_svg(points: Sequence[FrontierPoint], title: str) -> str:
         centres,
         [point.label for point in points],
         bounds=bounds,
-        avoid=[legend_box, *point_boxes([cross for cross in crosses if cross])],
+        avoid=[legend_box, key_box, *point_boxes([cross for cross in crosses if cross])],
     )
     hollow = indistinct(points)
     for point, (x, y), cross in zip(points, centres, crosses, strict=True):
@@ -277,6 +313,7 @@ def frontier_svg(points: Sequence[FrontierPoint], title: str) -> str:
             f'<text x="{label_x:.1f}" y="{label_y:.1f}">{escape(point.label)}</text>'
         )
     parts.extend(legend)
+    parts.extend(key)
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
 
@@ -305,6 +342,9 @@ LEGEND_LINES = (
 #: The legend's font size, and its line height, in pixels.
 LEGEND_FONT = 11
 LEGEND_LINE = 15
+#: The key's line height, and the gap between it and the legend, in pixels.
+KEY_LINE = 15
+KEY_GAP = 8
 
 
 def _legend(top: float) -> tuple[list[str], tuple[float, float, float, float]]:
@@ -338,6 +378,22 @@ def _legend(top: float) -> tuple[list[str], tuple[float, float, float, float]]:
         )
     box = (left - 4, top - 2, right + 4, top + LEGEND_LINE * len(LEGEND_LINES) + 4)
     return parts, box
+
+
+def _key(
+    points: Sequence[FrontierPoint], top: float
+) -> tuple[list[str], tuple[float, float, float, float]]:
+    """The key's SVG parts, a line from `top` for each point with facts (its label, then
+    its budget, planned bytes and recomputations), and its box for the labels to keep
+    clear of."""
+    parts = []
+    keyed = [point for point in points if point.facts is not None]
+    for row, point in enumerate(keyed):
+        parts.append(
+            f'<text x="{LEFT:.1f}" y="{top + KEY_LINE * row + 11}" font-size="{LEGEND_FONT}">'
+            f"{escape(point.label)}: {escape(point.facts or '')}</text>"
+        )
+    return parts, (LEFT - 4, top - 2, WIDTH, top + KEY_LINE * len(keyed) + 4)
 
 
 #: A label's box, at the picture's 12-pixel font: its height and the width of one
