@@ -32,3 +32,21 @@ def test_a_budget_that_does_not_need_the_floor_does_not_seek_it():
     # Sought on demand, it is the floor lower("floor") finds.
     assert cheaper.floor_bytes == floor.floor_bytes == cheaper.sought_floor_bytes
     assert _searches_alive() == before
+
+
+def test_a_summary_at_ready_does_not_seek_the_floor():
+    # A worker reads its plan's summary after it marks ready: a floor sought then (a GRU
+    # of one's own: a second of bisection, 14.7 MiB of heap) was counted in the steps' Δ
+    # of remat at 100%, 114x recorded's.
+    from tests.support.user_models import gru_workload
+    from topos.training.training import Training
+
+    training = Training(gru_workload, "remat", gru_workload.dataset(None), 1, "100%")
+    plan = training.program.plan
+    before = _searches_alive()
+    (budget,) = [line for line in training.summary(seek_floor=False) if "budget" in line]
+    assert ", floor not sought, " in budget
+    assert plan.sought_floor_bytes is None and _searches_alive() == before
+    # Asked for, it is sought and said.
+    (budget,) = [line for line in training.summary() if "budget" in line]
+    assert f", floor {plan.floor_bytes}, " in budget and plan.sought_floor_bytes is not None

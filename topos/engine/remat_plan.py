@@ -220,8 +220,11 @@ class RematPlan(Plan):
         positions = self._positions_of(index)
         return self._liveness_at(positions[-1]) if positions else "not evaluated"
 
-    def summary(self) -> list[str]:
-        """The `plan:` and `live volume:` lines, with the recomputations and the budget."""
+    def summary(self, *, seek_floor: bool = True) -> list[str]:
+        """The `plan:` and `live volume:` lines, with the recomputations and the budget;
+        with `seek_floor` false, a floor the lowering did not seek is said not sought
+        rather than sought now (a bisection of walks: a worker's summary at ready must
+        not spend its seconds and heap on it)."""
         head = (
             f"plan: forward; {len(self.evaluated)} of {len(self.network.nodes)} nodes "
             f"evaluated, {self.recomputations} recomputed "
@@ -231,9 +234,11 @@ class RematPlan(Plan):
             f"live volume: peak {self.peak} elements at node {self.peak_node}, "
             f"unconstrained {self.unconstrained.peak}"
         )
+        floor = self.floor_bytes if seek_floor else self.sought_floor_bytes
         budget = (
             f"budget: {self.budget_bytes} bytes, planned {self.planned_bytes} (arena and "
-            f"roots), floor {self.floor_bytes}, unconstrained {self.unconstrained_bytes}"
+            f"roots), floor {'not sought' if floor is None else floor}, unconstrained "
+            f"{self.unconstrained_bytes}"
         )
         if self.far_below_budget:
             budget += (
