@@ -359,3 +359,23 @@ def test_the_key_names_each_points_budget_planned_bytes_and_recomputations():
         "remat@floor: budget 12.00 MiB (30%), planned 11.00 MiB, 30 recomputed (+3.0% FLOPs)"
         in (texts)
     )
+
+
+def test_the_key_speaks_in_kib_below_a_mebibyte():
+    # A GRU of one's own plans 140 KiB: '0.14 MiB' would hide what its budgets change.
+    from topos_cli.report.display.frontier_picture import point_facts
+    from topos_cli.result.grade_result import RouteFacts
+    from topos_cli.result.worker_facts import RematFacts
+
+    remat = RematFacts(
+        budget_bytes=100_352,
+        planned_bytes=93_184,
+        floor_bytes=None,
+        unconstrained_bytes=143_360,
+        budget_fraction=0.7,
+        recomputations=142,
+        extra_flops_fraction=0.131,
+    )
+    assert point_facts(RouteFacts(remat=remat)) == (
+        "budget 98.0 KiB (70%), planned 91.0 KiB, 142 recomputed (+13.1% FLOPs)"
+    )

@@ -130,7 +130,10 @@ def point_facts(facts: Any) -> str | None:
 
 
 def _mebibytes(count: int) -> str:
-    """Bytes as `3.91 MiB`: two decimals, so budgets a few KiB apart read apart."""
+    """Bytes as `3.91 MiB` (two decimals, so budgets a few KiB apart read apart), or
+    `139.9 KiB` below a mebibyte."""
+    if count < MEBIBYTE:
+        return f"{count / 1024:.1f} KiB"
     return f"{count / MEBIBYTE:.2f} MiB"
 
 
