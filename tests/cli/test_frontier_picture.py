@@ -1,6 +1,7 @@
 """The frontier picture: labels beside their points and never over one another or any
-other text, every point with its interval, points within noise hollow; a frontier's page
-titled so."""
+other text, every point with its interval, points within noise hollow, a cross at each
+point's predicted Δ beside its measured one, a key naming each point's budget, planned
+bytes and recomputations; a frontier's page titled so."""
 
 from __future__ import annotations
 
@@ -82,12 +83,58 @@ def frontier_verdict(count: int):
     return decide_verdict(example_result(repeats=1, routes=some_routes(count))["repeats"])
 
 
+def frontier_result(routes: dict[str, tuple[float, int, int, int]]):
+    """A frontier's result (`GradeResult`) and verdict over `routes` (as `example_result`
+    takes them, the last figure the predicted Δ in MiB), every worker's facts as a
+    frontier's give them: a remat point's budget (its label's share of 40 MiB, or the
+    floor's 12), planned bytes a MiB under it and recomputations; recorded's and engine's
+    planned bytes."""
+    from tests.cli.result_examples import MEBIBYTE, example_result
+    from topos_cli.report.display.report_contents import gather_report_contents
+    from topos_cli.result.lenient_result import interpret_result
+
+    data = example_result(repeats=1, routes=routes)
+    for index, (route, (_, _, delta, _)) in enumerate(routes.items()):
+        facts = data["routes"][route]
+        facts["live_volume"] = {"plan_training_bytes": (delta - 2) * MEBIBYTE}
+        if not route.startswith("remat"):
+            continue
+        share = route.partition("@")[2].removesuffix("%")
+        fraction = int(share) / 100 if share.isdigit() else 0.3
+        budget = int(40 * MEBIBYTE * fraction)
+        facts["remat"] = {
+            "budget_bytes": budget,
+            "planned_bytes": budget - MEBIBYTE,
+            "floor_bytes": None,
+            "unconstrained_bytes": 40 * MEBIBYTE,
+            "budget_fraction": fraction,
+            "recomputations": 10 * index,
+            "extra_flops_fraction": index / 100,
+        }
+    contents = gather_report_contents(interpret_result(data, "t"))
+    return contents.result, contents.verdict
+
+
+def svg_height(svg: str) -> float:
+    """The picture's height, as its root says it."""
+    import xml.etree.ElementTree as ElementTree
+
+    return float(ElementTree.fromstring(svg).get("height"))
+
+
 @pytest.mark.parametrize("count", range(1, 9))
 def test_the_picture_of_one_to_eight_points_has_no_overlapping_text(count):
-    svg = frontier_svg(frontier_points_of(frontier_verdict(count)), "cifar10: a frontier")
+    from tests.cli.result_examples import some_routes
+
+    result, verdict = frontier_result(some_routes(count))
+    svg = frontier_svg(frontier_points_of(verdict, result), "cifar10: a frontier")
+    # Each point's crosses and key line drawn, within the picture's grown height.
+    assert svg.count('class="predicted"') == count
+    height = svg_height(svg)
+    assert height == HEIGHT + 15 * count + 8
     boxes = svg_text_boxes(svg)
     for text, (left, top, right, bottom) in boxes:
-        assert left >= 0 and right <= WIDTH and top >= 0 and bottom <= HEIGHT, text
+        assert left >= 0 and right <= WIDTH and top >= 0 and bottom <= height, text
     for index, (text, box) in enumerate(boxes):
         for other, other_box in boxes[index + 1 :]:
             apart = (
@@ -150,7 +197,8 @@ def _measured_labels(svg: str) -> tuple[list, list]:
 
     namespace = "{http://www.w3.org/2000/svg}"
     root = ElementTree.fromstring(svg)
-    figure = Figure(figsize=(WIDTH / 72, HEIGHT / 72), dpi=72)
+    height = float(root.get("height"))
+    figure = Figure(figsize=(WIDTH / 72, height / 72), dpi=72)
     renderer = FigureCanvasAgg(figure).get_renderer()
     marks = []
     for circle in root.iter(f"{namespace}circle"):
@@ -164,7 +212,7 @@ def _measured_labels(svg: str) -> tuple[list, list]:
         x, y = float(element.get("x")), float(element.get("y"))
         text = figure.text(
             x / WIDTH,
-            1 - y / HEIGHT,
+            1 - y / height,
             element.text,
             family="DejaVu Sans",
             size=float(root.get("font-size")),
@@ -172,7 +220,7 @@ def _measured_labels(svg: str) -> tuple[list, list]:
         )
         extent = text.get_window_extent(renderer)
         labels.append(
-            (element.text, (extent.x0, HEIGHT - extent.y1, extent.x1, HEIGHT - extent.y0))
+            (element.text, (extent.x0, height - extent.y1, extent.x1, height - extent.y0))
         )
     return labels, marks
 
@@ -241,3 +289,93 @@ def test_a_point_is_filled_only_where_the_verdict_claims_a_difference():
     (pairing,) = verdict.pairings
     assert pairing.speed.direction not in ("faster", "slower")
     assert [point.told_apart for point in frontier_points_of(verdict)] == [True, False, False]
+
+
+def _crosses(svg: str) -> list[tuple[float, float]]:
+    """The centre of every predicted point's cross (`class="predicted"`), in pixels."""
+    import re
+    import xml.etree.ElementTree as ElementTree
+
+    centres = []
+    for path in ElementTree.fromstring(svg).iter("{http://www.w3.org/2000/svg}path"):
+        if path.get("class") != "predicted":
+            continue
+        figures = [float(figure) for figure in re.findall(r"-?\d+(?:\.\d+)?", path.get("d"))]
+        xs, ys = figures[0::2], figures[1::2]
+        centres.append(((min(xs) + max(xs)) / 2, (min(ys) + max(ys)) / 2))
+    return centres
+
+
+#: Points whose predictions lie either side of their measured Δ, one exactly on it.
+PREDICTED = {
+    "engine": (20.0, 200, 54, 50),
+    "recorded": (18.0, 200, 27, 29),
+    "remat@50%": (19.0, 200, 17, 16),
+    "remat@floor": (24.0, 200, 12, 12),
+}
+
+
+def test_each_point_has_a_cross_at_its_predicted_delta_beside_its_measured_one():
+    from topos_cli.report.display.frontier_picture import CROSS_REACH, LEFT
+
+    result, verdict = frontier_result(PREDICTED)
+    points = frontier_points_of(verdict, result)
+    assert [point.predicted_mebibytes for point in points] == [50, 29, 16, 12]
+    svg = frontier_svg(points, "t")
+    crosses = _crosses(svg)
+    labels, marks = _measured_labels(svg)
+    assert len(crosses) == len(marks) == len(PREDICTED)
+    for (x, y), mark, (_, _, measured, predicted) in zip(
+        crosses, marks, PREDICTED.values(), strict=True
+    ):
+        centre_x, centre_y = (mark[0] + mark[2]) / 2, (mark[1] + mark[3]) / 2
+        assert y == pytest.approx(centre_y, abs=0.1)  # at its point's ms/step
+        # The Δ axis starts at 0 on its left edge: the cross lies as far along it as the
+        # prediction is of the measured Δ.
+        assert (x - LEFT) / (centre_x - LEFT) == pytest.approx(predicted / measured, abs=0.005)
+    # No label covers a cross.
+    for text, box in labels:
+        for x, y in crosses:
+            cross = (x - CROSS_REACH, y - CROSS_REACH, x + CROSS_REACH, y + CROSS_REACH)
+            assert not _overlap(box, cross), (text, box, cross)
+
+
+def test_without_predictions_no_cross_is_drawn():
+    points = [FrontierPoint("engine", "engine", 20.0, 54.0, 19.0, 21.0)]
+    assert _crosses(frontier_svg(points, "t")) == []
+    assert svg_height(frontier_svg(points, "t")) == HEIGHT
+
+
+def test_the_key_names_each_points_budget_planned_bytes_and_recomputations():
+    result, verdict = frontier_result(PREDICTED)
+    texts = [
+        text for text, _ in svg_text_boxes(frontier_svg(frontier_points_of(verdict, result), "t"))
+    ]
+    assert "engine: no budget, planned 52.00 MiB, nothing recomputed" in texts
+    assert "remat@50%: budget 20.00 MiB (50%), planned 19.00 MiB, 20 recomputed (+2.0% FLOPs)" in (
+        texts
+    )
+    assert (
+        "remat@floor: budget 12.00 MiB (30%), planned 11.00 MiB, 30 recomputed (+3.0% FLOPs)"
+        in (texts)
+    )
+
+
+def test_the_key_speaks_in_kib_below_a_mebibyte():
+    # A GRU of one's own plans 140 KiB: '0.14 MiB' would hide what its budgets change.
+    from topos_cli.report.display.frontier_picture import point_facts
+    from topos_cli.result.grade_result import RouteFacts
+    from topos_cli.result.worker_facts import RematFacts
+
+    remat = RematFacts(
+        budget_bytes=100_352,
+        planned_bytes=93_184,
+        floor_bytes=None,
+        unconstrained_bytes=143_360,
+        budget_fraction=0.7,
+        recomputations=142,
+        extra_flops_fraction=0.131,
+    )
+    assert point_facts(RouteFacts(remat=remat)) == (
+        "budget 98.0 KiB (70%), planned 91.0 KiB, 142 recomputed (+13.1% FLOPs)"
+    )

@@ -1,8 +1,9 @@
 """Budget: how much memory a remat lowering may plan for.
 
 What a budget bounds is a plan's planned bytes, the memory a run writes into: its
-arena and the fresh buffers of its roots (`RematPlan.planned_bytes`), not the rest of a
-training step (gradients, optimizer state, the update: `topos.training.step_memory`). It is given
+arena and the fresh buffers of its roots, the gradients among them
+(`RematPlan.planned_bytes`), not the rest of a training step (feeds, optimizer state, the
+update: `topos.training.step_memory`). It is given
 in bytes, as a fraction of the unconstrained forward plan's planned bytes, or as the
 floor (the least the lowering can reach). `Budget.of` reads what `Entry.lower(budget=...)` takes:
 an int is bytes, a float a fraction, a string as `topos.budget_text` reads it

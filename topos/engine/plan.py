@@ -81,6 +81,22 @@ class Plan:
         self._schedules: dict[int, Schedule] = {}
         self._backward_plans: dict[int, BackwardPlan] = {}
 
+    def _start_as(self, other: Plan) -> None:
+        """Starts as `_start` would with `other`'s program and positions, sharing what
+        `other` compiled (its steps' structure and the run function's code; an arena and
+        namespace of its own, as a replica's) rather than compiling a second copy."""
+        self._program = other._program
+        self._positions = other._positions
+        self._arena = None
+        self.generation = 0
+        self._sources = other._sources
+        self._pending = other._pending
+        self._steps = None
+        self._compiled = None if other._compiled is None else other._compiled.twin()
+        self._inputs = other._inputs
+        self._schedules = {}
+        self._backward_plans = {}
+
     def _node_of(self, position: int) -> int:
         """The network node a position of the program evaluates (itself, in a plain plan)."""
         return position

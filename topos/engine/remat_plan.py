@@ -126,7 +126,13 @@ class RematPlan(Plan):
         self.flops = sum(flops(nodes[i], nodes, i in views) for i in self.evaluated)
         self.extra_flops = extra_flops(schedule)
         self.recomputations = schedule.recomputations
-        self._start(program, positions)
+        if self._identity:
+            # The unconstrained schedule runs as the base plan does: its compiled steps
+            # are shared, not compiled again (a second copy, held at ready, put remat at
+            # 100% 0.4-1.1 MiB over recorded on gpt and a GRU).
+            self._start_as(base)
+        else:
+            self._start(program, positions)
 
     @property
     def floor_bytes(self) -> int:
@@ -220,8 +226,11 @@ class RematPlan(Plan):
         positions = self._positions_of(index)
         return self._liveness_at(positions[-1]) if positions else "not evaluated"
 
-    def summary(self) -> list[str]:
-        """The `plan:` and `live volume:` lines, with the recomputations and the budget."""
+    def summary(self, *, seek_floor: bool = True) -> list[str]:
+        """The `plan:` and `live volume:` lines, with the recomputations and the budget;
+        with `seek_floor` false, a floor the lowering did not seek is said not sought
+        rather than sought now (a bisection of walks: a worker's summary at ready must
+        not spend its seconds and heap on it)."""
         head = (
             f"plan: forward; {len(self.evaluated)} of {len(self.network.nodes)} nodes "
             f"evaluated, {self.recomputations} recomputed "
@@ -231,9 +240,11 @@ class RematPlan(Plan):
             f"live volume: peak {self.peak} elements at node {self.peak_node}, "
             f"unconstrained {self.unconstrained.peak}"
         )
+        floor = self.floor_bytes if seek_floor else self.sought_floor_bytes
         budget = (
             f"budget: {self.budget_bytes} bytes, planned {self.planned_bytes} (arena and "
-            f"roots), floor {self.floor_bytes}, unconstrained {self.unconstrained_bytes}"
+            f"roots), floor {'not sought' if floor is None else floor}, unconstrained "
+            f"{self.unconstrained_bytes}"
         )
         if self.far_below_budget:
             budget += (

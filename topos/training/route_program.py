@@ -150,13 +150,15 @@ class RouteProgram:
             return self.network.entry([*self.adjoints.roots(), *updates]).lower(self.budget)
         return self.network.entry([self.recording.loss, *updates]).backward().lower()
 
-    def summary(self) -> list[str]:
+    def summary(self, *, seek_floor: bool = True) -> list[str]:
         """The plan's summary lines (`plan:`, `live volume:`, remat's `budget:`) in the
         route's terms. With shards, every shard runs a replica of one plan, so the plan's
         own lines are labelled each shard's, and remat's `budget:` line is the route's:
         all shards' plans together, the terms a budget in bytes is read in, so a figure
-        it prints is a budget the route accepts."""
-        lines = self.plan.summary()
+        it prints is a budget the route accepts. With `seek_floor` false, remat's floor
+        is said only if its lowering sought it (`RematPlan.summary`)."""
+        remat = self.route == "remat"
+        lines = self.plan.summary(seek_floor=seek_floor) if remat else self.plan.summary()
         if self.shards == 1:
             return lines
         labelled = []
@@ -165,8 +167,8 @@ class RouteProgram:
                 labelled.append("budget per shard: " + line.removeprefix("budget: "))
             else:
                 labelled.append(f"{line} (each shard's plan)")
-        if self.route == "remat":
-            labelled.append(self._route_budget_line())
+        if remat:
+            labelled.append(self._route_budget_line(seek_floor))
         return labelled
 
     def arena_line(self) -> str:
@@ -183,12 +185,14 @@ class RouteProgram:
         kept = len(lines) - len(self.plan.summary()) - 1
         return "\n".join([*lines[:kept], *self.summary(), self.arena_line()])
 
-    def _route_budget_line(self) -> str:
+    def _route_budget_line(self, seek_floor: bool = True) -> str:
         plan, shards = self.plan, self.shards
         budget = self._route_budget_bytes or plan.budget_bytes * shards
+        floor = plan.floor_bytes if seek_floor else plan.sought_floor_bytes
         return (
             f"budget: {budget} bytes for the route ({shards} shards' plans together), "
-            f"planned {plan.planned_bytes * shards}, floor {plan.floor_bytes * shards}, "
+            f"planned {plan.planned_bytes * shards}, floor "
+            f"{'not sought' if floor is None else floor * shards}, "
             f"unconstrained {plan.unconstrained_bytes * shards}"
         )
 

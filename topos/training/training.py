@@ -131,6 +131,6 @@ class Training:
         """What a step of this training adds to the process at its peak, part by part."""
         return step_memory(self.program, self.optimizer)
 
-    def summary(self) -> list[str]:
+    def summary(self, *, seek_floor: bool = True) -> list[str]:
         """The plan's summary lines in the route's terms (`RouteProgram.summary`)."""
-        return self.program.summary()
+        return self.program.summary(seek_floor=seek_floor)

@@ -45,6 +45,7 @@ from topos_cli.render.result_description import describe_data, describe_predicti
 from topos_cli.render.tables import markdown_table, plain_table
 from topos_cli.result.grade_result import (
     FrontierFacts,
+    GradeResult,
     HostFacts,
     RefusedPoint,
 )
@@ -98,9 +99,10 @@ def run_points(
     return run_routes(plan, display, admit), refused
 
 
-def frontier_points(verdict: Verdict | None) -> list[FrontierPoint]:
-    """The picture's points: every graded point with both figures and its interval."""
-    return frontier_points_of(verdict)
+def frontier_points(verdict: Verdict | None, result: GradeResult) -> list[FrontierPoint]:
+    """The picture's points: every graded point with both figures and its interval, its
+    predicted Δ and its budget, planned bytes and recomputations."""
+    return frontier_points_of(verdict, result)
 
 
 def grade_points(
@@ -158,7 +160,7 @@ def _finish(plan, record, refused, host, groups, *, stdout: TextIO, stderr: Text
             f"topos frontier: {options.workload}, ms/step against training Δ "
             f"({options.steps} steps)"
         )
-        svg = frontier_svg(frontier_points(verdict), title)
+        svg = frontier_svg(frontier_points(verdict, result), title)
         write_bytes_atomically(picture, svg.encode("utf-8"))
         drawn = picture
     except ToposError as error:

@@ -1,5 +1,8 @@
 """The frontier as a picture: ms/step against training Δ, one labelled point per route and
-budget, each with its interval, written as a standalone SVG.
+budget, each with its interval, written as a standalone SVG. Beside each measured point a
+cross marks the Δ its plan's step memory predicted, at the same ms/step, so prediction and
+measurement are read together; under the legend a key names each point's budget, planned
+bytes and recomputations.
 
 A point is drawn filled ("told apart") only when the time judgement the verdict uses
 (`time_judgement`, through `speed_ratio`) claims it faster or slower than every other
@@ -18,6 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 from typing import Any
+
+from topos_cli.shared.units import MEBIBYTE
 
 WIDTH, HEIGHT = 720, 520
 #: Margins around the plot; the bottom one holds the x axis's title and the legend, so
@@ -46,6 +51,10 @@ class FrontierPoint:
     #: Whether the time judgement tells it from every other point (None: not judged,
     #: then its interval is compared with the others', `indistinct`).
     told_apart: bool | None = None
+    #: The training Δ its step memory predicted, in MiB (None: not predicted).
+    predicted_mebibytes: float | None = None
+    #: What the key says of it: its budget, planned bytes, recomputations (None: nothing).
+    facts: str | None = None
 
     @property
     def interval(self) -> tuple[float, float]:
@@ -55,10 +64,19 @@ class FrontierPoint:
         return min(low, self.milliseconds), max(high, self.milliseconds)
 
 
-def frontier_points_of(verdict: Any) -> list[FrontierPoint]:
+def frontier_points_of(verdict: Any, result: Any = None) -> list[FrontierPoint]:
     """The picture's points of a verdict: every route with both figures, its interval the
     range of its repeats' medians (the repeat is the unit of evidence), or with one
-    repeat the quartiles of its steps; told apart as `told_apart` judges."""
+    repeat the quartiles of its steps; told apart as `told_apart` judges. With the grade's
+    result (`GradeResult`), each point also has its predicted Δ (its step memory, as
+    `memory_prediction` says it) and its facts (`point_facts`)."""
+    predicted: dict[str, int] = {}
+    if result is not None:
+        predicted = {
+            entry.route: entry.predicted_training_bytes
+            for entry in result.memory_prediction
+            if entry.predicted_training_bytes is not None
+        }
     points = []
     drawn = [
         route
@@ -76,18 +94,47 @@ def frontier_points_of(verdict: Any) -> list[FrontierPoint]:
             low, high = min(medians), max(medians)
         else:
             low, high = summary.lower_quartile, summary.upper_quartile
+        forecast = predicted.get(route.route)
         points.append(
             FrontierPoint(
                 route.route,
                 route.route.split("@", 1)[0],
                 summary.median,
-                memory.training_delta_bytes / (1024 * 1024),
+                memory.training_delta_bytes / MEBIBYTE,
                 low,
                 high,
                 distinct,
+                None if forecast is None else forecast / MEBIBYTE,
+                None if result is None else point_facts(result.routes.get(route.route)),
             )
         )
     return points
+
+
+def point_facts(facts: Any) -> str | None:
+    """What the key says of a point whose worker said `facts` (`RouteFacts`): a remat
+    point's budget, planned bytes and recomputations; another route's planned bytes."""
+    if facts is None:
+        return None
+    remat = facts.remat
+    if remat is not None:
+        return (
+            f"budget {_mebibytes(remat.budget_bytes)} ({100 * remat.budget_fraction:.0f}%), "
+            f"planned {_mebibytes(remat.planned_bytes)}, {remat.recomputations} recomputed "
+            f"(+{100 * remat.extra_flops_fraction:.1f}% FLOPs)"
+        )
+    volume = facts.live_volume
+    if volume is None or volume.plan_training_bytes is None:
+        return None
+    return f"no budget, planned {_mebibytes(volume.plan_training_bytes)}, nothing recomputed"
+
+
+def _mebibytes(count: int) -> str:
+    """Bytes as `3.91 MiB` (two decimals, so budgets a few KiB apart read apart), or
+    `139.9 KiB` below a mebibyte."""
+    if count < MEBIBYTE:
+        return f"{count / 1024:.1f} KiB"
+    return f"{count / MEBIBYTE:.2f} MiB"
 
 
 def told_apart(speeds: Sequence[Any], settings: Any) -> list[bool]:
@@ -159,25 +206,35 @@ class _Scale:
         return [(self(tick), tick) for tick in _ticks(self.low, self.high)]
 
 
+def picture_height(points: Sequence[FrontierPoint]) -> int:
+    """The picture's height: `HEIGHT`, and a line more under the legend for each point the
+    key names (`FrontierPoint.facts`)."""
+    keyed = sum(point.facts is not None for point in points)
+    return HEIGHT + (KEY_LINE * keyed + KEY_GAP if keyed else 0)
+
+
 def frontier_svg(points: Sequence[FrontierPoint], title: str) -> str:
     """The SVG text of the frontier: x training Δ (MiB), y ms/step, each point with its
-    interval as an error bar; a point noise cannot tell from another (`indistinct`) is
-    hollow; remat's points joined in order of memory, so the curve shows what each
-    megabyte costs in time."""
+    interval as an error bar and a cross at the Δ its step memory predicted; a point
+    noise cannot tell from another (`indistinct`) is hollow; remat's points joined in
+    order of memory, so the curve shows what each megabyte costs in time; under the
+    legend, each point's budget, planned bytes and recomputations."""
     if not points:
         points = [FrontierPoint("no points", "engine", 0.0, 0.0)]
     xs = [point.training_mebibytes for point in points]
+    xs += [point.predicted_mebibytes for point in points if point.predicted_mebibytes is not None]
     ys = [point.interval[1] for point in points]
     x_low, x_high = 0.0, max(xs) * 1.1 or 1.0
     y_low, y_high = 0.0, max(ys) * 1.15 or 1.0
     plot_width, plot_height = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    height = picture_height(points)
 
     x_of = _Scale(x_low, x_high, LEFT, LEFT + plot_width)
     y_of = _Scale(y_low, y_high, TOP + plot_height, TOP)  # y grows downward in SVG
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
-        f'viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">',
-        f'<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>',
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
+        f'viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="12">',
+        f'<rect width="{WIDTH}" height="{height}" fill="white"/>',
         f'<text x="{WIDTH / 2}" y="24" text-anchor="middle" font-size="15">{escape(title)}</text>',
         f'<line x1="{LEFT}" y1="{TOP + plot_height}" x2="{LEFT + plot_width}" '
         f'y2="{TOP + plot_height}" stroke="black"/>',
@@ -216,12 +273,30 @@ def frontier_svg(points: Sequence[FrontierPoint], title: str) -> str:
             f'stroke-dasharray="4 3"/>'
         )
     legend, legend_box = _legend(TOP + plot_height + 54)
+    key, key_box = _key(points, legend_box[3] + KEY_GAP)
     centres = [(x_of(point.training_mebibytes), y_of(point.milliseconds)) for point in points]
+    crosses = [
+        None if point.predicted_mebibytes is None else (x_of(point.predicted_mebibytes), y)
+        for point, (_, y) in zip(points, centres, strict=True)
+    ]
     bounds = (LEFT + 2, TOP, LEFT + plot_width, TOP + plot_height)
     labels = label_positions(
-        centres, [point.label for point in points], bounds=bounds, avoid=[legend_box]
+        centres,
+        [point.label for point in points],
+        bounds=bounds,
+        avoid=[legend_box, key_box, *point_boxes([cross for cross in crosses if cross])],
     )
     hollow = indistinct(points)
+    for point, (x, y), cross in zip(points, centres, crosses, strict=True):
+        if cross is None:
+            continue
+        colour = COLOURS.get(point.route, "#333333")
+        # The prediction first, under the measured point: a dotted line joins the two.
+        parts.append(
+            f'<line x1="{cross[0]:.1f}" y1="{y:.1f}" x2="{x:.1f}" y2="{y:.1f}" '
+            f'stroke="{colour}" stroke-width="0.8" stroke-dasharray="1 2"/>'
+            + _cross(cross[0], y, colour)
+        )
     for point, (x, y), (label_x, label_y), open_mark in zip(
         points, centres, labels, hollow, strict=True
     ):
@@ -241,20 +316,38 @@ def frontier_svg(points: Sequence[FrontierPoint], title: str) -> str:
             f'<text x="{label_x:.1f}" y="{label_y:.1f}">{escape(point.label)}</text>'
         )
     parts.extend(legend)
+    parts.extend(key)
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
 
 
-#: The legend's lines: what a filled and a hollow point mean, and what the bars are.
+#: Half a predicted point's cross, in pixels.
+CROSS_REACH = 4
+
+
+def _cross(x: float, y: float, colour: str, reach: float = CROSS_REACH) -> str:
+    """A cross (×) at (x, y): where a point's predicted Δ lies (class `predicted`)."""
+    return (
+        f'<path class="predicted" d="M{x - reach:.1f},{y - reach:.1f} L{x + reach:.1f},'
+        f"{y + reach:.1f} M{x - reach:.1f},{y + reach:.1f} L{x + reach:.1f},{y - reach:.1f}"
+        f'" stroke="{colour}" stroke-width="1.6" fill="none"/>'
+    )
+
+
+#: The legend's lines: what a filled and a hollow point mean, the cross, and the bars.
 LEGEND_LINES = (
     ("filled", "told apart from every other point: the verdict's time judgement claims it"),
     ("hollow", "not told apart from some point (inconclusive, within tolerance or unclear)"),
+    ("cross", "predicted training Δ (the plan's step memory), at its point's ms/step"),
     ("bar", INTERVAL_WORDS),
 )
 
 #: The legend's font size, and its line height, in pixels.
 LEGEND_FONT = 11
 LEGEND_LINE = 15
+#: The key's line height, and the gap between it and the legend, in pixels.
+KEY_LINE = 15
+KEY_GAP = 8
 
 
 def _legend(top: float) -> tuple[list[str], tuple[float, float, float, float]]:
@@ -274,6 +367,8 @@ def _legend(top: float) -> tuple[list[str], tuple[float, float, float, float]]:
                 f'<path d="M{left + 6},{y - 9} V{y + 1} M{left + 2},{y - 9} H{left + 10} '
                 f'M{left + 2},{y + 1} H{left + 10}" stroke="#555555" fill="none"/>'
             )
+        elif kind == "cross":
+            mark = _cross(left + 6, y - 4, "#555555", reach=3.5).replace('class="predicted" ', "")
         else:
             fill = "#555555" if kind == "filled" else "white"
             mark = (
@@ -286,6 +381,22 @@ def _legend(top: float) -> tuple[list[str], tuple[float, float, float, float]]:
         )
     box = (left - 4, top - 2, right + 4, top + LEGEND_LINE * len(LEGEND_LINES) + 4)
     return parts, box
+
+
+def _key(
+    points: Sequence[FrontierPoint], top: float
+) -> tuple[list[str], tuple[float, float, float, float]]:
+    """The key's SVG parts, a line from `top` for each point with facts (its label, then
+    its budget, planned bytes and recomputations), and its box for the labels to keep
+    clear of."""
+    parts = []
+    keyed = [point for point in points if point.facts is not None]
+    for row, point in enumerate(keyed):
+        parts.append(
+            f'<text x="{LEFT:.1f}" y="{top + KEY_LINE * row + 11}" font-size="{LEGEND_FONT}">'
+            f"{escape(point.label)}: {escape(point.facts or '')}</text>"
+        )
+    return parts, (LEFT - 4, top - 2, WIDTH, top + KEY_LINE * len(keyed) + 4)
 
 
 #: A label's box, at the picture's 12-pixel font: its height and the width of one

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from topos_cli.judge.verdict import Verdict
 from topos_cli.result.grade_result import GradeResult, RouteFacts
-from topos_cli.result.worker_facts import LiveVolume
+from topos_cli.result.worker_facts import LiveVolume, StepMemoryFacts
 from topos_cli.shared.units import MEBIBYTE, format_bytes, format_milliseconds
 
 HEADERS = (
@@ -70,17 +70,46 @@ def frontier_rows(result: GradeResult, verdict: Verdict | None) -> list[list[str
     return rows
 
 
+#: The step memory's parts a remat budget does not bound, in the words people read. The
+#: others (the plans' arena and roots, the gradients among those roots) are the plan's
+#: planned bytes, what the budget bounds.
+UNBOUNDED_PARTS = {
+    "feeds": "feeds",
+    "shards_mean": "shards' mean",
+    "update": "update",
+    "optimizer_state": "optimizer state",
+    "backward_arena": "backward arena",
+}
+
+
+def unbounded_parts(step: StepMemoryFacts) -> dict[str, int] | None:
+    """The parts of a step memory record its remat budget does not bound
+    (`UNBOUNDED_PARTS`), by name; None when the record holds no parts."""
+    if not step.parts:
+        return None
+    return {name: step.parts.get(name, 0) for name in UNBOUNDED_PARTS}
+
+
 def unbounded_line(result: GradeResult) -> str | None:
-    """What of the step a remat budget does not bound, said once: the step memory beyond
-    the plan's planned bytes (gradients, optimizer state, the update, the shards' mean),
-    which every point's training Δ holds beside them; None without a remat point that
-    says both."""
-    fixed = []
+    """What of the step a remat budget does not bound, said once: the sum of the step
+    memory's own parts beyond the plan's (`unbounded_parts`: feeds, the shards' mean, the
+    update, the optimizer's state), which every point's training Δ holds beside its
+    planned bytes; for a record without parts, its total less the planned bytes, said so.
+    None without a remat point that says either."""
+    fixed: list[int] = []
+    parts_of: list[dict[str, int]] = []
+    subtracted = False
     for facts in result.routes.values():
         remat, step = facts.remat, facts.step_memory
-        if remat is None or step is None or step.total_bytes is None:
+        if remat is None or step is None:
             continue
-        fixed.append(step.total_bytes - remat.planned_bytes)
+        parts = unbounded_parts(step)
+        if parts is not None:
+            fixed.append(sum(parts.values()))
+            parts_of.append(parts)
+        elif step.total_bytes is not None:
+            fixed.append(step.total_bytes - remat.planned_bytes)
+            subtracted = True
     if not fixed:
         return None
     low, high = min(fixed), max(fixed)
@@ -89,8 +118,24 @@ def unbounded_line(result: GradeResult) -> str | None:
         if high - low < MEBIBYTE // 10
         else f"{format_bytes(low)} to {format_bytes(high)}"
     )
+    if subtracted:
+        what = "the step memory's total less the planned bytes (the result records no parts of it)"
+    else:
+        what = f"its step memory's {_named_parts(parts_of)}"
     return (
-        f"training Δ holds, beside each remat point's planned bytes, {amount} of the step "
-        f"its budget does not bound (gradients, optimizer state, the update, the shards' "
-        f"mean); 'lowering s' is each route's lowering at ready"
+        f"training Δ holds, beside each remat point's planned bytes (its plan's arena and "
+        f"roots, the gradients among them), {amount} of the step its budget does not bound: "
+        f"{what}; 'lowering s' is each route's lowering at ready"
     )
+
+
+def _named_parts(parts_of: list[dict[str, int]]) -> str:
+    """The parts that hold bytes at any point, each with its size where every point agrees
+    (`feeds 772.0 KiB + update 64.0 KiB`), or `parts beyond the plan's: none`."""
+    named = []
+    for name, words in UNBOUNDED_PARTS.items():
+        sizes = {parts[name] for parts in parts_of}
+        if sizes == {0}:
+            continue
+        named.append(f"{words} {format_bytes(sizes.pop())}" if len(sizes) == 1 else words)
+    return " + ".join(named) if named else "parts beyond the plan's: none"

@@ -304,7 +304,7 @@ def _frontier_section(contents: ReportContents, svg: str | None = None) -> str:
 
     if svg is None:
         title = f"topos frontier: {contents.workload}, ms/step against training Δ"
-        svg = frontier_svg(frontier_points_of(contents.verdict), title)
+        svg = frontier_svg(frontier_points_of(contents.verdict, contents.result), title)
     rows = frontier_rows(contents.result, contents.verdict)
     rows += [
         [entry.point, "below the floor", *[""] * (len(HEADERS) - 2)]
