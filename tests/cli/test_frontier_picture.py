@@ -90,7 +90,7 @@ def frontier_result(routes: dict[str, tuple[float, int, int, int]]):
     floor's 12), planned bytes a MiB under it and recomputations; recorded's and engine's
     planned bytes."""
     from tests.cli.result_examples import MEBIBYTE, example_result
-    from topos_cli.report.display.report_contents import gather_report_contents
+    from topos_cli.render.report_contents import gather_report_contents
     from topos_cli.result.lenient_result import interpret_result
 
     data = example_result(repeats=1, routes=routes)
@@ -316,7 +316,7 @@ PREDICTED = {
 
 
 def test_each_point_has_a_cross_at_its_predicted_delta_beside_its_measured_one():
-    from topos_cli.report.display.frontier_picture import CROSS_REACH, LEFT
+    from topos_cli.render.frontier_picture import CROSS_REACH, LEFT
 
     result, verdict = frontier_result(PREDICTED)
     points = frontier_points_of(verdict, result)
@@ -363,7 +363,7 @@ def test_the_key_names_each_points_budget_planned_bytes_and_recomputations():
 
 def test_the_key_speaks_in_kib_below_a_mebibyte():
     # A GRU of one's own plans 140 KiB: '0.14 MiB' would hide what its budgets change.
-    from topos_cli.report.display.frontier_picture import point_facts
+    from topos_cli.render.frontier_picture import point_facts
     from topos_cli.result.grade_result import RouteFacts
     from topos_cli.result.worker_facts import RematFacts
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from topos_cli.report.display.frontier_table import UNBOUNDED_PARTS, unbounded_line
+from topos_cli.render.frontier_table import UNBOUNDED_PARTS, unbounded_line
 from topos_cli.result.grade_result import GradeResult, RouteFacts, WorkloadFacts
 from topos_cli.result.worker_facts import StepMemoryFacts
 from topos_cli.shared.units import format_bytes
