@@ -11,8 +11,8 @@ import time
 import psutil
 
 from tests.cli.grading import topos
+from tests.cli.render.test_report_html import svgs, write
 from tests.cli.result_examples import example_result
-from tests.cli.test_report_html import svgs, write
 from topos_cli.harness.report_child import (
     REPORT_MODULE,
     ReportChild,

@@ -12,7 +12,7 @@ import zipfile
 from pathlib import Path
 
 from tests.cli.grading import one_line_error, topos
-from tests.cli.test_machines import grades
+from tests.cli.render.test_machines import grades
 from topos_cli.judge.history import read_history
 from topos_cli.render.history_site import site_pages
 

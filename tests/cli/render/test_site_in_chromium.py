@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.cli.test_machines import write_artifacts
-from tests.cli.test_report_in_chromium import (
+from tests.cli.render.test_machines import write_artifacts
+from tests.cli.render.test_report_in_chromium import (
     CHROMIUM,
     count_near,
     count_not_white,

@@ -8,7 +8,7 @@ import sys
 import psutil
 
 from tests.cli.grading import ROOT, TINY, environment
-from tests.cli.test_monitor import Recorder
+from tests.cli.harness.test_monitor import Recorder
 from topos_cli.harness.monitor import WorkerMonitor
 from topos_cli.harness.worker_environment import worker_environment
 from topos_cli.harness.worker_request import WorkerRequest

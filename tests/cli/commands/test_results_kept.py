@@ -154,7 +154,7 @@ def test_a_usage_error_creates_no_folder(tmp_path):
     [
         ("raises", [], 1, "result.failed.json"),
         # A data error a worker reports (a misshapen model is now refused before any
-        # worker starts, writing nothing: tests/cli/test_user_code_errors.py).
+        # worker starts, writing nothing: tests/cli/commands/test_user_code_errors.py).
         ("tiny", ["--data", "."], 2, "result.error.json"),
     ],
 )

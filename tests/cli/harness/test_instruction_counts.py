@@ -32,7 +32,7 @@ from topos_cli.result.instruction_counts import RouteCounts
 from topos_cli.result.worker_facts import Numerics
 from topos_cli.shared.exit_status import ExitStatus
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 COUNTED = "tests.cli.counted_workloads:"
 
 
@@ -257,7 +257,7 @@ def test_a_clock_that_finds_faster_what_counts_call_more_work_is_named():
 
 
 def test_compare_names_a_clock_that_disagrees_with_the_counts_and_what_counts_miss():
-    from tests.cli.test_regression_summary import result_of
+    from tests.cli.judge.test_regression_summary import result_of
     from topos_cli.judge.compare import compare_results
     from topos_cli.judge.count_judgement import BLIND_SPOTS
     from topos_cli.result.grade_result import GradeResult

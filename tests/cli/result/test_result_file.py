@@ -143,7 +143,7 @@ def test_a_kill_at_any_moment_leaves_a_whole_file(tmp_path):
         process = subprocess.Popen(
             [sys.executable, "-c", writer],
             stdout=subprocess.PIPE,
-            cwd=Path(__file__).resolve().parents[2],
+            cwd=Path(__file__).resolve().parents[3],
         )
         assert process.stdout.readline() == b"ready\n"
         time.sleep(delay)

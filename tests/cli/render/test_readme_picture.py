@@ -11,7 +11,7 @@ from topos_cli.render.grade_figures import overview_figure
 from topos_cli.render.report_contents import gather_report_contents
 from topos_cli.result.lenient_result import read_result_leniently
 
-DOCS = Path(__file__).parents[2] / "docs"
+DOCS = Path(__file__).parents[3] / "docs"
 
 
 def load_script():

@@ -271,6 +271,6 @@ def test_the_comparison_renders_its_regressions():
     ],
 )
 def test_the_parent_side_modules_load_neither_numpy_nor_the_library_beyond_its_names(module):
-    loaded, completed = heavy_modules_loaded(f"import {module}", Path(__file__).parents[2])
+    loaded, completed = heavy_modules_loaded(f"import {module}", Path(__file__).parents[3])
     assert completed.returncode == 0, completed.stderr
     assert loaded == "loaded []"

@@ -1,0 +1,1 @@
+"""The harness: preparing a grade, supervising its workers, counting their work."""

@@ -1,0 +1,1 @@
+"""Judging results: time, counts, verdicts, compare and history."""

@@ -1,0 +1,1 @@
+"""Rendering results: tables, the report, figures, pictures and exports."""

@@ -1,0 +1,1 @@
+"""The result schema: reading, writing, bits and tolerances."""

@@ -1,0 +1,1 @@
+"""The worker: one route in one process, its memory and its imports."""
