@@ -15,23 +15,12 @@ so a drawing failure is raised in this process as it would have been.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
-import sys
-import threading
 from collections.abc import Callable, Mapping
-from typing import NamedTuple
+
+from topos_cli.shared.forked_copy import ForkedCopy, forking_is_safe
 
 #: A drawing: makes one figure and returns its text (an SVG element).
 Drawing = Callable[[], str]
-
-
-class _Fork(NamedTuple):
-    """A forked drawing: its process and the read end of the pipe its text comes on."""
-
-    pid: int
-    reading: int
 
 
 def draw_side_by_side(drawings: Mapping[str, Drawing]) -> dict[str, str]:
@@ -40,66 +29,21 @@ def draw_side_by_side(drawings: Mapping[str, Drawing]) -> dict[str, str]:
     names = list(drawings)
     if len(names) < 2 or not forking_is_safe():
         return {name: drawings[name]() for name in names}
-    forks: dict[str, _Fork | None] = {name: _fork(drawings[name]) for name in names[1:]}
+    copies = {name: _start(drawings[name]) for name in names[1:]}
     texts: dict[str, str] = {}
     try:
         texts[names[0]] = drawings[names[0]]()
         for name in names[1:]:
-            text = _collect(forks.pop(name))
-            texts[name] = drawings[name]() if text is None else text
+            copy = copies.pop(name)
+            data = None if copy is None else copy.collect()
+            texts[name] = drawings[name]() if data is None else data.decode("utf-8")
     finally:
-        for fork in forks.values():  # left behind by a failure here: end them
-            _abandon(fork)
+        for copy in copies.values():  # left behind by a failure here: end them
+            if copy is not None:
+                copy.abandon()
     return {name: texts[name] for name in names}
 
 
-def forking_is_safe() -> bool:
-    """Whether this process may fork a copy of itself to draw in: Linux, one thread."""
-    return sys.platform.startswith("linux") and threading.active_count() == 1
-
-
-def _fork(drawing: Drawing) -> _Fork | None:
-    """Starts `drawing` in a forked copy of this process; None if no fork could start."""
-    reading, writing = os.pipe()
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(reading)
-        os.close(writing)
-        return None
-    if pid == 0:  # the copy: draw, send, and end without running anything of the parent's
-        status = 1
-        try:
-            os.close(reading)
-            data = drawing().encode("utf-8")
-            with os.fdopen(writing, "wb") as stream:
-                stream.write(data)
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(writing)
-    return _Fork(pid, reading)
-
-
-def _collect(fork: _Fork | None) -> str | None:
-    """The text a fork sent, once it has ended well; None if it did not."""
-    if fork is None:
-        return None
-    with os.fdopen(fork.reading, "rb") as stream:
-        data = stream.read()
-    _, status = os.waitpid(fork.pid, 0)
-    if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
-        return None
-    return data.decode("utf-8")
-
-
-def _abandon(fork: _Fork | None) -> None:
-    """Ends a fork whose figure is no longer wanted, and reaps it."""
-    if fork is None:
-        return
-    with contextlib.suppress(OSError):
-        os.close(fork.reading)
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(fork.pid, signal.SIGKILL)
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(fork.pid, 0)
+def _start(drawing: Drawing) -> ForkedCopy | None:
+    """`drawing` started in a forked copy, its text to come back as UTF-8."""
+    return ForkedCopy.start(lambda: drawing().encode("utf-8"))
