@@ -14,13 +14,15 @@ from dataclasses import replace
 
 import numpy as np
 
-from topos import Adjoints, Network, Plan, Run, ShapeError, Symbol, Tape, Tensor
+from topos.engine import Plan, Run
 from topos.engine.budget import Budget
 from topos.engine.fresh_block import FreshBlock
-from topos.errors import BudgetError
+from topos.errors import BudgetError, ShapeError
+from topos.graph import Adjoints, Network, Symbol, Tape
 from topos.graph.parameter_gradients import ParameterGradients
 from topos.graph.parameters import Parameters
 from topos.indices import Indices
+from topos.tensor import Tensor
 from topos.training.blas_buffers import touch_blas_buffers
 from topos.training.blas_threads import blas_limit
 from topos.training.recording_dtype import record_in_dtype
