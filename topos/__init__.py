@@ -6,95 +6,14 @@ Both routes — `engine` (a backward sweep over a retain-all plan) and `recorded
 
 from __future__ import annotations
 
+import functools
 import importlib
 from typing import TYPE_CHECKING, Any
 
-#: Where each public name lives. Importing `topos` loads none of them (nor NumPy), so a
-#: NumPy-free module such as `topos.names` is cheap to import; the first public name
-#: used loads its module, and with it the primitives.
-_EXPORTS = {
-    "Entry": "topos.engine",
-    "GradientStep": "topos.engine.gradient_step",
-    "value_and_grad": "topos.engine.gradient_step",
-    "primitive": "topos.extension",
-    "BudgetError": "topos.errors",
-    "NotDifferentiableError": "topos.errors",
-    "RegistrationError": "topos.errors",
-    "DataError": "topos.datasets.errors",
-    "DtypeNotSupportedError": "topos.training.recording_dtype",
-    "ShardProcessError": "topos.training.shard_processes",
-    "TooFewSamplesError": "topos.training.shuffled_batches",
-    "WorkloadNotFoundError": "topos.workloads.registry",
-    "Gradients": "topos.engine",
-    "Plan": "topos.engine",
-    "Run": "topos.engine",
-    "GraphError": "topos.errors",
-    "ShapeError": "topos.errors",
-    "Adjoints": "topos.graph",
-    "Network": "topos.graph",
-    "ParameterGradients": "topos.graph",
-    "Parameters": "topos.graph",
-    "Symbol": "topos.graph",
-    "Tape": "topos.graph",
-    "Value": "topos.graph",
-    "einsum": "topos.graph",
-    "matmul": "topos.graph",
-    "SGD": "topos.nn",
-    "Adam": "topos.nn",
-    "Conv2d": "topos.nn",
-    "Linear": "topos.nn",
-    "Module": "topos.nn",
-    "conv2d": "topos.nn",
-    "conv2d_max_pool": "topos.nn",
-    "cross_entropy": "topos.nn",
-    "init": "topos.nn",
-    "log_softmax": "topos.nn",
-    "max_pool": "topos.nn",
-    "softmax": "topos.nn",
-    "AdamW": "topos.nn",
-    "CausalSelfAttention": "topos.nn",
-    "Embedding": "topos.nn",
-    "LayerNorm": "topos.nn",
-    "causal_self_attention": "topos.nn",
-    "embedding": "topos.nn",
-    "gelu": "topos.nn",
-    "layer_norm": "topos.nn",
-    "RMSNorm": "topos.nn",
-    "Rotary": "topos.nn",
-    "attention": "topos.nn",
-    "concat": "topos.nn",
-    "dropout": "topos.nn",
-    "dropout_mask": "topos.nn",
-    "rms_norm": "topos.nn",
-    "rotary": "topos.nn",
-    "rotary_tables": "topos.nn",
-    "split": "topos.nn",
-    "stack": "topos.nn",
-    "where": "topos.nn",
-    "mse_loss": "topos.nn",
-    "l1_loss": "topos.nn",
-    "binary_cross_entropy_with_logits": "topos.nn",
-    "nll_loss": "topos.nn",
-    "BatchNorm1d": "topos.nn",
-    "BatchNorm2d": "topos.nn",
-    "batch_norm": "topos.nn",
-    "AdaptiveAvgPool2d": "topos.nn",
-    "AvgPool2d": "topos.nn",
-    "adaptive_avg_pool2d": "topos.nn",
-    "avg_pool2d": "topos.nn",
-    "GroupNorm": "topos.nn",
-    "group_norm": "topos.nn",
-    "Conv1d": "topos.nn",
-    "conv1d": "topos.nn",
-    "GRU": "topos.nn",
-    "GRUCell": "topos.nn",
-    "LSTM": "topos.nn",
-    "LSTMCell": "topos.nn",
-    "Indices": "topos.indices",
-    "Shape": "topos.tensor",
-    "Tensor": "topos.tensor",
-}
-
+# The public names, listed once: the imports below. They never run (importing `topos`
+# loads none of them, nor NumPy, so a NumPy-free module such as `topos.names` is cheap
+# to import); type checkers and the documentation read them as they are, and
+# `__getattr__` reads them from this file to load a name's module on its first use.
 if TYPE_CHECKING:
     from topos.datasets.errors import DataError
     from topos.engine import Entry, Gradients, Plan, Run
@@ -179,9 +98,32 @@ if TYPE_CHECKING:
     from topos.workloads.registry import WorkloadNotFoundError
 
 
+@functools.cache
+def _exports() -> dict[str, str]:
+    """Each public name and the module it lives in: the imports of the block above, read
+    from this file's source (once, at the first use of a name)."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    (block,) = (
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+    )
+    return {
+        alias.name: statement.module
+        for statement in block.body
+        if isinstance(statement, ast.ImportFrom) and statement.module is not None
+        for alias in statement.names
+    }
+
+
 def __getattr__(name: str) -> Any:
-    """Loads a public name's module on first use (PEP 562)."""
-    module = _EXPORTS.get(name)
+    """Loads a public name's module on first use (PEP 562); `__all__` is the names."""
+    if name == "__all__":
+        return [*_exports(), "__version__"]
+    module = _exports().get(name)
     if module is None:
         raise AttributeError(f"module 'topos' has no attribute {name!r}")
     importlib.import_module("topos.ops")  # registers the primitives
@@ -191,91 +133,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+    return sorted([*globals(), *_exports()])
 
 
 __version__ = "0.1.0"
-
-__all__ = [
-    "GRU",
-    "LSTM",
-    "SGD",
-    "Adam",
-    "AdamW",
-    "AdaptiveAvgPool2d",
-    "Adjoints",
-    "AvgPool2d",
-    "BatchNorm1d",
-    "BatchNorm2d",
-    "BudgetError",
-    "CausalSelfAttention",
-    "Conv1d",
-    "Conv2d",
-    "DataError",
-    "DtypeNotSupportedError",
-    "Embedding",
-    "Entry",
-    "GRUCell",
-    "GradientStep",
-    "Gradients",
-    "GraphError",
-    "GroupNorm",
-    "Indices",
-    "LSTMCell",
-    "LayerNorm",
-    "Linear",
-    "Module",
-    "Network",
-    "NotDifferentiableError",
-    "ParameterGradients",
-    "Parameters",
-    "Plan",
-    "RMSNorm",
-    "RegistrationError",
-    "Rotary",
-    "Run",
-    "Shape",
-    "ShapeError",
-    "ShardProcessError",
-    "Symbol",
-    "Tape",
-    "Tensor",
-    "TooFewSamplesError",
-    "Value",
-    "WorkloadNotFoundError",
-    "__version__",
-    "adaptive_avg_pool2d",
-    "attention",
-    "avg_pool2d",
-    "batch_norm",
-    "binary_cross_entropy_with_logits",
-    "causal_self_attention",
-    "concat",
-    "conv1d",
-    "conv2d",
-    "conv2d_max_pool",
-    "cross_entropy",
-    "dropout",
-    "dropout_mask",
-    "einsum",
-    "embedding",
-    "gelu",
-    "group_norm",
-    "init",
-    "l1_loss",
-    "layer_norm",
-    "log_softmax",
-    "matmul",
-    "max_pool",
-    "mse_loss",
-    "nll_loss",
-    "primitive",
-    "rms_norm",
-    "rotary",
-    "rotary_tables",
-    "softmax",
-    "split",
-    "stack",
-    "value_and_grad",
-    "where",
-]

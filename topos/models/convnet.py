@@ -8,7 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from topos import Conv2d, Linear, Shape, Symbol, Tape, Tensor, Value, cross_entropy, init
+from topos.graph import Symbol, Tape, Value
+from topos.nn import Conv2d, Linear, cross_entropy, init
+from topos.tensor import Shape, Tensor
 from topos.training.workload import Recording
 
 

@@ -24,18 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from topos import (
-    Embedding,
-    LayerNorm,
-    Linear,
-    Symbol,
-    Tape,
-    Tensor,
-    Value,
-    causal_self_attention,
-    init,
-)
 from topos.errors import ShapeError
+from topos.graph import Symbol, Tape, Value
+from topos.nn import Embedding, LayerNorm, Linear, causal_self_attention, init
+from topos.tensor import Tensor
 
 DEVIATION = 0.02
 

@@ -58,6 +58,7 @@ from topos.ops.matmul import (
     matmul_nt,
     matmul_tn,
     operand_copies,
+    product_flops,
 )
 from topos.ops.memory_order import Layout
 from topos.ops.memory_rules import MemoryRules
@@ -96,7 +97,12 @@ def _derive_convolution(algebra, inputs, output, gradient, needs, window):
     return (None, kernel_gradient, images_gradient)
 
 
-@primitive("convolution", 3, _infer_convolution, _derive_convolution)
+def _convolution_flops(output: Shape, patches: Shape, kernel: Shape, images: Shape, **_) -> int:
+    """`patches @ kernel`'s FLOPs (the images are only the derivative's)."""
+    return 2 * output.volume * patches[-1]
+
+
+@primitive("convolution", 3, _infer_convolution, _derive_convolution, flops=_convolution_flops)
 def convolution(patches, kernel, images, out=None, *, window: PatchWindow):
     """`patches @ kernel`: the convolution of `images`, whose im2col `patches` are; one
     product with AVX2 kernels, else `matmul`'s row blocks (see the module)."""
@@ -143,6 +149,7 @@ def _convolution_kernel_workspace(patches: Shape, gradient: Shape, layouts=None)
     _infer_convolution_kernel,
     _derive_convolution_kernel,
     memory=MemoryRules(workspace=_convolution_kernel_workspace, workspace_reads_layouts=True),
+    flops=product_flops(-2),
 )
 def convolution_kernel(patches, gradient, out=None, workspace=None):
     """`patches^T @ gradient`, the gradient of a convolution's kernel `[K, F]`: with AVX2
@@ -344,6 +351,11 @@ def _shifted_taps(gradient, kernel, accumulator, scratch, shape, window) -> np.n
     return summed.reshape(batch, height, width, channels)
 
 
+def _convolution_images_flops(output: Shape, gradient: Shape, kernel: Shape, **_) -> int:
+    """col2im(gradient @ kernel^T)'s FLOPs: the product, then one add per product entry."""
+    return (2 * gradient.volume + gradient[0]) * kernel[0]
+
+
 @primitive(
     "convolution_images",
     2,
@@ -355,6 +367,7 @@ def _shifted_taps(gradient, kernel, accumulator, scratch, shape, window) -> np.n
         scratch=_convolution_images_scratch,
         layout=_convolution_images_layout,
     ),
+    flops=_convolution_images_flops,
 )
 def convolution_images(
     gradient,

@@ -10,23 +10,42 @@ library itself never runs it.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from topos.graph.symbol import Symbol
-    from topos.graph.tape import Tape
-    from topos.graph.value import Value
-    from topos.tensor import Tensor
+from topos.indices import Indices
+from topos.tensor import Tensor
+
+
+class Tape(Protocol):
+    """What a build records on: `topos.graph.Tape`, named here by what the builds use of
+    it, since the graph sits above the primitives (it records them)."""
+
+    def parameter(self, tensor: Tensor) -> Value: ...
+
+    def input(self, default: Tensor | Indices) -> Value: ...
+
+    def record(self, operation: str, operands: Sequence[Value], **attributes: Any) -> Value: ...
+
+
+class Value(Protocol):
+    """A value a build records: `topos.graph.Value`, by what the builds use of it."""
+
+    @property
+    def tape(self) -> Tape: ...
+
+    @property
+    def symbol(self) -> Hashable: ...
+
 
 #: `draw(generator)`: the example's float64 operand values.
 Draw = Callable[[np.random.Generator], list[np.ndarray]]
 #: `build(tape, tensors)`: records the expression over the drawn values (as tensors) and
-#: answers its output and the symbols to differentiate it with respect to.
-Build = Callable[["Tape", list["Tensor"]], tuple["Value", list["Symbol"]]]
+#: answers its output and the symbols (`Value.symbol`) to differentiate it with respect to.
+Build = Callable[[Tape, list[Tensor]], tuple[Value, list[Hashable]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +70,7 @@ class Example:
 def on_parameters(express: Callable[..., Value]) -> Build:
     """A build that records every tensor as a parameter and applies `express` to them."""
 
-    def build(tape: Tape, tensors: list[Tensor]) -> tuple[Value, list[Symbol]]:
+    def build(tape: Tape, tensors: list[Tensor]) -> tuple[Value, list[Hashable]]:
         values = [tape.parameter(tensor) for tensor in tensors]
         return express(*values), [value.symbol for value in values]
 
@@ -80,9 +99,7 @@ def on_indices(
     """A build that records fixed `indices` as an index input (fed by its default) and
     every tensor as a parameter, and applies `express(indices, *parameters)`."""
 
-    def build(tape: Tape, tensors: list[Tensor]) -> tuple[Value, list[Symbol]]:
-        from topos.indices import Indices  # the library's payloads import the ops
-
+    def build(tape: Tape, tensors: list[Tensor]) -> tuple[Value, list[Hashable]]:
         index_input = tape.input(Indices.of(indices, classes))
         values = [tape.parameter(tensor) for tensor in tensors]
         return express(index_input, *values), [value.symbol for value in values]

@@ -18,7 +18,7 @@ from topos.ops.emission import declare_emission
 from topos.ops.example import Example, normal, on_parameters, recorded
 from topos.ops.memory_order import Layout, identity
 from topos.ops.memory_rules import MemoryRules
-from topos.ops.primitive import declare_examples, primitive
+from topos.ops.primitive import FlopsRule, declare_examples, primitive
 from topos.ops.shape_rules import fail
 from topos.tensor import Shape
 
@@ -192,12 +192,19 @@ def _specialize_product(general, transpose_left: bool, transpose_right: bool, un
     return specialize
 
 
+def product_flops(inner_axis: int) -> FlopsRule:
+    """A product's FLOPs, `2 m n k` (a multiply and an add per term): twice the output's
+    volume times the reduced length, the left operand's axis `inner_axis`."""
+    return lambda output, left, right, **attributes: 2 * output.volume * left[inner_axis]
+
+
 @primitive(
     "matmul",
     2,
     _infer_matmul,
     _derive_matmul,
     memory=MemoryRules(workspace=_copies_workspace, workspace_reads_layouts=True),
+    flops=product_flops(-1),
     specialize=lambda shapes, attributes: _specialize_product(
         matmul.kernel, False, False, lambda left, right: not _row_block(tuple(left), tuple(right))
     )(shapes, attributes),
@@ -245,6 +252,7 @@ def _derive_matmul_nt(algebra, inputs, output, gradient, needs):
     _infer_matmul_nt,
     _derive_matmul_nt,
     memory=MemoryRules(workspace=_copies_workspace, workspace_reads_layouts=True),
+    flops=product_flops(-1),
     specialize=lambda shapes, attributes: _specialize_product(
         matmul_nt.kernel, False, True, lambda left, right: True
     )(shapes, attributes),
@@ -282,6 +290,7 @@ def _matmul_tn_workspace(left: Shape, right: Shape, layouts=None) -> int:
     _infer_matmul_tn,
     _derive_matmul_tn,
     memory=MemoryRules(workspace=_matmul_tn_workspace, workspace_reads_layouts=True),
+    flops=product_flops(-2),
     specialize=lambda shapes, attributes: _specialize_product(
         matmul_tn.kernel,
         True,

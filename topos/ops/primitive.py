@@ -27,6 +27,8 @@ Kernel = Callable[..., np.ndarray]
 DerivativeRule = Callable[..., Sequence[Any]]
 #: (operand shapes, attributes) -> a kernel for operands of those shapes, or None.
 Specialize = Callable[[tuple[Shape, ...], dict[str, Any]], Kernel | None]
+#: (output shape, *operand shapes, **attributes) -> the kernel's floating-point operations.
+FlopsRule = Callable[..., int]
 
 REGISTRY: dict[str, Primitive] = {}
 
@@ -66,6 +68,13 @@ class Primitive:
     `kernel` does on operands of those shapes (the very NumPy call the kernel would make
     for them, without the Python that chooses it), or None to keep `kernel`. The routes
     stay bit-identical by construction: the fast form is the kernel's own branch.
+
+    `flops(output shape, *operand shapes, **attributes)`, optional, counts the kernel's
+    floating-point operations (a product's `2 m n k`), which the remat schedule weighs
+    against the bytes a recomputation saves and `describe()` reports; left out, the
+    engine counts one per element of the output or of the largest operand, whichever is
+    more (`topos.engine.compute_cost`), right for an elementwise kernel, a reduction or
+    a copy and far too few for a product.
     """
 
     name: str
@@ -81,6 +90,7 @@ class Primitive:
     emission: Emission | None = None
     differentiable: bool = True
     specialize: Specialize | None = None
+    flops: FlopsRule | None = None
 
     def __post_init__(self) -> None:
         self.examples = tuple(self.examples)

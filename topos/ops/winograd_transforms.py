@@ -323,7 +323,12 @@ def _by_position(flat: np.ndarray, batch: int, height: int, width: int, channels
 
 
 @primitive(
-    "winograd_input", 1, _infer_input, _derive_input, memory=MemoryRules(workspace=_input_workspace)
+    "winograd_input",
+    1,
+    _infer_input,
+    _derive_input,
+    memory=MemoryRules(workspace=_input_workspace),
+    flops=lambda output, images, **_: winograd_flops(output[1], images[1], POSITIONS),
 )
 def winograd_input(images, out=None, workspace=None, *, window: PatchWindow):
     """`B^T d B` of every 6x6 tile `d` of the images zero-padded by 1, `[36, T, C]`."""
@@ -362,6 +367,7 @@ def winograd_input(images, out=None, workspace=None, *, window: PatchWindow):
     _infer_input_adjoint,
     _derive_input_adjoint,
     memory=MemoryRules(workspace=_input_adjoint_workspace, layout=_channels_last),
+    flops=lambda output, tiles, **_: winograd_flops(tiles[1], tiles[2], POSITIONS),
 )
 def winograd_input_adjoint(
     tiles, out=None, workspace=None, *, shape: tuple[int, ...], window: PatchWindow
@@ -421,6 +427,7 @@ def _placed(rows: np.ndarray, tiles: np.ndarray, pixels: tuple[int, ...], phases
     _infer_output,
     _derive_output,
     memory=MemoryRules(workspace=_output_workspace),
+    flops=lambda output, products, **_: winograd_flops(products[1], products[2], TILE * TILE),
 )
 def winograd_output(
     products, out=None, workspace=None, *, pixels: tuple[int, ...], window: PatchWindow
@@ -449,6 +456,7 @@ def winograd_output(
     _infer_output_adjoint,
     _derive_output_adjoint,
     memory=MemoryRules(workspace=_output_adjoint_workspace),
+    flops=lambda output, rows, **_: winograd_flops(output[1], output[2], TILE * TILE),
 )
 def winograd_output_adjoint(
     rows, out=None, workspace=None, *, pixels: tuple[int, ...], window: PatchWindow

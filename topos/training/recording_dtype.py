@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from topos import Tape
+from topos.graph import Tape
 from topos.training.workload import Recording, Workload
 
 

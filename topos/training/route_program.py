@@ -14,17 +14,20 @@ from dataclasses import replace
 
 import numpy as np
 
-from topos import Adjoints, Network, Plan, Run, ShapeError, Symbol, Tape, Tensor
+from topos.engine import Plan, Run
 from topos.engine.budget import Budget
 from topos.engine.fresh_block import FreshBlock
-from topos.errors import BudgetError
+from topos.errors import BudgetError, ShapeError
+from topos.graph import Adjoints, Network, Symbol, Tape
 from topos.graph.parameter_gradients import ParameterGradients
 from topos.graph.parameters import Parameters
 from topos.indices import Indices
+from topos.tensor import Tensor
 from topos.training.blas_buffers import touch_blas_buffers
 from topos.training.blas_threads import blas_limit
 from topos.training.recording_dtype import record_in_dtype
 from topos.training.shard_processes import ShardProcesses, in_processes, require_linux
+from topos.training.shard_work import ShardWork
 from topos.training.workload import Recording, Workload
 
 #: The remat route's budget when none is given: half the recorded route's planned
@@ -138,7 +141,7 @@ class RouteProgram:
         if self.shards > 1:
             if self.shard_processes:
                 require_linux()
-                self._processes = ShardProcesses(self)
+                self._processes = ShardProcesses(self._shard_work)
             else:
                 self._threads = _shard_threads(self.shards - 1)
 
@@ -208,6 +211,17 @@ class RouteProgram:
             chosen = replace(chosen, bytes=max(1, chosen.bytes // self.shards))
         updates = list(self.network.state_update_symbols().values())
         return self.network.entry([*self.adjoints.roots(), *updates]).lower(chosen)
+
+    def _shard_work(self) -> ShardWork:
+        """What the shard processes compute, as this program has it now (at their fork)."""
+        return ShardWork(
+            self.network,
+            tuple(self.plans),
+            self.recording.loss,
+            self.gradients,
+            self._blas_limit,
+            self.around_shard_step,
+        )
 
     def gradients(self, run: Run, parameters: Parameters) -> ParameterGradients:
         """The route's gradients of a run: swept backward, or read off the roots."""

@@ -31,8 +31,7 @@ import struct
 import sys
 import time
 import weakref
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -46,9 +45,7 @@ from topos.tensor import Tensor
 from topos.training.object_arenas import carve_object_arenas
 from topos.training.private_pages import own_written_pages
 from topos.training.resident_bytes import mmap_threshold
-
-if TYPE_CHECKING:
-    from topos.training.route_program import RouteProgram
+from topos.training.shard_work import ShardWork
 
 COMPUTE, RELEASE, READY, SYNC, QUIT = b"c", b"r", b"m", b"s", b"q"
 DONE, FAILED = b"d", b"e"
@@ -116,11 +113,14 @@ class _Child:
 
 
 class ShardProcesses:
-    """Shards 1..N-1 of `program` in forked children (see the module)."""
+    """Shards 1..N-1 of a program in forked children (see the module): `work()` says
+    what they compute, asked once each time they are forked (the program may set its
+    `around_shard_step` after making this, until its first step)."""
 
-    def __init__(self, program: RouteProgram) -> None:
+    def __init__(self, work: Callable[[], ShardWork]) -> None:
         require_linux()
-        self.program = program
+        self._work = work
+        self.work: ShardWork | None = None
         self.children: list[_Child] = []
         self.parameters: dict[int, np.ndarray] = {}
         self.pending = False
@@ -154,7 +154,7 @@ class ShardProcesses:
             except ShardProcessError as error:
                 failure = failure or error
                 continue
-            gradients = ParameterGradients(self.program.network.origin, child.gradient_tensors)
+            gradients = ParameterGradients(self.work.network.origin, child.gradient_tensors)
             results.append((child.loss[0], gradients))
         if failure is not None:
             self.close()
@@ -227,13 +227,12 @@ class ShardProcesses:
         )
 
     def _start(self, parameters: Parameters, pieces: Sequence[Mapping[Symbol, object]]) -> None:
+        self.work = work = self._work()
         arrays = parameters.arrays()
         self.parameters = {
             index: _shared(array.shape, array.dtype) for index, array in arrays.items()
         }
-        self.children = [
-            _Child(shard, pieces[shard], arrays) for shard in range(1, self.program.shards)
-        ]
+        self.children = [_Child(shard, pieces[shard], arrays) for shard in range(1, work.shards)]
         parent = os.getpid()
         # Objects that exist now are never looked at by a later collection in either
         # process, so a collection does not write to pages both share (each write would
@@ -245,7 +244,7 @@ class ShardProcesses:
             answers_read, answers_write = os.pipe()
             pid = os.fork()
             if pid == 0:  # the child: never returns
-                _serve(self, child, parent, commands_read, answers_write)
+                _serve(self, work, child, parent, commands_read, answers_write)
             os.close(commands_read)
             os.close(answers_write)
             child.pid, child.commands, child.answers = pid, commands_write, answers_read
@@ -330,7 +329,12 @@ def _die_with(parent: int) -> None:
 
 
 def _serve(
-    processes: ShardProcesses, child: _Child, parent: int, commands: int, answers: int
+    processes: ShardProcesses,
+    work: ShardWork,
+    child: _Child,
+    parent: int,
+    commands: int,
+    answers: int,
 ) -> None:
     """The child's loop: one command at a time until QUIT or end of file; never returns."""
     status = 0
@@ -345,8 +349,7 @@ def _serve(
         # The free heap chunks the fork handed down must not serve the run's mapped-size
         # arrays (the roots' block of a model with small gradients): see free_chunk_reservation.
         reserve_free_chunks(mmap_threshold())
-        program = processes.program
-        network = program.network
+        network = work.network
         parameters = Parameters(
             network, {index: Tensor.adopt(array) for index, array in processes.parameters.items()}
         )
@@ -354,11 +357,11 @@ def _serve(
             symbol: Tensor.adopt(buffer) if classes is None else _indices(buffer, classes)
             for symbol, (buffer, classes) in child.feeds.items()
         }
-        plan = program.plans[child.shard]
+        plan = work.plans[child.shard]
         tracking = False
-        around = program.around_shard_step
+        around = work.around_step
         measured = 0
-        with program._blas_limit():
+        with work.blas_limit():
             while True:
                 command = _read_exactly(commands, 1)
                 if command in (b"", QUIT):
@@ -368,8 +371,8 @@ def _serve(
                         if tracking and around is not None:
                             around[0]()
                         run = plan.forward(parameters, feeds)
-                        loss = run.of(program.recording.loss).scalar()
-                        gradients = program.gradients(run, parameters)
+                        loss = run.of(work.loss).scalar()
+                        gradients = work.gradients(run, parameters)
                         if tracking and around is not None:
                             around[1](measured)
                             measured += 1

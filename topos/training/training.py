@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from topos import Parameters, Tensor
 from topos.datasets import Dataset, Split
 from topos.engine.budget import Budget
+from topos.graph import Parameters
 from topos.graph.parameter_gradients import ParameterGradients
+from topos.tensor import Tensor
 from topos.training.parameter_memory import ParameterMemory
 from topos.training.route_program import RouteProgram
 from topos.training.step_memory import StepMemory, step_memory
