@@ -259,6 +259,8 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
     # Shard processes: each child's private memory now is its baseline (the route's
     # memory is this process's resident set plus every child's private memory).
     children_ready = program.mark_ready()
+    # What the data's facts cost to read (a fingerprint hashes every byte) is not a step's.
+    data_facts = dataset_facts(dataset)
     high_water_source = "proc" if process_memory.reset_high_water() else "sampling"
     # Without /proc (macOS): psutil's reading, and ru_maxrss to tell whether the steps
     # raised the process's peak (`sampled_memory`).
@@ -269,7 +271,7 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
         workload=workload.name,
         route=arguments.route,
         steps=arguments.steps,
-        dataset=dataset_facts(dataset),
+        dataset=data_facts,
         # After ready: the summary must not seek a floor the lowering did not (seconds of
         # bisection and megabytes of heap, counted in the steps' Δ: 14.7 MiB on a GRU).
         plan=training.summary(seek_floor=False),
@@ -369,6 +371,8 @@ def train_peer(workload: Any, arguments: WorkerCommand, events: EventStream) -> 
     warm_up_times = warm_up(training, arguments.warmup)
     gc.collect()
     dataset = training.dataset
+    # What the data's facts cost to read (a fingerprint hashes every byte) is not a step's.
+    data_facts = dataset_facts(dataset)
     high_water_source = "proc" if process_memory.reset_high_water() else "sampling"
     ready_rss = process_memory.resident_bytes()
     settings = type(training.emitter).__name__
@@ -377,7 +381,7 @@ def train_peer(workload: Any, arguments: WorkerCommand, events: EventStream) -> 
         workload=training.workload.name,
         route=arguments.route,
         steps=arguments.steps,
-        dataset=dataset_facts(dataset),
+        dataset=data_facts,
         plan=[
             f"peer: {arguments.route} ({training.version}), {training.emitted_nodes} nodes "
             f"emitted, {training.shards} shard{'s' if training.shards != 1 else ''} in one "
@@ -440,6 +444,8 @@ def train_native(workload: Any, arguments: WorkerCommand, events: EventStream) -
         return EXIT_ERROR
     warm_up_times = warm_up(training, arguments.warmup)
     gc.collect()
+    # What the data's facts cost to read (a fingerprint hashes every byte) is not a step's.
+    data_facts = dataset_facts(training.dataset)
     high_water_source = "proc" if process_memory.reset_high_water() else "sampling"
     ready_rss = process_memory.resident_bytes()
     route = training.route
@@ -449,7 +455,7 @@ def train_native(workload: Any, arguments: WorkerCommand, events: EventStream) -
         workload=workload.name,
         route=arguments.route,
         steps=arguments.steps,
-        dataset=dataset_facts(training.dataset),
+        dataset=data_facts,
         plan=[
             f"native: {workload.framework} {training.version}, "
             f"{route.description or arguments.route}, {_native_threads(workload)}"
