@@ -16,6 +16,9 @@ import pytest
 from tests.cli.grading import ROOT, topos
 from topos_cli.commands.native_frontier import activation_budget_of, native_points
 from topos_cli.render.native_frontier_point import NativeFrontierPoint, flag_memory
+from topos_cli.render.report_contents import gather_report_contents
+from topos_cli.render.report_html import render_report_html
+from topos_cli.result.lenient_result import interpret_result
 from topos_cli.result.worker_facts import PartitionerFacts
 from topos_cli.shared.errors import ToposUsageError
 from topos_cli.shared.units import MEBIBYTE
@@ -154,6 +157,11 @@ def test_a_smaller_budget_measuring_more_memory_is_flagged(tmp_path):
     # The user's own routes are not compiled: PyTorch has nothing to estimate.
     assert "no estimate" not in rows["compile-budget-0.2"]
     assert "⚠ compile-budget-0.2" in picture and "⚠ compile-budget-0.8" not in picture
+    # `topos report` on the result draws the same table and flags.
+    contents = gather_report_contents(interpret_result(data, "frontier.json"))
+    page = render_report_html(contents, svgs=dict.fromkeys(("memory", "steps", "loss"), "<svg/>"))
+    assert "⚠ compile-budget-0.2: more memory than budget 0.8" in page
+    assert "PyTorch" in page and "training Δ MiB" in page
 
 
 def test_budgets_of_a_pytorch_step_are_fractions_beside_its_routes():

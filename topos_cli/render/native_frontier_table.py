@@ -76,11 +76,15 @@ def native_frontier_notes(points: Sequence[NativeFrontierPoint]) -> list[str]:
     """The lines under the table: each flag, why a compiled point has no estimate, and
     what the estimate is (said once, where there is one)."""
     lines = [f"⚠ {point.label}: {flag}" for point in points for flag in point.flags]
-    lines += [
-        f"{point.label}: no estimate: {point.no_estimate}"
-        for point in points
-        if point.no_estimate is not None
-    ]
+    for point in points:
+        if point.no_estimate is not None:
+            lines.append(f"{point.label}: no estimate: {point.no_estimate}")
+        elif point.compiled and not point.estimates:
+            lines.append(
+                f"{point.label}: no estimate: PyTorch's partitioner planned no graph it "
+                f"was asked about (a route of your own that compiles: call "
+                f"topos.native.partitioner_estimate.record_estimates() before torch.compile)"
+            )
     if any(point.estimates for point in points):
         lines.append(
             "PyTorch's estimate is its partitioner's own, per compiled graph summed: the "
