@@ -210,6 +210,23 @@ def test_a_plan_over_what_its_budget_allows_is_flagged_by_its_estimate():
     assert flag == "PyTorch's plan saves 4.00 MiB, more than the 3.00 MiB its budget allows"
 
 
+def test_a_difference_within_a_steps_noise_is_not_flagged():
+    def point(label, budget, mebibytes):
+        return NativeFrontierPoint(
+            label, budget, "ok", training_delta_bytes=int(mebibytes * MEBIBYTE)
+        )
+
+    # 2 MiB more at the smaller budget: two runs of one step differ by as much.
+    lean, rich = flag_memory(
+        [point("compile-budget-0.8", 0.8, 1.5), point("compile-budget-0.2", 0.2, 3.5)], 0.05
+    )
+    assert lean.flags == () and rich.flags == ()
+    (flagged,) = flag_memory(
+        [point("compile-budget-0.2", 0.2, 9.5), point("compile-budget-0.8", 0.8, 1.5)], 0.05
+    )[:1]
+    assert flagged.flags[0].startswith("more memory than budget 0.8's point")
+
+
 @pytest.mark.parametrize(
     ("budgets", "message"),
     [
