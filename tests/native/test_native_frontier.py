@@ -164,6 +164,17 @@ def test_a_smaller_budget_measuring_more_memory_is_flagged(tmp_path):
     assert "PyTorch" in page and "training Δ MiB" in page
 
 
+@needs_compiler
+def test_a_step_without_blocks_is_graded_beside_eager_alone(tmp_path):
+    pytest.importorskip("torch")
+    blockless = HOARDING.replace("    blocks=lambda model: [model[0]],\n", "")
+    assert blockless != HOARDING
+    completed, data, _ = frontier(tmp_path, blockless, "hoarding:workload", "--budgets", "80%")
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    # No checkpoint nor selective point, which would fail for want of blocks.
+    assert data["frontier"]["points"] == ["eager", "compile-budget-0.8"]
+
+
 def test_budgets_of_a_pytorch_step_are_fractions_beside_its_routes():
     offered = ["eager", "checkpoint", "selective", "compile", "mine"]
     assert activation_budget_of("0.5") == activation_budget_of("50%") == 0.5

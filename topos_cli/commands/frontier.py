@@ -247,5 +247,5 @@ def run_frontier(
         texts = budget_texts or DEFAULT_FRONTIER_BUDGETS.split(",")
         chosen = replace(options, budgets=distinct_budgets(list(texts)))
         return grade_with(chosen, grade_points, preflight=preflight, **streams)
-    native = native_frontier_options(options, preflight.framework, preflight.routes, budget_texts)
+    native = native_frontier_options(options, preflight, budget_texts)
     return grade_with(native, grade_native_points, preflight=preflight, **streams)

@@ -8,7 +8,8 @@ partitioner's estimate beside each compiled point and the memory flags
 A PyTorch step's `--budgets` are fractions (`0.2`, or `20%`) of
 `torch._functorch.config.activation_memory_budget`, each the route
 `compile-budget-<fraction>`; beside them, as references, `eager`, `checkpoint` and
-`selective` (or the routes `--budgets` names among its budgets: `eager,0.5`). A JAX
+`selective` (`eager` alone for a step without blocks to checkpoint), or the routes
+`--budgets` names among its budgets (`eager,0.5`). A JAX
 step's points are its checkpoint policies, its routes: every one it offers unless
 `--budgets` names them. The exit statuses are those of `topos grade`; a flag is not a
 failure.
@@ -32,6 +33,7 @@ from topos_cli.harness.monitor import WorkerObserver
 from topos_cli.harness.report_child import ReportChild
 from topos_cli.harness.result_destination import incomplete_kind, save_result
 from topos_cli.harness.route_runner import run_routes
+from topos_cli.harness.workload_preflight_run import PreflightOutcome
 from topos_cli.render.frontier_picture import frontier_svg
 from topos_cli.render.native_frontier_point import native_frontier_points, picture_points
 from topos_cli.render.native_frontier_table import (
@@ -69,11 +71,15 @@ def activation_budget_of(text: str) -> float | None:
 
 
 def native_points(
-    framework: str, offered: Sequence[str], texts: Sequence[str] | None
+    framework: str,
+    offered: Sequence[str],
+    texts: Sequence[str] | None,
+    references: Sequence[str] = TORCH_REFERENCES,
 ) -> tuple[str, ...]:
     """The routes a native frontier grades, in order, from `--budgets` as typed (`texts`;
-    None: not given): a PyTorch step's references then its budgets' routes, a JAX step's
-    policies. A usage error (one line) for a text naming neither."""
+    None: not given): a PyTorch step's references (the routes `texts` names, else
+    `references`) then its budgets' routes; a JAX step's policies. A usage error (one
+    line) for a text naming neither."""
     if framework != "torch":
         if texts is None:
             return tuple(offered)
@@ -84,29 +90,31 @@ def native_points(
                     f"policies, its routes: {', '.join(offered)} or checkpoint-names:<a+b>"
                 )
         return tuple(dict.fromkeys(texts))
-    references, budgets = [], []
+    named, budgets = [], []
     for text in texts or DEFAULT_TORCH_BUDGETS:
         fraction = activation_budget_of(text)
         if fraction is not None:
             budgets.append(f"compile-budget-{fraction:g}")
         elif unknown_native_route(text, framework, list(offered)) is None:
-            references.append(text)
+            named.append(text)
         else:
             raise ToposUsageError(
                 f"--budgets {text!r}: a PyTorch step's budgets are activation memory "
                 f"budgets from 0 to 1 (0.5, or 50%), beside any of its routes "
                 f"({', '.join(offered)})"
             )
-    return tuple(dict.fromkeys([*(references or TORCH_REFERENCES), *budgets]))
+    return tuple(dict.fromkeys([*(named or references), *budgets]))
 
 
 def native_frontier_options(
-    options: GradeOptions, framework: str, offered: Sequence[str], texts: Sequence[str] | None
+    options: GradeOptions, preflight: PreflightOutcome, texts: Sequence[str] | None
 ) -> GradeOptions:
-    """`options` as a grade of the native frontier's points (`native_points`)."""
+    """`options` as a grade of the native frontier's points (`native_points`), from what
+    the workload's preflight told of it."""
+    references = preflight.frontier_references or TORCH_REFERENCES
     return replace(
         options,
-        routes=native_points(framework, offered, texts),
+        routes=native_points(preflight.framework, preflight.routes, texts, references),
         budgets=(),
         native_frontier=True,
     )
