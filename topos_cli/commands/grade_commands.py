@@ -259,7 +259,8 @@ def frontier_command(
             "floor, spans the floor to 100%, so no point falls below the floor. For a "
             "PyTorch step (TorchWorkload): activation memory budgets from 0 to 1 under "
             "torch.compile (0.5 or 50%; default 0.2,0.5,0.8), graded beside eager, "
-            "checkpoint and selective, or beside the routes named among them "
+            "checkpoint and selective (eager alone without blocks), or beside the routes "
+            "named among them "
             "(eager,0.5). For a JAX step (JaxWorkload): its checkpoint policies, its "
             "routes (default: every one it offers).",
         ),
