@@ -193,6 +193,8 @@ def test_budgets_of_a_pytorch_step_are_fractions_beside_its_routes():
         "compile-budget-0.5",
         "compile-budget-0.1",
     )
+    with pytest.raises(ToposUsageError, match="a frontier grades at most"):
+        native_points("torch", offered, ["0.5"] * 101)
     with pytest.raises(ToposUsageError, match=r"--budgets '1\.5': a PyTorch step's budgets"):
         native_points("torch", offered, ["1.5"])
     # A JAX step's points are its policies: every route it offers unless named.

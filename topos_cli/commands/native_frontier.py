@@ -27,6 +27,7 @@ import msgspec
 from topos.names import compile_budget_of, unknown_native_route
 from topos.system.atomic_file import write_bytes_atomically
 from topos_cli.commands.grade import end_grade, grade_exit_status, judge_record
+from topos_cli.commands.options import MOST_BUDGETS
 from topos_cli.commands.result_composition import compose_grade_result
 from topos_cli.harness.grade_preparation import GradeOptions, PreparedGrade, picture_path
 from topos_cli.harness.monitor import WorkerObserver
@@ -79,7 +80,11 @@ def native_points(
     """The routes a native frontier grades, in order, from `--budgets` as typed (`texts`;
     None: not given): a PyTorch step's references (the routes `texts` names, else
     `references`) then its budgets' routes; a JAX step's policies. A usage error (one
-    line) for a text naming neither."""
+    line) for a text naming neither, or for more than `MOST_BUDGETS` of them."""
+    if texts is not None and len(texts) > MOST_BUDGETS:
+        raise ToposUsageError(
+            f"--budgets names {len(texts)} points; a frontier grades at most {MOST_BUDGETS}"
+        )
     if framework != "torch":
         if texts is None:
             return tuple(offered)
