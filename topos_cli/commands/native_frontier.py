@@ -38,7 +38,7 @@ from topos_cli.harness.workload_preflight_run import PreflightOutcome
 from topos_cli.render.frontier_picture import frontier_svg
 from topos_cli.render.native_frontier_point import native_frontier_points, picture_points
 from topos_cli.render.native_frontier_table import (
-    NATIVE_HEADERS,
+    native_frontier_headers,
     native_frontier_notes,
     native_frontier_rows,
 )
@@ -175,12 +175,8 @@ def grade_native_points(
         stderr.write(
             f"topos: error: cannot write the picture {picture}: {error.strerror or error}\n"
         )
-    rows = native_frontier_rows(points)
-    table = (
-        markdown_table(NATIVE_HEADERS, rows)
-        if options.markdown
-        else plain_table(NATIVE_HEADERS, rows)
-    )
+    rows, headers = native_frontier_rows(points), native_frontier_headers(points)
+    table = markdown_table(headers, rows) if options.markdown else plain_table(headers, rows)
     lines = [table, "", *native_frontier_notes(points)]
     if verdict is not None:
         lines.append(verdict.summary)

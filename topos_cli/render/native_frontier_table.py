@@ -50,8 +50,26 @@ def estimate_words(point: NativeFrontierPoint) -> str:
     return f"{words}, {_runtime(recomputed, point.estimates[0].runtime_unit)}"
 
 
+#: The columns a frontier without budgets (a JAX step's policies) leaves out: every
+#: cell of them would be a dash.
+BUDGET_COLUMNS = (1, 6)
+
+
+def _has_budgets(points: Sequence[NativeFrontierPoint]) -> bool:
+    return any(point.budget is not None or point.compiled for point in points)
+
+
+def native_frontier_headers(points: Sequence[NativeFrontierPoint]) -> tuple[str, ...]:
+    """The table's headers: without the budget and PyTorch's estimate where no point has
+    either (a JAX step's policies)."""
+    if _has_budgets(points):
+        return NATIVE_HEADERS
+    return tuple(name for index, name in enumerate(NATIVE_HEADERS) if index not in BUDGET_COLUMNS)
+
+
 def native_frontier_rows(points: Sequence[NativeFrontierPoint]) -> list[list[str]]:
-    """The table's rows: one per point, in the order they ran."""
+    """The table's rows: one per point, in the order they ran, with the columns
+    `native_frontier_headers` gives."""
     rows = []
     for point in points:
         interval = "?"
@@ -69,6 +87,10 @@ def native_frontier_rows(points: Sequence[NativeFrontierPoint]) -> list[list[str
                 "⚠ flagged" if point.flags else "",
             ]
         )
+    if not _has_budgets(points):
+        rows = [
+            [cell for index, cell in enumerate(row) if index not in BUDGET_COLUMNS] for row in rows
+        ]
     return rows
 
 

@@ -346,7 +346,7 @@ def _native_frontier_section(contents: ReportContents, svg: str | None = None) -
         picture_points,
     )
     from topos_cli.render.native_frontier_table import (
-        NATIVE_HEADERS,
+        native_frontier_headers,
         native_frontier_notes,
         native_frontier_rows,
     )
@@ -361,6 +361,7 @@ def _native_frontier_section(contents: ReportContents, svg: str | None = None) -
         title = f"topos frontier: {contents.workload}, ms/step against training Δ"
         svg = frontier_svg(picture_points(points, contents.verdict), title)
     notes = "".join(f"<p>{escape(line)}</p>" for line in native_frontier_notes(points))
+    headers = native_frontier_headers(points)
     return "\n".join(
         [
             "<h2>Frontier</h2>",
@@ -371,9 +372,14 @@ def _native_frontier_section(contents: ReportContents, svg: str | None = None) -
                 "frontier-figure",
             ),
             table(
-                NATIVE_HEADERS,
+                headers,
                 native_frontier_rows(points),
-                numeric_columns=range(2, 6),
+                # The figures: every column but the point, the estimate's words and the flag.
+                numeric_columns=[
+                    index
+                    for index, name in enumerate(headers)
+                    if name not in ("point", "flag") and not name.startswith("PyTorch")
+                ],
                 table_id="frontier",
             ),
             notes,
