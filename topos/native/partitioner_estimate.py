@@ -26,6 +26,8 @@ from typing import Any
 _unavailable: list[str] = []
 #: Each partitioned graph's estimate, in the order the partitioner ran.
 _recorded: list[PartitionerEstimate] = []
+#: Whether the partitioner's functions are wrapped in this process (once is enough).
+_installed: list[bool] = []
 
 
 @dataclass
@@ -66,7 +68,7 @@ def record_estimates() -> None:
     """Wraps the partitioner's choice of saved values and its knapsack (once per process)
     so that every graph compiled from now on leaves its `PartitionerEstimate` in
     `recorded()`; where PyTorch has no such functions, `unavailable()` says so."""
-    if _unavailable or getattr(record_estimates, "installed", False):
+    if _unavailable or _installed:
         return
     try:
         import torch._functorch.config as functorch_config
@@ -122,7 +124,7 @@ def record_estimates() -> None:
     # A graph AOTAutograd's cache already holds is not partitioned again, and would
     # leave no estimate: the cache is off for this process (the worker's alone).
     functorch_config.enable_autograd_cache = False
-    record_estimates.installed = True  # type: ignore[attr-defined]
+    _installed.append(True)
 
 
 def recorded() -> list[PartitionerEstimate]:
