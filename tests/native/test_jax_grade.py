@@ -114,21 +114,21 @@ def test_the_grading_parent_never_imports_jax():
     assert imported is False
 
 
-def test_a_frontier_of_a_jax_step_is_refused_in_one_line(tmp_path):
+def test_a_jax_step_graded_against_another_checkout_is_refused_in_one_line(tmp_path):
     pytest.importorskip("jax")
     completed = topos(
-        "frontier",
+        "grade",
         "--workload",
         WORKLOAD,
         "--steps",
         "2",
+        "--against",
+        str(ROOT),
         cwd=tmp_path,
         timeout=120,
         PYTHONPATH=str(ROOT),
     )
     assert completed.returncode == 2, completed.stdout + completed.stderr
     assert completed.stderr.strip().splitlines() == [
-        f"topos: error: --workload {WORKLOAD} is a jax step: its checkpoint policies are "
-        f"routes (--routes jit,checkpoint-dots-saveable,...), and --against grades topos's "
-        f"own routes"
+        f"topos: error: --workload {WORKLOAD} is a jax step: --against grades topos's own routes"
     ]

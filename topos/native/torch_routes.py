@@ -23,6 +23,7 @@ from typing import Any
 
 from topos.names import compile_budget_of
 from topos.native.native_route import NativeRoute
+from topos.native.partitioner_estimate import record_estimates
 
 
 def _plain(model: Any, loss: Callable[..., Any]) -> Callable[..., Any]:
@@ -95,21 +96,25 @@ def selective(model: Any, loss: Callable[..., Any], blocks: list[Any]) -> Callab
 
 
 def compiled(model: Any, loss: Callable[..., Any], blocks: list[Any]) -> Callable[..., Any]:
-    """The loss through `torch.compile` (its backward compiled by AOTAutograd)."""
+    """The loss through `torch.compile` (its backward compiled by AOTAutograd), the
+    partitioner's estimate of what it saves recorded (`partitioner_estimate`)."""
     import torch
 
+    record_estimates()
     return torch.compile(_plain(model, loss))
 
 
 def compiled_under_budget(fraction: float) -> Callable[..., Callable[..., Any]]:
     """A maker compiling the loss under the partitioner's activation memory budget
-    `fraction` (the worker is a process of its own: the setting is process-wide)."""
+    `fraction` (the worker is a process of its own: the setting is process-wide), the
+    partitioner's estimate of its plan recorded (`partitioner_estimate`)."""
 
     def make(model: Any, loss: Callable[..., Any], blocks: list[Any]) -> Callable[..., Any]:
         import torch
         import torch._functorch.config as functorch_config
 
         functorch_config.activation_memory_budget = fraction
+        record_estimates()
         return torch.compile(_plain(model, loss))
 
     return make

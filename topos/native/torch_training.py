@@ -78,6 +78,15 @@ class TorchTraining:
         self._loss(self.loss_of, 0, self.tensors(0))
         self.optimizer.zero_grad(set_to_none=True)
 
+    def partitioner_estimates(self) -> tuple[list[dict[str, Any]], str | None]:
+        """What PyTorch's partitioner estimated of each graph this route compiled so far
+        (`partitioner_estimate.PartitionerEstimate.to_json`), and why there is none where
+        it could not be read (None otherwise: an eager route simply has none)."""
+        from topos.native import partitioner_estimate
+
+        estimates = [estimate.to_json() for estimate in partitioner_estimate.recorded()]
+        return estimates, partitioner_estimate.unavailable()
+
     def compare_with_reference(self) -> ReferenceComparison:
         """Step 0 by this route and by `eager`, each on a model of its own from the same
         seed, on the same batch and random state (see `ReferenceComparison`)."""

@@ -84,6 +84,14 @@ class TorchWorkload(NativeWorkload):
         return built_in
 
     @property
+    def frontier_references(self) -> tuple[str, ...]:
+        """What `topos frontier` grades beside the compile budgets unless told: eager,
+        and the checkpointing routes where the workload names blocks to checkpoint."""
+        if self.blocks is None:
+            return ("eager",)
+        return ("eager", "checkpoint", "selective")
+
+    @property
     def reference_route(self) -> str:
         """`eager`: the step as written."""
         return "eager"

@@ -8,11 +8,14 @@ whose lowered plans are the same (`identical_plans`: the same schedule into as m
 bytes) are one point, graded once and named by them all (`remat@floor+25%=floor`). A budget
 below the floor of the workload's remat plan is not graded: the table says so, with the
 floor, and it does not fail the frontier (the sweep asked for it). Otherwise the exit
-statuses are those of `topos grade`.
+statuses are those of `topos grade`. A native workload's frontier (a PyTorch step's
+activation memory budgets, a JAX step's checkpoint policies) is
+`commands.native_frontier`'s.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
@@ -27,12 +30,18 @@ from topos_cli.commands.result_composition import (
     memory_predictions,
     route_facts,
 )
-from topos_cli.harness.grade_preparation import GradeOptions, PreparedGrade, picture_path
+from topos_cli.harness.grade_preparation import (
+    GradeOptions,
+    PreparedGrade,
+    picture_path,
+    prepare,
+)
 from topos_cli.harness.identical_plans import budget_groups, group_label
 from topos_cli.harness.monitor import WorkerObserver
 from topos_cli.harness.report_child import ReportChild
 from topos_cli.harness.result_destination import incomplete_kind, save_result
 from topos_cli.harness.route_runner import run_routes
+from topos_cli.harness.workload_preflight_run import preflight_workload
 from topos_cli.judge.verdict import Verdict
 from topos_cli.render.frontier_picture import (
     FrontierPoint,
@@ -215,7 +224,28 @@ def run_frontier(
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
     display: WorkerObserver | None = None,
+    budget_texts: Sequence[str] | None = None,
 ) -> int:
     """Validates, runs, judges, records, draws and prints a frontier (`options.budgets`
-    names the remat budgets); returns its exit status."""
-    return grade_with(options, grade_points, stdout=stdout, stderr=stderr, display=display)
+    names the remat budgets); returns its exit status.
+
+    Without `options.budgets`, the workload is asked first what it is (its preflight):
+    `budget_texts` (`--budgets` as typed; None: not given) are then a native workload's
+    points (`commands.native_frontier`), or a topos workload's remat budgets (by
+    default `DEFAULT_FRONTIER_BUDGETS`)."""
+    streams = {"stdout": stdout, "stderr": stderr, "display": display}
+    if options.budgets:
+        return grade_with(options, grade_points, **streams)
+    from topos_cli.commands.grade_commands import DEFAULT_FRONTIER_BUDGETS
+    from topos_cli.commands.native_frontier import grade_native_points, native_frontier_options
+    from topos_cli.commands.options import distinct_budgets
+    from topos_cli.harness.data_option import data_directory
+
+    prepare(options)  # the options' mistakes said before the workload is looked at
+    preflight = preflight_workload(options.workload, data_directory(options.data))
+    if preflight.framework is None:
+        texts = budget_texts or DEFAULT_FRONTIER_BUDGETS.split(",")
+        chosen = replace(options, budgets=distinct_budgets(list(texts)))
+        return grade_with(chosen, grade_points, preflight=preflight, **streams)
+    native = native_frontier_options(options, preflight, budget_texts)
+    return grade_with(native, grade_native_points, preflight=preflight, **streams)

@@ -39,7 +39,7 @@ from topos_cli.harness.result_destination import (
 from topos_cli.harness.route_runner import GatheredRepeats, run_routes
 from topos_cli.harness.side_code import same_code_ran, side_code
 from topos_cli.harness.worker_environment import peer_environment
-from topos_cli.harness.workload_preflight_run import preflight_workload
+from topos_cli.harness.workload_preflight_run import PreflightOutcome, preflight_workload
 from topos_cli.judge.against import (
     CheckoutComparison,
     against_lines,
@@ -304,9 +304,11 @@ def grade_with(
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
     display: WorkerObserver | None = None,
+    preflight: PreflightOutcome | None = None,
 ) -> int:
     """Validates `options`, checks the gradients first if asked, then runs `grading` with
-    interrupts raised; returns its exit status.
+    interrupts raised; returns its exit status. `preflight` is what the workload's
+    preflight already told, if it ran (`topos frontier` asks first what a workload is).
 
     Raises `ToposUsageError` for bad options (before any worker starts) and
     for a data or workload error a worker reported (after the result is
@@ -318,9 +320,10 @@ def grade_with(
     # A mistake in a user's workload code refuses the grade before any worker starts;
     # its own name, not the `--workload` spec, names the result file. With --against it
     # also says which code this side imports, to be mapped into the other checkout.
-    preflight = preflight_workload(
-        options.workload, plan.data, code_wanted=options.against is not None
-    )
+    if preflight is None:
+        preflight = preflight_workload(
+            options.workload, plan.data, code_wanted=options.against is not None
+        )
     named = preflight.name
     fitted = fit_to_workload(
         options, preflight.framework, preflight.routes, preflight.default_routes

@@ -250,15 +250,21 @@ def frontier_command(
     context: typer.Context,
     workload: WorkloadOption = "cifar10",
     budgets: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--budgets",
             help="Comma-separated remat budgets: percentages of recorded's planned bytes, "
             "bytes with a unit, floor, or floor+N% (N% of the way from the floor up to "
-            "recorded's planned bytes). The default spans the floor to 100%, so no point "
-            "falls below the floor.",
+            "recorded's planned bytes). The default, 100%,floor+75%,floor+50%,floor+25%,"
+            "floor, spans the floor to 100%, so no point falls below the floor. For a "
+            "PyTorch step (TorchWorkload): activation memory budgets from 0 to 1 under "
+            "torch.compile (0.5 or 50%; default 0.2,0.5,0.8), graded beside eager, "
+            "checkpoint and selective (eager alone without blocks), or beside the routes "
+            "named among them "
+            "(eager,0.5). For a JAX step (JaxWorkload): its checkpoint policies, its "
+            "routes (default: every one it offers).",
         ),
-    ] = DEFAULT_FRONTIER_BUDGETS,
+    ] = None,
     steps: Annotated[
         int, typer.Option("--steps", "-n", help="Training steps per point (at least 1).")
     ] = 300,
@@ -288,19 +294,32 @@ def frontier_command(
 
     Prints ms/step against training Δ and peak RSS per point, checks the losses bit for
     bit across every point, and writes the result JSON with an SVG picture beside it. A
-    budget below the floor is listed, not graded.
+    budget below the floor is listed, not graded. A PyTorch step's frontier is its
+    activation memory budgets under torch.compile, PyTorch's partitioner's estimate
+    beside each, a point measuring more memory than a larger budget's flagged; a JAX
+    step's is its checkpoint policies.
 
     Exit status: 0 ok; 1 a point failed; 2 usage or data error; 3 parity broken;
     5 inconclusive; 130 interrupted.
 
     Example: topos frontier --workload mnist --budgets 100%,70%,floor --steps 100
+
+    Example: PYTHONPATH=examples topos frontier --workload torch_transformer:workload
+    --budgets 0.2,0.5,0.8
     """
+    from topos.names import BUILT_IN_WORKLOADS
     from topos_cli.commands.frontier import run_frontier
     from topos_cli.commands.grade import GradeOptions
 
-    names = [name.strip() for name in budgets.split(",")]
-    if not all(names):
-        raise ToposUsageError(f"--budgets {budgets!r} has an empty budget between commas")
-    chosen = distinct_budgets(names)
+    names = None
+    if budgets is not None:
+        names = [name.strip() for name in budgets.split(",")]
+        if not all(names):
+            raise ToposUsageError(f"--budgets {budgets!r} has an empty budget between commas")
+    # A workload not built in may be a PyTorch or JAX step, whose budgets are its own:
+    # read once its preflight has told what it is (`run_frontier`).
+    chosen = ()
+    if workload in BUILT_IN_WORKLOADS:
+        chosen = distinct_budgets(names or DEFAULT_FRONTIER_BUDGETS.split(","))
     options = options_of(context, GradeOptions, routes=("engine", "recorded"), budgets=chosen)
-    raise typer.Exit(run_frontier(options))
+    raise typer.Exit(run_frontier(options, budget_texts=names))

@@ -84,6 +84,9 @@ class GradeOptions:
     #: Each remat run's budget, when a grade runs remat at several (`topos frontier`):
     #: one run of remat per budget, in order, after the other routes.
     budgets: tuple[str, ...] = ()
+    #: A frontier of a native workload (a PyTorch or JAX step): its points are its
+    #: routes (`routes`: eager, checkpoint, compile-budget-0.5, ...), each a worker run.
+    native_frontier: bool = False
     #: Warm-up steps each worker runs and throws away before its measured steps (0: none).
     warmup: int = DEFAULT_WARMUP_STEPS
     #: What each route is measured by besides its clock: `("instructions",)` counts the
@@ -159,7 +162,7 @@ def side_outputs(
     """The files a grade writes beside its result, by what names them in a message: the
     report drawn beside it (`default_report_path`), or a frontier's picture (`name`: the
     workload's own name, else the `--workload` spec, names one beside no result)."""
-    if options.budgets:
+    if options.budgets or options.native_frontier:
         picture = picture_path(result_path, name or options.workload)
         return {"the picture beside the result": str(picture)}
     if result_path == "-" or not reports_wanted():
@@ -220,7 +223,7 @@ def prepare(
     verdict_settings = parse_peer_tolerance(options.peer_tolerance)
     data = data_directory(options.data)
     # A grade of remat at several budgets is a frontier, and its result is named so.
-    command = "frontier" if options.budgets else "grade"
+    command = "frontier" if options.budgets or options.native_frontier else "grade"
     name = named or options.workload
     default_path = default_result_path(name, started, command=command)
     result_path = options.json_path or str(default_path)
@@ -307,17 +310,18 @@ def fit_to_workload(
                 raise UnknownNameError(f"--workload {options.workload}: {missing}")
     except UnknownNameError as error:
         raise ToposUsageError(str(error)) from None
-    if options.budgets or options.against is not None:
-        # Its memory settings are routes of its own: a PyTorch step's budgets, a JAX
-        # step's checkpoint policies.
-        settings = (
-            "budgets are routes (--routes compile-budget-0.5,...)"
-            if framework == "torch"
-            else "checkpoint policies are routes (--routes jit,checkpoint-dots-saveable,...)"
-        )
+    if options.against is not None:
         raise ToposUsageError(
-            f"--workload {options.workload} is a {framework} step: its {settings}, and "
-            f"--against grades topos's own routes"
+            f"--workload {options.workload} is a {framework} step: --against grades "
+            f"topos's own routes"
+        )
+    if options.budgets:
+        # Its memory settings are routes of its own, which `topos frontier` grades as
+        # points (`commands.native_frontier`), not remat budgets.
+        raise ToposUsageError(
+            f"--workload {options.workload} is a {framework} step: remat budgets are "
+            f"topos's own; its frontier is topos frontier's (a PyTorch step's activation "
+            f"memory budgets, a JAX step's checkpoint policies)"
         )
     return replace(options, routes=routes)
 

@@ -32,6 +32,8 @@ class PreflightOutcome:
     framework: str | None = None
     routes: tuple[str, ...] = ()
     default_routes: tuple[str, ...] = ()
+    #: What a native frontier grades beside a PyTorch step's budgets unless told.
+    frontier_references: tuple[str, ...] = ()
 
 
 def preflight_workload(
@@ -72,6 +74,7 @@ def preflight_workload(
         framework=framework if isinstance(framework, str) else None,
         routes=_names(told.get("routes")),
         default_routes=_names(told.get("default_routes")),
+        frontier_references=_names(told.get("frontier_references")),
     )
 
 

@@ -230,6 +230,15 @@ class RefusedPoint(ResultPart):
     why: str | None = None
 
 
+class FlaggedPoint(ResultPart):
+    """A native frontier's point flagged for its memory, and why in one line: more than
+    a larger budget's point measured, or a plan its partitioner estimated over what its
+    budget allows."""
+
+    point: str
+    why: str
+
+
 class FrontierFacts(ResultPart):
     """A frontier's budgets, the points graded, those refused, and its picture."""
 
@@ -239,6 +248,9 @@ class FrontierFacts(ResultPart):
     picture: str | None = None
     #: Budgets whose plans are the same, each group graded once as one point.
     same_plans: list[list[str]] = msgspec.field(default_factory=list)
+    #: A native workload's frontier (`topos frontier` on a PyTorch or JAX step): its
+    #: points flagged for their memory (`FlaggedPoint`).
+    flagged: list[FlaggedPoint] = msgspec.field(default_factory=list)
 
 
 class StoredWarning(ResultPart):

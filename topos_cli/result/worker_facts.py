@@ -147,6 +147,28 @@ class PeerFacts(ResultPart):
     float64: Float64Facts | None = None
 
 
+class PartitionerFacts(ResultPart):
+    """One graph of a compiled PyTorch route as its partitioner planned it, in its own
+    estimates (`topos.native.partitioner_estimate.PartitionerEstimate`): the saved bytes
+    keeping only the inputs (budget 0), with the runtime-optimised cut (budget 1) and as
+    chosen under `budget`; the runtime it chose to recompute, and could have, in its
+    estimator's `runtime_unit` (None where no knapsack ran)."""
+
+    budget: Ratio
+    inputs_bytes: Bytes
+    unbudgeted_bytes: Bytes
+    saved_bytes: Bytes
+    recomputed_runtime: float | None = None
+    recomputable_runtime: float | None = None
+    runtime_unit: str = "flops"
+
+    @property
+    def allowed_bytes(self) -> float:
+        """The saved bytes the budget allows, as the partitioner normalises them."""
+        span = max(self.unbudgeted_bytes - self.inputs_bytes, 0)
+        return self.inputs_bytes + self.budget * span
+
+
 class NativeFacts(ResultPart):
     """A native workload's route (a step written in PyTorch itself): its framework and
     version, whether it is promised bit-identical to the reference route (`exact`) or
@@ -166,6 +188,10 @@ class NativeFacts(ResultPart):
     differing_gradients: list[str] = msgspec.field(default_factory=list)
     step0_loss_identical: bool | None = None
     rng_matches_reference: bool | None = None
+    #: A compiled route's graphs as PyTorch's partitioner estimated them (empty for an
+    #: eager route, or where it could not be read: `partitioner_unavailable` says why).
+    partitioner: list[PartitionerFacts] = msgspec.field(default_factory=list)
+    partitioner_unavailable: str | None = None
 
 
 class CodeFacts(ResultPart):

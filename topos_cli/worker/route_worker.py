@@ -26,6 +26,7 @@ from topos_cli.result.worker_facts import (
     LiveVolume,
     NativeFacts,
     Numerics,
+    PartitionerFacts,
     PeerFacts,
     ReadyFacts,
     RematFacts,
@@ -450,6 +451,8 @@ def train_native(workload: Any, arguments: WorkerCommand, events: EventStream) -
     ready_rss = process_memory.resident_bytes()
     route = training.route
     threads = workload.threads
+    # A compiled route has compiled by now (step 0 above): the partitioner has planned.
+    estimates, no_estimate = getattr(training, "partitioner_estimates", lambda: ([], None))()
     ready = ReadyFacts(
         pid=os.getpid(),
         workload=workload.name,
@@ -483,6 +486,8 @@ def train_native(workload: Any, arguments: WorkerCommand, events: EventStream) -
             differing_gradients=comparison.differing_gradients,
             step0_loss_identical=comparison.loss_identical,
             rng_matches_reference=comparison.rng_matches_reference,
+            partitioner=[PartitionerFacts(**estimate) for estimate in estimates],
+            partitioner_unavailable=no_estimate,
         ),
     )
     events.emit(Ready(ready))

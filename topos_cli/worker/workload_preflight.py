@@ -85,6 +85,7 @@ def native_facts(workload_name: str) -> dict[str, object]:
         "framework": framework,
         "routes": list(workload.offered_routes),
         "default_routes": list(workload.default_routes),
+        "frontier_references": list(getattr(workload, "frontier_references", ())),
     }
 
 
