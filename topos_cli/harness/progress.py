@@ -116,10 +116,11 @@ class PlainProgress(WorkerObserver):
             lowering = event.facts.lower_seconds
             # The plan's lowering said apart: a remat route's can be most of its start.
             lowered = "" if lowering is None else f"lowering {format_duration(lowering)}, "
-            # A native route (a PyTorch or JAX step) has no plan to predict memory from.
+            # A native route (a PyTorch or JAX step) has no plan to predict memory from, nor
+            # has a peer (its framework plans its own memory): nothing to say, not a '?'.
             predicted = (
                 ""
-                if event.facts.native is not None
+                if event.facts.native is not None or volume is None
                 else f", predicted live volume {format_bytes(volume)}"
             )
             self._line(
