@@ -1,6 +1,6 @@
 """cifar10's convolutions per layer: the current layout against batch-innermost `[C, H, W, N]`.
 
-    python benchmarks/batch_innermost.py [--images 32] [--rounds 40]
+    python -m benchmarks.batch_innermost [--images 32] [--rounds 40]
 
 Issue 30 asks to measure the batch-innermost layout again on each CPU, layer by layer
 (on an AMD EPYC it once took conv1's forward plus kernel gradient 4.1 ms against 10.0;
@@ -36,12 +36,8 @@ import os
 import statistics
 import sys
 import time
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-
-import numpy as np  # noqa: E402
+import numpy as np
 
 #: cifar10's convolutions: name, input channels, filters, image side.
 LAYERS = (("conv1", 3, 16, 32), ("conv2", 16, 32, 16), ("conv3", 32, 64, 8))

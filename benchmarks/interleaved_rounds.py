@@ -1,13 +1,14 @@
 """The interleaved-rounds harness of the step-time benchmarks (step_time.py, gpt_step_time.py).
 
-Each route trains in a worker process of its own (the benchmark's script run with
-`--worker ROUTE`, which calls `serve`), speaking JSON lines over its pipes. The parent
-(`Worker`, `run_rounds`) warms every worker up, then interleaves the rounds: every worker
-times its steps in round 1, then every worker in round 2, the order reversed every other
-round, so a busy spell on the machine falls on all routes alike. `summarize` turns each
-worker's times and rusage into its figures, `add_ratios` divides them by a reference
-route's median (and, paired round by round, `paired_ratio`: a round's ratio cancels a
-slow spell of the machine that spans the round), and `print_table` prints them.
+Each route trains in a worker process of its own (the benchmark's module run as `python
+-m benchmarks.NAME --worker ROUTE` from a checkout's root, which calls `serve`),
+speaking JSON lines over its pipes. The parent (`Worker`, `run_rounds`) warms every
+worker up, then interleaves the rounds: every worker times its steps in round 1, then
+every worker in round 2, the order reversed every other round, so a busy spell on the
+machine falls on all routes alike. `summarize` turns each worker's times and rusage into
+its figures, `add_ratios` divides them by a reference route's median (and, paired round
+by round, `paired_ratio`: a round's ratio cancels a slow spell of the machine that spans
+the round), and `print_table` prints them.
 
 What the two benchmarks share beyond that is here too: their command line
 (`round_parser`), a worker's announcement (`serve_route`), which routes run
@@ -31,6 +32,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+#: The repository's root: where a worker runs `python -m benchmarks.NAME` by default.
+ROOT = Path(__file__).resolve().parents[1]
 
 USAGE = ("cpu_ms", "system_ms", "minor_faults")
 """What a worker measures of its steps by rusage, summed over a round."""
@@ -187,23 +191,28 @@ def peer_differences(workers: Iterable[Worker], reference: str) -> dict[str, dic
 
 
 class Worker:
-    """A route's worker process: `script --worker route`, its figures under `label`."""
+    """A route's worker process: `python -m module --worker route` run from `root` (this
+    checkout's, or another's: its benchmarks and its topos), its figures under `label`."""
 
     def __init__(
         self,
-        script: Path | str,
+        module: str,
         route: str,
         label: str | None = None,
         environment: dict[str, str] | None = None,
+        root: Path = ROOT,
     ) -> None:
         self.route = label or route
         self.process = subprocess.Popen(
-            [sys.executable, str(script), "--worker", route],
+            [sys.executable, "-m", module, "--worker", route],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
             bufsize=1,
-            env={**os.environ, **(environment or {})},
+            # The root alone on the path (`-m` puts the working directory first): its
+            # topos and its benchmarks, never those of another checkout on PYTHONPATH.
+            cwd=root,
+            env={**os.environ, "PYTHONPATH": str(root), **(environment or {})},
         )
         self.info = self._read()
         self.times: list[float] = []

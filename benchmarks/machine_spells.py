@@ -1,6 +1,6 @@
 """The machine's slow spells: a workload's steps beside a fixed probe, step by step.
 
-    python benchmarks/machine_spells.py [--workload gpt] [--steps 600] [--out PATH]
+    python -m benchmarks.machine_spells [--workload gpt] [--steps 600] [--out PATH]
 
 The shared virtual machines here run a process about 1.5x slower for seconds at a time,
 in CPU time as in wall time: nothing waits, so the grader's disturbance check (wall time
@@ -32,7 +32,6 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(ROOT))
 
 #: A step slower than this times the lower quartile is slow; the same for the probe.
 SLOW = 1.25

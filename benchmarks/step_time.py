@@ -1,7 +1,7 @@
 """Time per training step of the cifar10 seed model: engine, recorded, the emitted peers
 and PyTorch.
 
-    python benchmarks/step_time.py [--rounds 5] [--steps 20] [--warmup 5] [--out results/...]
+    python -m benchmarks.step_time [--rounds 5] [--steps 20] [--warmup 5] [--out results/...]
                                    [--processes] [--workload cifar10-winograd] [--no-peers]
 
 Each route trains in its own worker process (this file run with `--worker ROUTE`),
@@ -50,6 +50,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from benchmarks import interleaved_rounds as harness
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 TOPOS_ROUTES = ("engine", "recorded")
@@ -62,16 +64,11 @@ LEARNING_RATE = 0.05
 BATCH = 64
 POOL = 8  # distinct batches, cycled
 
-sys.path.insert(0, str(HERE))
-import interleaved_rounds as harness  # noqa: E402
-
 # Workers ---------------------------------------------------------------------------------
 
 
 def _topos_worker(route: str):
-    sys.path.insert(0, str(HERE))
-    sys.path.insert(0, str(ROOT))
-    from cifar10_model import batches, build
+    from benchmarks.cifar10_model import batches, build
 
     route, _, workload = route.partition("@")
     name, _, processes = route.partition("-")
@@ -88,9 +85,7 @@ def _torch_worker(channels_last: bool = False):
     import numpy as np
     import torch
 
-    sys.path.insert(0, str(HERE))
-    sys.path.insert(0, str(ROOT))
-    from cifar10_model import batches, torch_twin
+    from benchmarks.cifar10_model import batches, torch_twin
 
     torch.manual_seed(0)
     model = torch_twin(torch)  # the topos model's initial weights
@@ -115,9 +110,7 @@ def _torch_worker(channels_last: bool = False):
 
 
 def _peer_worker(route: str):
-    sys.path.insert(0, str(HERE))
-    sys.path.insert(0, str(ROOT))
-    from cifar10_model import EmittedTrainer, batches
+    from benchmarks.cifar10_model import EmittedTrainer, batches
 
     trainer = EmittedTrainer(harness.PEERS[route], BATCH)
     pool = batches(POOL, BATCH)
@@ -149,9 +142,8 @@ def start_worker(
     checkout: Path | None = None,
     label: str | None = None,
 ) -> harness.Worker:
-    """A route's worker process: this script's, or that of another `checkout` of topos."""
-    script = Path(__file__) if checkout is None else checkout / "benchmarks" / "step_time.py"
-    return harness.Worker(script, route, label, variables)
+    """A route's worker process: this checkout's, or that of another `checkout` of topos."""
+    return harness.Worker("benchmarks.step_time", route, label, variables, checkout or ROOT)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,7 @@
+"""The benchmark suite: what measures topos's speed and memory (the tests never run it).
+
+Every benchmark is a module of this package, run from the repository's root:
+
+    python -m benchmarks.step_time --help
+
+"""
