@@ -4,4 +4,5 @@ Every benchmark is a module of this package, run from the repository's root:
 
     python -m benchmarks.step_time --help
 
+`catalogue` names each one's kind (`python -m benchmarks.catalogue` lists them).
 """

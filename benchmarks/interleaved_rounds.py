@@ -477,3 +477,9 @@ def conclude(report: dict, out: Path, lead: str = "") -> int:
     )
     write_report(report, out)
     return 0 if parity else 1
+
+
+if __name__ == "__main__":
+    from benchmarks.catalogue import describe
+
+    raise SystemExit(describe("interleaved_rounds", __doc__))
