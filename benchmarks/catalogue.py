@@ -120,6 +120,7 @@ CATALOGUE: dict[str, Entry] = {
     "interleaved_rounds": Entry(
         "support", "the step-time benchmarks' worker processes and interleaved rounds"
     ),
+    "benchmark_report": Entry("support", "the versioned JSON every benchmark writes"),
     "catalogue": Entry("support", "this catalogue"),
 }
 

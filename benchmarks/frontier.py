@@ -29,6 +29,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from benchmarks import benchmark_report
 from benchmarks.interleaved_rounds import torch_available
 
 HERE = Path(__file__).resolve().parent
@@ -175,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(torch_worker(arguments.torch_worker, arguments.steps)))
         return 0
 
+    started = benchmark_report.now()
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     RESULTS.mkdir(exist_ok=True)
     frontier_path = RESULTS / f"frontier-benchmark-{stamp}.json"
@@ -216,7 +218,6 @@ def main(argv: list[str] | None = None) -> int:
             f"{peer['threads']} threads"
         )
     summary = {
-        "created": stamp,
         "steps": arguments.steps,
         "frontier": str(frontier_path),
         "picture": result.get("frontier", {}).get("picture"),
@@ -225,8 +226,8 @@ def main(argv: list[str] | None = None) -> int:
         "pytorch": peers,
     }
     out = RESULTS / f"frontier-benchmark-summary-{stamp}.json"
-    out.write_text(json.dumps(summary, indent=2) + "\n")
     print(f"\nparity across every topos point: {summary['parity']}")
+    benchmark_report.write_report("frontier", summary, out, started)
     print(f"results: {out} (frontier {frontier_path}, picture {summary['picture']})")
     return 0
 

@@ -41,6 +41,7 @@ import os
 import sys
 from pathlib import Path
 
+from benchmarks import benchmark_report
 from benchmarks import interleaved_rounds as harness
 
 HERE = Path(__file__).resolve().parent
@@ -153,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     if arguments.worker:
         return worker(arguments.worker)
 
+    started = benchmark_report.now()
     if arguments.user_written and arguments.workload != "llama":
         parser.error("--user-written times a user-written llama: use it with --workload llama")
     os.environ[WORKLOAD_VARIABLE] = arguments.workload  # the workers inherit it
@@ -183,20 +185,18 @@ def main(argv: list[str] | None = None) -> int:
     results = harness.time_rounds(workers, arguments, ("cpu_ms", "minor_faults"), ratios)
     parity = harness.losses_agree(workers, *pairs)
     differences = harness.peer_differences(workers, "recorded")
-    report = {
-        "benchmark": "gpt_step_time",
+    figures = {
         "workload": f"{arguments.workload} (synthetic text), 32 windows of 64, 2 shards, AdamW",
         "user_written": arguments.user_written,
         **harness.round_facts(arguments, workers, results, skipped, parity),
         "peers_skipped": peers_skipped,
         "peer_relative_loss_difference": differences,
-        "environment": harness.environment(),
     }
     headings = {"vs_pytorch": "x pytorch", "vs_builtin": "x recorded"}
     harness.print_table(results, 16, {key: headings[key] for key in ratios})
     harness.print_peer_differences(differences, peers_skipped)
     default = ROOT / "results" / f"{arguments.workload}_step_time.json"
-    return harness.conclude(report, arguments.out or default)
+    return harness.conclude("gpt_step_time", figures, arguments.out or default, started)
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ from collections import defaultdict
 from pathlib import Path
 
 # The harness's report, and step_time's batches and learning rate (its PyTorch twin's).
-from benchmarks.interleaved_rounds import environment, write_report
+from benchmarks.benchmark_report import now, write_report
 from benchmarks.step_time import BATCH, LEARNING_RATE, POOL
 
 HERE = Path(__file__).resolve().parent
@@ -175,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         print("step_anatomy: PyTorch is not installed (pip install -e '.[torch]')")
         return 1
 
+    started = now()
     channels_last = arguments.layout == "channels-last"
     sides = {name: _start(name, arguments.steps, channels_last) for name in ("topos", "pytorch")}
 
@@ -213,17 +214,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'':>10} {ours:8.2f} {theirs:8.2f} {ours - theirs:+11.2f}  {work}")
     print("(each side instrumented while it runs: see the module's docstring)")
     write_report(
+        "step_anatomy",
         {
-            "benchmark": "step_anatomy",
             "layout": layout,
             "rounds": arguments.rounds,
             "steps": arguments.steps,
             "batch": BATCH,
             "medians_ms": medians,
             "rounds_ms": {name: dict(by_work) for name, by_work in figures.items()},
-            "environment": environment(),
         },
         arguments.out,
+        started,
     )
     return 0
 

@@ -50,6 +50,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from benchmarks import benchmark_report
 from benchmarks import interleaved_rounds as harness
 
 HERE = Path(__file__).resolve().parent
@@ -179,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     if arguments.worker:
         return worker(arguments.worker)
 
+    started = benchmark_report.now()
     own_routes = TOPOS_ROUTES + (PROCESS_ROUTES if arguments.processes else ())
     base_routes = own_routes
     for variant in arguments.workload:
@@ -213,8 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     parity = harness.losses_agree(workers, *pairs)
     recorded_vs_engine = results["recorded"]["median_ms"] / results["engine"]["median_ms"]
     differences = harness.peer_differences(workers, "recorded")
-    report = {
-        "benchmark": "step_time",
+    figures = {
         "workload": "cifar10 seed model, batch 64, SGD 0.05, synthetic normal batches",
         "variant": arguments.workload,
         **harness.round_facts(arguments, workers, results, skipped, parity),
@@ -234,7 +235,8 @@ def main(argv: list[str] | None = None) -> int:
         print("topos workers ran with glibc keeping freed memory (an arena's estimate)")
     harness.print_peer_differences(differences, peers_skipped)
     out = arguments.out or ROOT / "results" / "step_time.json"
-    return harness.conclude(report, out, lead=f"recorded/engine {recorded_vs_engine:.2f}x; ")
+    lead = f"recorded/engine {recorded_vs_engine:.2f}x; "
+    return harness.conclude("step_time", figures, out, started, lead)
 
 
 if __name__ == "__main__":
