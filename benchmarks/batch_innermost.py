@@ -25,8 +25,8 @@ round by round in one process (medians):
 
 Both are checked to compute the same convolution (to float32 rounding) before timing.
 Only the convolution is timed: the pooling, relu and the images' gradient in the other
-layout are not, and the whole step is what decides (see benchmarks/README.md, "Tried and
-not kept", for the step measured on Intel).
+layout are not, and the whole step is what decides (see docs/performance/tried-and-not-kept.md
+for the step measured on Intel).
 """
 
 from __future__ import annotations

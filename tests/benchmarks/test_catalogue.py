@@ -46,6 +46,11 @@ def test_every_entry_has_a_known_kind_and_a_summary():
     assert {found.kind for found in CATALOGUE.values()} == set(KINDS)
 
 
+def test_the_suites_readme_lists_every_catalogued_module():
+    readme = (BENCHMARKS / "README.md").read_text()
+    assert [name for name in CATALOGUE if f"`{name}`" not in readme] == []
+
+
 def _help(name: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", f"benchmarks.{name}", "--help"],
