@@ -1,6 +1,6 @@
 """cifar10's convolutions per layer: the current layout against batch-innermost `[C, H, W, N]`.
 
-    python benchmarks/batch_innermost.py [--images 32] [--rounds 40]
+    python -m benchmarks.batch_innermost [--images 32] [--rounds 40]
 
 Issue 30 asks to measure the batch-innermost layout again on each CPU, layer by layer
 (on an AMD EPYC it once took conv1's forward plus kernel gradient 4.1 ms against 10.0;
@@ -25,8 +25,8 @@ round by round in one process (medians):
 
 Both are checked to compute the same convolution (to float32 rounding) before timing.
 Only the convolution is timed: the pooling, relu and the images' gradient in the other
-layout are not, and the whole step is what decides (see benchmarks/README.md, "Tried and
-not kept", for the step measured on Intel).
+layout are not, and the whole step is what decides (see docs/performance/tried-and-not-kept.md
+for the step measured on Intel).
 """
 
 from __future__ import annotations
@@ -36,12 +36,8 @@ import os
 import statistics
 import sys
 import time
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-
-import numpy as np  # noqa: E402
+import numpy as np
 
 #: cifar10's convolutions: name, input channels, filters, image side.
 LAYERS = (("conv1", 3, 16, 32), ("conv2", 16, 32, 16), ("conv3", 32, 64, 8))

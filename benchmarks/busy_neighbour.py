@@ -1,6 +1,6 @@
 """A workload of one's own beside another BLAS program: its step time busy over quiet.
 
-    python benchmarks/busy_neighbour.py [--steps 20] [--seconds 20] [--route recorded]
+    python -m benchmarks.busy_neighbour [--steps 20] [--seconds 20] [--route recorded]
                                         [--shards 1,2] [--blas default,process]
 
 The workload is cifar10's model written as a user writes one (`convnet_workload` with
@@ -35,6 +35,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+#: A configuration's worker: this module, run from the root.
+WORKER = (sys.executable, "-m", "benchmarks.busy_neighbour", "--worker")
 BLAS_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 NEIGHBOUR = """
@@ -47,10 +49,7 @@ while True:
 
 
 def _worker(shards: str, blas: str, route: str) -> None:
-    sys.path.insert(0, str(HERE))
-    sys.path.insert(0, str(ROOT))
-    from cifar10_model import CLASSES, batches
-
+    from benchmarks.cifar10_model import CLASSES, batches
     from topos import Tensor
     from topos.datasets import load_cifar10
     from topos.training import RouteProgram
@@ -142,10 +141,11 @@ def main() -> None:
     for shards in arguments.shards.split(","):
         for blas in arguments.blas.split(","):
             worker = subprocess.Popen(
-                [sys.executable, __file__, "--worker", shards, blas, arguments.route],
+                [*WORKER, shards, blas, arguments.route],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 text=True,
+                cwd=ROOT,
                 env=environment,
             )
             ready = json.loads(worker.stdout.readline())

@@ -176,3 +176,9 @@ def copy_weights_into(layers, torch, arrays: list[np.ndarray] | None = None) -> 
                 weights = weights.T
             layer.weight.copy_(torch.from_numpy(np.array(weights)))
             layer.bias.copy_(torch.from_numpy(np.array(bias)))
+
+
+if __name__ == "__main__":
+    from benchmarks.catalogue import describe
+
+    raise SystemExit(describe("cifar10_model", __doc__))

@@ -1,7 +1,7 @@
 """The speed/memory frontier of the cifar10 model: topos's routes, and PyTorch's
 activation checkpointing on the same model as the peer.
 
-    python benchmarks/frontier.py [--steps 300] [--budgets 100%,75%,60%,floor] [--no-torch]
+    python -m benchmarks.frontier [--steps 300] [--budgets 100%,75%,60%,floor] [--no-torch]
 
 The topos side is `topos frontier` itself (engine, recorded, and remat at each budget,
 each graded in a worker of its own: ms/step, training Δ, peak RSS, parity across every
@@ -29,6 +29,9 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from benchmarks import benchmark_report
+from benchmarks.interleaved_rounds import torch_available
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 RESULTS = ROOT / "results"
@@ -37,9 +40,6 @@ POOL = 8
 LEARNING_RATE = 0.05
 WARM_UP = 3
 TORCH_VARIANTS = ("plain", "checkpoint stages", "checkpoint_sequential 2")
-
-sys.path.insert(0, str(HERE))
-from interleaved_rounds import torch_available  # noqa: E402
 
 
 def _status_bytes(field: str) -> int:
@@ -56,9 +56,7 @@ def torch_worker(variant: str, steps: int) -> dict:
     import torch
     from torch.utils.checkpoint import checkpoint, checkpoint_sequential
 
-    sys.path.insert(0, str(HERE))
-    sys.path.insert(0, str(ROOT))
-    from cifar10_model import batches, copy_weights_into
+    from benchmarks.cifar10_model import batches, copy_weights_into
 
     stages = [
         torch.nn.Sequential(
@@ -119,11 +117,13 @@ def torch_worker(variant: str, steps: int) -> dict:
 
 def run_torch(variant: str, steps: int) -> dict:
     """One PyTorch variant in a fresh worker process, with the grader's malloc setting."""
-    environment = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "65536"}
+    environment = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "65536", "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "benchmarks.frontier", "--torch-worker", variant]
     completed = subprocess.run(
-        [sys.executable, __file__, "--torch-worker", variant, "--steps", str(steps)],
+        [*command, "--steps", str(steps)],
         capture_output=True,
         text=True,
+        cwd=ROOT,
         env=environment,
         check=False,
     )
@@ -176,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(torch_worker(arguments.torch_worker, arguments.steps)))
         return 0
 
+    started = benchmark_report.now()
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     RESULTS.mkdir(exist_ok=True)
     frontier_path = RESULTS / f"frontier-benchmark-{stamp}.json"
@@ -217,7 +218,6 @@ def main(argv: list[str] | None = None) -> int:
             f"{peer['threads']} threads"
         )
     summary = {
-        "created": stamp,
         "steps": arguments.steps,
         "frontier": str(frontier_path),
         "picture": result.get("frontier", {}).get("picture"),
@@ -226,8 +226,8 @@ def main(argv: list[str] | None = None) -> int:
         "pytorch": peers,
     }
     out = RESULTS / f"frontier-benchmark-summary-{stamp}.json"
-    out.write_text(json.dumps(summary, indent=2) + "\n")
     print(f"\nparity across every topos point: {summary['parity']}")
+    benchmark_report.write_report("frontier", summary, out, started)
     print(f"results: {out} (frontier {frontier_path}, picture {summary['picture']})")
     return 0
 

@@ -1,6 +1,6 @@
 """The cifar10 convolutions' matrix products in every orientation BLAS reads without a copy.
 
-    python benchmarks/gemm_orientations.py [--rounds 15] [--repeat 5]
+    python -m benchmarks.gemm_orientations [--rounds 15] [--repeat 5]
 
 For each conv layer (rows R = N*OH*OW, depth K = C*KH*KW, filters F) it times
 the forward product, the weight gradient and the patch gradient in each

@@ -1,7 +1,7 @@
 """Time per training step of a language-model workload (`gpt` by default, or `llama`):
 engine, recorded, the emitted peers and its PyTorch twin.
 
-    python benchmarks/gpt_step_time.py [--workload gpt|llama] [--rounds 10] [--steps 10]
+    python -m benchmarks.gpt_step_time [--workload gpt|llama] [--rounds 10] [--steps 10]
                                        [--no-peers] [--user-written] [--torch-threads 1]
 
 Each runs in its own worker process (this file run with `--worker ROUTE`), speaking JSON
@@ -41,13 +41,14 @@ import os
 import sys
 from pathlib import Path
 
+from benchmarks import benchmark_report
+from benchmarks import interleaved_rounds as harness
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 TOPOS_ROUTES = ("engine", "recorded")
-
 #: The workloads this benchmark times, each with its PyTorch twin's module.
 TWINS = {"gpt": "gpt_twin", "llama": "llama_twin"}
-
 #: How the parent tells its workers which workload they train.
 WORKLOAD_VARIABLE = "STEP_TIME_WORKLOAD"
 #: Set (to 1) for a worker that trains the user-written llama instead of the built-in.
@@ -61,17 +62,12 @@ def _workload_name() -> str:
     return os.environ.get(WORKLOAD_VARIABLE, "gpt")
 
 
-sys.path.insert(0, str(HERE))
-import interleaved_rounds as harness  # noqa: E402
-
-
 def _training(route: str):
-    sys.path.insert(0, str(ROOT))
     from topos.training import Training
     from topos.workloads import resolve
 
     if os.environ.get(USER_WRITTEN_VARIABLE):
-        from user_written_llama import workload
+        from benchmarks.user_written_llama import workload
     else:
         workload = resolve(_workload_name())
     return Training(workload, route, workload.dataset(None), 10_000)
@@ -91,8 +87,7 @@ def _torch_worker():
     if threads:
         torch.set_num_threads(int(threads))
 
-    sys.path.insert(0, str(HERE))
-    module = importlib.import_module(TWINS[_workload_name()])
+    module = importlib.import_module(f"benchmarks.{TWINS[_workload_name()]}")
     loss, optimizer, twin = module.loss, module.optimizer, module.twin
 
     # The batches and initial weights of the topos workload (no topos step is run).
@@ -112,7 +107,6 @@ def _torch_worker():
 
 
 def _peer_worker(route: str):
-    sys.path.insert(0, str(ROOT))
     from topos.peers import PeerTraining
     from topos.workloads import resolve
 
@@ -133,7 +127,7 @@ def worker(route: str) -> int:
 
 def start_worker(label: str, variables: dict[str, str] | None = None) -> harness.Worker:
     """The worker of a route labelled `route` or `route@variant`."""
-    return harness.Worker(__file__, label.split("@")[0], label, variables)
+    return harness.Worker("benchmarks.gpt_step_time", label.split("@")[0], label, variables)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -160,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     if arguments.worker:
         return worker(arguments.worker)
 
+    started = benchmark_report.now()
     if arguments.user_written and arguments.workload != "llama":
         parser.error("--user-written times a user-written llama: use it with --workload llama")
     os.environ[WORKLOAD_VARIABLE] = arguments.workload  # the workers inherit it
@@ -175,8 +170,14 @@ def main(argv: list[str] | None = None) -> int:
             pairs.append((route, label))
         ratios["vs_builtin"] = "recorded"
     if arguments.against is not None:
-        script = arguments.against.resolve() / "benchmarks" / "gpt_step_time.py"
-        workers.append(harness.Worker(script, "recorded", "recorded@against"))
+        workers.append(
+            harness.Worker(
+                "benchmarks.gpt_step_time",
+                "recorded",
+                "recorded@against",
+                root=arguments.against.resolve(),
+            )
+        )
         ratios["vs_builtin"] = "recorded"
     if "pytorch" in routes:
         for threads in arguments.torch_threads:
@@ -184,20 +185,18 @@ def main(argv: list[str] | None = None) -> int:
     results = harness.time_rounds(workers, arguments, ("cpu_ms", "minor_faults"), ratios)
     parity = harness.losses_agree(workers, *pairs)
     differences = harness.peer_differences(workers, "recorded")
-    report = {
-        "benchmark": "gpt_step_time",
+    figures = {
         "workload": f"{arguments.workload} (synthetic text), 32 windows of 64, 2 shards, AdamW",
         "user_written": arguments.user_written,
         **harness.round_facts(arguments, workers, results, skipped, parity),
         "peers_skipped": peers_skipped,
         "peer_relative_loss_difference": differences,
-        "environment": harness.environment(),
     }
     headings = {"vs_pytorch": "x pytorch", "vs_builtin": "x recorded"}
     harness.print_table(results, 16, {key: headings[key] for key in ratios})
     harness.print_peer_differences(differences, peers_skipped)
     default = ROOT / "results" / f"{arguments.workload}_step_time.json"
-    return harness.conclude(report, arguments.out or default)
+    return harness.conclude("gpt_step_time", figures, arguments.out or default, started)
 
 
 if __name__ == "__main__":

@@ -133,3 +133,9 @@ def loss(model: Twin, tokens: torch.Tensor, targets: torch.Tensor) -> torch.Tens
     """The mean cross-entropy over every position."""
     logits = model(tokens)
     return functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+
+
+if __name__ == "__main__":
+    from benchmarks.catalogue import describe
+
+    raise SystemExit(describe("gpt_twin", __doc__))

@@ -1,7 +1,7 @@
 """What a grade costs beyond the training it measures: `topos grade`'s wall time minus
 the routes' training time, phase by phase.
 
-    python benchmarks/grade_overhead.py [--rounds 3] [--no-bytecode] [-- GRADE ARGUMENTS...]
+    python -m benchmarks.grade_overhead [--rounds 3] [--no-bytecode] [-- GRADE ARGUMENTS...]
 
 An untimed round comes first (the synthetic data cached, the files in the page
 cache, the bytecode compiled). Python's bytecode is cached as an installed package's

@@ -6,7 +6,7 @@ worker of the same steps, in the same run), and the per-step instructions of two
 counting workers, one on a quiet machine and one beside a busy loop on every core.
 Counts are a property of the code: the two should agree to well within 0.1%.
 
-    python benchmarks/instruction_counts.py --workload mnist --route engine
+    python -m benchmarks.instruction_counts --workload mnist --route engine
 """
 
 from __future__ import annotations

@@ -1,13 +1,14 @@
 """The interleaved-rounds harness of the step-time benchmarks (step_time.py, gpt_step_time.py).
 
-Each route trains in a worker process of its own (the benchmark's script run with
-`--worker ROUTE`, which calls `serve`), speaking JSON lines over its pipes. The parent
-(`Worker`, `run_rounds`) warms every worker up, then interleaves the rounds: every worker
-times its steps in round 1, then every worker in round 2, the order reversed every other
-round, so a busy spell on the machine falls on all routes alike. `summarize` turns each
-worker's times and rusage into its figures, `add_ratios` divides them by a reference
-route's median (and, paired round by round, `paired_ratio`: a round's ratio cancels a
-slow spell of the machine that spans the round), and `print_table` prints them.
+Each route trains in a worker process of its own (the benchmark's module run as `python
+-m benchmarks.NAME --worker ROUTE` from a checkout's root, which calls `serve`),
+speaking JSON lines over its pipes. The parent (`Worker`, `run_rounds`) warms every
+worker up, then interleaves the rounds: every worker times its steps in round 1, then
+every worker in round 2, the order reversed every other round, so a busy spell on the
+machine falls on all routes alike. `summarize` turns each worker's times and rusage into
+its figures, `add_ratios` divides them by a reference route's median (and, paired round
+by round, `paired_ratio`: a round's ratio cancels a slow spell of the machine that spans
+the round), and `print_table` prints them.
 
 What the two benchmarks share beyond that is here too: their command line
 (`round_parser`), a worker's announcement (`serve_route`), which routes run
@@ -21,16 +22,19 @@ import argparse
 import itertools
 import json
 import os
-import platform
 import resource
 import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+from benchmarks import benchmark_report
+
+#: The repository's root: where a worker runs `python -m benchmarks.NAME` by default.
+ROOT = Path(__file__).resolve().parents[1]
 
 USAGE = ("cpu_ms", "system_ms", "minor_faults")
 """What a worker measures of its steps by rusage, summed over a round."""
@@ -187,23 +191,28 @@ def peer_differences(workers: Iterable[Worker], reference: str) -> dict[str, dic
 
 
 class Worker:
-    """A route's worker process: `script --worker route`, its figures under `label`."""
+    """A route's worker process: `python -m module --worker route` run from `root` (this
+    checkout's, or another's: its benchmarks and its topos), its figures under `label`."""
 
     def __init__(
         self,
-        script: Path | str,
+        module: str,
         route: str,
         label: str | None = None,
         environment: dict[str, str] | None = None,
+        root: Path = ROOT,
     ) -> None:
         self.route = label or route
         self.process = subprocess.Popen(
-            [sys.executable, str(script), "--worker", route],
+            [sys.executable, "-m", module, "--worker", route],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
             bufsize=1,
-            env={**os.environ, **(environment or {})},
+            # The root alone on the path (`-m` puts the working directory first): its
+            # topos and its benchmarks, never those of another checkout on PYTHONPATH.
+            cwd=root,
+            env={**os.environ, "PYTHONPATH": str(root), **(environment or {})},
         )
         self.info = self._read()
         self.times: list[float] = []
@@ -386,28 +395,10 @@ def print_paired(results: dict[str, dict], width: int, ratios: Mapping[str, str]
             print(f"  {route:<{width}} " + "   ".join(cells))
 
 
-def write_report(report: dict, out: Path) -> None:
-    """Writes the benchmark's JSON to `out`, and says so."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"wrote {out}")
-
-
-def environment(variables: Sequence[str] = ()) -> dict:
-    """What the figures depend on: versions, CPUs, load, and the environment `variables`
-    (threads, BLAS core type) when named."""
-    import numpy as np
-
-    figures = {
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "cpus": os.cpu_count(),
-        "load_average": os.getloadavg(),
-    }
-    if variables:
-        figures["environment"] = {key: os.environ.get(key) for key in variables}
-    figures["machine"] = platform.machine()
-    return figures
+def environment(variables: Sequence[str]) -> dict[str, str | None]:
+    """The environment `variables` the figures depend on (threads, BLAS core type) beside
+    what the report's envelope says of the machine (benchmark_report.machine)."""
+    return {key: os.environ.get(key) for key in variables}
 
 
 def round_parser(description: str, rounds: int, steps: int) -> argparse.ArgumentParser:
@@ -438,12 +429,11 @@ def round_facts(
     skipped: str | None,
     parity: bool,
 ) -> dict:
-    """What every step-time benchmark's JSON says after its name and workload: when, the
-    rounds, each route's figures, why the twin was skipped, and whether the loss bits
-    agreed over how many (engine's) steps."""
+    """What every step-time benchmark's figures say after its workload: the rounds, each
+    route's figures, why the twin was skipped, and whether the loss bits agreed over how
+    many (engine's) steps."""
     engine = next(worker for worker in workers if worker.route == "engine")
     return {
-        "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "rounds": arguments.rounds,
         "steps_per_round": arguments.steps,
         "warmup": arguments.warmup,
@@ -454,17 +444,22 @@ def round_facts(
     }
 
 
-def conclude(report: dict, out: Path, lead: str = "") -> int:
+def conclude(benchmark: str, figures: dict, out: Path, started: str, lead: str = "") -> int:
     """A benchmark's last words: why the twin was skipped (if it was), `lead` then whether
-    the loss bits agreed and the load average; writes the JSON to `out`. 0 when the bits
-    agreed, else 1."""
-    if report["pytorch_skipped"]:
-        print(f"pytorch: skipped the comparison ({report['pytorch_skipped']})")
-    parity = report["loss_bits_identical"]
+    the loss bits agreed and the load average; writes `figures` in the report's envelope
+    (benchmark_report) to `out`. 0 when the bits agreed, else 1."""
+    if figures["pytorch_skipped"]:
+        print(f"pytorch: skipped the comparison ({figures['pytorch_skipped']})")
+    parity = figures["loss_bits_identical"]
     print(
         f"{lead}loss bits {'identical' if parity else 'DIFFER'} over "
-        f"{report['steps_compared']} steps; "
-        f"load average {report['environment']['load_average'][0]:.2f}"
+        f"{figures['steps_compared']} steps; load average {os.getloadavg()[0]:.2f}"
     )
-    write_report(report, out)
+    benchmark_report.write_report(benchmark, figures, out, started)
     return 0 if parity else 1
+
+
+if __name__ == "__main__":
+    from benchmarks.catalogue import describe
+
+    raise SystemExit(describe("interleaved_rounds", __doc__))

@@ -1,7 +1,7 @@
 """What a step loses to memory: each plan kernel's time inside the step against the same
 call repeated at once, its operands, output and workspace still in cache.
 
-    python benchmarks/kernel_locality.py [--workload cifar10|gpt|llama] [--route recorded]
+    python -m benchmarks.kernel_locality [--workload cifar10|gpt|llama] [--route recorded]
                                          [--rows N] [--steps 20] [--top 20]
 
 Trains one shard of the workload (its rows, or `--rows`) on the workload's BLAS threads
@@ -30,15 +30,11 @@ import statistics
 import sys
 import time
 from dataclasses import replace
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from topos.training import Training  # noqa: E402
-from topos.workloads import resolve  # noqa: E402
+from topos.training import Training
+from topos.workloads import resolve
 
 #: Warm calls of each kernel; their median is its warm time.
 WARM_CALLS = 15

@@ -1,6 +1,6 @@
 """The machine's slow spells: a workload's steps beside a fixed probe, step by step.
 
-    python benchmarks/machine_spells.py [--workload gpt] [--steps 600] [--out PATH]
+    python -m benchmarks.machine_spells [--workload gpt] [--steps 600] [--out PATH]
 
 The shared virtual machines here run a process about 1.5x slower for seconds at a time,
 in CPU time as in wall time: nothing waits, so the grader's disturbance check (wall time
@@ -22,7 +22,6 @@ and after is printed: run it with nothing else on the machine.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -30,9 +29,10 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from benchmarks.benchmark_report import now, write_report
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(ROOT))
 
 #: A step slower than this times the lower quartile is slow; the same for the probe.
 SLOW = 1.25
@@ -111,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=600, help="measured steps")
     parser.add_argument("--out", type=Path, help="where to write the JSON")
     arguments = parser.parse_args(argv)
+    started = now()
     before = os.getloadavg()[0]
     figures = summarize(measure(arguments.workload, arguments.steps))
     figures["load_average"] = [before, os.getloadavg()[0]]
@@ -130,10 +131,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{figures['probe_flags_other'] or 0:.0%} of the others"
     )
     print(f"load average {before:.2f} -> {figures['load_average'][1]:.2f}")
-    out = arguments.out or ROOT / "results" / "machine_spells.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(figures, indent=2) + "\n")
-    print(f"wrote {out}")
+    write_report(
+        "machine_spells",
+        figures,
+        arguments.out or ROOT / "results" / "machine_spells.json",
+        started,
+    )
     return 0
 
 

@@ -1,6 +1,6 @@
 """Trains the cifar10 seed model on both routes in one process and compares bits.
 
-    python benchmarks/parity_check.py [steps] [shards]
+    python -m benchmarks.parity_check [steps] [shards]
 
 The batch is split into the `cifar10` workload's shards unless `shards` is given.
 
@@ -10,17 +10,13 @@ parameter agrees bit for bit; exits 1 when they do not.
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-# This checkout's topos, whatever an editable install elsewhere points at.
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from cifar10_model import ROUTES, batches, build
+from benchmarks.cifar10_model import ROUTES, batches, build
 
 
 def train(
@@ -40,9 +36,15 @@ def train(
     return losses, final, elapsed
 
 
-def main() -> int:
-    steps = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-    shards = int(sys.argv[2]) if len(sys.argv) > 2 else None
+def main(argv: list[str] | None = None) -> int:
+    """Trains both routes, prints their loss bits, and exits 1 unless they agree."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("steps", nargs="?", type=int, default=5, help="training steps")
+    parser.add_argument(
+        "shards", nargs="?", type=int, default=None, help="shards (default: the workload's)"
+    )
+    arguments = parser.parse_args(argv)
+    steps, shards = arguments.steps, arguments.shards
     results = {route: train(route, steps, shards) for route in ROUTES}
     for route, (losses, _, elapsed) in results.items():
         print(f"{route:>9}: {elapsed:7.1f} ms/step  " + " ".join(f"{bits:08x}" for bits in losses))

@@ -1,6 +1,6 @@
 """The convolutions' products under each rule of `topos.ops.blas_kernel`, side by side.
 
-    python benchmarks/product_rules.py [--rounds 21] [--steps 100] [--images 32]
+    python -m benchmarks.product_rules [--rounds 21] [--steps 100] [--images 32]
 
 The rule is fixed by the machine's BLAS kernels (one product each with OpenBLAS's AVX2
 kernels, `matmul`'s and `matmul_tn`'s row blocks elsewhere); this forces each in turn, in
@@ -23,19 +23,14 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE))
+import numpy as np
+from threadpoolctl import threadpool_limits
 
-import numpy as np  # noqa: E402
-from cifar10_model import batches, build  # noqa: E402
-from threadpoolctl import threadpool_limits  # noqa: E402
-
-import topos.ops.convolution_product as convolution_product  # noqa: E402
-from topos.ops import REGISTRY  # noqa: E402
-from topos.ops.blas_kernel import blas_kernel  # noqa: E402
+import topos.ops.convolution_product as convolution_product
+from benchmarks.cifar10_model import batches, build
+from topos.ops import REGISTRY
+from topos.ops.blas_kernel import blas_kernel
 
 #: The rules by name: whether the convolutions take the AVX2 kernels' one-product rule.
 RULES = {"one product": True, "row blocks": False}

@@ -1,6 +1,6 @@
 """Where a training step's time goes, kernel by kernel, on one route.
 
-    python benchmarks/profile_step.py [engine|recorded] [--steps 5] [--top 25]
+    python -m benchmarks.profile_step [engine|recorded] [--steps 5] [--top 25]
                                       [--workload cifar10-winograd|gpt|llama]
 
 Trains the seed model (or a language model: `gpt`, `llama`, one shard of its
@@ -30,17 +30,12 @@ import resource
 import sys
 import time
 from dataclasses import replace
-from pathlib import Path
 from types import SimpleNamespace
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE))
+import numpy as np
 
-import numpy as np  # noqa: E402
-from cifar10_model import batches, build  # noqa: E402
-
-from topos.autodiff.eager_algebra import EagerAlgebra  # noqa: E402
+from benchmarks.cifar10_model import batches, build
+from topos.autodiff.eager_algebra import EagerAlgebra
 
 Totals = collections.defaultdict
 

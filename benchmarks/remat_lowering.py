@@ -1,11 +1,12 @@
 """How long lowering the remat route takes, workload by workload; with `--against`, beside
 another checkout, its plans checked equal to this one's.
 
-    python benchmarks/remat_lowering.py [--rounds 3] [--workloads gpt,cifar10,mnist]
+    python -m benchmarks.remat_lowering [--rounds 3] [--workloads gpt,cifar10,mnist]
         [--against PATH] [--budgets default,70%,50%,35%,floor]
 
-Each lowering runs in a worker process of its own (this file with `--worker ROOT`,
-ROOT's `topos` imported): it records the workload's recorded route as a grade does
+Each lowering runs in a worker process of its own (`python -m benchmarks.remat_lowering
+--worker ROOT` run from ROOT, ROOT alone on the path: its `topos`, and its copy of this
+module): it records the workload's recorded route as a grade does
 (its synthetic dataset, one shard's rows), then times `RematPlan` at the remat route's
 default budget. With `--against PATH` (the root of another checkout, such as a
 `git worktree` of main), every round runs both checkouts' workers, the first of them
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import pickle
 import statistics
 import subprocess
@@ -31,7 +33,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def worker(root: str, workload_name: str, budgets: list[str]) -> dict:
     """Times one lowering in `root`'s topos, and describes its plans at `budgets`."""
-    sys.path.insert(0, root)
+    import topos
+
+    # A worker started from another folder would time another checkout's lowering.
+    if Path(topos.__file__).resolve().parents[1] != Path(root).resolve():
+        raise SystemExit(f"remat_lowering: the worker imported {topos.__file__}, not {root}'s")
     from topos.engine.budget import Budget
     from topos.engine.remat_plan import RematPlan
     from topos.errors import BudgetError
@@ -74,9 +80,13 @@ def worker(root: str, workload_name: str, budgets: list[str]) -> dict:
 
 
 def run_worker(root: Path, workload: str, budgets: list[str]) -> dict:
-    command = [sys.executable, __file__, "--worker", str(root), workload, ",".join(budgets)]
-    # A neutral working directory: nothing there shadows the checkout's modules.
-    finished = subprocess.run(command, capture_output=True, check=True, cwd="/", timeout=900)
+    command = [sys.executable, "-m", "benchmarks.remat_lowering", "--worker", str(root)]
+    command += [workload, ",".join(budgets)]
+    # The checkout's root alone on the path (`-m` puts the working directory first).
+    environment = {**os.environ, "PYTHONPATH": str(root)}
+    finished = subprocess.run(
+        command, capture_output=True, check=True, cwd=root, env=environment, timeout=900
+    )
     return pickle.loads(finished.stdout)
 
 

@@ -2,14 +2,14 @@
 FLOPs beside the best schedule HiGHS finds for Checkmate's mixed-integer program
 (tests/support/remat_optimum.py) and its proven lower bound.
 
-    python benchmarks/remat_optimum.py [--seconds 15]
+    python -m benchmarks.remat_optimum [--seconds 15]
 
 Both in the greedy's simulated memory model, at budgets given as shares of the
 recorded plan's planned bytes. The graphs are small (a residual pair of tanh layers,
 tanh MLPs of 1 to 4 layers, a small convnet): the program has O(n^2) binaries, and
 HiGHS proves nothing within minutes on a built-in's 200-300 nodes (gpt, llama), whose
-blocks are not separable graphs of their own here. Run with the repository's root on
-PYTHONPATH (it borrows the tests' model builders and the reference).
+blocks are not separable graphs of their own here. Run from the repository's root (it
+borrows the tests' model builders and the reference).
 """
 
 from __future__ import annotations

@@ -70,7 +70,7 @@ def worker(workload_name: str, route: str, budget: str) -> dict:
 
 def run_worker(workload: str, route: str, budget: str) -> dict | str:
     """One measurement in a process of its own; the error's last line if it failed."""
-    command = [sys.executable, __file__, "--worker", workload, route, budget]
+    command = [sys.executable, "-m", "benchmarks.remat_ready", "--worker", workload, route, budget]
     finished = subprocess.run(command, capture_output=True, cwd=ROOT, timeout=900, text=True)
     if finished.returncode:
         return (finished.stderr.strip().splitlines() or ["failed"])[-1]

@@ -1,6 +1,6 @@
 """Engine against recorded, kernel by kernel: where the engine's extra time per step goes.
 
-    python benchmarks/route_kernels.py [--steps 300] [--rows 32] [--all]
+    python -m benchmarks.route_kernels [--steps 300] [--rows 32] [--all]
 
 Lowers the cifar10 model on both routes at `rows` images (32: one shard of the
 `cifar10` workload, as each shard process runs it) and runs the two in turns in
@@ -24,15 +24,9 @@ import collections
 import statistics
 import sys
 import time
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE))
-
-from cifar10_model import CLASSES, batches, build  # noqa: E402
-
-from topos import Tensor  # noqa: E402
+from benchmarks.cifar10_model import CLASSES, batches, build
+from topos import Tensor
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,6 +1,6 @@
 """Shards as threads against shards as forked processes: issue 18's second lever, measured.
 
-    python benchmarks/shard_processes.py [--workload cifar10] [--route recorded] [--steps 40]
+    python -m benchmarks.shard_processes [--workload cifar10] [--route recorded] [--steps 40]
 
 The same route of a two-shard workload computes the same batches two ways, alternating
 in rounds: with its shards on threads of one process (`cifar10-threads`, `gpt-threads`),
@@ -20,17 +20,13 @@ import dataclasses
 import os
 import resource
 import statistics
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from topos.training import Training  # noqa: E402
-from topos.workloads import resolve  # noqa: E402
+from topos.training import Training
+from topos.workloads import resolve
 
 WAYS = ("threads", "processes")
 

@@ -1,7 +1,7 @@
 """Where a shard-process step's wall time goes: each process's compute, the wait for the
 slower one, and the parent's work alone before and after.
 
-    python benchmarks/shard_timeline.py [--workload cifar10] [--route recorded]
+    python -m benchmarks.shard_timeline [--workload cifar10] [--route recorded]
                                         [--steps 200] [--pin PARENT,CHILD]
 
 Trains the workload (two shards, the second in a forked child, as `topos grade` runs the
@@ -32,17 +32,13 @@ import os
 import statistics
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from topos.engine.plan import Plan  # noqa: E402
-from topos.training import RouteProgram, Training  # noqa: E402
-from topos.training import shard_processes as shard_module  # noqa: E402
-from topos.workloads import resolve  # noqa: E402
+from topos.engine.plan import Plan
+from topos.training import RouteProgram, Training
+from topos.training import shard_processes as shard_module
+from topos.workloads import resolve
 
 #: The child's stamps: the start and the end of its shard's compute, in seconds.
 CHILD_STAMPS = np.frombuffer(mmap.mmap(-1, 16), dtype=np.float64)

@@ -2,7 +2,7 @@
 work, both on one thread, each in a worker process of its own, alternated round by round:
 where topos is behind PyTorch and where ahead.
 
-    python benchmarks/step_anatomy.py [--rounds 8] [--steps 5] [--layout channels-last|nchw]
+    python -m benchmarks.step_anatomy [--rounds 8] [--steps 5] [--layout channels-last|nchw]
 
 The classes: the convolutions (topos's im2col and the products of the forward, the
 kernel's gradient and the images' gradient; PyTorch's `mkldnn_convolution` and
@@ -32,13 +32,11 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent))
-
 # The harness's report, and step_time's batches and learning rate (its PyTorch twin's).
-from interleaved_rounds import environment, write_report  # noqa: E402
-from step_time import BATCH, LEARNING_RATE, POOL  # noqa: E402
+from benchmarks.benchmark_report import now, write_report
+from benchmarks.step_time import BATCH, LEARNING_RATE, POOL
+
+HERE = Path(__file__).resolve().parent
 
 #: The classes of work, in the order they are printed.
 CONVOLUTIONS, POOLING, OTHER_KERNELS, NOT_A_KERNEL = (
@@ -77,7 +75,7 @@ def _topos_side(steps: int):
     """The recorded route at one shard on one BLAS thread, each plan kernel timed into
     its class: a function running `steps` steps that returns (wall ms a step, ms a step
     by class)."""
-    from cifar10_model import batches, build
+    from benchmarks.cifar10_model import batches, build
 
     trainer = build("recorded", batch=BATCH, shards=1)
     pool = batches(POOL, BATCH)
@@ -118,7 +116,8 @@ def _torch_side(steps: int, channels_last: bool):
     `torch.profiler`: a function running `steps` steps that returns (wall ms a step, ms
     a step by class, from the operators' self CPU time)."""
     import torch
-    from step_time import _torch_worker
+
+    from benchmarks.step_time import _torch_worker
 
     torch.set_num_threads(1)
     step = _torch_worker(channels_last=channels_last)
@@ -176,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         print("step_anatomy: PyTorch is not installed (pip install -e '.[torch]')")
         return 1
 
+    started = now()
     channels_last = arguments.layout == "channels-last"
     sides = {name: _start(name, arguments.steps, channels_last) for name in ("topos", "pytorch")}
 
@@ -214,17 +214,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'':>10} {ours:8.2f} {theirs:8.2f} {ours - theirs:+11.2f}  {work}")
     print("(each side instrumented while it runs: see the module's docstring)")
     write_report(
+        "step_anatomy",
         {
-            "benchmark": "step_anatomy",
             "layout": layout,
             "rounds": arguments.rounds,
             "steps": arguments.steps,
             "batch": BATCH,
             "medians_ms": medians,
             "rounds_ms": {name: dict(by_work) for name, by_work in figures.items()},
-            "environment": environment(),
         },
         arguments.out,
+        started,
     )
     return 0
 

@@ -1,7 +1,7 @@
 """How far a cifar10 training step is from the machine's limit: GFLOP/s of the step
 against the measured matrix-product peak.
 
-    python benchmarks/step_limit.py [--steps 20] [--rounds 3]
+    python -m benchmarks.step_limit [--steps 20] [--rounds 3]
 
 The step's work is counted from the model's shapes: the convolutions' products
 (forward, the kernels' gradients, and the images' gradients past the first stage)
@@ -21,15 +21,11 @@ import os
 import statistics
 import sys
 import time
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE))
+import numpy as np
+from threadpoolctl import threadpool_info, threadpool_limits
 
-import numpy as np  # noqa: E402
-from cifar10_model import batches, build  # noqa: E402
-from threadpoolctl import threadpool_info, threadpool_limits  # noqa: E402
+from benchmarks.cifar10_model import batches, build
 
 BATCH = 64
 STAGES = ((3, 16), (16, 32), (32, 64))  # (channels in, filters) of the cifar10 stages

@@ -1,7 +1,7 @@
 """Time per training step of the cifar10 seed model: engine, recorded, the emitted peers
 and PyTorch.
 
-    python benchmarks/step_time.py [--rounds 5] [--steps 20] [--warmup 5] [--out results/...]
+    python -m benchmarks.step_time [--rounds 5] [--steps 20] [--warmup 5] [--out results/...]
                                    [--processes] [--workload cifar10-winograd] [--no-peers]
 
 Each route trains in its own worker process (this file run with `--worker ROUTE`),
@@ -50,6 +50,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from benchmarks import benchmark_report
+from benchmarks import interleaved_rounds as harness
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 TOPOS_ROUTES = ("engine", "recorded")
@@ -62,16 +65,11 @@ LEARNING_RATE = 0.05
 BATCH = 64
 POOL = 8  # distinct batches, cycled
 
-sys.path.insert(0, str(HERE))
-import interleaved_rounds as harness  # noqa: E402
-
 # Workers ---------------------------------------------------------------------------------
 
 
 def _topos_worker(route: str):
-    sys.path.insert(0, str(HERE))
-    sys.path.insert(0, str(ROOT))
-    from cifar10_model import batches, build
+    from benchmarks.cifar10_model import batches, build
 
     route, _, workload = route.partition("@")
     name, _, processes = route.partition("-")
@@ -88,9 +86,7 @@ def _torch_worker(channels_last: bool = False):
     import numpy as np
     import torch
 
-    sys.path.insert(0, str(HERE))
-    sys.path.insert(0, str(ROOT))
-    from cifar10_model import batches, torch_twin
+    from benchmarks.cifar10_model import batches, torch_twin
 
     torch.manual_seed(0)
     model = torch_twin(torch)  # the topos model's initial weights
@@ -115,9 +111,7 @@ def _torch_worker(channels_last: bool = False):
 
 
 def _peer_worker(route: str):
-    sys.path.insert(0, str(HERE))
-    sys.path.insert(0, str(ROOT))
-    from cifar10_model import EmittedTrainer, batches
+    from benchmarks.cifar10_model import EmittedTrainer, batches
 
     trainer = EmittedTrainer(harness.PEERS[route], BATCH)
     pool = batches(POOL, BATCH)
@@ -149,9 +143,8 @@ def start_worker(
     checkout: Path | None = None,
     label: str | None = None,
 ) -> harness.Worker:
-    """A route's worker process: this script's, or that of another `checkout` of topos."""
-    script = Path(__file__) if checkout is None else checkout / "benchmarks" / "step_time.py"
-    return harness.Worker(script, route, label, variables)
+    """A route's worker process: this checkout's, or that of another `checkout` of topos."""
+    return harness.Worker("benchmarks.step_time", route, label, variables, checkout or ROOT)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -187,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     if arguments.worker:
         return worker(arguments.worker)
 
+    started = benchmark_report.now()
     own_routes = TOPOS_ROUTES + (PROCESS_ROUTES if arguments.processes else ())
     base_routes = own_routes
     for variant in arguments.workload:
@@ -221,8 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     parity = harness.losses_agree(workers, *pairs)
     recorded_vs_engine = results["recorded"]["median_ms"] / results["engine"]["median_ms"]
     differences = harness.peer_differences(workers, "recorded")
-    report = {
-        "benchmark": "step_time",
+    figures = {
         "workload": "cifar10 seed model, batch 64, SGD 0.05, synthetic normal batches",
         "variant": arguments.workload,
         **harness.round_facts(arguments, workers, results, skipped, parity),
@@ -242,7 +235,8 @@ def main(argv: list[str] | None = None) -> int:
         print("topos workers ran with glibc keeping freed memory (an arena's estimate)")
     harness.print_peer_differences(differences, peers_skipped)
     out = arguments.out or ROOT / "results" / "step_time.json"
-    return harness.conclude(report, out, lead=f"recorded/engine {recorded_vs_engine:.2f}x; ")
+    lead = f"recorded/engine {recorded_vs_engine:.2f}x; "
+    return harness.conclude("step_time", figures, out, started, lead)
 
 
 if __name__ == "__main__":

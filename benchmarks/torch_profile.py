@@ -2,7 +2,7 @@
 `step_time.py` (cifar10) or `gpt_step_time.py` (`--workload gpt|llama`) times, for reading
 beside `profile_step.py`'s topos kernels.
 
-    python benchmarks/torch_profile.py [--steps 10] [--channels-last] [--threads N] [--top 25]
+    python -m benchmarks.torch_profile [--steps 10] [--channels-last] [--threads N] [--top 25]
                                        [--workload cifar10|gpt|llama]
 
 Warms up five steps, then profiles `--steps` (forward, backward and the optimizer's
@@ -13,12 +13,6 @@ ones that do the work: `mkldnn_convolution`, `convolution_backward`, `addmm`, `b
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
-
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent))
 
 
 def main() -> None:
@@ -69,14 +63,14 @@ def main() -> None:
 def _twin_step(workload: str, channels_last: bool):
     """The PyTorch twin's step function of `workload`, as its step-time benchmark times it."""
     if workload == "cifar10":
-        from step_time import _torch_worker
+        from benchmarks.step_time import _torch_worker
 
         return _torch_worker(channels_last=channels_last)
     if channels_last:
         raise SystemExit("torch_profile: --channels-last is for cifar10's convolutions only")
     import os
 
-    import gpt_step_time
+    from benchmarks import gpt_step_time
 
     os.environ[gpt_step_time.WORKLOAD_VARIABLE] = workload
     return gpt_step_time._torch_worker()

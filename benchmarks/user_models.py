@@ -253,7 +253,6 @@ def per_node(arguments) -> None:
 
 def _gru_plan():
     """The user GRU's recorded plan over its loss and gradients, its parameters, a batch."""
-    sys.path.insert(0, str(ROOT))
     from tests.support.user_models import gru_workload
     from topos import Tape
 
@@ -285,7 +284,6 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     print(f"CPU: {cpu_name()}; load average before: {_load()}")
     if not arguments.no_nodes:
-        sys.path.insert(0, str(ROOT))
         per_node(arguments)
     if not arguments.no_grades:
         grades(arguments)

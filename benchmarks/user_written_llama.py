@@ -106,3 +106,9 @@ workload = dataclasses.replace(
     record=record,
     adapt=adapt,
 )
+
+
+if __name__ == "__main__":
+    from benchmarks.catalogue import describe
+
+    raise SystemExit(describe("user_written_llama", __doc__))

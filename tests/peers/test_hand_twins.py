@@ -8,23 +8,18 @@ bit-identical by construction."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 STEPS = 3
 TOLERANCE = 1e-12
 
 
 @pytest.fixture
-def benchmarks(monkeypatch):
-    """benchmarks/ importable, and torch's threads as they were afterwards (a workload's
-    peer sets them)."""
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
+def torch_threads():
+    """torch's threads as they were, afterwards (a workload's peer sets them)."""
     threads = torch.get_num_threads()
     yield
     torch.set_num_threads(threads)
@@ -62,8 +57,8 @@ def _assert_same_losses(losses) -> None:
     assert len({emitted for emitted, _ in losses}) == STEPS
 
 
-def test_emitted_cifar10_trains_as_its_hand_twin(benchmarks):
-    import cifar10_model
+def test_emitted_cifar10_trains_as_its_hand_twin(torch_threads):
+    from benchmarks import cifar10_model
 
     training = _emitted("cifar10")
     arrays = training.network.parameters().arrays()
@@ -79,8 +74,8 @@ def test_emitted_cifar10_trains_as_its_hand_twin(benchmarks):
     _assert_same_losses(_train_both(training, model, optimizer, twin_loss))
 
 
-def test_emitted_gpt_trains_as_its_hand_twin(benchmarks):
-    import gpt_twin
+def test_emitted_gpt_trains_as_its_hand_twin(torch_threads):
+    from benchmarks import gpt_twin
 
     training = _emitted("gpt")
     named = {name: tensor.numpy() for name, tensor in training.network.parameters().named().items()}

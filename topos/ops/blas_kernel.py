@@ -6,7 +6,7 @@ AVX-512 gets `SkylakeX`, an AMD EPYC or an Intel without AVX-512 `Haswell` or `Z
 and the fastest blocking of a product differs between them: SkylakeX multiplies small
 products unpacked, straight from the operands, so cifar10's products ran fastest cut into
 small blocks there; the AVX2 kernels pack every product, and the same blocks only cost
-them calls (benchmarks/README.md, "Kernel decisions"). A choice made here is made by a
+them calls (docs/performance/kernel-decisions.md). A choice made here is made by a
 rule of the name OpenBLAS reports, never by timing the candidates: a measured choice
 would let the noise of one start-up decide a run's bits. For a given machine (and
 OpenBLAS build) the name, and so every choice and every bit, is the same in every run;

@@ -6,9 +6,9 @@ activations, and its rules a dozen more; these write their output in place, pass
 
 The kernels compute it through the identity `(1 + tanh(u)) / 2 = 1 / (1 + exp(-2u))`, so
 `gelu(x) = x / (1 + exp(-2u))`: NumPy's float32 `exp` costs about a third of its `tanh`
-on this project's machines (benchmarks/README.md), and the quotient is finite for every
-finite x (`exp` overflowing to inf gives a signed 0, as gelu's limit is). The forms
-agree to float32 rounding.
+on this project's machines (docs/performance/kernel-decisions.md), and the quotient is
+finite for every finite x (`exp` overflowing to inf gives a signed 0, as gelu's limit
+is). The forms agree to float32 rounding.
 """
 
 from __future__ import annotations

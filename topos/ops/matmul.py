@@ -103,11 +103,11 @@ def _derive_matmul(algebra, inputs, output, gradient, needs):
 SMALL_PRODUCT = 10**6
 
 # Products with few columns run in row blocks, which BLAS multiplies unpacked and keeps
-# in cache (the measurements: benchmarks/README.md). The blocks follow from the shapes
-# alone, so the bits do too; they agree with the unblocked product to float32 rounding,
-# not to the bit (BLAS may sum a block's rows differently from the whole's on another
-# CPU). For matmul_tn, the reduction over the rows, the blocks' products are added in
-# order, a group at a time onto the running sum.
+# in cache (the measurements: docs/performance/kernel-decisions.md). The blocks follow
+# from the shapes alone, so the bits do too; they agree with the unblocked product to
+# float32 rounding, not to the bit (BLAS may sum a block's rows differently from the
+# whole's on another CPU). For matmul_tn, the reduction over the rows, the blocks'
+# products are added in order, a group at a time onto the running sum.
 
 #: The fewest rows a block of `matmul` may have: with fewer, a block's call costs more
 #: than the unpacked path saves.
@@ -121,10 +121,11 @@ _GROUP_ELEMENTS = 1 << 15
 
 #: The most elements a left operand may have and still be multiplied whole: blocks exist
 #: to keep a long operand's rows in cache, and one this small (512 KiB of float32, a
-#: transformer's `[1024, 64]` activations) is already; cutting it only adds calls. On the
-#: AMD EPYC (Haswell kernels) `[1024, 64]^T @ [1024, 64]` took 0.17 ms whole against 0.30
-#: ms in blocks, `[1024, 64] @ [64, 64]` 0.10 against 0.14 (benchmarks/README.md). The
-#: image workloads' blocked products all have 451584 elements or more, so keep theirs.
+#: transformer's `[1024, 64]` activations) is already; cutting it only adds calls. On
+#: the AMD EPYC (Haswell kernels) `[1024, 64]^T @ [1024, 64]` took 0.17 ms whole against
+#: 0.30 ms in blocks, `[1024, 64] @ [64, 64]` 0.10 against 0.14
+#: (docs/performance/kernel-decisions.md). The image workloads' blocked products all
+#: have 451584 elements or more, so keep theirs.
 _WHOLE_ELEMENTS = 1 << 17
 
 

@@ -4,7 +4,7 @@ Below about -88 `exp(-x)` overflows to inf in float32 and the kernel gives exact
 it should; the derivative rule reads the output alone, so no rule ever multiplies that
 inf by 0 (the composed quotient's rule would, giving NaN). Computed through `exp`, not
 as `0.5 + 0.5 tanh(x / 2)`: NumPy's float32 tanh costs about 1.6x its exp on this
-project's machines (benchmarks/README.md), and the two agree to float32 rounding.
+project's machines (docs/performance/kernel-decisions.md), and the two agree to float32 rounding.
 """
 
 from __future__ import annotations

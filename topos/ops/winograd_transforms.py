@@ -97,7 +97,7 @@ KERNEL_PRODUCT = np.kron(KERNEL_TRANSFORM, KERNEL_TRANSFORM)
 #: The two-sided transforms as one matrix each, so one product transforms every tile and
 #: channel: in the cifar10 step this beat the separable form (two products of 6x6 a
 #: transform, whole or in cache-sized pieces), whose fewer multiplies cost more NumPy
-#: calls (benchmarks/README.md).
+#: calls (docs/performance/kernel-decisions.md).
 _TWO_SIDED = {
     "input": np.kron(INPUT_TRANSFORM, INPUT_TRANSFORM),
     "output": np.kron(OUTPUT_TRANSFORM, OUTPUT_TRANSFORM),
