@@ -1,6 +1,6 @@
 """Models of one's own against their emitted peers, and the plan's cost per node (issue 47).
 
-    python benchmarks/user_models.py [--rounds 3] [--steps 30] [--workload MODULE:ATTR ...]
+    python -m benchmarks.user_models [--rounds 3] [--steps 30] [--workload MODULE:ATTR ...]
                                      [--checkout PATH ...] [--chain 400] [--no-grades]
 
 Two parts, each measured side by side in one run (the machines are shared):

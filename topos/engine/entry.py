@@ -6,7 +6,9 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from topos.engine.budget import Budget
+    from topos.engine.lowered_schedule import LoweredSchedule
     from topos.engine.plan import Plan
+    from topos.engine.remat_plan import RematPlan
     from topos.graph.network import Network
 
 
@@ -54,3 +56,18 @@ class Entry:
                 "retain posture keeps every buffer by design"
             )
         return RematPlan(self.network, self.roots, Budget.of(budget))
+
+    def lower_schedule(self, schedule: LoweredSchedule | str) -> RematPlan:
+        """The remat plan a lowering chose (`RematPlan.lowered_schedule()`, or its
+        `to_text()`), rebuilt without searching: the same evaluations into the same
+        bytes as the plan it was written from. GraphError (one line) for a schedule
+        lowered from another graph or roots, or one that is not a schedule."""
+        from topos.engine.lowered_schedule import LoweredSchedule
+        from topos.engine.remat_plan import RematPlan
+        from topos.errors import GraphError
+
+        if self.posture != "forward":
+            raise GraphError("lower_schedule: a remat schedule is a forward plan's")
+        if isinstance(schedule, str):
+            schedule = LoweredSchedule.from_text(schedule)
+        return RematPlan(self.network, self.roots, None, schedule)

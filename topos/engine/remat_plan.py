@@ -15,7 +15,8 @@ recorded plan computes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -23,6 +24,7 @@ import numpy as np
 from topos.engine.arena import aligned
 from topos.engine.budget import Budget
 from topos.engine.compute_cost import flops
+from topos.engine.lowered_schedule import LoweredSchedule, graph_fingerprint
 from topos.engine.memory_plan import MemoryPlan, MemoryPlanner, scratch_elements
 from topos.engine.plan import Plan
 from topos.engine.remat_schedule import (
@@ -55,8 +57,17 @@ class RematPlan(Plan):
     `far_below_budget`. `describe()` prints one line per evaluation.
     """
 
-    def __init__(self, network: Network, roots: tuple[int, ...], budget: Budget) -> None:
+    def __init__(
+        self,
+        network: Network,
+        roots: tuple[int, ...],
+        budget: Budget | None,
+        lowered: LoweredSchedule | None = None,
+    ) -> None:
         base = Plan(network, roots, "forward")
+        # The search's seconds (`search_seconds`): the unconstrained plan, which a
+        # rebuilt plan lowers too, is not the search's.
+        started = time.perf_counter()
         self.unconstrained = base
         self.network = network
         self.posture = "forward"
@@ -64,11 +75,11 @@ class RematPlan(Plan):
         self.evaluated = base.evaluated
         self._evaluated_set = base._evaluated_set
         self.last_consumer = base.last_consumer
-        nodes = network.nodes
-        views = base.memory.views
         self.unconstrained_bytes = _planned_bytes(base.memory)
+        if lowered is not None:
+            self._rebuild(lowered)
+            return
         search = _new_search(network, base)
-        extra_flops = search.extra_flops
         # The floor is sought only when the budget is put in its terms or nothing the
         # ladder finds fits (see remat_search); else on demand (`floor_bytes`).
         self._search: RematSearch | None = search
@@ -102,15 +113,6 @@ class RematPlan(Plan):
             if wanted < unconstrained:
                 chosen = search.cheapest(wanted)
         self.budget_bytes = wanted
-        if chosen is None:
-            schedule = in_recording_order(nodes, self.evaluated)
-            program, memory = list(nodes), base.memory
-            positions: Sequence[int] = self.evaluated
-            self._identity = True
-        else:
-            self._identity = False
-            schedule, program, memory = chosen.schedule, chosen.program, chosen.memory
-            positions = range(len(program))
         #: How many schedules the search laid out to choose this one.
         self.candidates_tried = len(search.candidates)
         # What the search holds (every schedule tried, its memory planner and placement
@@ -118,13 +120,62 @@ class RematPlan(Plan):
         # a search of its own (`floor_bytes`).
         self._search = None
         del search
+        #: The seconds the search took (this lowering's, or the one the plan was
+        #: rebuilt from), and whether this lowering searched (`lower_schedule`: no).
+        self.search_seconds = time.perf_counter() - started
+        self.searched = True
+        if chosen is None:
+            self._finish(None, None, None, None)
+        else:
+            self._finish(chosen.schedule, chosen.program, chosen.memory, chosen.target)
+
+    def _rebuild(self, lowered: LoweredSchedule) -> None:
+        """Lays out the schedule `lowered` says the search chose, for the target it was
+        placed for, after checking it against this graph (see `lowered_schedule`)."""
+        lowered.check(self.network, self.roots, self.evaluated)
+        self._search = None
+        self._floor_bytes = lowered.floor_bytes
+        self.budget_bytes = lowered.budget_bytes
+        self.candidates_tried = lowered.candidates_tried
+        self.search_seconds = lowered.seconds
+        self.searched = False
+        schedule = lowered.schedule
+        if schedule is None or lowered.target is None:
+            self._finish(None, None, None, None)
+            return
+        program, planner = _planner(self.network, self.unconstrained, schedule)
+        self._finish(schedule, program, planner.plan(lowered.target), lowered.target)
+
+    def _finish(
+        self,
+        chosen: RematSchedule | None,
+        program: list[Node] | None,
+        memory: MemoryPlan | None,
+        target: int | None,
+    ) -> None:
+        """Takes `chosen` (laid out as `program` into `memory`, placed for `target`), or
+        with None the unconstrained schedule, and compiles the plan's steps."""
+        network, base = self.network, self.unconstrained
+        nodes = network.nodes
+        views = base.memory.views
+        positions: Sequence[int]
+        if chosen is None or program is None or memory is None:
+            schedule = in_recording_order(nodes, self.evaluated)
+            program, memory = list(nodes), base.memory
+            positions = self.evaluated
+            self._identity = True
+        else:
+            self._identity = False
+            schedule = chosen
+            positions = range(len(program))
+        self._target = target
         self.schedule = schedule
         self.program = program
         self.memory = memory
         self.live = memory.live
         self.releases = memory.releases
         self.flops = sum(flops(nodes[i], nodes, i in views) for i in self.evaluated)
-        self.extra_flops = extra_flops(schedule)
+        self.extra_flops = _extra_flops(nodes, views, schedule)
         self.recomputations = schedule.recomputations
         if self._identity:
             # The unconstrained schedule runs as the base plan does: its compiled steps
@@ -133,6 +184,19 @@ class RematPlan(Plan):
             self._start_as(base)
         else:
             self._start(program, positions)
+
+    def lowered_schedule(self) -> LoweredSchedule:
+        """What this lowering chose, for `Entry.lower_schedule` to rebuild this very plan
+        (the same evaluations into the same bytes) without searching."""
+        return LoweredSchedule(
+            graph_fingerprint(self.network, self.roots),
+            self.budget_bytes,
+            None if self._identity else self._target,
+            None if self._identity else self.schedule,
+            self._floor_bytes,
+            self.candidates_tried,
+            self.search_seconds,
+        )
 
     @property
     def floor_bytes(self) -> int:
@@ -292,15 +356,7 @@ def _new_search(network: Network, base: Plan) -> RematSearch:
             None,
         )
         if known is None:
-            program = _program(nodes, schedule)
-            positions = [
-                position
-                for position, evaluation in enumerate(schedule.evaluations)
-                if evaluation.node in base.roots
-            ]
-            planner = MemoryPlanner(
-                program, range(len(program)), positions, "forward", network.dtype
-            )
+            program, planner = _planner(network, base, schedule)
             known = (evaluations, program, planner)
             alike.append(known)
         _, program, planner = known
@@ -309,13 +365,31 @@ def _new_search(network: Network, base: Plan) -> RematSearch:
     scheduler = RematScheduler(nodes, base.evaluated, base.roots, storage, views, sizes, workspaces)
 
     def extra_flops(schedule: RematSchedule) -> int:
-        return sum(
-            flops(nodes[evaluation.node], nodes, evaluation.node in views)
-            for evaluation in schedule.evaluations
-            if evaluation.recomputation
-        )
+        return _extra_flops(nodes, views, schedule)
 
     return RematSearch(scheduler, lay_out, extra_flops, _planned_bytes(base.memory))
+
+
+def _planner(
+    network: Network, base: Plan, schedule: RematSchedule
+) -> tuple[list[Node], MemoryPlanner]:
+    """The program of `schedule` and its memory planner (the roots' evaluations fresh)."""
+    program = _program(network.nodes, schedule)
+    positions = [
+        position
+        for position, evaluation in enumerate(schedule.evaluations)
+        if evaluation.node in base.roots
+    ]
+    return program, MemoryPlanner(program, range(len(program)), positions, "forward", network.dtype)
+
+
+def _extra_flops(nodes: Sequence[Node], views: Collection[int], schedule: RematSchedule) -> int:
+    """The FLOPs of the schedule's recomputations."""
+    return sum(
+        flops(nodes[evaluation.node], nodes, evaluation.node in views)
+        for evaluation in schedule.evaluations
+        if evaluation.recomputation
+    )
 
 
 def _planned_bytes(memory: MemoryPlan) -> int:

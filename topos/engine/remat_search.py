@@ -49,6 +49,9 @@ class Candidate:
     extra_flops: int
     #: The order it was found in: the tie-break among equally cheap candidates.
     order: int
+    #: The bytes `memory` was placed for (`lay_out`'s target): laid out again for
+    #: them, the schedule gets this very placement (see `lowered_schedule`).
+    target: int
 
 
 LayOut = Callable[[RematSchedule, int], tuple[list[Node], MemoryPlan]]
@@ -91,11 +94,17 @@ class RematSearch:
             previous = self.candidates[known]
             if planned < previous.planned_bytes:
                 self.candidates[known] = Candidate(
-                    schedule, program, memory, planned, previous.extra_flops, previous.order
+                    schedule, program, memory, planned, previous.extra_flops, previous.order, target
                 )
             return self.candidates[known]
         candidate = Candidate(
-            schedule, program, memory, planned, self.extra_flops(schedule), len(self.candidates)
+            schedule,
+            program,
+            memory,
+            planned,
+            self.extra_flops(schedule),
+            len(self.candidates),
+            target,
         )
         self._seen[id(schedule.evaluations)] = len(self.candidates)
         self.candidates.append(candidate)

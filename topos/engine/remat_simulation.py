@@ -21,6 +21,9 @@ what it decides:
 - *Bounded victims.* A candidate's h is at least its own kernel's cost over its bytes
   times the steps to its next use, so candidates are costed in the order of that bound
   and no further than the bound passes the best h found.
+- *Kept next uses.* A storage's next use (the first step after now that reads one of
+  its resident nodes) stays the same until that step is reached or one of its nodes
+  arrives or leaves, so it is kept from one victim to the next, and forgotten then.
 """
 
 from __future__ import annotations
@@ -131,6 +134,9 @@ class RematSimulation:
         self.first_evicted: dict[int, int] = {}
         # The restore cost of evicted nodes, as far as known (see `restore_cost`).
         self.restore_costs: dict[int, int] = {}
+        # Per storage, its next use as far as known (see `victim`; None: no later
+        # kernel reads it), forgotten when one of its nodes arrives or leaves.
+        self.next_uses: dict[int, int | None] = {}
         self.work_limit = WORK_LIMIT * len(self.tables.evaluated)
         # Evaluations emitted so far, those discarded by restarts included.
         self.work = 0
@@ -200,6 +206,8 @@ class RematSimulation:
         self.live, self.peak, self.fits = snapshot.live, snapshot.peak, snapshot.fits
         self.pinned = [0] * self.tables.count
         self.restore_costs = {}
+        # The walk goes back in time: a next use kept now may lie before a later step.
+        self.next_uses = {}
         self.chain = []
         self.arrived = []
         self.snapshots = {before: kept for before, kept in self.snapshots.items() if before <= step}
@@ -293,6 +301,7 @@ class RematSimulation:
         inputs = tuple(map(resident.__getitem__, tables.inputs[index]))
         self.evaluations.append((index, inputs, recomputation))
         storage = tables.storage[index]
+        self.next_uses.pop(storage, None)
         if not self.held[storage]:
             self.live += tables.size[storage]
             if tables.evictable[storage] and storage not in self.protected:
@@ -308,6 +317,7 @@ class RematSimulation:
         self.evicted_by[index] = _NONE
         self._forget_restore_costs(index)
         storage = tables.storage[index]
+        self.next_uses.pop(storage, None)
         self.held[storage] -= 1
         if not self.held[storage]:
             self.live -= tables.size[storage]
@@ -356,17 +366,24 @@ class RematSimulation:
         # Each candidate's bound on h: its own kernel alone, over its bytes times the
         # steps to its next use (restoring its missing operands only adds to it).
         bounded: list[tuple[float, int, int]] = []
+        pinned = self.pinned
+        next_uses = self.next_uses
         for storage in self.candidates:
-            if self.pinned[storage]:
+            if pinned[storage]:
                 continue
-            nearest = None
-            for index in members[storage]:
-                if resident[index] == _NONE:
-                    continue
-                reading = readers[index]
-                position = bisect_right(reading, now)
-                if position < len(reading) and (nearest is None or reading[position] < nearest):
-                    nearest = reading[position]
+            # A kept next use holds while now has not reached it (None: for ever, until
+            # a node of the storage arrives or leaves, which forgets it).
+            nearest = next_uses.get(storage, _NONE)
+            if nearest == _NONE or (nearest is not None and nearest <= now):
+                nearest = None
+                for index in members[storage]:
+                    if resident[index] == _NONE:
+                        continue
+                    reading = readers[index]
+                    position = bisect_right(reading, now)
+                    if position < len(reading) and (nearest is None or reading[position] < nearest):
+                        nearest = reading[position]
+                next_uses[storage] = nearest
             if nearest is None:
                 if unused is None or storage < unused:
                     unused = storage

@@ -16,6 +16,7 @@ import numpy as np
 
 from topos.engine import Plan, Run
 from topos.engine.budget import Budget
+from topos.engine.entry import Entry
 from topos.engine.fresh_block import FreshBlock
 from topos.errors import BudgetError, ShapeError
 from topos.graph import Adjoints, Network, Symbol, Tape
@@ -42,14 +43,16 @@ class RouteProgram:
     `recorded` differentiates on the tape first and lowers one forward-only plan
     over `[loss, gradients...]`; `remat` lowers that plan under `budget` (bytes, a
     fraction of recorded's planned bytes, text such as `"50%"`, or a Budget; by default
-    `DEFAULT_BUDGET`), recomputing what it cannot keep. `dtype` is float32, or float64
-    for a workload whose `record` takes a dtype (`recording_dtype`). With `shards > 1` the model is
-    recorded for one shard's rows and lowered once, each shard running a replica of
-    the plan with an arena of its own, and `compute` runs the shards on as many threads,
-    or, with `shard_processes` (by default the workload's; None: where the platform can,
-    see `in_processes`), the shards past the first in forked children that meet this
-    process through shared memory (`ShardProcesses`, Linux only; the same bits).
-    `close()` ends the children.
+    `DEFAULT_BUDGET`), recomputing what it cannot keep, or, given the `lowered_schedule`
+    a lowering under that budget chose (`RematPlan.lowered_schedule().to_text()`), rebuilds
+    that very plan without searching (GraphError for another graph's). `dtype` is
+    float32, or float64 for a workload whose `record` takes a dtype (`recording_dtype`).
+    With `shards > 1` the model is recorded for one shard's rows and lowered once, each
+    shard running a replica of the plan with an arena of its own, and `compute` runs the
+    shards on as many threads, or, with `shard_processes` (by default the workload's;
+    None: where the platform can, see `in_processes`), the shards past the first in
+    forked children that meet this process through shared memory (`ShardProcesses`,
+    Linux only; the same bits). `close()` ends the children.
     """
 
     def __init__(
@@ -59,6 +62,7 @@ class RouteProgram:
         budget: Budget | int | float | str | None = None,
         shard_processes: bool | None = None,
         dtype: type = np.float32,
+        lowered_schedule: str | None = None,
     ) -> None:
         if route not in workload.routes:
             raise ValueError(
@@ -79,6 +83,9 @@ class RouteProgram:
         self.forward_nodes = len(tape)
         self.adjoints: Adjoints | None = None
         self.budget: Budget | None = None
+        # What a lowering under this budget chose (`RematPlan.lowered_schedule`, as
+        # text): remat's plan is rebuilt from it rather than searched for again.
+        self._lowered_schedule = lowered_schedule if route == "remat" else None
         #: The route's budget in bytes as asked (all shards' plans together), or None.
         self._route_budget_bytes: int | None = None
         if route == "remat":
@@ -148,10 +155,18 @@ class RouteProgram:
     def _lower(self) -> Plan:
         # The state's next values are roots too: every route computes them in its
         # forward pass, with the same kernels on the same inputs, so they agree bit for bit.
-        updates = list(self.network.state_update_symbols().values())
         if self.adjoints is not None:
-            return self.network.entry([*self.adjoints.roots(), *updates]).lower(self.budget)
+            if self._lowered_schedule is not None:
+                return self._remat_entry().lower_schedule(self._lowered_schedule)
+            return self._remat_entry().lower(self.budget)
+        updates = list(self.network.state_update_symbols().values())
         return self.network.entry([self.recording.loss, *updates]).backward().lower()
+
+    def _remat_entry(self) -> Entry:
+        """The roots recorded's and remat's plans make readable: the gradients, the loss,
+        and the state's next values."""
+        updates = list(self.network.state_update_symbols().values())
+        return self.network.entry([*self.adjoints.roots(), *updates])
 
     def summary(self, *, seek_floor: bool = True) -> list[str]:
         """The plan's summary lines (`plan:`, `live volume:`, remat's `budget:`) in the
@@ -209,8 +224,7 @@ class RouteProgram:
         chosen = Budget.of(budget)
         if chosen.bytes is not None:
             chosen = replace(chosen, bytes=max(1, chosen.bytes // self.shards))
-        updates = list(self.network.state_update_symbols().values())
-        return self.network.entry([*self.adjoints.roots(), *updates]).lower(chosen)
+        return self._remat_entry().lower(chosen)
 
     def _shard_work(self) -> ShardWork:
         """What the shard processes compute, as this program has it now (at their fork)."""

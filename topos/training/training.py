@@ -21,8 +21,9 @@ from topos.training.workload import Workload, classifier_feeds
 
 class Training:
     """A workload's route, ready to train on `dataset` for `steps` steps (the workload
-    fitted to the dataset first: see `Workload.fitted`; the remat route under `budget`:
-    see RouteProgram), in float32, or in `dtype` float64 (a peer's float64 twin: see
+    fitted to the dataset first: see `Workload.fitted`; the remat route under `budget`,
+    or rebuilt from the `lowered_schedule` a lowering under it chose: see RouteProgram),
+    in float32, or in `dtype` float64 (a peer's float64 twin: see
     `float64_twin`; its shards on threads, its float feeds made float64).
 
     It owns its parameters (`ParameterMemory`): each step's update is written into
@@ -37,13 +38,19 @@ class Training:
         steps: int,
         budget: Budget | int | float | str | None = None,
         dtype: type = np.float32,
+        lowered_schedule: str | None = None,
     ) -> None:
         if steps < 1:
             raise ValueError(f"steps must be at least 1, not {steps}")
         workload = workload.fitted(dataset)
         in_float32 = np.dtype(dtype) == np.float32
         self.program = RouteProgram(
-            workload, route, budget, shard_processes=None if in_float32 else False, dtype=dtype
+            workload,
+            route,
+            budget,
+            shard_processes=None if in_float32 else False,
+            dtype=dtype,
+            lowered_schedule=lowered_schedule,
         )
         self.workload = workload
         self.route = route

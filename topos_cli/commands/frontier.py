@@ -15,6 +15,7 @@ activation memory budgets, a JAX step's checkpoint policies) is
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -36,7 +37,8 @@ from topos_cli.harness.grade_preparation import (
     picture_path,
     prepare,
 )
-from topos_cli.harness.identical_plans import budget_groups, group_label
+from topos_cli.harness.identical_plans import group_label, groups_of
+from topos_cli.harness.lowered_schedules import attach_schedules, plan_remat
 from topos_cli.harness.monitor import WorkerObserver
 from topos_cli.harness.report_child import ReportChild
 from topos_cli.harness.result_destination import incomplete_kind, save_result
@@ -124,15 +126,21 @@ def grade_points(
     """A frontier's part of `run_grade`: runs every point (`run_points`), then judges,
     writes, draws and prints them; returns the exit status."""
     ReportChild.end_early()
-    groups = budget_groups(
-        plan.options.workload,
-        plan.data,
-        plan.options.budgets,
-        plan.environment,
-        timeout=plan.options.timeout,
-    )
-    one_request_per_plan(plan, groups)
-    record, refused = run_points(plan, display)
+    # One planning child, before any worker, tells which budgets are one plan and writes
+    # each plan's schedule, from which its worker rebuilds it (`lowered_schedules`).
+    with tempfile.TemporaryDirectory(prefix="topos-remat-schedules-") as directory:
+        planned = plan_remat(
+            plan.options.workload,
+            plan.data,
+            plan.options.budgets,
+            directory,
+            plan.environment,
+            timeout=plan.options.timeout,
+        )
+        groups = groups_of(plan.options.budgets, planned.plans)
+        one_request_per_plan(plan, groups)
+        plan = attach_schedules(plan, planned)
+        record, refused = run_points(plan, display)
     return _finish(plan, record, refused, host, groups, stdout=stdout, stderr=stderr)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
@@ -25,6 +26,7 @@ from topos_cli.harness.grade_preparation import (
     prepare,
 )
 from topos_cli.harness.host import host_facts
+from topos_cli.harness.lowered_schedules import with_lowered_schedules
 from topos_cli.harness.monitor import WorkerObserver
 from topos_cli.harness.other_checkout import OtherCheckout, other_checkout, side_paths
 from topos_cli.harness.process_tree import adopt_orphans
@@ -381,6 +383,22 @@ def _grade_routes(
     checkout: OtherCheckout | None,
 ) -> int:
     """`grade_routes` once the other checkout, if any, is at hand."""
+    # Remat lowered once before any worker, each remat worker rebuilding the plan it
+    # chose (see lowered_schedules); the schedules' files live as long as the grade.
+    with tempfile.TemporaryDirectory(prefix="topos-remat-schedules-") as directory:
+        plan = with_lowered_schedules(plan, directory)
+        return _run_and_finish(plan, host, display, stdout, stderr, checkout)
+
+
+def _run_and_finish(
+    plan: PreparedGrade,
+    host: HostFacts,
+    display: WorkerObserver | None,
+    stdout: TextIO,
+    stderr: TextIO,
+    checkout: OtherCheckout | None,
+) -> int:
+    """Runs every planned route, then judges, writes, prints and draws them."""
     # The report's drawing child loads while the workers do (see ReportChild).
     child = None
     if reports_wanted() and plan.result_path != "-":

@@ -78,6 +78,7 @@ def route_facts(results: Sequence[Repeat], routes: Sequence[str]) -> dict[str, R
             forward_nodes=ready.forward_nodes,
             gradient_nodes=ready.gradient_nodes,
             lower_seconds=ready.lower_seconds,
+            planning_seconds=ready.planning_seconds,
             warm_up_seconds=ready.warm_up_seconds,
             high_water_source=ready.high_water_source,
             step_memory=ready.step_memory,

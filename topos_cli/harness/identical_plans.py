@@ -10,12 +10,9 @@ before: its worker says what is wrong.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from collections.abc import Mapping, Sequence
 
-from topos_cli.shared.parent_death import dies_with_parent
+from topos_cli.harness.lowered_schedules import plan_remat
 
 #: What joins the budgets of one point in its label.
 SAME_PLAN = "="
@@ -32,21 +29,12 @@ def budget_groups(
     budget, each budget in one group (alone where nothing is known of its plan)."""
     if len(budgets) < 2:
         return [(budget,) for budget in budgets]
-    command = [sys.executable, "-m", "topos_cli.worker.remat_plans", workload, data or "-"]
-    try:
-        completed = subprocess.run(
-            [*command, *budgets],
-            capture_output=True,
-            text=True,
-            check=False,
-            env=None if environment is None else dict(environment),
-            timeout=timeout,
-            # Killed by the kernel should the grade die first: no child outlives it.
-            preexec_fn=dies_with_parent(),
-        )
-    except subprocess.TimeoutExpired:
-        return [(budget,) for budget in budgets]
-    plans = _told_plans(completed.stdout) if completed.returncode == 0 else {}
+    planned = plan_remat(workload, data, budgets, environment=environment, timeout=timeout)
+    return groups_of(budgets, planned.plans)
+
+
+def groups_of(budgets: Sequence[str], plans: Mapping[str, str]) -> list[tuple[str, ...]]:
+    """`budgets` grouped by the plan fingerprints `plans` holds (see `budget_groups`)."""
     groups: dict[str, list[str]] = {}
     for budget in budgets:
         fingerprint = plans.get(budget)
@@ -57,16 +45,3 @@ def budget_groups(
 def group_label(group: Sequence[str]) -> str:
     """The budget part of a point's label: every budget it stands for (`floor+25%=floor`)."""
     return SAME_PLAN.join(group)
-
-
-def _told_plans(output: str) -> dict[str, str]:
-    """The fingerprints the child printed, by budget (only the strings)."""
-    for line in reversed(output.splitlines()):
-        try:
-            told = json.loads(line)
-        except ValueError:
-            continue
-        plans = told.get("plans") if isinstance(told, dict) else None
-        if isinstance(plans, dict):
-            return {key: value for key, value in plans.items() if isinstance(value, str)}
-    return {}

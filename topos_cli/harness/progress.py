@@ -116,6 +116,13 @@ class PlainProgress(WorkerObserver):
             lowering = event.facts.lower_seconds
             # The plan's lowering said apart: a remat route's can be most of its start.
             lowered = "" if lowering is None else f"lowering {format_duration(lowering)}, "
+            planning = event.facts.planning_seconds
+            if lowering is not None and planning is not None:
+                # Remat's search ran before the workers: where its seconds went.
+                lowered = (
+                    f"lowering {format_duration(lowering)} (its search "
+                    f"{format_duration(planning)} in the planning child), "
+                )
             # A native route (a PyTorch or JAX step) has no plan to predict memory from, nor
             # has a peer (its framework plans its own memory): nothing to say, not a '?'.
             predicted = (

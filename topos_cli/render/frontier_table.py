@@ -55,7 +55,7 @@ def frontier_rows(result: GradeResult, verdict: Verdict | None) -> list[list[str
                 budget,
                 "?" if planned is None else f"{planned / MEBIBYTE:.1f}",
                 recomputed,
-                "?" if route_facts.lower_seconds is None else f"{route_facts.lower_seconds:.2f}",
+                _lowering(route_facts),
                 "?" if speed is None else format_milliseconds(speed.milliseconds_per_step.median),
                 "?" if route.route not in predicted else f"{predicted[route.route] / MEBIBYTE:.1f}",
                 "?"
@@ -125,8 +125,19 @@ def unbounded_line(result: GradeResult) -> str | None:
     return (
         f"training Δ holds, beside each remat point's planned bytes (its plan's arena and "
         f"roots, the gradients among them), {amount} of the step its budget does not bound: "
-        f"{what}; 'lowering s' is each route's lowering at ready"
+        f"{what}; 'lowering s' is each route's lowering at ready (remat's search, when "
+        f"the planning child ran it before the workers, after the '+')"
     )
+
+
+def _lowering(route_facts: RouteFacts) -> str:
+    """A route's lowering seconds at ready, with remat's search in the planning child
+    after a '+' (`0.02+1.85`) when it ran there."""
+    if route_facts.lower_seconds is None:
+        return "?"
+    if route_facts.planning_seconds is None:
+        return f"{route_facts.lower_seconds:.2f}"
+    return f"{route_facts.lower_seconds:.2f}+{route_facts.planning_seconds:.2f}"
 
 
 def _named_parts(parts_of: list[dict[str, int]]) -> str:

@@ -158,6 +158,9 @@ class RouteFacts(ResultPart):
     forward_nodes: Count | None = None
     gradient_nodes: Count | None = None
     lower_seconds: Seconds | None = None
+    #: Remat's search, when the grade's planning child ran it before the workers
+    #: (`ReadyFacts.planning_seconds`); None when the worker's lowering searched.
+    planning_seconds: Seconds | None = None
     warm_up_seconds: Seconds | None = None
     high_water_source: str | None = None
     step_memory: StepMemoryFacts | None = None

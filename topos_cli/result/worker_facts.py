@@ -226,6 +226,10 @@ class ReadyFacts(ResultPart):
     forward_nodes: Count | None = None
     gradient_nodes: Count | None = None
     lower_seconds: Seconds | None = None
+    #: Remat's search, when it ran in the grade's planning child before any worker and
+    #: this worker rebuilt the plan it chose (`lower_seconds` is the rebuilding): the
+    #: child's seconds. None: the worker's lowering searched, within `lower_seconds`.
+    planning_seconds: Seconds | None = None
     warm_up_seconds: Seconds | None = None
     #: Steps run and thrown away before the measured ones (`--warmup`).
     warmup_steps: Count | None = None

@@ -1,7 +1,7 @@
 """The worker's protocol: its command line, and the typed events it sends the grader.
 
 `python -m topos_cli.worker --workload W --route R --steps N [--data DIR] [--budget B]
-[--warmup N] [--hold]`
+[--warmup N] [--hold] [--remat-schedule FILE]`
 trains one route and writes one JSON object per line to the pipe it was given as
 standard output: with `--hold`, `loaded` once its data is loaded and its plan lowered,
 after which it waits for a `go` line on standard input (so the grader can load two
@@ -57,6 +57,10 @@ class WorkerCommand:
     hold: bool = False
     #: Warm-up steps run and thrown away before the measured steps (0: none).
     warmup: int = DEFAULT_WARMUP_STEPS
+    #: A file holding the schedule a lowering of remat under `budget` chose, before any
+    #: worker (`harness.lowered_schedules`): the worker rebuilds that plan rather than
+    #: searching for it again. `None`: the worker's own lowering searches.
+    remat_schedule: str | None = None
 
     def arguments(self) -> list[str]:
         """The arguments after the interpreter: `-m topos_cli.worker --workload ...`."""
@@ -72,6 +76,8 @@ class WorkerCommand:
             arguments += ["--warmup", str(self.warmup)]
         if self.hold:
             arguments.append("--hold")
+        if self.remat_schedule is not None:
+            arguments += ["--remat-schedule", self.remat_schedule]
         return arguments
 
     @classmethod
@@ -85,6 +91,7 @@ class WorkerCommand:
         parser.add_argument("--budget", default=None)
         parser.add_argument("--hold", action="store_true")
         parser.add_argument("--warmup", type=int, default=DEFAULT_WARMUP_STEPS)
+        parser.add_argument("--remat-schedule", default=None)
         parsed = parser.parse_args(list(argv))
         return cls(
             parsed.workload,
@@ -94,6 +101,7 @@ class WorkerCommand:
             parsed.budget,
             parsed.hold,
             max(0, parsed.warmup),
+            parsed.remat_schedule,
         )
 
 

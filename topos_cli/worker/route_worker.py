@@ -14,6 +14,7 @@ import platform
 import sys
 import time
 import traceback
+from pathlib import Path
 from typing import Any, TextIO
 
 from topos.names import is_peer
@@ -210,7 +211,14 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
         )
     data = None if arguments.data in (None, "synthetic") else arguments.data
     budget = arguments.budget if arguments.route == "remat" else None
-    training = Training(workload, arguments.route, workload.dataset(data), arguments.steps, budget)
+    training = Training(
+        workload,
+        arguments.route,
+        workload.dataset(data),
+        arguments.steps,
+        budget,
+        lowered_schedule=lowered_schedule(arguments),
+    )
     # The process holds the images its steps read, not the whole split; the rest is
     # freed before ready, so the memory at ready is what the run needs.
     training.hold_batches()
@@ -300,6 +308,7 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
         forward_nodes=training.program.forward_nodes,
         gradient_nodes=training.program.gradient_nodes,
         lower_seconds=training.program.lower_seconds,
+        planning_seconds=planning_seconds(plan),
         # The first warm-up step's time is the run's first (cold) step; with no warm-up
         # there is none, and the first measured step is the cold one.
         warm_up_seconds=warm_up_times[0] if warm_up_times else None,
@@ -592,6 +601,29 @@ def _train_steps(
         events.release()
     events.emit(_done("ok", started, step_peak, program, clock, shard_switches))
     return 0
+
+
+def lowered_schedule(arguments: WorkerCommand) -> str | None:
+    """The text of the schedule the grade's planning child chose for remat
+    (`--remat-schedule`), or None: the lowering searches here."""
+    from topos.errors import GraphError
+
+    if arguments.route != "remat" or arguments.remat_schedule is None:
+        return None
+    try:
+        return Path(arguments.remat_schedule).read_text(encoding="utf-8")
+    except OSError as error:
+        raise GraphError(
+            f"--remat-schedule {arguments.remat_schedule}: {error.strerror or error}"
+        ) from None
+
+
+def planning_seconds(plan: Any) -> float | None:
+    """The seconds remat's search took in the grade's planning child, when this plan was
+    rebuilt from the schedule it chose; None when the lowering searched here."""
+    if getattr(plan, "searched", True):
+        return None
+    return plan.search_seconds
 
 
 def remat_facts(plan: Any, shards: int) -> RematFacts | None:

@@ -1,0 +1,86 @@
+"""A grade lowers remat once, in a planning child before any worker, and each remat
+worker rebuilds the plan it chose (`topos_cli.harness.lowered_schedules`): on a GRU
+written as a user writes one, the worker's plan is the search's (the same bytes and
+recomputations), its ready facts and line say the child's seconds, and it trains
+bit-identically with recorded. A run of `--against`'s checkout is given no schedule,
+and a child that cannot tell leaves every worker to search."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from tests.cli.grading import succeeded
+from topos_cli.harness.grade_preparation import GradeOptions, PreparedGrade
+from topos_cli.harness.lowered_schedules import PlannedRemat, attach_schedules, plan_remat
+from topos_cli.harness.worker_request import WorkerRequest
+from topos_cli.worker.protocol import WorkerCommand
+
+GRU = "tests.support.user_models:gru_workload"
+
+
+def test_a_grus_remat_worker_rebuilds_the_plan_the_planning_child_chose(tmp_path):
+    from topos.training import RouteProgram
+    from topos.training.route_program import DEFAULT_BUDGET
+    from topos.workloads import resolve
+
+    completed, result = succeeded(
+        "grade",
+        "--workload",
+        GRU,
+        "--routes",
+        "recorded,remat",
+        "--steps",
+        "3",
+        cwd=tmp_path,
+        timeout=180.0,
+    )
+    assert result["verdict"]["parity"]["status"] == "bit-identical"
+    remat = result["routes"]["remat"]
+    assert isinstance(remat["planning_seconds"], float)
+    assert result["routes"]["recorded"]["planning_seconds"] is None
+    assert "in the planning child" in completed.stderr
+    # The plan the worker ran is the one a search under the default budget chooses.
+    workload = resolve(GRU)
+    workload = workload.fitted(workload.dataset(None))
+    searched = RouteProgram(workload, "recorded", shard_processes=False).remat_plan(DEFAULT_BUDGET)
+    assert remat["remat"]["planned_bytes"] == searched.planned_bytes
+    assert remat["remat"]["recomputations"] == searched.recomputations
+    assert remat["remat"]["floor_bytes"] == searched.sought_floor_bytes
+
+
+def test_the_planning_child_writes_a_schedule_per_budget_and_refuses_none(tmp_path):
+    planned = plan_remat(GRU, None, ["default", "100%", "1B"], str(tmp_path))
+    assert set(planned.schedules) == {"default", "100%"}  # 1 byte is below the floor
+    assert all(path.startswith(str(tmp_path)) for path in planned.schedules.values())
+    assert set(planned.plans) == {"default", "100%"}
+
+
+def _plan(requests: list[WorkerRequest]) -> PreparedGrade:
+    return PreparedGrade(GradeOptions(workload=GRU), None, "-", False, None, None, requests, {})
+
+
+def test_only_this_checkouts_remat_runs_get_a_schedule():
+    own = WorkerRequest(GRU, "remat", 3)
+    theirs = replace(own, checkout="/elsewhere")
+    recorded = WorkerRequest(GRU, "recorded", 3)
+    budgeted = WorkerRequest(GRU, "remat", 3, budget="floor")
+    planned = PlannedRemat(
+        {"default": "a", "floor": "b"}, {"default": "/tmp/x.json", "floor": "/tmp/y.json"}
+    )
+    plan = attach_schedules(_plan([own, theirs, recorded, budgeted]), planned)
+    assert [request.remat_schedule for request in plan.requests] == [
+        "/tmp/x.json",
+        None,
+        None,
+        "/tmp/y.json",
+    ]
+    # Told nothing (the child failed or timed out): every worker searches.
+    untold = attach_schedules(_plan([own, budgeted]), PlannedRemat())
+    assert [request.remat_schedule for request in untold.requests] == [None, None]
+
+
+def test_the_worker_reads_its_schedule_option_back():
+    command = WorkerCommand(GRU, "remat", 3, budget="floor", remat_schedule="/tmp/s.json")
+    assert WorkerCommand.parse(command.arguments()[2:]) == command
+    # Said only when given: an older checkout's worker knows no such option.
+    assert "--remat-schedule" not in WorkerCommand(GRU, "remat", 3).arguments()
