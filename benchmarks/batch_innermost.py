@@ -45,9 +45,9 @@ LAYERS = (("conv1", 3, 16, 32), ("conv2", 16, 32, 16), ("conv3", 32, 64, 8))
 
 def current_form(images: np.ndarray, kernel: np.ndarray, gradient: np.ndarray):
     """The recorded route's forward and kernel gradient: (output rows, kernel gradient)."""
-    from topos.ops.convolution import im2col
-    from topos.ops.convolution_product import convolution, convolution_kernel
     from topos.ops.patch_window import PatchWindow
+    from topos.ops.primitives.convolution import im2col
+    from topos.ops.primitives.convolution_product import convolution, convolution_kernel
 
     window = PatchWindow(3, 3, stride=1, padding=1, phases=2)
     patches = im2col.kernel(images, window=window)

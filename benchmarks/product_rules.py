@@ -27,7 +27,7 @@ from collections.abc import Callable
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-import topos.ops.convolution_product as convolution_product
+import topos.ops.primitives.convolution_product as convolution_product
 from benchmarks.cifar10_model import batches, build
 from topos.ops import REGISTRY
 from topos.ops.blas_kernel import blas_kernel

@@ -49,7 +49,7 @@ def test_the_code_keeps_every_level():
     ("importer", "upward", "broken"),
     [
         # a primitive reaching up to the engine that lowers it
-        ("topos/ops/sigmoid.py", "topos.engine", "The library's levels"),
+        ("topos/ops/primitives/sigmoid.py", "topos.engine", "The library's levels"),
         # the graph reaching up to the chain rule that differentiates it
         ("topos/graph/symbol.py", "topos.autodiff.chain_rule", "The library's levels"),
         # the result schema reaching up to the harness that writes it

@@ -13,7 +13,7 @@ import pytest
 
 from tests.support.routes import engine, finite_differences, recorded
 from topos import ShapeError, Tape, Tensor, einsum, matmul
-from topos.ops.erf import error_function
+from topos.ops.primitives.erf import error_function
 
 torch = pytest.importorskip("torch")
 

@@ -18,7 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from topos.ops import REGISTRY, arithmetic
+from topos.ops import REGISTRY
+from topos.ops.primitives import arithmetic
 
 SPECIAL = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 3.0, 1e-45, 3.4e38]
 

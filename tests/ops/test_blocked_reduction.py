@@ -14,8 +14,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.allocations import peak_allocation
-from topos.ops import REGISTRY, matmul
-from topos.ops.matmul import _REDUCTION_BLOCK, SMALL_PRODUCT, _reduction_blocks, _row_block
+from topos.ops import REGISTRY
+from topos.ops.primitives import matmul
+from topos.ops.primitives.matmul import (
+    _REDUCTION_BLOCK,
+    SMALL_PRODUCT,
+    _reduction_blocks,
+    _row_block,
+)
 from topos.tensor import Shape
 
 matmul_tn = REGISTRY["matmul_tn"].kernel

@@ -15,7 +15,8 @@ import pytest
 
 from tests.support.allocations import peak_allocation
 from topos import SGD, Conv2d, Shape, Tape, Tensor, cross_entropy, init
-from topos.ops import REGISTRY, blas_kernel, convolution_product
+from topos.ops import REGISTRY, blas_kernel
+from topos.ops.primitives import convolution_product
 
 convolution = REGISTRY["convolution"]
 convolution_kernel = REGISTRY["convolution_kernel"]

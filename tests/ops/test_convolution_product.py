@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 
 from tests.support.cases import window
 from topos import ShapeError, Tape, Tensor, conv2d
-from topos.ops import REGISTRY, convolution_product
+from topos.ops import REGISTRY
 from topos.ops.patch_window import PatchWindow
+from topos.ops.primitives import convolution_product
 from topos.tensor import Shape
 
 kernel = {name: REGISTRY[name].kernel for name in ("convolution", "convolution_images")}

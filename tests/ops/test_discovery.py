@@ -69,10 +69,13 @@ def test_without_the_file_nothing_registers(package: Path):
     assert "discovered_double" not in REGISTRY
 
 
-def test_every_module_of_topos_ops_is_imported():
-    # topos.ops itself is found the same way: each of its files, none left out.
-    folder = Path(topos.ops.__file__).parent
+def test_every_primitive_module_is_imported_and_the_folder_holds_primitives_alone():
+    # topos.ops's primitives are found the same way: each file of primitives/, none left
+    # out; and each of them registers a primitive (the framework lives beside the folder).
+    folder = Path(topos.ops.__file__).parent / "primitives"
     stems = [path.stem for path in folder.glob("*.py") if path.stem != "__init__"]
-    files = sorted(f"topos.ops.{stem}" for stem in stems)
+    files = sorted(f"topos.ops.primitives.{stem}" for stem in stems)
     assert files == topos.ops.MODULES
     assert all(name in sys.modules for name in files)
+    registered_by = {primitive.kernel.__module__ for primitive in REGISTRY.values()}
+    assert set(files) <= registered_by, sorted(set(files) - registered_by)

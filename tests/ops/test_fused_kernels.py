@@ -225,7 +225,7 @@ def test_pooling_bits_do_not_depend_on_the_layout(shape, size, stride):
 
 
 def test_max_pool_route_gives_the_same_bits_in_any_chunking(monkeypatch):
-    import topos.ops.pooling as pooling
+    import topos.ops.primitives.pooling as pooling
 
     x = _channels_last(_tied((5, 3, 8, 6), 18))
     g = np.random.default_rng(19).standard_normal((5, 3, 4, 3)).astype(np.float32)

@@ -21,7 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.ops.test_lane_maximum import lane_major, outs
-from topos.ops import REGISTRY, lane_maximum
+from topos.ops import REGISTRY
+from topos.ops.primitives import lane_maximum
 from topos.tensor import Shape
 
 SPECIAL = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 2.0, 1e-45, -3.4e38]

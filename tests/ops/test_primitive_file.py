@@ -1,5 +1,5 @@
-"""A primitive is one file: dropped into topos/ops (of a copy of the library), a file with
-a FLOP count is registered, records by its own `Value` method, and the remat schedule
+"""A primitive is one file: dropped into topos/ops/primitives (of a copy of the library), a
+file with a FLOP count is registered, records by its own `Value` method, and the remat schedule
 weighs its FLOPs, with no other file edited."""
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ schedule = RematScheduler(
 ).schedule(768)
 nodes = network.nodes
 print(json.dumps({
-    "module": f"topos.ops.{name}" in MODULES,
+    "module": f"topos.ops.primitives.{name}" in MODULES,
     "registered": name in REGISTRY,
     "method": name in dir(x),
     "operation": nodes[dropped.index].operation,
@@ -86,12 +86,12 @@ print(json.dumps({
 @pytest.fixture(scope="module")
 def library(tmp_path_factory) -> Path:
     """A copy of the library (the repository's own is never written), with two primitive
-    files dropped into its topos/ops: one that counts its FLOPs, one that does not."""
+    files dropped into its topos/ops/primitives: one that counts its FLOPs, one that does not."""
     folder = tmp_path_factory.mktemp("library")
     shutil.copytree(ROOT / "topos", folder / "topos", ignore=shutil.ignore_patterns("__pycache__"))
     for name, flops in (("costly_double", 1000), ("plain_double", None)):
         text = PRIMITIVE_FILE.format(name=name, flops=flops)
-        (folder / "topos" / "ops" / f"{name}.py").write_text(text)
+        (folder / "topos" / "ops" / "primitives" / f"{name}.py").write_text(text)
     return folder
 
 

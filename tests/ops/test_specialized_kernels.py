@@ -107,7 +107,7 @@ def test_a_regrouped_sum_keeps_its_kernel():
 def test_the_shape_rule_never_bypasses_a_regrouping(left, right):
     # Where the rule lets a plan call the bare ufunc, the kernel's own run-time test
     # finds nothing to regroup on operands of those shapes, laid out densely.
-    from topos.ops.arithmetic import _never_widened, _widened
+    from topos.ops.primitives.arithmetic import _never_widened, _widened
 
     if _never_widened(left, right):
         assert _widened(_draw(left), _draw(right)) is None

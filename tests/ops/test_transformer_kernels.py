@@ -8,13 +8,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from topos.ops.embedding import embedding_gradient
-from topos.ops.gelu import gelu, gelu_gradient
-from topos.ops.reduction import logsumexp
+from topos.ops.primitives.embedding import embedding_gradient
+from topos.ops.primitives.gelu import gelu, gelu_gradient
+from topos.ops.primitives.reduction import logsumexp
+from topos.ops.primitives.softmax import softmax, softmax_gradient
+from topos.ops.primitives.standardize import row_scale, standardize, standardize_gradient
 from topos.ops.row_maxima import row_maxima
 from topos.ops.row_sums import column_sums, row_sums
-from topos.ops.softmax import softmax, softmax_gradient
-from topos.ops.standardize import row_scale, standardize, standardize_gradient
 from topos.tensor import Shape
 
 RNG = np.random.default_rng(14)
@@ -120,7 +120,7 @@ def test_layer_norm_kernels_agree_with_numpy_to_rounding():
 
 
 def test_the_gelu_product_agrees_with_gelu_then_the_product_over_several_blocks():
-    from topos.ops.gelu_product import (
+    from topos.ops.primitives.gelu_product import (
         BLOCK_ROWS,
         gelu_product,
         gelu_product_gradient,
@@ -157,7 +157,7 @@ def test_gelu_product_both_gradients_packs_them_with_their_own_kernels_bits(
     # One pass serving both gradients is worth having only if it changes no bit of
     # either: the same operations on the same values, in a planned workspace that starts
     # out as NaN (so a gradient read from a scratch the other overwrote shows).
-    from topos.ops.gelu_product import (
+    from topos.ops.primitives.gelu_product import (
         _both_gradients_workspace,
         gelu_product_both_gradients,
         gelu_product_gradient,
@@ -187,7 +187,7 @@ def test_gelu_product_both_gradients_packs_them_with_their_own_kernels_bits(
 @pytest.mark.parametrize("inverse", [False, True])
 @pytest.mark.parametrize("block", [1, 64, 1 << 15])
 def test_rotary_is_the_half_split_formula_bit_for_bit_in_any_block(monkeypatch, inverse, block):
-    import topos.ops.rotary as rotary_module
+    import topos.ops.primitives.rotary as rotary_module
 
     monkeypatch.setattr(rotary_module, "_BLOCK_ELEMENTS", block)
     heads = RNG.standard_normal((3, 6, 2, 8)).astype(np.float32).transpose(0, 2, 1, 3)
@@ -206,7 +206,7 @@ def test_rotary_is_the_half_split_formula_bit_for_bit_in_any_block(monkeypatch, 
 
 
 def test_the_logistic_function_agrees_with_float64_to_rounding_and_saturates():
-    from topos.ops.sigmoid import logistic
+    from topos.ops.primitives.sigmoid import logistic
 
     values = np.concatenate([RNG.standard_normal(1000) * 8, [-1e4, -89.0, 0.0, 89.0, 1e4]])
     values = values.astype(np.float32)

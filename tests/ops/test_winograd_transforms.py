@@ -14,7 +14,7 @@ import pytest
 from tests.support.cases import window
 from topos import Conv2d, ShapeError, Tape, Tensor, conv2d, conv2d_max_pool
 from topos.ops import REGISTRY
-from topos.ops.winograd_transforms import KERNEL_PRODUCT
+from topos.ops.primitives.winograd_transforms import KERNEL_PRODUCT
 from topos.tensor import Shape
 
 kernel = {name: REGISTRY[name].kernel for name in REGISTRY}

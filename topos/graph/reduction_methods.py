@@ -2,7 +2,7 @@
 PyTorch spells them (`x.max(dim)`, `amax`, `argmax`, `var`, `std`, `cumsum`; `dim=` and
 `keepdim=`, NumPy's `axis=` and `keepdims=` too).
 
-The maxima are `max_along` over `argmax` (see `topos.ops.axis_maximum`): exact, the
+The maxima are `max_along` over `argmax` (see `topos.ops.primitives.axis_maximum`): exact, the
 gradient to the first largest entry. A minimum is the maximum of the negation (a
 negation is exact), so its gradient goes to the first smallest entry. `var` and `std`
 are composites of `mean`, subtraction, a square and `sum`.

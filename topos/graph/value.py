@@ -266,7 +266,8 @@ class Value(ElementwiseMethods, ReductionMethods, ShapeMethods):
 
     def __pow__(self, exponent: Value | float) -> Value:
         """Each element raised to `exponent`: a Python number records `power` (`x ** 2`,
-        `x ** -0.5`), a Value `tensor_power` (broadcast; see `topos.ops.tensor_power`)."""
+        `x ** -0.5`), a Value `tensor_power` (broadcast; see
+        `topos.ops.primitives.tensor_power`)."""
         if isinstance(exponent, Value):
             return self._record("tensor_power", (self, exponent))
         if not isinstance(exponent, Number) or isinstance(exponent, bool):

@@ -9,7 +9,7 @@ from topos.graph.tape import Tape
 from topos.graph.value import Value
 from topos.nn.weighted_layer import WeightedLayer
 from topos.ops.patch_window import PatchWindow
-from topos.ops.winograd_transforms import KERNEL_PRODUCT, POSITIONS, TILE
+from topos.ops.primitives.winograd_transforms import KERNEL_PRODUCT, POSITIONS, TILE
 from topos.tensor import Shape, Tensor
 
 #: The algorithms a convolution can be computed by: `direct` (im2col and one matrix

@@ -54,7 +54,8 @@ class Linear(WeightedLayer):
 
     def express_gelu(self, value: Value) -> Value:
         """Records `gelu(value) @ weights + bias` as one `gelu_product` node, which never
-        holds `gelu(value)` (a transformer MLP's second layer: see topos.ops.gelu_product)."""
+        holds `gelu(value)` (a transformer MLP's second layer: see
+        topos.ops.primitives.gelu_product)."""
         if value.shape.rank != 2:
             raise ShapeError(f"Linear: input {value.shape} must be [rows, inputs]")
         product = value.tape.record("gelu_product", (value, self._weights))

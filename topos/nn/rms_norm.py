@@ -18,7 +18,7 @@ EPS = 1e-6
 
 def rms_norm(value: Value, weight: Value, eps: float = EPS) -> Value:
     """`value / sqrt(mean(value^2) + eps) * weight` over the last axis (`weight`: `[D]`):
-    one `rms_norm` node, whose gradients are fused kernels too (topos.ops.rms_norm)."""
+    one `rms_norm` node, whose gradients are fused kernels too (topos.ops.primitives.rms_norm)."""
     features = value.shape[-1] if value.shape.rank else 0
     if weight.shape != (features,):
         raise ShapeError(f"rms_norm: weight {weight.shape} must be [{features}] for {value.shape}")

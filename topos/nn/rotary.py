@@ -6,7 +6,7 @@ Feature pair `(i, i + d/2)` of position t turns by the angle `t theta^(-2i/d)`:
     y = x * cos + rotate_half(x) * sin,   rotate_half(x) = cat(-x[..., d/2:], x[..., :d/2])
 
 with `cos` and `sin` the angles' tables repeated over both halves. One fused `rotary`
-node (topos.ops.rotary) over the half tables, recorded as constants.
+node (topos.ops.primitives.rotary) over the half tables, recorded as constants.
 """
 
 from __future__ import annotations

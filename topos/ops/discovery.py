@@ -2,8 +2,8 @@
 
 A primitive registers itself when its module is imported (`@primitive` adds it to the
 registry). Importing every module the package's folder holds, rather than a list kept by
-hand, is what lets a new primitive live in one file: dropping `topos/ops/new.py` in is the
-whole of registering it.
+hand, is what lets a new primitive live in one file: dropping
+`topos/ops/primitives/new.py` in is the whole of registering it.
 """
 
 from __future__ import annotations

@@ -42,16 +42,20 @@ from typing import Any
 import numpy as np
 
 from topos.ops.blas_kernel import packs_every_product
-from topos.ops.convolution import (
+from topos.ops.emission import declare_emission
+from topos.ops.example import Example, normal, on_parameters, record, recorded, window
+from topos.ops.memory_order import Layout
+from topos.ops.memory_rules import MemoryRules
+from topos.ops.patch_window import PatchWindow
+from topos.ops.primitive import declare_examples, primitive
+from topos.ops.primitives.convolution import (
     channels_last_interior,
     col2im,
     emitted_images,
     emitted_rows,
     im2col,
 )
-from topos.ops.emission import declare_emission
-from topos.ops.example import Example, normal, on_parameters, record, recorded, window
-from topos.ops.matmul import (
+from topos.ops.primitives.matmul import (
     SMALL_PRODUCT,
     contiguous_operands,
     matmul,
@@ -60,10 +64,6 @@ from topos.ops.matmul import (
     operand_copies,
     product_flops,
 )
-from topos.ops.memory_order import Layout
-from topos.ops.memory_rules import MemoryRules
-from topos.ops.patch_window import PatchWindow
-from topos.ops.primitive import declare_examples, primitive
 from topos.ops.shape_rules import fail
 from topos.tensor import Shape
 

@@ -15,7 +15,7 @@ from topos.ops.example import Example, normal
 from topos.ops.memory_order import follows_dense_operand
 from topos.ops.memory_rules import MemoryRules
 from topos.ops.primitive import declare_examples, primitive
-from topos.ops.reduction import reduce_to
+from topos.ops.primitives.reduction import reduce_to
 from topos.ops.shape_rules import broadcast
 from topos.tensor import Shape
 

@@ -22,7 +22,7 @@ from topos.ops.emission import declare_emission
 from topos.ops.example import Example, normal, on_parameters, record
 from topos.ops.memory_rules import MemoryRules
 from topos.ops.primitive import declare_examples, primitive
-from topos.ops.reduction import reduce_to
+from topos.ops.primitives.reduction import reduce_to
 from topos.ops.shape_rules import broadcast, fail
 from topos.tensor import Shape
 

@@ -38,8 +38,8 @@ from topos.ops.corner import Corner, own_output
 from topos.ops.emission import declare_emission
 from topos.ops.example import Example, distinct, normal, on_parameters, record
 from topos.ops.memory_rules import MemoryRules
-from topos.ops.pooling import Scratch
 from topos.ops.primitive import declare_examples, primitive
+from topos.ops.primitives.pooling import Scratch
 from topos.ops.shape_rules import fail
 from topos.tensor import Shape, Tensor
 

@@ -26,7 +26,9 @@ import numpy as np
 
 from topos.ops.emission import declare_emission
 from topos.ops.example import Example, normal, recorded
-from topos.ops.gelu import (
+from topos.ops.memory_rules import MemoryRules
+from topos.ops.primitive import declare_examples, primitive
+from topos.ops.primitives.gelu import (
     OVERFLOW_IS_A_LIMIT,
     _derive_gelu_gradient,
     emit_gelu,
@@ -34,8 +36,6 @@ from topos.ops.gelu import (
     gelu_gradient_unguarded,
     gelu_unguarded,
 )
-from topos.ops.memory_rules import MemoryRules
-from topos.ops.primitive import declare_examples, primitive
 from topos.ops.shape_rules import fail
 from topos.tensor import Shape
 

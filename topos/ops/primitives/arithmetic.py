@@ -11,7 +11,7 @@ from topos.ops.example import Example, both, normal, on_parameters, positive
 from topos.ops.memory_order import follows_dense_operand
 from topos.ops.memory_rules import ELEMENTWISE, MemoryRules
 from topos.ops.primitive import Primitive, declare_examples, primitive
-from topos.ops.reduction import reduce_to
+from topos.ops.primitives.reduction import reduce_to
 from topos.ops.shape_rules import elementwise, same
 
 # A row vector broadcast down a matrix with short rows (a bias over [rows, 16], or a

@@ -24,7 +24,7 @@ from topos.ops.emission import declare_emission
 from topos.ops.example import Example, both, normal, on_parameters, positive, record
 from topos.ops.memory_rules import MemoryRules
 from topos.ops.primitive import declare_examples, primitive
-from topos.ops.reduction import reduce_to
+from topos.ops.primitives.reduction import reduce_to
 from topos.ops.row_sums import column_sums, row_sums
 from topos.ops.shape_rules import fail
 from topos.tensor import Shape

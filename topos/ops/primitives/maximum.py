@@ -9,7 +9,7 @@ from topos.ops.emission import declare_emission
 from topos.ops.example import Example, apart, on_parameters
 from topos.ops.memory_rules import ELEMENTWISE
 from topos.ops.primitive import declare_examples, primitive
-from topos.ops.reduction import reduce_to
+from topos.ops.primitives.reduction import reduce_to
 from topos.ops.shape_rules import elementwise
 
 

@@ -1,7 +1,7 @@
 """silu and silu_gradient: the sigmoid-weighted linear unit `x sigmoid(x)` (SwiGLU's gate),
 and the gradient sent back through it.
 
-The sigmoid is topos.ops.sigmoid's `1 / (1 + exp(-x))`, exactly 0 below about -88, so
+The sigmoid is topos.ops.primitives.sigmoid's `1 / (1 + exp(-x))`, exactly 0 below about -88, so
 very negative inputs give (a signed) 0 with a gradient of exactly 0, never the NaN of
 the composed quotient's rule there. Fused so a gate over a transformer's widest
 activations is one pass forward and one back, not the five nodes (and their rules) of the
@@ -17,8 +17,8 @@ from topos.ops.example import Example, normal, on_parameters, recorded
 from topos.ops.memory_order import follows_dense_operand
 from topos.ops.memory_rules import ELEMENTWISE, MemoryRules
 from topos.ops.primitive import declare_examples, primitive
+from topos.ops.primitives.sigmoid import logistic
 from topos.ops.shape_rules import fail, same
-from topos.ops.sigmoid import logistic
 from topos.tensor import Shape
 
 

@@ -14,7 +14,7 @@ from topos.ops.emission import declare_emission
 from topos.ops.example import Example, both, normal, on_parameters, positive
 from topos.ops.memory_rules import ELEMENTWISE
 from topos.ops.primitive import declare_examples, primitive
-from topos.ops.reduction import reduce_to
+from topos.ops.primitives.reduction import reduce_to
 from topos.ops.shape_rules import elementwise
 from topos.tensor import Shape
 
