@@ -39,10 +39,10 @@ from topos_cli.harness.grade_preparation import (
 )
 from topos_cli.harness.identical_plans import group_label, groups_of
 from topos_cli.harness.lowered_schedules import attach_schedules, plan_remat
-from topos_cli.harness.monitor import WorkerObserver
 from topos_cli.harness.report_child import ReportChild
 from topos_cli.harness.result_destination import incomplete_kind, save_result
 from topos_cli.harness.route_runner import run_routes
+from topos_cli.harness.worker_observer import WorkerObserver
 from topos_cli.harness.workload_preflight_run import preflight_workload
 from topos_cli.judge.verdict import Verdict
 from topos_cli.render.frontier_picture import (

@@ -27,7 +27,6 @@ from topos_cli.harness.grade_preparation import (
 )
 from topos_cli.harness.host import host_facts
 from topos_cli.harness.lowered_schedules import with_lowered_schedules
-from topos_cli.harness.monitor import WorkerObserver
 from topos_cli.harness.other_checkout import OtherCheckout, other_checkout, side_paths
 from topos_cli.harness.process_tree import adopt_orphans
 from topos_cli.harness.project import find_project
@@ -41,6 +40,7 @@ from topos_cli.harness.result_destination import (
 from topos_cli.harness.route_runner import GatheredRepeats, run_routes
 from topos_cli.harness.side_code import same_code_ran, side_code
 from topos_cli.harness.worker_environment import peer_environment
+from topos_cli.harness.worker_observer import WorkerObserver
 from topos_cli.harness.workload_preflight_run import PreflightOutcome, preflight_workload
 from topos_cli.judge.against import (
     CheckoutComparison,

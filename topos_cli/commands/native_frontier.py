@@ -30,10 +30,10 @@ from topos_cli.commands.grade import end_grade, grade_exit_status, judge_record
 from topos_cli.commands.options import MOST_BUDGETS
 from topos_cli.commands.result_composition import compose_grade_result
 from topos_cli.harness.grade_preparation import GradeOptions, PreparedGrade, picture_path
-from topos_cli.harness.monitor import WorkerObserver
 from topos_cli.harness.report_child import ReportChild
 from topos_cli.harness.result_destination import incomplete_kind, save_result
 from topos_cli.harness.route_runner import run_routes
+from topos_cli.harness.worker_observer import WorkerObserver
 from topos_cli.harness.workload_preflight_run import PreflightOutcome
 from topos_cli.render.frontier_picture import frontier_svg
 from topos_cli.render.native_frontier_point import native_frontier_points, picture_points

@@ -14,11 +14,10 @@ from __future__ import annotations
 import collections
 import contextlib
 import math
-import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -29,17 +28,14 @@ from topos_cli.harness.helper_thread import start_helper
 from topos_cli.harness.machine_load import MachineReading, machine_facts, read_machine
 from topos_cli.harness.pipe_reader import PipeReader
 from topos_cli.harness.rss_timeline import RssTimeline
-from topos_cli.harness.traceback_frames import without_traceback_frames
-from topos_cli.harness.worker_process import KILL_WAIT_SECONDS, WorkerProcess, signal_name
+from topos_cli.harness.run_classification import classify_run, measured_peak
+from topos_cli.harness.worker_observer import WorkerObserver
+from topos_cli.harness.worker_process import KILL_WAIT_SECONDS, WorkerProcess
 from topos_cli.harness.worker_request import WorkerRequest, request_environment
+from topos_cli.harness.worker_stderr import pass_on_warning
 from topos_cli.result.repeat import Repeat, RssTimelineFacts, RunFacts
 from topos_cli.shared.interruption import Interrupted, interruptions_ignored
 from topos_cli.worker import protocol
-
-#: A worker's stderr line that begins so is passed on to the grade's stderr (once).
-WORKER_WARNING = "topos: warning: "
-_WARNINGS_SHOWN: set[str] = set()
-
 
 #: How often the parent samples the worker's RSS.
 SAMPLE_INTERVAL_SECONDS = 0.005
@@ -63,30 +59,6 @@ _DESCENDANTS_INTERVAL_SECONDS = 0.25
 #: How often the sampler reads the private memory of a worker's shard processes (walking
 #: a process's pages takes a fraction of a millisecond: not every 5 ms).
 _SHARD_PROCESSES_INTERVAL_SECONDS = 0.1
-
-
-class WorkerObserver:
-    """What a display hears of a run; every method is called from some monitor thread.
-
-    The defaults do nothing; a display overrides what it shows. An observer
-    must not raise: a display that fails must not fail the measurement, so
-    its errors are swallowed.
-    """
-
-    def started(self, request: WorkerRequest, pid: int) -> None:
-        """The worker process `pid` started."""
-
-    def event(self, request: WorkerRequest, event: protocol.Event) -> None:
-        """The worker sent `event`."""
-
-    def sampled(self, request: WorkerRequest, rss_bytes: int) -> None:
-        """The worker's RSS was sampled."""
-
-    def finished(self, request: WorkerRequest, result: Repeat) -> None:
-        """The run ended as `result` says."""
-
-    def planned(self, requests: Sequence[WorkerRequest]) -> None:
-        """More runs were planned after the first ones (`--repeat auto`), to run next."""
 
 
 class WorkerMonitor:
@@ -338,12 +310,7 @@ class WorkerMonitor:
     def _read_stderr_line(self, raw: bytes) -> None:
         line = raw.decode("utf-8", errors="replace").rstrip()
         self._stderr.append(line[:_LONGEST_STDERR_LINE])
-        if line.startswith(WORKER_WARNING) and line not in _WARNINGS_SHOWN:
-            # A warning a worker gives (a vocabulary that makes the model's memory explode)
-            # is the user's to see, once per grade however many workers give it.
-            _WARNINGS_SHOWN.add(line)
-            sys.stderr.write(line[:_LONGEST_STDERR_LINE] + "\n")
-            sys.stderr.flush()
+        pass_on_warning(line, _LONGEST_STDERR_LINE)
 
     def _sample(self) -> None:
         try:
@@ -388,70 +355,24 @@ class WorkerMonitor:
         kept = [line for line in self._stderr if line.strip()]
         return kept[-lines:]
 
-    def _error_lines(self) -> list[str]:
-        """The worker's `error` event as a first line and where it was raised."""
-        if self._error is None:
-            return []
-        kind, message = self._error.type, self._error.message
-        lines = [f"{kind}: {message}" if message and message != kind else kind]
-        if self._error.where:
-            lines.append(f"at {self._error.where}")
-        return lines
-
     def _classify(self) -> tuple[str, str | None]:
         """The run's status and, unless it is ok, a detail: first line the cause."""
-        request = self.request
-        reached = f"{len(self._steps)} of {request.steps} steps"
-        returncode = self._worker.returncode
-        if self._interruption is not None:
-            return "interrupted", f"interrupted by {self._interruption} after {reached}"
-        if self._worker.timed_out:
-            lines = [
-                f"timed out after {request.timeout:g} s, {reached} done; "
-                f"its process group was killed"
-            ]
-            return "timed out", "\n".join(lines + without_traceback_frames(self._stderr_tail()))
-        if self._nonfinite is not None:
-            return "nonfinite", f"loss became {self._nonfinite.loss}; training stopped there"
-        complete = (
-            returncode == 0
-            and self._done is not None
-            and self._done.status == "ok"
-            and len(self._steps) == request.steps
+        return classify_run(
+            self.request,
+            steps_done=len(self._steps),
+            returncode=self._worker.returncode,
+            timed_out=self._worker.timed_out,
+            interruption=self._interruption,
+            nonfinite=self._nonfinite,
+            done=self._done,
+            error=self._error,
+            stderr_tail=self._stderr_tail(),
+            stray_output=list(self._stray_output)[-2:],
         )
-        if complete:
-            return "ok", None
-        if returncode is None:
-            cause = "did not end when killed"
-        elif returncode < 0:
-            cause = f"killed by {signal_name(-returncode)}"
-            if -returncode == signal.SIGKILL:
-                cause += " (the kernel's out-of-memory killer sends SIGKILL)"
-        elif returncode == 0:
-            cause = f"exit status 0 without finishing, after {reached}"
-        else:
-            cause = f"exit status {returncode}"
-        error = self._error_lines()
-        first = f"{cause}: {error[0]}" if error else f"{cause} after {reached}"
-        lines = [first, *error[1:]]
-        tail = without_traceback_frames(self._stderr_tail())
-        if self._stray_output:
-            tail = [*list(self._stray_output)[-2:], *tail]
-        if tail:
-            lines += ["stderr:", *tail]
-        return "failed", "\n".join(lines)
 
     def _peak(self) -> tuple[int | None, str | None]:
         """The peak RSS of the measured steps and where it came from."""
-        if self._done is None:
-            return None, None
-        reported = self._done.peak_rss_bytes
-        if reported is not None and self._ready is not None and self._ready.facts.reads_high_water:
-            return reported, "VmHWM"
-        # No /proc in the worker (macOS): the larger of what it read at its steps' peaks
-        # (psutil, ru_maxrss when it rose) and what was sampled here; coarser, said so.
-        readings = [value for value in (reported, self._sampled_peak_after_ready) if value]
-        return (max(readings) if readings else None), "sampling"
+        return measured_peak(self._done, self._ready, self._sampled_peak_after_ready)
 
     def _conclude(self) -> Repeat:
         """The run's record, from everything gathered."""

@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
-from topos_cli.harness.monitor import WorkerObserver
+from topos_cli.harness.worker_observer import WorkerObserver
 from topos_cli.harness.worker_request import WorkerRequest
 from topos_cli.result.repeat import Repeat
 from topos_cli.shared.units import format_bytes, format_duration

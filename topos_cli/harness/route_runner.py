@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from topos_cli.harness.grade_preparation import PreparedGrade
-from topos_cli.harness.monitor import WorkerMonitor, WorkerObserver
+from topos_cli.harness.monitor import WorkerMonitor
 from topos_cli.harness.progress import LiveProgress, PlainProgress
+from topos_cli.harness.worker_observer import WorkerObserver
 from topos_cli.harness.worker_request import WorkerRequest
 from topos_cli.result.instruction_counts import RouteCounts
 from topos_cli.result.repeat import Repeat

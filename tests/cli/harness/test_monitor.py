@@ -10,8 +10,9 @@ from threadpoolctl import threadpool_limits
 from tests.cli import tiny_workloads
 from tests.cli.grading import TINY, environment
 from topos.training import RouteProgram, Training, step_memory
-from topos_cli.harness.monitor import WorkerMonitor, WorkerObserver
+from topos_cli.harness.monitor import WorkerMonitor
 from topos_cli.harness.worker_environment import worker_environment
+from topos_cli.harness.worker_observer import WorkerObserver
 from topos_cli.harness.worker_request import WorkerRequest
 from topos_cli.result.repeat import ExitFacts, Repeat
 
@@ -136,7 +137,7 @@ def test_ready_reports_the_shards_and_the_memory_of_every_shards_plan(workload, 
 
 
 def test_a_failure_detail_keeps_the_exception_not_the_traceback_frames():
-    from topos_cli.harness.traceback_frames import without_traceback_frames
+    from topos_cli.harness.worker_stderr import without_traceback_frames
 
     tail = [
         "loading the workload",
