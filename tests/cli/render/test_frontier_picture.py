@@ -9,15 +9,13 @@ import pytest
 
 from topos_cli.render.frontier_picture import (
     HEIGHT,
-    LABEL_HEIGHT,
     WIDTH,
     FrontierPoint,
     frontier_points_of,
     frontier_svg,
     indistinct,
-    label_positions,
-    label_width,
 )
+from topos_cli.render.label_placement import LABEL_HEIGHT, label_positions, label_width
 
 
 def _boxes(centres, labels):
