@@ -26,7 +26,7 @@ from pathlib import Path
 
 from topos_cli.judge.statistics import median
 from topos_cli.render.html_page import bullet_list, escape, figure, missing_box, page, table
-from topos_cli.render.report import VERDICT_LABELS, verdict_notes, verdict_rows
+from topos_cli.render.report import verdict_labels, verdict_notes, verdict_rows
 from topos_cli.render.report_contents import ReportContents, gather_report_contents
 from topos_cli.result.lenient_result import read_result_leniently
 from topos_cli.result.repeat import Repeat
@@ -213,7 +213,7 @@ def _verdict_section(contents: ReportContents) -> str:
     if verdict is not None:
         parts.append(
             table(
-                VERDICT_LABELS,  # a page has room for the headers said in full
+                verdict_labels(verdict),  # a page has room for the headers said in full
                 verdict_rows(verdict),
                 numeric_columns=(2, 3, 5, 6),
                 table_id="verdict",
@@ -343,6 +343,7 @@ def _native_frontier_section(contents: ReportContents, svg: str | None = None) -
     from topos_cli.render.frontier_picture import frontier_svg
     from topos_cli.render.native_frontier_point import (
         native_frontier_points,
+        picture_axis,
         picture_points,
     )
     from topos_cli.render.native_frontier_table import (
@@ -358,8 +359,10 @@ def _native_frontier_section(contents: ReportContents, svg: str | None = None) -
         0.05 if tolerance is None else tolerance.memory_tolerance,
     )
     if svg is None:
-        title = f"topos frontier: {contents.workload}, ms/step against training Δ"
-        svg = frontier_svg(picture_points(points, contents.verdict), title)
+        axis = picture_axis(points)
+        against = "step tensors" if axis else "training Δ"
+        title = f"topos frontier: {contents.workload}, ms/step against {against}"
+        svg = frontier_svg(picture_points(points, contents.verdict), title, axis)
     notes = "".join(f"<p>{escape(line)}</p>" for line in native_frontier_notes(points))
     headers = native_frontier_headers(points)
     return "\n".join(

@@ -30,7 +30,19 @@ def _route_clause(
     compared = reference is not None and route.route != reference.route
     ratio = speed.ratio if speed is not None else None
     peak_ratio = memory.peak_ratio if memory is not None else None
-    if compared and (ratio is not None or peak_ratio is not None):
+    step_ratio = memory.step_tensor_ratio if memory is not None else None
+    if compared and step_ratio is not None:
+        # A native route: its step tensors are its memory; its RSS holds the heap's
+        # growth alone (`topos.native.step_tensors`), so no ratio of it is said.
+        if ratio is not None:
+            word = {"faster": "than", "slower": "than", "same": "of"}.get(
+                ratio.direction, "against"
+            )
+            facts.append(f"{ratio.phrase} {word} {reference_name}")
+        facts.append(f"{step_ratio:.2f}x {reference_name}'s step tensors")
+        if say_repeats and ratio is not None and ratio.judgement is not None:
+            facts.append(f"time on {ratio.judgement.repeats}")
+    elif compared and (ratio is not None or peak_ratio is not None):
         if ratio is not None:
             facts.append(ratio.phrase)
         if peak_ratio is not None:
