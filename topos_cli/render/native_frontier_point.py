@@ -46,6 +46,8 @@ class NativeFrontierPoint:
     peak_rss_bytes: int | None = None
     #: The step's own tensors at their peak (`NativeFacts.step_tensor_bytes`).
     step_tensor_bytes: int | None = None
+    #: Who counted them: `torch.profiler` or `xla buffer assignment`.
+    step_tensor_source: str | None = None
     estimates: tuple[PartitionerFacts, ...] = ()
     no_estimate: str | None = None
     compiled: bool = False
@@ -108,6 +110,7 @@ def native_frontier_points(
                 training_delta_bytes=None if memory is None else memory.training_delta_bytes,
                 peak_rss_bytes=None if memory is None else memory.peak_rss_bytes,
                 step_tensor_bytes=None if memory is None else memory.step_tensor_bytes,
+                step_tensor_source=None if native is None else native.step_tensor_source,
                 estimates=() if native is None else tuple(native.partitioner),
                 no_estimate=None if native is None else native.partitioner_unavailable,
                 compiled=native is not None and not native.exact and native.framework == "torch",

@@ -32,6 +32,13 @@ def _mebibytes(value: float | None) -> str:
     return "?" if value is None else f"{value / MEBIBYTE:.1f}"
 
 
+#: How each source counts a step's tensors, for the line under the table.
+SOURCE_WORDS = {
+    "torch.profiler": "PyTorch's profiler over step 0's forward and backward pass",
+    "xla buffer assignment": "XLA's buffer assignment of the compiled step: temp + output - alias",
+}
+
+
 def _step_tensors(value: int | None) -> str:
     """Step tensors in MiB, two decimals (beside the estimate's), `?` from an older worker."""
     return "?" if value is None else f"{value / MEBIBYTE:.2f}"
@@ -119,13 +126,16 @@ def native_frontier_notes(points: Sequence[NativeFrontierPoint]) -> list[str]:
                 f"was asked about (a route of your own that compiles: call "
                 f"topos.native.partitioner_estimate.record_estimates() before torch.compile)"
             )
-    if any(point.step_tensor_bytes is not None for point in points):
+    sources = {point.step_tensor_source for point in points if point.step_tensor_bytes}
+    if sources:
+        counted = "; ".join(
+            SOURCE_WORDS.get(source, str(source)) for source in sorted(sources, key=str)
+        )
         lines.append(
-            "step MiB: the peak bytes of the step's own tensors, as its framework counts "
-            "them (PyTorch's profiler over a forward and backward pass; XLA's buffer "
-            "assignment of the compiled step: temp + output - alias); heap Δ: peak minus "
-            "ready RSS, only the heap's growth beyond the warm-up steps' (freed tensors "
-            "stay in the heap), not the step's memory"
+            f"step MiB: the peak bytes of the step's own tensors, as its framework counts "
+            f"them ({counted}); heap Δ: peak minus ready RSS, only the heap's growth "
+            f"beyond the warm-up steps' (freed tensors stay in the heap), not the step's "
+            f"memory"
         )
     if any(point.estimates for point in points):
         lines.append(
