@@ -55,7 +55,17 @@ def test_eager_and_checkpoint_are_bit_identical_through_grade(tmp_path):
     assert native["differing_gradients"] == []
     assert native["rng_matches_reference"] is True
     assert set(native["gradient_errors"]) >= {"tokens.weight", "head.bias"}
+    assert native["gradient_scale"] > 0
     assert "bit-identical" in completed.stdout
+    # Each worker counted its step's tensors before ready: checkpointing holds fewer.
+    tensors = {route: run["facts"]["ready"]["native"] for route, run in runs.items()}
+    assert {facts["step_tensor_source"] for facts in tensors.values()} == {"torch.profiler"}
+    assert tensors["checkpoint"]["step_tensor_bytes"] < tensors["eager"]["step_tensor_bytes"]
+    (memory,) = [
+        route["memory"] for route in data["verdict"]["routes"] if route["route"] == "checkpoint"
+    ]
+    assert memory["step_tensor_ratio"] < 1
+    assert "eager's step tensors" in data["verdict"]["summary"]
 
 
 def test_dropout_recomputed_without_its_rng_state_is_named_with_its_cause(tmp_path):
