@@ -140,3 +140,12 @@ def test_a_compiled_routes_gradients_are_said_on_the_models_scale():
         verdict = decide_verdict([_run("eager", 6.0, 24 * MEBIBYTE), run])
         (agreement,) = verdict.agreements
         assert f"largest {words} 2e-07 (head.weight)" in agreement.describe()
+
+
+def test_a_route_whose_step_tensors_went_unmeasured_shows_a_dash_not_its_heap_growth():
+    runs = [_run("eager", 6.0, 24 * MEBIBYTE), _run("checkpoint", 9.7, None)]
+    verdict = decide_verdict(runs)
+    headers = verdict_headers(verdict)
+    row = dict(zip(headers, verdict_rows(verdict)[1], strict=True))
+    assert row["step MiB"] == "—" and row["memory"] == "—"
+    assert "the memory" not in verdict.summary and "step tensors" not in verdict.summary

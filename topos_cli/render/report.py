@@ -123,14 +123,17 @@ def _step_tensor_cell(count: int | None) -> str:
     return f"{mebibytes:.2f}" if mebibytes < 10 else f"{mebibytes:.1f}"
 
 
-def _memory_cells(route: RouteVerdict, reference: str) -> tuple[str, str, str]:
-    """The peak RSS, training delta and memory-ratio cells of a route; a native route's
-    with step tensors: the peak RSS, its step tensors, and their ratio to the
+def _memory_cells(
+    route: RouteVerdict, reference: str, step_tensors: bool = False
+) -> tuple[str, str, str]:
+    """The peak RSS, training delta and memory-ratio cells of a route; in a verdict that
+    shows step tensors (`step_tensors`), the peak RSS, the route's step tensors (a dash
+    where it has none: never its training Δ in their column), and their ratio to the
     reference's (RSS holds the heap's growth alone: `topos.native.step_tensors`)."""
     memory = route.memory
     if memory is None:
         return DASH, DASH, DASH
-    if memory.step_tensor_bytes is not None:
+    if step_tensors:
         if route.route == reference:
             ratio = "reference"
         elif memory.step_tensor_ratio is None:
@@ -187,13 +190,14 @@ def verdict_rows(verdict: Verdict) -> list[list[str]]:
         ),
         None,
     )
+    step_tensors = shows_step_tensors(verdict)
     rows = []
     for route in verdict.routes:
         parity_cell = _parity_cell(parities.get(route.route), verdict.parity)
         if route.route == native_reference and parity_cell == "not checked":
             parity_cell = "reference"
         median_cell, cpu_cell, first, speed_ratio = _speed_cells(route, verdict.reference)
-        peak, delta, memory_ratio = _memory_cells(route, verdict.reference)
+        peak, delta, memory_ratio = _memory_cells(route, verdict.reference, step_tensors)
         rows.append(
             [
                 route.route,
