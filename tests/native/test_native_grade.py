@@ -11,6 +11,9 @@ import os
 import pytest
 
 from tests.cli.grading import ROOT, topos
+from topos_cli.render.report_contents import gather_report_contents
+from topos_cli.render.report_html import render_report_html
+from topos_cli.result.lenient_result import interpret_result
 
 pytest.importorskip("torch")
 
@@ -66,6 +69,10 @@ def test_eager_and_checkpoint_are_bit_identical_through_grade(tmp_path):
     ]
     assert memory["step_tensor_ratio"] < 1
     assert "eager's step tensors" in data["verdict"]["summary"]
+    # `topos report`: the verdict's step tensors, and the training Δ said as heap growth.
+    contents = gather_report_contents(interpret_result(data, "result.json"))
+    page = render_report_html(contents, svgs=dict.fromkeys(("memory", "steps", "loss"), "<svg/>"))
+    assert "step tensors MiB" in page and "heap Δ MiB (growth beyond warm-up)" in page
 
 
 def test_dropout_recomputed_without_its_rng_state_is_named_with_its_cause(tmp_path):

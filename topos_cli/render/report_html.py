@@ -75,6 +75,30 @@ def _median_of(values: Sequence[int | None]) -> int | None:
     return int(median(known)) if known else None
 
 
+#: The training Δ's header for a native step's routes: what it is there.
+HEAP_GROWTH_HEADER = "heap Δ MiB (growth beyond warm-up)"
+
+
+def shows_heap_growth(contents: ReportContents) -> bool:
+    """Whether the result's routes are a native step's that measured step tensors: their
+    training Δ is then only the heap's growth (`topos.native.step_tensors`)."""
+    return any(
+        run.ready is not None
+        and run.ready.native is not None
+        and run.ready.native.step_tensor_bytes is not None
+        for run in contents.result.repeats
+    )
+
+
+def memory_headers(contents: ReportContents) -> tuple[str, ...]:
+    """`MEMORY_HEADERS`, the training Δ said as heap growth for a native step's routes."""
+    if not shows_heap_growth(contents):
+        return MEMORY_HEADERS
+    return tuple(
+        HEAP_GROWTH_HEADER if name == "training Δ MiB" else name for name in MEMORY_HEADERS
+    )
+
+
 def memory_rows(contents: ReportContents) -> list[list[str]]:
     """Per route the memory figures the picture marks, in `MEMORY_HEADERS` order."""
     rows = []
@@ -264,11 +288,21 @@ def render_report_html(contents: ReportContents, svgs: dict[str, str] | None = N
             "per slice) against time since it was ready; dashed, the measured peak "
             f"({contents.peak_words}); "
             "dotted, the peak its plan predicts (RSS at ready plus the planned training bytes). "
-            "Right: the training Δ (peak minus RSS at ready), measured and predicted.",
+            "Right: the training Δ (peak minus RSS at ready), measured and predicted."
+            + (
+                " For a PyTorch or JAX step the training Δ is only the heap's growth beyond "
+                "the warm-up steps' (freed tensors stay in glibc's heap); its memory is its "
+                "step tensors, in the verdict's table."
+                if shows_heap_growth(contents)
+                else ""
+            ),
             "memory-figure",
         ),
         table(
-            MEMORY_HEADERS, memory_rows(contents), numeric_columns=range(1, 8), table_id="memory"
+            memory_headers(contents),
+            memory_rows(contents),
+            numeric_columns=range(1, 8),
+            table_id="memory",
         ),
         "<h2>Step times</h2>",
         figure(
