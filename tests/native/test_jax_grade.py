@@ -55,6 +55,10 @@ def test_a_users_route_is_judged_against_jit_through_grade(tmp_path):
     native = runs["everything-saved"]["facts"]["ready"]["native"]
     assert native["framework"] == "jax" and native["reference"] == "jit"
     assert native["exact"] is False and native["rng_matches_reference"] is None
+    # The compiled step's buffers as XLA assigned them, carried in the ready facts.
+    parts = native["step_tensor_parts"]
+    assert native["step_tensor_source"] == "xla buffer assignment"
+    assert native["step_tensor_bytes"] == parts["temp"] + parts["output"] - parts["alias"] > 0
     assert "everything-saved's losses are bit-identical to jit's" in verdict["summary"]
     # No plan, no prediction: neither the ready line nor the memory lines claim one.
     assert "predicted" not in completed.stdout

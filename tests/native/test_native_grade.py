@@ -11,6 +11,9 @@ import os
 import pytest
 
 from tests.cli.grading import ROOT, topos
+from topos_cli.render.report_contents import gather_report_contents
+from topos_cli.render.report_html import render_report_html
+from topos_cli.result.lenient_result import interpret_result
 
 pytest.importorskip("torch")
 
@@ -55,7 +58,21 @@ def test_eager_and_checkpoint_are_bit_identical_through_grade(tmp_path):
     assert native["differing_gradients"] == []
     assert native["rng_matches_reference"] is True
     assert set(native["gradient_errors"]) >= {"tokens.weight", "head.bias"}
+    assert native["gradient_scale"] > 0
     assert "bit-identical" in completed.stdout
+    # Each worker counted its step's tensors before ready: checkpointing holds fewer.
+    tensors = {route: run["facts"]["ready"]["native"] for route, run in runs.items()}
+    assert {facts["step_tensor_source"] for facts in tensors.values()} == {"torch.profiler"}
+    assert tensors["checkpoint"]["step_tensor_bytes"] < tensors["eager"]["step_tensor_bytes"]
+    (memory,) = [
+        route["memory"] for route in data["verdict"]["routes"] if route["route"] == "checkpoint"
+    ]
+    assert memory["step_tensor_ratio"] < 1
+    assert "eager's step tensors" in data["verdict"]["summary"]
+    # `topos report`: the verdict's step tensors, and the training Δ said as heap growth.
+    contents = gather_report_contents(interpret_result(data, "result.json"))
+    page = render_report_html(contents, svgs=dict.fromkeys(("memory", "steps", "loss"), "<svg/>"))
+    assert "step tensors MiB" in page and "heap Δ MiB (growth beyond warm-up)" in page
 
 
 def test_dropout_recomputed_without_its_rng_state_is_named_with_its_cause(tmp_path):

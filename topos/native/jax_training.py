@@ -12,7 +12,12 @@ from topos.native.jax_optimizer import optimizer_of
 from topos.native.jax_routes import takes_keyword
 from topos.native.jax_workload import JaxWorkload
 from topos.native.native_data import NativeData
-from topos.native.native_training import NativeProgram, ReferenceComparison
+from topos.native.native_training import (
+    NativeProgram,
+    ReferenceComparison,
+    gradient_errors_on_model_scale,
+)
+from topos.native.step_tensors import StepTensors, jax_step_tensors
 
 #: The route every other is judged against: the step as written, no checkpoint.
 REFERENCE_ROUTE = "jit"
@@ -110,11 +115,19 @@ class JaxTraining:
         jax.block_until_ready(results)
         del parameters, state, results
 
+    def step_tensors(self) -> StepTensors | None:
+        """The compiled step's own bytes as XLA assigned them: temp + output - alias
+        (`step_tensors.jax_step_tensors`; resident memory cannot see them, see there).
+        Read from the compiled program, nothing run; None where the backend gives no
+        analysis."""
+        return jax_step_tensors(self._step)
+
     def compare_with_reference(self) -> ReferenceComparison:
         """Step 0's loss and gradients by this route and by `jit`, from the same
         parameters, batch and key, each parameter's gradient compared by bits and by
-        relative error (Euclidean norms, in float64). JAX keeps no random state between
-        calls (keys are arguments), so there is no generator state to compare."""
+        its error on the model's scale (`gradient_errors_on_model_scale`). JAX keeps no
+        random state between calls (keys are arguments), so there is no generator state
+        to compare."""
         import jax
 
         from topos.native.jax_routes import jit
@@ -132,17 +145,18 @@ class JaxTraining:
             loss_identical=_bits(actual) == _bits(expected), rng_matches_reference=None
         )
         wanted = dict(_named_leaves(expected_gradients))
+        pairs = []
         for name, got in _named_leaves(gradients):
             reference = wanted.get(name)
             if reference is None or reference.shape != got.shape:
                 comparison.differing_gradients.append(name)
                 continue
-            wanted64 = np.asarray(reference, np.float64)
-            difference = float(np.linalg.norm(np.asarray(got, np.float64) - wanted64))
-            size = float(np.linalg.norm(wanted64))
-            comparison.gradient_errors[name] = difference / size if size > 0 else difference
+            pairs.append((name, np.asarray(got), np.asarray(reference)))
             if not np.array_equal(np.asarray(got), np.asarray(reference)):
                 comparison.differing_gradients.append(name)
+        comparison.gradient_errors, comparison.gradient_scale = gradient_errors_on_model_scale(
+            pairs
+        )
         del expected_gradients, gradients, wanted
         # The comparison's two compiled programs are not the route's: freed before ready.
         jax.clear_caches()

@@ -9,7 +9,13 @@ from typing import Any
 import numpy as np
 
 from topos.native.native_data import NativeData
-from topos.native.native_training import NativeProgram, ReferenceComparison, step_seed
+from topos.native.native_training import (
+    NativeProgram,
+    ReferenceComparison,
+    gradient_errors_on_model_scale,
+    step_seed,
+)
+from topos.native.step_tensors import StepTensors, torch_step_tensors
 from topos.native.torch_workload import TorchWorkload
 
 #: The route every other is judged against: the step as the workload wrote it.
@@ -78,6 +84,21 @@ class TorchTraining:
         self._loss(self.loss_of, 0, self.tensors(0))
         self.optimizer.zero_grad(set_to_none=True)
 
+    def step_tensors(self) -> StepTensors:
+        """Step 0's forward and backward pass by this route once more, under PyTorch's
+        profiler: the peak bytes of its own tensors (`step_tensors.torch_step_tensors`;
+        resident memory cannot see them, see there). Run after `compare_with_reference`,
+        so a compiled route has compiled; its gradients are thrown away, the parameters,
+        the optimizer's state and the batch order untouched, and no measured step is
+        profiled. The optimizer's update, the same in every route, is not in it."""
+        self.optimizer.zero_grad(set_to_none=True)
+        batch = self.tensors(0)
+        gc.collect()
+        measured = torch_step_tensors(lambda: self._loss(self.loss_of, 0, batch))
+        self.optimizer.zero_grad(set_to_none=True)
+        gc.collect()
+        return measured
+
     def partitioner_estimates(self) -> tuple[list[dict[str, Any]], str | None]:
         """What PyTorch's partitioner estimated of each graph this route compiled so far
         (`partitioner_estimate.PartitionerEstimate.to_json`), and why there is none where
@@ -89,7 +110,8 @@ class TorchTraining:
 
     def compare_with_reference(self) -> ReferenceComparison:
         """Step 0 by this route and by `eager`, each on a model of its own from the same
-        seed, on the same batch and random state (see `ReferenceComparison`)."""
+        seed, on the same batch and random state (see `ReferenceComparison`); each
+        gradient's error on the model's scale (`gradient_errors_on_model_scale`)."""
         import torch
 
         batch = self.tensors(0)
@@ -107,6 +129,7 @@ class TorchTraining:
             loss_identical=_bits(actual) == _bits(expected),
             rng_matches_reference=_digest(torch.get_rng_state()) == expected_rng,
         )
+        pairs = []
         for name, parameter in self.model.named_parameters():
             wanted = expected_gradients.get(name)
             got = parameter.grad
@@ -114,12 +137,12 @@ class TorchTraining:
                 if (wanted is None) != (got is None):
                     comparison.differing_gradients.append(name)
                 continue
-            wanted64 = wanted.double()
-            difference = float(torch.linalg.vector_norm(got.double() - wanted64))
-            size = float(torch.linalg.vector_norm(wanted64))
-            comparison.gradient_errors[name] = difference / size if size > 0 else difference
+            pairs.append((name, got.detach().double().numpy(), wanted.double().numpy()))
             if not torch.equal(got, wanted):
                 comparison.differing_gradients.append(name)
+        comparison.gradient_errors, comparison.gradient_scale = gradient_errors_on_model_scale(
+            pairs
+        )
         self.optimizer.zero_grad(set_to_none=True)
         del expected_gradients
         gc.collect()

@@ -36,7 +36,11 @@ from topos_cli.harness.route_runner import run_routes
 from topos_cli.harness.worker_observer import WorkerObserver
 from topos_cli.harness.workload_preflight_run import PreflightOutcome
 from topos_cli.render.frontier_picture import frontier_svg
-from topos_cli.render.native_frontier_point import native_frontier_points, picture_points
+from topos_cli.render.native_frontier_point import (
+    native_frontier_points,
+    picture_axis,
+    picture_points,
+)
 from topos_cli.render.native_frontier_table import (
     native_frontier_headers,
     native_frontier_notes,
@@ -162,11 +166,12 @@ def grade_native_points(
     try:
         # Checked again: the result may have gone elsewhere, beside a complete one.
         check_output(picture, "the picture beside the result")
+        axis = picture_axis(points)
         title = (
             f"topos frontier: {plan.workload_name or options.workload}, ms/step against "
-            f"training Δ ({options.steps} steps)"
+            f"{'step tensors' if axis else 'training Δ'} ({options.steps} steps)"
         )
-        svg = frontier_svg(picture_points(points, verdict), title)
+        svg = frontier_svg(picture_points(points, verdict), title, axis)
         write_bytes_atomically(picture, svg.encode("utf-8"))
         drawn = picture
     except ToposError as error:

@@ -214,8 +214,15 @@ def picture_height(points: Sequence[FrontierPoint]) -> int:
     return HEIGHT + (KEY_LINE * keyed + KEY_GAP if keyed else 0)
 
 
-def frontier_svg(points: Sequence[FrontierPoint], title: str) -> str:
-    """The SVG text of the frontier: x training Δ (MiB), y ms/step, each point with its
+#: The memory axis of topos's own frontier.
+TRAINING_DELTA_AXIS = "training Δ (MiB): the memory a step adds"
+
+
+def frontier_svg(
+    points: Sequence[FrontierPoint], title: str, memory_axis: str | None = None
+) -> str:
+    """The SVG text of the frontier: x training Δ (MiB; `memory_axis` names another
+    figure drawn there, a native step's tensors), y ms/step, each point with its
     interval as an error bar and a cross at the Δ its step memory predicted; a point
     noise cannot tell from another (`indistinct`) is hollow; remat's points joined in
     order of memory, so the curve shows what each megabyte costs in time; under the
@@ -256,7 +263,7 @@ def frontier_svg(points: Sequence[FrontierPoint], title: str) -> str:
         )
     parts.append(
         f'<text x="{LEFT + plot_width / 2}" y="{TOP + plot_height + 38}" text-anchor="middle">'
-        f"training Δ (MiB): the memory a step adds</text>"
+        f"{escape(memory_axis or TRAINING_DELTA_AXIS)}</text>"
         f'<text x="20" y="{TOP + plot_height / 2}" text-anchor="middle" '
         f'transform="rotate(-90 20 {TOP + plot_height / 2})">ms/step (median)</text>'
     )

@@ -1,13 +1,16 @@
 """A native frontier's points: each route of a PyTorch or JAX step as measured (ms/step
-with its interval, training Δ, peak RSS), PyTorch's partitioner's estimate beside a
-compiled one, and the flags its memory earns.
+with its interval, step tensors, heap growth, peak RSS), PyTorch's partitioner's
+estimate beside a compiled one, and the flags its memory earns.
 
 A point is flagged when it measures more memory than a point of a larger budget (the
 budgets' order is the memory they allow, so a smaller budget that costs more has broken
 the promise: PyTorch's tracker has a budget of 0.05 peaking above one of 0.15), or when
 PyTorch's own plan saves more bytes than its budget allows (the knapsack's answer over
-its `max_memory`). Measured memory is training Δ, the memory a step adds: a compiled
-route's peak RSS also holds its compiler.
+its `max_memory`). Measured memory is the step tensors (`topos.native.step_tensors`:
+the framework's own count of the step's tensors at its peak) where every budget point
+has them; else, from an older worker, the training Δ, which for a native route is only
+the heap's growth beyond the warm-up steps' (freed tensors stay in glibc's heap), and
+a compiled route's peak RSS also holds its compiler.
 """
 
 from __future__ import annotations
@@ -41,6 +44,10 @@ class NativeFrontierPoint:
     high: float | None = None
     training_delta_bytes: int | None = None
     peak_rss_bytes: int | None = None
+    #: The step's own tensors at their peak (`NativeFacts.step_tensor_bytes`).
+    step_tensor_bytes: int | None = None
+    #: Who counted them: `torch.profiler` or `xla buffer assignment`.
+    step_tensor_source: str | None = None
     estimates: tuple[PartitionerFacts, ...] = ()
     no_estimate: str | None = None
     compiled: bool = False
@@ -102,6 +109,8 @@ def native_frontier_points(
                 high=None if picture is None else picture.high,
                 training_delta_bytes=None if memory is None else memory.training_delta_bytes,
                 peak_rss_bytes=None if memory is None else memory.peak_rss_bytes,
+                step_tensor_bytes=None if memory is None else memory.step_tensor_bytes,
+                step_tensor_source=None if native is None else native.step_tensor_source,
                 estimates=() if native is None else tuple(native.partitioner),
                 no_estimate=None if native is None else native.partitioner_unavailable,
                 compiled=native is not None and not native.exact and native.framework == "torch",
@@ -110,36 +119,43 @@ def native_frontier_points(
     return flag_memory(points, memory_tolerance)
 
 
+def _measured(point: NativeFrontierPoint, by_step_tensors: bool) -> int | None:
+    return point.step_tensor_bytes if by_step_tensors else point.training_delta_bytes
+
+
 def flag_memory(
     points: Sequence[NativeFrontierPoint], memory_tolerance: float
 ) -> list[NativeFrontierPoint]:
-    """`points`, each budget point flagged where its training Δ exceeds a larger budget's
-    point's by more than `memory_tolerance` of it and `LEAST_FLAGGED_BYTES` (named: the
-    larger budget whose point is the leanest), and where its partitioner's plan saves
-    more than its budget allows."""
-    budgeted = [
-        point
-        for point in points
-        if point.budget is not None and point.training_delta_bytes is not None
-    ]
+    """`points`, each budget point flagged where its memory exceeds a larger budget's
+    point's by more than `memory_tolerance` of it (named: the larger budget whose point
+    is the leanest), and where its partitioner's plan saves more than its budget allows.
+    The memory is the step tensors where every budget point has them, else the
+    training Δ, which must also exceed by `LEAST_FLAGGED_BYTES` (its noise)."""
+    budgets = [point for point in points if point.budget is not None]
+    by_step_tensors = bool(budgets) and all(
+        point.step_tensor_bytes is not None for point in budgets
+    )
+    least = 0 if by_step_tensors else LEAST_FLAGGED_BYTES
+    figure = "step tensors" if by_step_tensors else "training Δ"
+    budgeted = [point for point in budgets if _measured(point, by_step_tensors) is not None]
     flagged = []
     for point in points:
         flags = []
         if point in budgeted:
-            measured = point.training_delta_bytes
+            measured = _measured(point, by_step_tensors)
             leaner = [
                 other
                 for other in budgeted
                 if other.budget > point.budget
-                and measured - other.training_delta_bytes
-                > max(memory_tolerance * abs(other.training_delta_bytes), LEAST_FLAGGED_BYTES)
+                and measured - _measured(other, by_step_tensors)
+                > max(memory_tolerance * abs(_measured(other, by_step_tensors)), least)
             ]
             if leaner:
-                leanest = min(leaner, key=lambda other: other.training_delta_bytes)
+                leanest = min(leaner, key=lambda other: _measured(other, by_step_tensors))
                 flags.append(
-                    f"more memory than budget {leanest.budget:g}'s point: training Δ "
+                    f"more memory than budget {leanest.budget:g}'s point: {figure} "
                     f"{measured / MEBIBYTE:.1f} MiB against "
-                    f"{leanest.training_delta_bytes / MEBIBYTE:.1f} MiB"
+                    f"{_measured(leanest, by_step_tensors) / MEBIBYTE:.1f} MiB"
                 )
         saved, allowed = point.saved_bytes, point.allowed_bytes
         # A byte's rounding aside: the partitioner's own sizes, compared as it compares them.
@@ -152,10 +168,29 @@ def flag_memory(
     return flagged
 
 
+#: The picture's memory axis where its points are step tensors (`picture_axis`).
+STEP_TENSOR_AXIS = "step tensors (MiB): the step's own tensors at their peak"
+
+
+def _by_step_tensors(points: Sequence[NativeFrontierPoint]) -> bool:
+    """Whether every point has its step tensors (a current worker's): then they are drawn."""
+    return bool(points) and all(point.step_tensor_bytes is not None for point in points)
+
+
+def picture_axis(points: Sequence[NativeFrontierPoint]) -> str | None:
+    """The picture's memory axis: the step tensors where every point has them, else None
+    (the training Δ's, `frontier_svg`'s own)."""
+    return STEP_TENSOR_AXIS if _by_step_tensors(points) else None
+
+
 def picture_points(points: Sequence[NativeFrontierPoint], verdict: Any) -> list[FrontierPoint]:
-    """The picture's points (`frontier_points_of`), a flagged one's label marked `⚠`."""
+    """The picture's points (`frontier_points_of`), a flagged one's label marked `⚠`, each
+    at its step tensors where every point has them (`picture_axis`)."""
     marked = {point.label for point in points if point.flags}
-    return [
-        replace(point, label=f"⚠ {point.label}") if point.label in marked else point
-        for point in frontier_points_of(verdict)
-    ]
+    tensors = {point.label: point.step_tensor_bytes for point in points}
+    drawn = []
+    for point in frontier_points_of(verdict):
+        if _by_step_tensors(points) and tensors.get(point.label) is not None:
+            point = replace(point, training_mebibytes=tensors[point.label] / MEBIBYTE)
+        drawn.append(replace(point, label=f"⚠ {point.label}") if point.label in marked else point)
+    return drawn

@@ -1,7 +1,12 @@
 """A native frontier's table: one row per route of a PyTorch or JAX step (its budget,
-ms/step and interval, training Δ, peak RSS, PyTorch's partitioner's estimate beside
-it, and its flags), and the lines saying what the estimate is. Printed by
-`topos frontier` on a native workload."""
+ms/step and interval, heap growth, peak RSS, its step tensors with PyTorch's
+partitioner's estimate beside them, and its flags), and the lines saying what the
+figures are. Printed by `topos frontier` on a native workload.
+
+The training Δ (peak minus ready RSS) is headed `heap Δ`: a native route's worker keeps
+glibc's mmap threshold, so what its warm-up steps freed stays in the heap, and the Δ is
+only the heap's growth beyond them; the step tensors are the step's memory
+(`topos.native.step_tensors`)."""
 
 from __future__ import annotations
 
@@ -15,8 +20,9 @@ NATIVE_HEADERS = (
     "budget",
     "ms/step",
     "interval ms",
-    "training Δ MiB",
+    "heap Δ MiB",
     "peak RSS MiB",
+    "step MiB",
     "PyTorch's estimate: saved / allowed MiB, recomputed",
     "flag",
 )
@@ -24,6 +30,18 @@ NATIVE_HEADERS = (
 
 def _mebibytes(value: float | None) -> str:
     return "?" if value is None else f"{value / MEBIBYTE:.1f}"
+
+
+#: How each source counts a step's tensors, for the line under the table.
+SOURCE_WORDS = {
+    "torch.profiler": "PyTorch's profiler over step 0's forward and backward pass",
+    "xla buffer assignment": "XLA's buffer assignment of the compiled step: temp + output - alias",
+}
+
+
+def _step_tensors(value: int | None) -> str:
+    """Step tensors in MiB, two decimals (beside the estimate's), `?` from an older worker."""
+    return "?" if value is None else f"{value / MEBIBYTE:.2f}"
 
 
 def _runtime(value: float, unit: str) -> str:
@@ -52,7 +70,7 @@ def estimate_words(point: NativeFrontierPoint) -> str:
 
 #: The columns a frontier without budgets (a JAX step's policies) leaves out: every
 #: cell of them would be a dash.
-BUDGET_COLUMNS = (1, 6)
+BUDGET_COLUMNS = (1, 7)
 
 
 def _has_budgets(points: Sequence[NativeFrontierPoint]) -> bool:
@@ -83,6 +101,7 @@ def native_frontier_rows(points: Sequence[NativeFrontierPoint]) -> list[list[str
                 interval,
                 _mebibytes(point.training_delta_bytes),
                 _mebibytes(point.peak_rss_bytes),
+                _step_tensors(point.step_tensor_bytes),
                 estimate_words(point),
                 "⚠ flagged" if point.flags else "",
             ]
@@ -107,6 +126,17 @@ def native_frontier_notes(points: Sequence[NativeFrontierPoint]) -> list[str]:
                 f"was asked about (a route of your own that compiles: call "
                 f"topos.native.partitioner_estimate.record_estimates() before torch.compile)"
             )
+    sources = {point.step_tensor_source for point in points if point.step_tensor_bytes}
+    if sources:
+        counted = "; ".join(
+            SOURCE_WORDS.get(source, str(source)) for source in sorted(sources, key=str)
+        )
+        lines.append(
+            f"step MiB: the peak bytes of the step's own tensors, as its framework counts "
+            f"them ({counted}); heap Δ: peak minus ready RSS, only the heap's growth "
+            f"beyond the warm-up steps' (freed tensors stay in the heap), not the step's "
+            f"memory"
+        )
     if any(point.estimates for point in points):
         lines.append(
             "PyTorch's estimate is its partitioner's own, per compiled graph summed: the "

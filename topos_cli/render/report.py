@@ -36,6 +36,10 @@ VERDICT_COLUMNS = (
 VERDICT_HEADERS = tuple(header for header, _ in VERDICT_COLUMNS)
 VERDICT_LABELS = tuple(label for _, label in VERDICT_COLUMNS)
 
+#: A native verdict's memory column in the training Δ's place: its routes' step tensors
+#: (`topos.native.step_tensors`), the exact figure, where RSS sees only the heap's growth.
+STEP_TENSOR_COLUMN = ("step MiB", "step tensors MiB")
+
 #: Where a terminal too narrow for every column splits the verdict: time, then memory and
 #: bits (each table starts with the route).
 VERDICT_GROUPS = (
@@ -84,11 +88,63 @@ def _speed_cells(route: RouteVerdict, reference: str) -> tuple[str, str, str, st
     return median_cell, cpu_cell, first, ratio
 
 
-def _memory_cells(route: RouteVerdict, reference: str) -> tuple[str, str, str]:
-    """The peak RSS, training delta and memory-ratio cells of a route."""
+def shows_step_tensors(verdict: Verdict) -> bool:
+    """Whether the verdict's routes are a native step's, with step tensors measured: its
+    memory column is then theirs, not the training Δ."""
+    return any(
+        route.memory is not None and route.memory.step_tensor_bytes is not None
+        for route in verdict.routes
+    )
+
+
+def verdict_headers(verdict: Verdict) -> tuple[str, ...]:
+    """The verdict table's short headers: `VERDICT_HEADERS`, the training Δ's column
+    given to the step tensors where the verdict has them (`shows_step_tensors`)."""
+    return _with_step_tensors(VERDICT_HEADERS, STEP_TENSOR_COLUMN[0], verdict)
+
+
+def verdict_labels(verdict: Verdict) -> tuple[str, ...]:
+    """The verdict table's headers said in full (`verdict_headers`'s)."""
+    return _with_step_tensors(VERDICT_LABELS, STEP_TENSOR_COLUMN[1], verdict)
+
+
+def _with_step_tensors(names: tuple[str, ...], name: str, verdict: Verdict) -> tuple[str, ...]:
+    if not shows_step_tensors(verdict):
+        return names
+    where = VERDICT_HEADERS.index("Δ MiB")
+    return (*names[:where], name, *names[where + 1 :])
+
+
+def _step_tensor_cell(count: int | None) -> str:
+    """Step tensors in MiB: two decimals below 10 MiB (a small model's are a fraction)."""
+    if count is None:
+        return DASH
+    mebibytes = count / MEBIBYTE
+    return f"{mebibytes:.2f}" if mebibytes < 10 else f"{mebibytes:.1f}"
+
+
+def _memory_cells(
+    route: RouteVerdict, reference: str, step_tensors: bool = False
+) -> tuple[str, str, str]:
+    """The peak RSS, training delta and memory-ratio cells of a route; in a verdict that
+    shows step tensors (`step_tensors`), the peak RSS, the route's step tensors (a dash
+    where it has none: never its training Δ in their column), and their ratio to the
+    reference's (RSS holds the heap's growth alone: `topos.native.step_tensors`)."""
     memory = route.memory
     if memory is None:
         return DASH, DASH, DASH
+    if step_tensors:
+        if route.route == reference:
+            ratio = "reference"
+        elif memory.step_tensor_ratio is None:
+            ratio = DASH
+        else:
+            ratio = f"{memory.step_tensor_ratio:.2f}x step tensors"
+        return (
+            mebibytes_cell(memory.peak_rss_bytes),
+            _step_tensor_cell(memory.step_tensor_bytes),
+            ratio,
+        )
     if route.route == reference:
         ratio = "reference"
     elif memory.peak_ratio is None:
@@ -134,13 +190,14 @@ def verdict_rows(verdict: Verdict) -> list[list[str]]:
         ),
         None,
     )
+    step_tensors = shows_step_tensors(verdict)
     rows = []
     for route in verdict.routes:
         parity_cell = _parity_cell(parities.get(route.route), verdict.parity)
         if route.route == native_reference and parity_cell == "not checked":
             parity_cell = "reference"
         median_cell, cpu_cell, first, speed_ratio = _speed_cells(route, verdict.reference)
-        peak, delta, memory_ratio = _memory_cells(route, verdict.reference)
+        peak, delta, memory_ratio = _memory_cells(route, verdict.reference, step_tensors)
         rows.append(
             [
                 route.route,
@@ -158,9 +215,32 @@ def verdict_rows(verdict: Verdict) -> list[list[str]]:
     return rows
 
 
+def heap_growth_note(verdict: Verdict) -> str | None:
+    """A native verdict's training Δ, said for what it is: the heap's growth beyond the
+    warm-up steps' (the worker keeps glibc's mmap threshold, so freed tensors stay in
+    the heap), not the step's tensors; None for a verdict without step tensors."""
+    if not shows_step_tensors(verdict):
+        return None
+    figures = [
+        f"{route.route} {mebibytes_cell(route.memory.training_delta_bytes)}"
+        for route in verdict.routes
+        if route.memory is not None and route.memory.training_delta_bytes is not None
+    ]
+    if not figures:
+        return None
+    return (
+        "step MiB: the peak bytes of the step's own tensors, as its framework counts "
+        "them; heap growth beyond the warm-up (peak minus ready RSS, not the step's "
+        "tensors: freed memory stays in the heap), MiB: " + ", ".join(figures)
+    )
+
+
 def verdict_notes(verdict: Verdict) -> list[str]:
     """The lines after the table: legend, failures with their detail, and warnings."""
     lines = []
+    heap = heap_growth_note(verdict)
+    if heap is not None:
+        lines.append(heap)
     tentative = any(
         route.speed is not None and route.speed.ratio is not None and route.speed.ratio.tentative
         for route in verdict.routes
@@ -196,7 +276,7 @@ def verdict_notes(verdict: Verdict) -> list[str]:
 
 def render_verdict_plain(verdict: Verdict, ascii_only: bool = False) -> str:
     """The verdict as plain text: table, summary sentence, notes and warnings."""
-    table = plain_table(VERDICT_HEADERS, verdict_rows(verdict), ascii_only)
+    table = plain_table(verdict_headers(verdict), verdict_rows(verdict), ascii_only)
     parts = [table, "", verdict.summary]
     notes = verdict_notes(verdict)
     if notes:
@@ -206,7 +286,8 @@ def render_verdict_plain(verdict: Verdict, ascii_only: bool = False) -> str:
 
 def render_verdict_markdown(verdict: Verdict) -> str:
     """The verdict as Markdown: table, summary in bold, notes and warnings as a list."""
-    parts = [markdown_table(VERDICT_HEADERS, verdict_rows(verdict)), "", f"**{verdict.summary}**"]
+    rows = verdict_rows(verdict)
+    parts = [markdown_table(verdict_headers(verdict), rows), "", f"**{verdict.summary}**"]
     notes = verdict_notes(verdict)
     if notes:
         parts.append("")
@@ -241,17 +322,23 @@ def _verdict_style(column: int, text: str) -> str:
 def verdict_table(verdict: Verdict) -> FittedTable:
     """The verdict for a terminal: all columns when they fit, time and memory as two tables
     when they do not, a block per route when even those do not; no word broken."""
-    numeric = {"ms/step", "1st ms", "RSS MiB", "Δ MiB", "CPU ms"}
+    numeric = {"ms/step", "1st ms", "RSS MiB", "Δ MiB", "CPU ms", STEP_TENSOR_COLUMN[0]}
+    headers = verdict_headers(verdict)
+    groups = tuple(
+        tuple(
+            STEP_TENSOR_COLUMN[0] if name == "Δ MiB" and name not in headers else name
+            for name in group
+        )
+        for group in VERDICT_GROUPS
+    )
     return FittedTable(
         "topos grade",
-        VERDICT_HEADERS,
+        headers,
         verdict_rows(verdict),
-        right_aligned=frozenset(
-            index for index, header in enumerate(VERDICT_HEADERS) if header in numeric
-        ),
+        right_aligned=frozenset(index for index, header in enumerate(headers) if header in numeric),
         style=_verdict_style,
-        groups=_column_groups(VERDICT_HEADERS, VERDICT_GROUPS),
-        labels=VERDICT_LABELS,
+        groups=_column_groups(headers, groups),
+        labels=verdict_labels(verdict),
     )
 
 
@@ -271,6 +358,8 @@ print_verdict = VERDICT_FORMS.print
 def _note_style(line: str) -> str:
     """Warnings, remedies and the legend in yellow; failures and their detail in red."""
     yellow = ("warning", "remedy", "~")
+    if line.startswith(STEP_TENSOR_COLUMN[0]):
+        return ""  # the legend of a native verdict's memory: neither a warning nor a fault
     return "yellow" if line.lstrip().startswith(yellow) or " time " in line else "red"
 
 

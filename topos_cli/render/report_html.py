@@ -26,7 +26,7 @@ from pathlib import Path
 
 from topos_cli.judge.statistics import median
 from topos_cli.render.html_page import bullet_list, escape, figure, missing_box, page, table
-from topos_cli.render.report import VERDICT_LABELS, verdict_notes, verdict_rows
+from topos_cli.render.report import verdict_labels, verdict_notes, verdict_rows
 from topos_cli.render.report_contents import ReportContents, gather_report_contents
 from topos_cli.result.lenient_result import read_result_leniently
 from topos_cli.result.repeat import Repeat
@@ -73,6 +73,30 @@ def _median_of(values: Sequence[int | None]) -> int | None:
     """The median of the known values, or `None`."""
     known = [value for value in values if value is not None]
     return int(median(known)) if known else None
+
+
+#: The training Δ's header for a native step's routes: what it is there.
+HEAP_GROWTH_HEADER = "heap Δ MiB (growth beyond warm-up)"
+
+
+def shows_heap_growth(contents: ReportContents) -> bool:
+    """Whether the result's routes are a native step's that measured step tensors: their
+    training Δ is then only the heap's growth (`topos.native.step_tensors`)."""
+    return any(
+        run.ready is not None
+        and run.ready.native is not None
+        and run.ready.native.step_tensor_bytes is not None
+        for run in contents.result.repeats
+    )
+
+
+def memory_headers(contents: ReportContents) -> tuple[str, ...]:
+    """`MEMORY_HEADERS`, the training Δ said as heap growth for a native step's routes."""
+    if not shows_heap_growth(contents):
+        return MEMORY_HEADERS
+    return tuple(
+        HEAP_GROWTH_HEADER if name == "training Δ MiB" else name for name in MEMORY_HEADERS
+    )
 
 
 def memory_rows(contents: ReportContents) -> list[list[str]]:
@@ -213,7 +237,7 @@ def _verdict_section(contents: ReportContents) -> str:
     if verdict is not None:
         parts.append(
             table(
-                VERDICT_LABELS,  # a page has room for the headers said in full
+                verdict_labels(verdict),  # a page has room for the headers said in full
                 verdict_rows(verdict),
                 numeric_columns=(2, 3, 5, 6),
                 table_id="verdict",
@@ -264,11 +288,21 @@ def render_report_html(contents: ReportContents, svgs: dict[str, str] | None = N
             "per slice) against time since it was ready; dashed, the measured peak "
             f"({contents.peak_words}); "
             "dotted, the peak its plan predicts (RSS at ready plus the planned training bytes). "
-            "Right: the training Δ (peak minus RSS at ready), measured and predicted.",
+            "Right: the training Δ (peak minus RSS at ready), measured and predicted."
+            + (
+                " For a PyTorch or JAX step the training Δ is only the heap's growth beyond "
+                "the warm-up steps' (freed tensors stay in glibc's heap); its memory is its "
+                "step tensors, in the verdict's table."
+                if shows_heap_growth(contents)
+                else ""
+            ),
             "memory-figure",
         ),
         table(
-            MEMORY_HEADERS, memory_rows(contents), numeric_columns=range(1, 8), table_id="memory"
+            memory_headers(contents),
+            memory_rows(contents),
+            numeric_columns=range(1, 8),
+            table_id="memory",
         ),
         "<h2>Step times</h2>",
         figure(
@@ -343,6 +377,7 @@ def _native_frontier_section(contents: ReportContents, svg: str | None = None) -
     from topos_cli.render.frontier_picture import frontier_svg
     from topos_cli.render.native_frontier_point import (
         native_frontier_points,
+        picture_axis,
         picture_points,
     )
     from topos_cli.render.native_frontier_table import (
@@ -358,8 +393,10 @@ def _native_frontier_section(contents: ReportContents, svg: str | None = None) -
         0.05 if tolerance is None else tolerance.memory_tolerance,
     )
     if svg is None:
-        title = f"topos frontier: {contents.workload}, ms/step against training Δ"
-        svg = frontier_svg(picture_points(points, contents.verdict), title)
+        axis = picture_axis(points)
+        against = "step tensors" if axis else "training Δ"
+        title = f"topos frontier: {contents.workload}, ms/step against {against}"
+        svg = frontier_svg(picture_points(points, contents.verdict), title, axis)
     notes = "".join(f"<p>{escape(line)}</p>" for line in native_frontier_notes(points))
     headers = native_frontier_headers(points)
     return "\n".join(

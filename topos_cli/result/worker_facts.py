@@ -176,7 +176,19 @@ class NativeFacts(ResultPart):
     parameters, batch and random state: each parameter's gradient's relative error, the
     parameters whose gradient bits differ, whether the losses' bits agree, and whether
     the random generator's state after the step is the reference's (a checkpoint that
-    recomputes dropout without preserving it draws anew)."""
+    recomputes dropout without preserving it draws anew). `gradient_errors` are on the
+    model's scale (the norm of the difference over `gradient_scale`, the largest
+    parameter gradient's norm) where `gradient_scale` is given; an older worker's,
+    without it, are each parameter's own relative error.
+
+    The route's step tensors (`step_tensor_bytes`): the peak bytes of the tensors its
+    step holds at once beyond the parameters and optimizer state, as the framework
+    accounts them (`topos.native.step_tensors`: PyTorch's profiler over step 0's forward
+    and backward, XLA's buffer assignment of the compiled step). Resident memory cannot
+    see them: the worker keeps glibc's mmap threshold, so what the warm-up steps freed
+    stays in the heap, and a measured step's peak RSS above ready is only the heap's
+    growth beyond them. None from an older worker, or where it could not be read
+    (`step_tensors_unavailable` says why)."""
 
     framework: str
     reference: str
@@ -192,6 +204,14 @@ class NativeFacts(ResultPart):
     #: eager route, or where it could not be read: `partitioner_unavailable` says why).
     partitioner: list[PartitionerFacts] = msgspec.field(default_factory=list)
     partitioner_unavailable: str | None = None
+    gradient_scale: float | None = None
+    step_tensor_bytes: Bytes | None = None
+    #: `torch.profiler` or `xla buffer assignment`.
+    step_tensor_source: str | None = None
+    #: What the figure was summed from: a JAX step's `temp`, `output`, `alias` and
+    #: `argument` bytes; a PyTorch step's count of memory `events`.
+    step_tensor_parts: dict[str, Count] = msgspec.field(default_factory=dict)
+    step_tensors_unavailable: str | None = None
 
 
 class CodeFacts(ResultPart):

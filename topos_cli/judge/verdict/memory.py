@@ -1,4 +1,6 @@
-"""Memory: a route's peak RSS and training delta over its completed runs, and their ratios."""
+"""Memory: a route's peak RSS and training delta over its completed runs, and their ratios;
+for a native route (a PyTorch or JAX step) also its step tensors, the exact figure its
+framework gives (`topos.native.step_tensors`), where RSS sees only the heap's growth."""
 
 from __future__ import annotations
 
@@ -22,10 +24,19 @@ class Memory:
     training_delta_range: tuple[int, int] | None
     peak_ratio: float | None
     training_delta_ratio: float | None
+    #: A native route's step tensors (`NativeFacts.step_tensor_bytes`), median over its
+    #: repeats, and their ratio to the reference's; None for topos's own routes.
+    step_tensor_bytes: int | None = None
+    step_tensor_ratio: float | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """The memory figures as a JSON-ready dict."""
-        return record_json(self)
+        """The memory figures as a JSON-ready dict (the step tensors only where there
+        are some: topos's own routes' JSON is as it was)."""
+        figures = record_json(self)
+        for name in ("step_tensor_bytes", "step_tensor_ratio"):
+            if figures[name] is None:
+                del figures[name]
+        return figures
 
 
 def _median_bytes(values: Sequence[int]) -> int:
@@ -38,6 +49,7 @@ def measure_memory(runs: Sequence[Repeat]) -> Memory | None:
     peaks = [run.peak_rss_bytes for run in runs if run.peak_rss_bytes is not None]
     readies = [run.ready_rss_bytes for run in runs if run.ready_rss_bytes is not None]
     deltas = [run.training_delta_bytes for run in runs if run.training_delta_bytes is not None]
+    tensors = [value for value in map(_step_tensor_bytes, runs) if value is not None]
     if not peaks and not deltas:
         return None
     return Memory(
@@ -48,7 +60,14 @@ def measure_memory(runs: Sequence[Repeat]) -> Memory | None:
         training_delta_range=(min(deltas), max(deltas)) if deltas else None,
         peak_ratio=None,
         training_delta_ratio=None,
+        step_tensor_bytes=_median_bytes(tensors) if tensors else None,
     )
+
+
+def _step_tensor_bytes(run: Repeat) -> int | None:
+    """A native run's step tensors, as its worker measured them when ready."""
+    native = None if run.ready is None else run.ready.native
+    return None if native is None else native.step_tensor_bytes
 
 
 def memory_ratio(value: int | None, reference: int | None) -> float | None:

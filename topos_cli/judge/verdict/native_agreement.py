@@ -57,6 +57,13 @@ def is_exact(runs: Sequence[Repeat], route: str) -> bool:
     return all(fact is None or fact.exact for fact in facts)
 
 
+def error_kind(scaled: bool) -> str:
+    """What a step 0 gradient error is: on the model's scale (the norm of the difference
+    over the largest parameter gradient's norm, `NativeFacts.gradient_scale`), or, from an
+    older worker, each parameter's own relative error."""
+    return "error on the model's gradient scale" if scaled else "relative error"
+
+
 def cause_of(facts: NativeFacts) -> str | None:
     """What step 0 showed that explains a route parting from its reference, or None."""
     if facts.rng_matches_reference is False:
@@ -68,7 +75,8 @@ def cause_of(facts: NativeFacts) -> str | None:
     if facts.differing_gradients:
         errors = facts.gradient_errors
         worst = max(errors, key=lambda name: errors[name], default=None)
-        largest = f"; largest relative error {errors[worst]:.2g} ({worst})" if worst else ""
+        kind = error_kind(facts.gradient_scale is not None)
+        largest = f"; largest {kind} {errors[worst]:.2g} ({worst})" if worst else ""
         loss = "the same" if facts.step0_loss_identical else "different"
         return (
             f"at step 0 its loss bits are {loss} but {len(facts.differing_gradients)} of "
@@ -113,9 +121,11 @@ class NativeAgreement:
     kind: str = "native"
     #: Whether every step's loss had the reference's bits (measured, never promised).
     bit_identical: bool = False
-    #: Step 0's largest relative gradient error against the reference, and its parameter.
+    #: Step 0's largest gradient error against the reference, and its parameter; on the
+    #: model's scale where `gradient_scaled` (`error_kind`), else relative.
     largest_gradient_error: float | None = None
     worst_gradient: str | None = None
+    gradient_scaled: bool = False
 
     def cell(self) -> str:
         """The parity column's words for this route."""
@@ -159,8 +169,8 @@ class NativeAgreement:
         if self.largest_gradient_error == 0:
             return "; step 0 gradients bit-identical"
         return (
-            f"; step 0 gradients: largest relative error {self.largest_gradient_error:.2g} "
-            f"({self.worst_gradient})"
+            f"; step 0 gradients: largest {error_kind(self.gradient_scaled)} "
+            f"{self.largest_gradient_error:.2g} ({self.worst_gradient})"
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -177,6 +187,7 @@ class NativeAgreement:
             "bit_identical": self.bit_identical,
             "largest_gradient_error": self.largest_gradient_error,
             "worst_gradient": self.worst_gradient,
+            "gradient_scaled": self.gradient_scaled,
             "description": self.describe(),
         }
 
@@ -222,6 +233,7 @@ def judge_native(runs: Sequence[Repeat], reference_route: str) -> tuple[NativeAg
                 bit_identical=identical and first_beyond is None,
                 largest_gradient_error=None if worst is None else errors[worst],
                 worst_gradient=worst,
+                gradient_scaled=facts is not None and facts.gradient_scale is not None,
             )
         )
     return tuple(judged)

@@ -95,5 +95,8 @@ def with_ratios(
             training_delta_ratio=memory_ratio(
                 memory.training_delta_bytes, reference.memory.training_delta_bytes
             ),
+            step_tensor_ratio=memory_ratio(
+                memory.step_tensor_bytes, reference.memory.step_tensor_bytes
+            ),
         )
     return replace(route, speed=speed, memory=memory)

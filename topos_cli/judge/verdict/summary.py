@@ -18,9 +18,11 @@ def _route_clause(
     reference: RouteVerdict | None,
     reference_name: str,
     say_repeats: bool = True,
+    step_tensors: bool = False,
 ) -> str:
     """The summary's words about one route; `say_repeats` False leaves out what its time
-    rests on, when the sentence says it once for every route."""
+    rests on, when the sentence says it once for every route; `step_tensors` True (a
+    native verdict that measured them) judges memory by them alone."""
     if route.completed == 0:
         failure = route.failures[0] if route.failures else None
         detail = _first_line(failure.detail) if failure is not None else None
@@ -30,7 +32,20 @@ def _route_clause(
     compared = reference is not None and route.route != reference.route
     ratio = speed.ratio if speed is not None else None
     peak_ratio = memory.peak_ratio if memory is not None else None
-    if compared and (ratio is not None or peak_ratio is not None):
+    step_ratio = memory.step_tensor_ratio if memory is not None else None
+    if compared and step_tensors and (ratio is not None or step_ratio is not None):
+        # A native route: its step tensors are its memory; its RSS holds the heap's
+        # growth alone (`topos.native.step_tensors`), so no ratio of it is said.
+        if ratio is not None:
+            word = {"faster": "than", "slower": "than", "same": "of"}.get(
+                ratio.direction, "against"
+            )
+            facts.append(f"{ratio.phrase} {word} {reference_name}")
+        if step_ratio is not None:
+            facts.append(f"{step_ratio:.2f}x {reference_name}'s step tensors")
+        if say_repeats and ratio is not None and ratio.judgement is not None:
+            facts.append(f"time on {ratio.judgement.repeats}")
+    elif compared and (ratio is not None or peak_ratio is not None):
         if ratio is not None:
             facts.append(ratio.phrase)
         if peak_ratio is not None:
@@ -151,9 +166,14 @@ def summary_sentence(
         and route.speed.ratio.judgement is not None
     }
     shared = next(iter(rests_on)) if len(rests_on) == 1 and len(others) > 1 else None
+    step_tensors = any(
+        route.memory is not None and route.memory.step_tensor_bytes is not None for route in routes
+    )
     clauses = []
     for route in others:
-        clause = _route_clause(route, reference, reference_name, say_repeats=shared is None)
+        clause = _route_clause(
+            route, reference, reference_name, say_repeats=shared is None, step_tensors=step_tensors
+        )
         if route.route in paired:
             clause += f" ({paired[route.route].phrase})"
         clauses.append(clause)
