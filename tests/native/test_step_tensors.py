@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 import pytest
 
-from topos.native.native_training import gradient_errors_on_model_scale
+from topos.training.gradient_errors import gradient_errors_on_model_scale
 
 torch = pytest.importorskip("torch")
 

@@ -15,9 +15,9 @@ from topos.native.native_data import NativeData
 from topos.native.native_training import (
     NativeProgram,
     ReferenceComparison,
-    gradient_errors_on_model_scale,
 )
 from topos.native.step_tensors import StepTensors, jax_step_tensors
+from topos.training.gradient_errors import gradient_errors_on_model_scale
 
 #: The route every other is judged against: the step as written, no checkpoint.
 REFERENCE_ROUTE = "jit"

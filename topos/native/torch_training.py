@@ -12,11 +12,11 @@ from topos.native.native_data import NativeData
 from topos.native.native_training import (
     NativeProgram,
     ReferenceComparison,
-    gradient_errors_on_model_scale,
     step_seed,
 )
 from topos.native.step_tensors import StepTensors, torch_step_tensors
 from topos.native.torch_workload import TorchWorkload
+from topos.training.gradient_errors import gradient_errors_on_model_scale
 
 #: The route every other is judged against: the step as the workload wrote it.
 REFERENCE_ROUTE = "eager"

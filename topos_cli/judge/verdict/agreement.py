@@ -8,8 +8,9 @@ topos route's):
 
 - **step 0**, the same program on the same parameters and batch, tightly: the relative
   loss difference `|a - b| / max(|a|, |b|)` within `VerdictSettings.peer_loss_tolerance`,
-  and each parameter's gradient's relative error as the peer's worker measured it
-  (`PeerFacts.gradient_errors`) within `peer_gradient_tolerance`. A wrong emission (a
+  and each parameter's gradient's error on the model's scale as the peer's worker
+  measured it (`PeerFacts.gradient_errors`: the difference's norm over the largest
+  parameter gradient's) within `peer_gradient_tolerance`. A wrong emission (a
   sign, a missing term) is off by far more.
 - **steps 1 on**, against the drift float32 training itself shows: the peer's worker
   trained the workload again in float64, by topos and by the peer (`PeerFacts.float64`);
