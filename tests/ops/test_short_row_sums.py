@@ -43,6 +43,23 @@ def test_a_sum_along_the_last_axis_is_a_product_with_ones(shape):
     np.testing.assert_allclose(found, exact, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("shape", [(16, 64), (16, 8), (4096, 16), (6, 5, 4)])
+def test_a_small_sum_along_the_leading_axis_is_a_product_with_ones(shape):
+    # A recurrent cell's bias gradient: [16, 64] summed over its 16 rows.
+    operand = _draw(shape)
+    columns = operand.reshape(shape[0], -1)
+    expected = np.matmul(np.ones(shape[0], np.float32), columns).reshape(shape[1:])
+    found = REGISTRY["sum"].kernel(operand, axis=0)
+    assert found.tobytes() == expected.tobytes()
+    specialized = REGISTRY["sum"].specialize((Shape(shape),), {"axis": 0})
+    slot = np.empty(shape[1:], np.float32)
+    assert specialized(operand, out=slot) is slot
+    assert slot.tobytes() == expected.tobytes()
+    np.testing.assert_allclose(found, operand.astype(np.float64).sum(axis=0), rtol=1e-5, atol=1e-5)
+    integers = np.arange(np.prod(shape), dtype=np.int64).reshape(shape)
+    assert specialized(integers).tolist() == integers.sum(axis=0).tolist()
+
+
 def test_an_integer_sum_along_the_last_axis_stays_exact():
     operand = np.arange(24, dtype=np.int64).reshape(2, 3, 4)
     found = REGISTRY["sum"].kernel(operand, axis=2)

@@ -87,8 +87,9 @@ def test_a_sum_along_an_axis_is_the_kernels_reduction(axis, transposed):
 
 
 def test_a_regrouped_sum_keeps_its_kernel():
-    # 4096 rows of 16 are summed in interleaved partial sums (see reduction._groups).
-    assert REGISTRY["sum"].specialize((Shape([4096, 16]),), {"axis": 0}) is None
+    # 8192 rows of 16 (past the column sums' bound, reduction._COLUMN_SUMS_ELEMENTS)
+    # are summed in interleaved partial sums (see reduction._groups).
+    assert REGISTRY["sum"].specialize((Shape([8192, 16]),), {"axis": 0}) is None
     assert REGISTRY["sum"].specialize((Shape([4096, 16]),), {}) is None
 
 
