@@ -146,3 +146,24 @@ def test_a_broadcast_into_a_slot_is_the_kernels_copy(axis, transposed):
         operand, **attributes
     )
     assert view.tobytes() == REGISTRY["broadcast"].kernel(operand, **attributes).tobytes()
+
+
+@pytest.mark.parametrize(
+    "shape, widths",
+    [
+        ((16, 16), ((0, 0), (32, 16))),
+        ((16, 16), ((0, 0), (0, 48))),
+        ((3, 4, 5), ((1, 2), (0, 0), (3, 1))),
+    ],
+)
+@pytest.mark.parametrize("transposed", [False, True])
+def test_a_pad_is_the_kernels_zeros_and_copy(shape, widths, transposed):
+    # A narrow's adjoint: a recurrent cell's gradient pads each gate's slice back.
+    operand = _draw(shape, transposed)
+    padded = tuple(extent + before + after for extent, (before, after) in zip(shape, widths))
+    dirty = np.full(padded, 7.0, np.float32)  # a reused slot holds the last step's values
+    expected, found = _both("pad", [operand], {"widths": widths}, out_shape=padded)
+    assert found.tobytes() == expected.tobytes()
+    special = REGISTRY["pad"].specialize((Shape(shape),), {"widths": widths})
+    assert special(operand, out=dirty, widths=widths).tobytes() == expected.tobytes()
+    assert special(operand, widths=widths).tobytes() == expected.tobytes()
