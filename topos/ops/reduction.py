@@ -201,7 +201,7 @@ def _sum_along(operand, out, axis):
     if _sums_rows(len(shape), axis):
         return last_axis_sums(operand, out, math.prod(shape[:-1]))
     if operand.dtype.kind == "f" and _sums_columns(shape, axis):
-        result = column_sums(operand.reshape(shape[0], -1)).reshape(shape[1:])
+        result = column_sums(operand.reshape(shape[0], math.prod(shape[1:]))).reshape(shape[1:])
         if out is None:
             return result
         np.copyto(out, result)
