@@ -1,6 +1,6 @@
 """Where a step of any workload goes, node by node, by replaying each kernel (issue 47).
 
-    python benchmarks/plan_replay.py [--workload MODULE:ATTR] [--route recorded]
+    python -m benchmarks.plan_replay [--workload MODULE:ATTR] [--route recorded]
                                      [--repeat 200] [--top 25] [--by node|operation]
 
 Trains the workload (default the test suite's user ResNet, a hand-written batch norm)
@@ -28,7 +28,7 @@ from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+# The templates (`image_classifier:workload`, ...) are named as modules of examples/.
 sys.path.insert(0, str(ROOT / "examples"))
 
 from topos.training import Training  # noqa: E402
