@@ -11,8 +11,10 @@ adds (about a microsecond a call, as much as a small kernel). It prints the step
 median wall time, the kernels' sum, and the rest (the plan's Python per node, feeds,
 the optimizer), then the kernels by node label and operand shapes, or by operation.
 
-Replaying a kernel whose `out` is one of its operands (an in-place add) changes its
-operands each repeat; the values change, not the cost. Run with OPENBLAS_NUM_THREADS=1
+Each kernel is replayed on its operands' values at the call (copied when captured and
+put back before each batch of 10: later nodes overwrite the arena, and values drifting to
+inf or subnormal numbers would change the cost); a kernel whose `out` is one of its
+operands (an in-place add) still changes them within a batch. Run with OPENBLAS_NUM_THREADS=1
 (set by default here) and say the CPU and the load: the machines are shared.
 """
 
@@ -26,6 +28,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 ROOT = Path(__file__).resolve().parent.parent
 # The templates (`image_classifier:workload`, ...) are named as modules of examples/.
@@ -36,12 +40,15 @@ from topos.workloads import resolve  # noqa: E402
 
 
 def _captured(plan, training: Training, step: int) -> list[tuple]:
-    """(node index, kernel, operands, attributes) of every kernel call of one step."""
+    """(node index, kernel, operands, attributes, the operands' values) of every kernel
+    call of one step: the operands are arena views that later nodes overwrite, so their
+    values at the call are copied, to be put back before each replay."""
     calls = []
 
     def capture(index, kernel):
         def call(*operands, **attributes):
-            calls.append((index, kernel, operands, attributes))
+            values = [np.array(operand) for operand in operands]
+            calls.append((index, kernel, operands, attributes, values))
             return kernel(*operands, **attributes)
 
         return call
@@ -56,10 +63,14 @@ def _captured(plan, training: Training, step: int) -> list[tuple]:
 
 
 def _replayed(call: tuple, repeat: int) -> float:
-    """The median seconds of `repeat` calls of one captured kernel call, in batches of 10."""
-    _, kernel, operands, attributes = call
+    """The median seconds of `repeat` calls of one captured kernel call, in batches of 10,
+    its operands' values at the call put back before each batch (outside the timing)."""
+    _, kernel, operands, attributes, values = call
     times = []
     for _ in range(max(1, repeat // 10)):
+        for operand, value in zip(operands, values):
+            if isinstance(operand, np.ndarray) and operand.flags.writeable:
+                np.copyto(operand, value)
         start = time.perf_counter()
         for _ in range(10):
             kernel(*operands, **attributes)
