@@ -59,6 +59,9 @@ CATALOGUE: dict[str, Entry] = {
     ),
     # Where the time goes.
     "profile_step": Entry("diagnostic", "one step's time kernel by kernel, on one route"),
+    "plan_replay": Entry(
+        "diagnostic", "any workload's step node by node, each kernel replayed alone on its operands"
+    ),
     "torch_profile": Entry("diagnostic", "PyTorch's step operator by operator (torch.profiler)"),
     "route_kernels": Entry("diagnostic", "engine against recorded kernel by kernel"),
     "kernel_locality": Entry(

@@ -13,7 +13,8 @@ Two parts, each measured side by side in one run (the machines are shared):
   round by round. It prints each route's median ms/step (wall, and the process's CPU
   time a step beside it) over the rounds, and recorded/torch and recorded/jax: the
   ratio of the medians, and the median of the rounds' own ratios (paired by round,
-  so a slow spell spanning one round cancels).
+  so a slow spell spanning one round cancels). With several checkouts, each later
+  one's recorded step over the first's, the same two ways, in wall and CPU time.
 - **Per node.** A chain of `--chain` small elementwise nodes (`[8, 32]`: multiply,
   add, tanh in turn) run by a topos forward plan, against the same ops in PyTorch
   eager on one thread, alternated: µs per node beside µs per PyTorch op. Then the
@@ -144,6 +145,39 @@ def table(found: dict[tuple, list[dict]]) -> None:
                 if pairs and recorded:
                     ratio = statistics.median(recorded) / statistics.median(walls)
                     line += f"  {ratio:.2f}x, paired {statistics.median(pairs):.2f}x"
+            print(line)
+    _against_first_checkout(found)
+
+
+def _against_first_checkout(found: dict[tuple, list[dict]]) -> None:
+    """Each later checkout's recorded step over the first checkout's, per workload: the
+    ratio of the medians and the median of the rounds' own ratios (the two checkouts'
+    grades run back to back in a round, so a slow spell spanning a round cancels), in
+    wall time and in the process's CPU time (which a busy neighbour's preemption does
+    not lengthen)."""
+    checkouts = list(dict.fromkeys(checkout for _, checkout in found))
+    if len(checkouts) < 2:
+        return
+    first = checkouts[0]
+    print(f"\nrecorded against {first.name}'s recorded (wall; CPU), medians, paired by round")
+    for workload in dict.fromkeys(workload for workload, _ in found):
+        base = found.get((workload, first), [])
+        for checkout in checkouts[1:]:
+            rounds = found.get((workload, checkout), [])
+            line = f"{workload:<42} {checkout.name:<18}"
+            for column, label in ((0, "wall"), (1, "CPU")):
+                pairs = [
+                    ours["recorded"][column] / theirs["recorded"][column]
+                    for ours, theirs in zip(rounds, base)
+                    if "recorded" in ours and "recorded" in theirs
+                ]
+                ours = [t["recorded"][column] for t in rounds if "recorded" in t]
+                theirs = [t["recorded"][column] for t in base if "recorded" in t]
+                if not pairs:
+                    line += f"  {label} failed"
+                    continue
+                ratio = statistics.median(ours) / statistics.median(theirs)
+                line += f"  {label} {ratio:.2f}x, paired {statistics.median(pairs):.2f}x"
             print(line)
 
 

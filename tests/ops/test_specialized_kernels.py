@@ -87,8 +87,9 @@ def test_a_sum_along_an_axis_is_the_kernels_reduction(axis, transposed):
 
 
 def test_a_regrouped_sum_keeps_its_kernel():
-    # 4096 rows of 16 are summed in interleaved partial sums (see reduction._groups).
-    assert REGISTRY["sum"].specialize((Shape([4096, 16]),), {"axis": 0}) is None
+    # 8192 rows of 16 (past the column sums' bound, reduction._COLUMN_SUMS_ELEMENTS)
+    # are summed in interleaved partial sums (see reduction._groups).
+    assert REGISTRY["sum"].specialize((Shape([8192, 16]),), {"axis": 0}) is None
     assert REGISTRY["sum"].specialize((Shape([4096, 16]),), {}) is None
 
 
@@ -145,3 +146,24 @@ def test_a_broadcast_into_a_slot_is_the_kernels_copy(axis, transposed):
         operand, **attributes
     )
     assert view.tobytes() == REGISTRY["broadcast"].kernel(operand, **attributes).tobytes()
+
+
+@pytest.mark.parametrize(
+    "shape, widths",
+    [
+        ((16, 16), ((0, 0), (32, 16))),
+        ((16, 16), ((0, 0), (0, 48))),
+        ((3, 4, 5), ((1, 2), (0, 0), (3, 1))),
+    ],
+)
+@pytest.mark.parametrize("transposed", [False, True])
+def test_a_pad_is_the_kernels_zeros_and_copy(shape, widths, transposed):
+    # A narrow's adjoint: a recurrent cell's gradient pads each gate's slice back.
+    operand = _draw(shape, transposed)
+    padded = tuple(extent + before + after for extent, (before, after) in zip(shape, widths))
+    dirty = np.full(padded, 7.0, np.float32)  # a reused slot holds the last step's values
+    expected, found = _both("pad", [operand], {"widths": widths}, out_shape=padded)
+    assert found.tobytes() == expected.tobytes()
+    special = REGISTRY["pad"].specialize((Shape(shape),), {"widths": widths})
+    assert special(operand, out=dirty, widths=widths).tobytes() == expected.tobytes()
+    assert special(operand, widths=widths).tobytes() == expected.tobytes()

