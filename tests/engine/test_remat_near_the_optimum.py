@@ -8,11 +8,10 @@ only on the smallest graphs (about 20 computed nodes): a residual pair of tanh l
 100% (the greedy meets it), 90% and 75% (8,704 FLOPs; the greedy's 9,728 is 1.12x).
 Past a few dozen nodes its lower bounds stay near a tenth of its best schedules (the
 formulation's relaxation is weak) and it often finds none in 10 s; where it finds one
-on tanh MLPs of 1-2 layers, the greedy is within 1.02x of it. On the test convnet at
-90% it found a schedule of 26,624 FLOPs against the greedy's 55,296 (2.08x, not proven
-optimal, and in a model where views do not keep their base alive, so perhaps not
-feasible for the greedy's memory model): the one far gap seen, left for a better
-planner.
+on tanh MLPs of 1-2 layers, the greedy is within 1.02x of it. On the test convnet
+HiGHS once found 26,624 FLOPs at 90% against the greedy's 55,296 (2.08x), in a program
+where views did not keep their base alive; with them kept (5 s a solve) it proves
+55,296 at 75% and at the floor, and the greedy meets it.
 
 On one block of llama at tiny sizes (104 computed nodes, `one_block_transformer`), with
 views keeping their bases in the program: at 90% of the recorded plan HiGHS proves the
