@@ -116,7 +116,15 @@ CATALOGUE: dict[str, Entry] = {
         "study", "how long lowering the remat route takes; with --against, the plans compared"
     ),
     "remat_optimum": Entry(
-        "study", "the remat greedy's recomputed FLOPs against HiGHS's optimum", ("scipy",)
+        "study",
+        "the remat greedy's recomputed FLOPs against HiGHS's optimum, small graphs and "
+        "one-block gpt and llama",
+        ("scipy",),
+    ),
+    "remat_against_papers": Entry(
+        "study",
+        "per built-in, each default frontier budget's activation reduction and recomputed "
+        "FLOPs beside MONeT's, Rockmate's and HiRemate's figures, from lowering alone",
     ),
     "remat_ready": Entry("study", "how soon the remat route is ready, beside recorded"),
     # What the benchmarks share.
