@@ -18,7 +18,7 @@ import pytest
 
 from topos import Tape, Tensor
 from topos.ops.primitive import REGISTRY
-from topos.ops.reduction import _sum_to_passes
+from topos.ops.primitives.reduction import _sum_to_passes
 from topos.tensor import Shape
 
 
