@@ -110,3 +110,23 @@ def test_refusals_are_one_line_before_any_worker(tmp_path, routes, environment, 
     assert len(lines) == 1 and message in lines[0], completed.stderr
     assert "Traceback" not in completed.stderr
     assert data is None and "started (worker" not in completed.stdout + completed.stderr
+
+
+@pytest.mark.compile
+def test_the_example_graded_with_compile_is_judged_by_agreement_and_its_cause_named(tmp_path):
+    # As the issue asks CI to: the example transformer graded eager against compile. The
+    # compiled step fuses and reorders, so it is judged by agreement (never "identical"),
+    # and its dropout draws from the compiler's own generator: where the losses part
+    # beyond the tolerance, that is the cause the verdict names.
+    completed, data = grade(tmp_path, "eager,compile")
+    assert completed.returncode in (0, 1), completed.stdout + completed.stderr
+    runs = {run["route"]: run for run in data["repeats"]}
+    assert runs["compile"]["status"] == "ok" and len(runs["compile"]["loss_bits"]) == 3
+    native = runs["compile"]["facts"]["ready"]["native"]
+    assert native["exact"] is False and native["step_tensor_bytes"] > 0
+    (agreement,) = data["verdict"]["native"]
+    assert agreement["route"] == "compile" and agreement["status"] in ("agrees", "diverges")
+    if agreement["status"] == "diverges":
+        assert completed.returncode == 1
+        assert native["rng_matches_reference"] is False
+        assert "random" in completed.stdout
