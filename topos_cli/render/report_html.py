@@ -28,8 +28,8 @@ from topos_cli.judge.statistics import median
 from topos_cli.render.html_page import bullet_list, escape, figure, missing_box, page, table
 from topos_cli.render.report import verdict_labels, verdict_notes, verdict_rows
 from topos_cli.render.report_contents import ReportContents, gather_report_contents
+from topos_cli.render.report_frontier import frontier_section
 from topos_cli.result.lenient_result import read_result_leniently
-from topos_cli.result.repeat import Repeat
 from topos_cli.result.result_file import default_report_path
 from topos_cli.shared.errors import ResultFileError, ToposError
 from topos_cli.shared.exit_without_teardown import exit_without_teardown
@@ -280,7 +280,7 @@ def render_report_html(contents: ReportContents, svgs: dict[str, str] | None = N
         _verdict_section(contents),
         bullet_list(list(contents.circumstances), "facts"),
         _counts_section(contents),
-        _frontier_section(contents, svgs.get("frontier")),
+        frontier_section(contents, svgs.get("frontier")),
         "<h2>Memory</h2>",
         figure(
             svgs["memory"],
@@ -327,101 +327,6 @@ def render_report_html(contents: ReportContents, svgs: dict[str, str] | None = N
         f"<footer>{escape(_footer(contents))}</footer>",
     ]
     return page(title, "\n".join(part for part in body if part))
-
-
-def _frontier_section(contents: ReportContents, svg: str | None = None) -> str:
-    """A frontier's result: its picture (drawn here unless given) and its table, as
-    `topos frontier` drew and printed them; nothing for a grade's."""
-    if contents.result.frontier is None:
-        return ""
-    if any(_is_native_run(run) for run in contents.result.repeats):
-        return _native_frontier_section(contents, svg)
-    from topos_cli.render.frontier_picture import frontier_points_of, frontier_svg
-    from topos_cli.render.frontier_table import HEADERS, frontier_rows, unbounded_line
-
-    if svg is None:
-        title = f"topos frontier: {contents.workload}, ms/step against training Δ"
-        svg = frontier_svg(frontier_points_of(contents.verdict, contents.result), title)
-    rows = frontier_rows(contents.result, contents.verdict)
-    rows += [
-        [entry.point, "below the floor", *[""] * (len(HEADERS) - 2)]
-        for entry in contents.result.frontier.refused
-    ]
-    unbounded = unbounded_line(contents.result)
-    return "\n".join(
-        [
-            "<h2>Frontier</h2>",
-            figure(
-                svg,
-                "Each point's median ms/step against its training Δ, its bars the range of "
-                "its repeats' medians; filled where the verdict's time judgement tells it "
-                "from every other point.",
-                "frontier-figure",
-            ),
-            table(HEADERS, rows, numeric_columns=range(2, 9), table_id="frontier"),
-            f"<p>{escape(unbounded)}</p>" if unbounded else "",
-        ]
-    )
-
-
-def _is_native_run(run: Repeat) -> bool:
-    """Whether `run` is a route of a native workload (a PyTorch or JAX step)."""
-    ready = run.facts.ready
-    return ready is not None and ready.native is not None
-
-
-def _native_frontier_section(contents: ReportContents, svg: str | None = None) -> str:
-    """A native frontier's result: its picture, flagged points marked, and its table with
-    PyTorch's partitioner's estimate beside each compiled point, as `topos frontier`
-    drew and printed them."""
-    from topos_cli.render.frontier_picture import frontier_svg
-    from topos_cli.render.native_frontier_point import (
-        native_frontier_points,
-        picture_axis,
-        picture_points,
-    )
-    from topos_cli.render.native_frontier_table import (
-        native_frontier_headers,
-        native_frontier_notes,
-        native_frontier_rows,
-    )
-
-    tolerance = contents.result.settings.tolerance
-    points = native_frontier_points(
-        contents.result.repeats,
-        contents.verdict,
-        0.05 if tolerance is None else tolerance.memory_tolerance,
-    )
-    if svg is None:
-        axis = picture_axis(points)
-        against = "step tensors" if axis else "training Δ"
-        title = f"topos frontier: {contents.workload}, ms/step against {against}"
-        svg = frontier_svg(picture_points(points, contents.verdict), title, axis)
-    notes = "".join(f"<p>{escape(line)}</p>" for line in native_frontier_notes(points))
-    headers = native_frontier_headers(points)
-    return "\n".join(
-        [
-            "<h2>Frontier</h2>",
-            figure(
-                svg,
-                "Each route's median ms/step against its training Δ, its bars the range of "
-                "its repeats' medians; a point flagged for its memory is marked ⚠.",
-                "frontier-figure",
-            ),
-            table(
-                headers,
-                native_frontier_rows(points),
-                # The figures: every column but the point, the estimate's words and the flag.
-                numeric_columns=[
-                    index
-                    for index, name in enumerate(headers)
-                    if name not in ("point", "flag") and not name.startswith("PyTorch")
-                ],
-                table_id="frontier",
-            ),
-            notes,
-        ]
-    )
 
 
 def _footer(contents: ReportContents) -> str:
