@@ -33,7 +33,7 @@ def compare_command(
     Example: topos compare results/before.json results/after.json --tolerance time=5%
     """
     from topos_cli.judge.compare import compare_results
-    from topos_cli.render.report import print_comparison
+    from topos_cli.render.comparison_table import print_comparison
     from topos_cli.result.result_file import load_result
     from topos_cli.result.tolerance import parse_tolerance
 

@@ -51,9 +51,10 @@ from topos_cli.judge.against import (
 )
 from topos_cli.judge.compare import Comparison, compare_results
 from topos_cli.judge.verdict import Verdict, decide_verdict
+from topos_cli.render.comparison_table import print_comparison
 from topos_cli.render.export import write_exports
 from topos_cli.render.github_benchmark import write_github_benchmark
-from topos_cli.render.report import print_comparison, print_verdict
+from topos_cli.render.report import print_verdict
 from topos_cli.render.result_description import (
     describe_data,
     describe_predictions,

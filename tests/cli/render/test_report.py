@@ -11,12 +11,14 @@ import pytest
 from tests.support.parent_process import heavy_modules_loaded
 from topos_cli.judge.compare import compare_results
 from topos_cli.judge.verdict import decide_verdict
-from topos_cli.render.report import (
-    VERDICT_HEADERS,
+from topos_cli.render.comparison_table import (
     print_comparison,
-    print_verdict,
     render_comparison_markdown,
     render_comparison_plain,
+)
+from topos_cli.render.report import (
+    VERDICT_HEADERS,
+    print_verdict,
     render_verdict_markdown,
     render_verdict_plain,
     verdict_rows,
@@ -242,6 +244,7 @@ def test_the_comparison_renders_its_regressions():
         "topos_cli.result.result_file",
         "topos_cli.harness.host",
         "topos_cli.render.report",
+        "topos_cli.render.comparison_table",
         "topos_cli.render.tables",
         "topos_cli.shared.units",
         "topos_cli.app",

@@ -13,17 +13,19 @@ from tests.cli.result_examples import example_result, some_routes
 from topos_cli.judge.compare import compare_results
 from topos_cli.judge.history import read_history
 from topos_cli.judge.verdict import decide_verdict
+from topos_cli.render.comparison_table import (
+    COMPARISON_HEADERS,
+    comparison_renderables,
+    comparison_rows,
+)
 from topos_cli.render.history_table import (
     HISTORY_HEADERS,
     history_renderables,
     history_rows,
 )
 from topos_cli.render.report import (
-    COMPARISON_HEADERS,
     VERDICT_HEADERS,
     VERDICT_LABELS,
-    comparison_renderables,
-    comparison_rows,
     verdict_renderables,
     verdict_rows,
 )
