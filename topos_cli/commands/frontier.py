@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import msgspec
 
@@ -211,17 +211,7 @@ def _finish(plan, record, refused, host, groups, *, stdout: TextIO, stderr: Text
     lines += describe_predictions(result.memory_prediction)
     table_stream.write("\n".join(lines) + "\n")
     table_stream.flush()
-    if saved.path not in (None, "-"):
-        stderr.write(f"results: {saved.path}\n")
-    if saved.kept is not None:
-        stderr.write(
-            f"topos: {saved.kept} holds a complete result, kept; this "
-            f"{incomplete_kind(result)} frontier's result is beside it, {saved.path}\n"
-        )
-    if drawn is not None:
-        stderr.write(f"picture: {drawn}\n")
-    if saved.error is not None:
-        stderr.write(f"topos: error: {saved.error}\n")
+    say_where_it_went(saved, result, drawn, stderr)
     end_grade(record, stderr)
     return exit_status
 
@@ -257,3 +247,19 @@ def run_frontier(
         return grade_with(chosen, grade_points, preflight=preflight, **streams)
     native = native_frontier_options(options, preflight, budget_texts)
     return grade_with(native, grade_native_points, preflight=preflight, **streams)
+
+
+def say_where_it_went(saved: Any, result: GradeResult, drawn: Any, stderr: TextIO) -> None:
+    """Where a frontier's result and picture went, on stderr: the result's path, a complete
+    result kept beside it, the picture, or why the result could not be written."""
+    if saved.path not in (None, "-"):
+        stderr.write(f"results: {saved.path}\n")
+    if saved.kept is not None:
+        stderr.write(
+            f"topos: {saved.kept} holds a complete result, kept; this "
+            f"{incomplete_kind(result)} frontier's result is beside it, {saved.path}\n"
+        )
+    if drawn is not None:
+        stderr.write(f"picture: {drawn}\n")
+    if saved.error is not None:
+        stderr.write(f"topos: error: {saved.error}\n")

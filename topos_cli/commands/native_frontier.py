@@ -26,12 +26,13 @@ import msgspec
 
 from topos.names import compile_budget_of, unknown_native_route
 from topos.system.atomic_file import write_bytes_atomically
+from topos_cli.commands.frontier import say_where_it_went
 from topos_cli.commands.grade import end_grade, grade_exit_status, judge_record
 from topos_cli.commands.options import MOST_BUDGETS
 from topos_cli.commands.result_composition import compose_grade_result
 from topos_cli.harness.grade_preparation import GradeOptions, PreparedGrade, picture_path
 from topos_cli.harness.report_child import ReportChild
-from topos_cli.harness.result_destination import incomplete_kind, save_result
+from topos_cli.harness.result_destination import save_result
 from topos_cli.harness.route_runner import run_routes
 from topos_cli.harness.worker_observer import WorkerObserver
 from topos_cli.harness.workload_preflight_run import PreflightOutcome
@@ -190,16 +191,6 @@ def grade_native_points(
     table_stream = stderr if plan.result_path == "-" else stdout
     table_stream.write("\n".join(lines) + "\n")
     table_stream.flush()
-    if saved.path not in (None, "-"):
-        stderr.write(f"results: {saved.path}\n")
-    if saved.kept is not None:
-        stderr.write(
-            f"topos: {saved.kept} holds a complete result, kept; this "
-            f"{incomplete_kind(result)} frontier's result is beside it, {saved.path}\n"
-        )
-    if drawn is not None:
-        stderr.write(f"picture: {drawn}\n")
-    if saved.error is not None:
-        stderr.write(f"topos: error: {saved.error}\n")
+    say_where_it_went(saved, result, drawn, stderr)
     end_grade(record, stderr)
     return exit_status
