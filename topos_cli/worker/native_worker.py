@@ -4,8 +4,6 @@ its step 0 compared with the reference's and its step tensors counted before rea
 from __future__ import annotations
 
 import gc
-import os
-import platform
 import time
 from typing import Any
 
@@ -16,15 +14,15 @@ from topos_cli.result.worker_facts import (
     PartitionerFacts,
     ReadyFacts,
 )
-from topos_cli.worker.code_origin import code_facts
 from topos_cli.worker.event_stream import EventStream
-from topos_cli.worker.numerics_facts import blas_description, dataset_facts
+from topos_cli.worker.numerics_facts import dataset_facts
 from topos_cli.worker.peer_worker import _peer_threads
 from topos_cli.worker.protocol import (
     EXIT_ERROR,
     Ready,
     WorkerCommand,
 )
+from topos_cli.worker.ready_facts import shared_ready_facts
 from topos_cli.worker.step_loop import train_steps, wait_for_turn, warm_up
 from topos_cli.worker.step_peak import StepPeak
 from topos_cli.worker.worker_failure import WorkloadRouteError
@@ -68,27 +66,22 @@ def train_native(workload: Any, arguments: WorkerCommand, events: EventStream) -
     # A compiled route has compiled by now (step 0 above): the partitioner has planned.
     estimates, no_estimate = getattr(training, "partitioner_estimates", lambda: ([], None))()
     ready = ReadyFacts(
-        pid=os.getpid(),
-        workload=workload.name,
-        route=arguments.route,
-        steps=arguments.steps,
-        dataset=data_facts,
+        **shared_ready_facts(
+            arguments,
+            workload.name,
+            data_facts,
+            lower_seconds=lower_seconds,
+            warm_up_times=warm_up_times,
+            held_seconds=held_seconds,
+            ready_rss_bytes=ready_rss,
+            high_water_source=high_water_source,
+        ),
         plan=[
             f"native: {workload.framework} {training.version}, "
             f"{route.description or arguments.route}, {_native_threads(workload)}"
         ],
         posture="native",
         shards=1,
-        lower_seconds=lower_seconds,
-        warm_up_seconds=warm_up_times[0] if warm_up_times else None,
-        warmup_steps=len(warm_up_times),
-        warm_up_step_seconds=warm_up_times,
-        held_seconds=held_seconds,
-        ready_rss_bytes=ready_rss,
-        high_water_source=high_water_source,
-        python=platform.python_version(),
-        numerics=blas_description(),
-        code=code_facts(arguments.workload),
         native=NativeFacts(
             framework=workload.framework,
             reference=workload.reference_route,

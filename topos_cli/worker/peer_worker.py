@@ -4,8 +4,6 @@ trained there, with its float64 twin measured in a forked copy before it is read
 from __future__ import annotations
 
 import gc
-import os
-import platform
 import time
 from typing import Any
 
@@ -16,15 +14,15 @@ from topos_cli.result.worker_facts import (
     PeerFacts,
     ReadyFacts,
 )
-from topos_cli.worker.code_origin import code_facts
 from topos_cli.worker.event_stream import EventStream
 from topos_cli.worker.forked_call import forked_call
-from topos_cli.worker.numerics_facts import blas_description, dataset_facts
+from topos_cli.worker.numerics_facts import dataset_facts
 from topos_cli.worker.protocol import (
     EXIT_ERROR,
     Ready,
     WorkerCommand,
 )
+from topos_cli.worker.ready_facts import shared_ready_facts
 from topos_cli.worker.step_loop import train_steps, wait_for_turn, warm_up
 from topos_cli.worker.step_peak import StepPeak
 
@@ -77,11 +75,16 @@ def train_peer(workload: Any, arguments: WorkerCommand, events: EventStream) -> 
     ready_rss = process_memory.resident_bytes()
     settings = type(training.emitter).__name__
     ready = ReadyFacts(
-        pid=os.getpid(),
-        workload=training.workload.name,
-        route=arguments.route,
-        steps=arguments.steps,
-        dataset=data_facts,
+        **shared_ready_facts(
+            arguments,
+            training.workload.name,
+            data_facts,
+            lower_seconds=lower_seconds,
+            warm_up_times=warm_up_times,
+            held_seconds=held_seconds,
+            ready_rss_bytes=ready_rss,
+            high_water_source=high_water_source,
+        ),
         plan=[
             f"peer: {arguments.route} ({training.version}), {training.emitted_nodes} nodes "
             f"emitted, {training.shards} shard{'s' if training.shards != 1 else ''} in one "
@@ -90,16 +93,6 @@ def train_peer(workload: Any, arguments: WorkerCommand, events: EventStream) -> 
         posture="peer",
         shards=training.shards,
         forward_nodes=training.emitted_nodes,
-        lower_seconds=lower_seconds,
-        warm_up_seconds=warm_up_times[0] if warm_up_times else None,
-        warmup_steps=len(warm_up_times),
-        warm_up_step_seconds=warm_up_times,
-        held_seconds=held_seconds,
-        ready_rss_bytes=ready_rss,
-        high_water_source=high_water_source,
-        python=platform.python_version(),
-        numerics=blas_description(),
-        code=code_facts(arguments.workload),
         peer=PeerFacts(
             framework=arguments.route.split("-")[0],
             version=training.version,

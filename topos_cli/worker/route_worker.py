@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gc
 import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -27,11 +26,10 @@ from topos_cli.result.worker_facts import (
     StepMemoryFacts,
 )
 from topos_cli.worker import sampled_memory
-from topos_cli.worker.code_origin import code_facts
 from topos_cli.worker.event_stream import EventStream
 from topos_cli.worker.memory_settling import settle_memory
 from topos_cli.worker.native_worker import train_native
-from topos_cli.worker.numerics_facts import blas_description, dataset_facts
+from topos_cli.worker.numerics_facts import dataset_facts
 from topos_cli.worker.peer_worker import train_peer
 from topos_cli.worker.protocol import (
     EXIT_ERROR,
@@ -39,6 +37,7 @@ from topos_cli.worker.protocol import (
     Ready,
     WorkerCommand,
 )
+from topos_cli.worker.ready_facts import shared_ready_facts
 from topos_cli.worker.step_counter import StepCounter
 from topos_cli.worker.step_loop import train_steps, wait_for_turn, warm_up
 from topos_cli.worker.step_peak import StepPeak
@@ -133,11 +132,16 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
     parent_ready = sampled_memory.resident_bytes()
     step_peak.max_at_ready = sampled_memory.max_resident_bytes()
     ready = ReadyFacts(
-        pid=os.getpid(),
-        workload=workload.name,
-        route=arguments.route,
-        steps=arguments.steps,
-        dataset=data_facts,
+        **shared_ready_facts(
+            arguments,
+            workload.name,
+            data_facts,
+            lower_seconds=training.program.lower_seconds,
+            warm_up_times=warm_up_times,
+            held_seconds=held_seconds,
+            ready_rss_bytes=None if parent_ready is None else parent_ready + sum(children_ready),
+            high_water_source=high_water_source,
+        ),
         # After ready: the summary must not seek a floor the lowering did not (seconds of
         # bisection and megabytes of heap, counted in the steps' Δ: 14.7 MiB on a GRU).
         plan=training.summary(seek_floor=False),
@@ -164,15 +168,7 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
         step_memory=StepMemoryFacts.from_json(step_memory.to_json()),
         forward_nodes=training.program.forward_nodes,
         gradient_nodes=training.program.gradient_nodes,
-        lower_seconds=training.program.lower_seconds,
         planning_seconds=planning_seconds(plan),
-        # The first warm-up step's time is the run's first (cold) step; with no warm-up
-        # there is none, and the first measured step is the cold one.
-        warm_up_seconds=warm_up_times[0] if warm_up_times else None,
-        warmup_steps=len(warm_up_times),
-        warm_up_step_seconds=warm_up_times,
-        held_seconds=held_seconds,
-        ready_rss_bytes=None if parent_ready is None else parent_ready + sum(children_ready),
         shard_processes=ShardProcessFacts(
             pids=list(program.shard_process_ids),
             parent_ready_rss_bytes=parent_ready,
@@ -183,10 +179,6 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
         free_chunks_reserved_bytes=plugged_bytes,
         object_pools_carved_bytes=carved_bytes,
         settling_computations=settling_computations,
-        high_water_source=high_water_source,
-        python=platform.python_version(),
-        numerics=blas_description(),
-        code=code_facts(arguments.workload),
     )
     events.emit(Ready(ready))
     started = time.perf_counter()
