@@ -12,29 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from topos_cli.harness.lowered_schedules import plan_remat
-
 #: What joins the budgets of one point in its label.
 SAME_PLAN = "="
 
 
-def budget_groups(
-    workload: str,
-    data: str | None,
-    budgets: Sequence[str],
-    environment: Mapping[str, str] | None = None,
-    timeout: float | None = None,
-) -> list[tuple[str, ...]]:
-    """`budgets` in groups whose plans are the same, each group in order of its first
-    budget, each budget in one group (alone where nothing is known of its plan)."""
-    if len(budgets) < 2:
-        return [(budget,) for budget in budgets]
-    planned = plan_remat(workload, data, budgets, environment=environment, timeout=timeout)
-    return groups_of(budgets, planned.plans)
-
-
 def groups_of(budgets: Sequence[str], plans: Mapping[str, str]) -> list[tuple[str, ...]]:
-    """`budgets` grouped by the plan fingerprints `plans` holds (see `budget_groups`)."""
+    """`budgets` in groups whose plans are the same by the fingerprints `plans` holds
+    (`plan_remat`'s), each group in order of its first budget, each budget in one group
+    (alone where nothing is known of its plan)."""
     groups: dict[str, list[str]] = {}
     for budget in budgets:
         fingerprint = plans.get(budget)

@@ -5,7 +5,8 @@ imports NumPy)."""
 from __future__ import annotations
 
 from tests.cli.grading import TINY, succeeded, topos
-from topos_cli.harness.identical_plans import budget_groups, group_label
+from topos_cli.harness.identical_plans import group_label, groups_of
+from topos_cli.harness.lowered_schedules import plan_remat
 
 
 def test_two_spellings_of_the_floor_are_one_plan_on_a_built_in():
@@ -15,7 +16,8 @@ def test_two_spellings_of_the_floor_are_one_plan_on_a_built_in():
     program = RouteProgram(resolve("mnist"), "remat", "floor")
     floor = program.plan.planned_bytes * program.shards
     program.close()
-    groups = budget_groups("mnist", None, ["floor", "100%", f"{floor}B", "1B"])
+    budgets = ["floor", "100%", f"{floor}B", "1B"]
+    groups = groups_of(budgets, plan_remat("mnist", None, budgets).plans)
     # 1B is below the floor: nothing is known of its plan, so it is graded (and refused)
     # on its own.
     assert groups == [("floor", f"{floor}B"), ("100%",), ("1B",)]
