@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from topos.system.atomic_file import write_bytes_atomically
 from topos_cli.shared.exit_status import ExitStatus
 
 
@@ -76,7 +77,8 @@ def fingerprints(
             told[budget] = plan_fingerprint(plan)
             if directory is not None:
                 path = Path(directory) / f"remat-schedule-{number}.json"
-                path.write_text(plan.lowered_schedule().to_text(), encoding="utf-8")
+                text = plan.lowered_schedule().to_text()
+                write_bytes_atomically(path, text.encode("utf-8"))
                 written[budget] = str(path)
             del plan  # its compiled steps: the next budget's search needs the room
     finally:

@@ -11,11 +11,10 @@ import gc
 import os
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 from topos.names import is_peer
-from topos.system import process_memory
+from topos.system import process_memory, regular_file
 from topos.system.free_chunk_reservation import reserve_free_chunks
 from topos_cli import count_own_frames_as_machinery
 from topos_cli.result.worker_facts import (
@@ -188,6 +187,10 @@ def train(arguments: WorkerCommand, events: EventStream) -> int:
         program.close()
 
 
+#: A schedule is a few hundred bytes a node: far more than any graph this can lower.
+LARGEST_SCHEDULE_BYTES = 64 * 1024 * 1024
+
+
 def lowered_schedule(arguments: WorkerCommand) -> str | None:
     """The text of the schedule the grade's planning child chose for remat
     (`--remat-schedule`), or None: the lowering searches here."""
@@ -195,12 +198,21 @@ def lowered_schedule(arguments: WorkerCommand) -> str | None:
 
     if arguments.route != "remat" or arguments.remat_schedule is None:
         return None
+    path = arguments.remat_schedule
     try:
-        return Path(arguments.remat_schedule).read_text(encoding="utf-8")
+        # Read as every file the command reads: a regular file, and no more than a bound.
+        with regular_file.open_regular_file(path) as stream:
+            data = regular_file.read_at_most(stream, LARGEST_SCHEDULE_BYTES)
     except OSError as error:
+        raise GraphError(f"--remat-schedule {path}: {error.strerror or error}") from None
+    if len(data) > LARGEST_SCHEDULE_BYTES:
         raise GraphError(
-            f"--remat-schedule {arguments.remat_schedule}: {error.strerror or error}"
-        ) from None
+            f"--remat-schedule {path}: over {LARGEST_SCHEDULE_BYTES} bytes, no schedule"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise GraphError(f"--remat-schedule {path}: not UTF-8 text") from None
 
 
 def planning_seconds(plan: Any) -> float | None:

@@ -84,3 +84,28 @@ def test_the_worker_reads_its_schedule_option_back():
     assert WorkerCommand.parse(command.arguments()[2:]) == command
     # Said only when given: an older checkout's worker knows no such option.
     assert "--remat-schedule" not in WorkerCommand(GRU, "remat", 3).arguments()
+
+
+def test_a_schedule_is_read_as_every_file_the_command_reads(tmp_path, monkeypatch):
+    # A regular file and no more than a bound: a FIFO put in its place would block a
+    # plain read for ever, an oversized file would be read whole.
+    import os
+
+    import pytest
+
+    from topos.errors import GraphError
+    from topos_cli.worker import route_worker
+
+    schedule = tmp_path / "remat-schedule-0.json"
+    schedule.write_text("x" * 100, encoding="utf-8")
+    command = WorkerCommand(GRU, "remat", 3, budget="floor", remat_schedule=str(schedule))
+    assert route_worker.lowered_schedule(command) == "x" * 100
+    monkeypatch.setattr(route_worker, "LARGEST_SCHEDULE_BYTES", 99)
+    with pytest.raises(GraphError, match="over 99 bytes"):
+        route_worker.lowered_schedule(command)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(GraphError, match="is a FIFO"):
+        route_worker.lowered_schedule(
+            WorkerCommand(GRU, "remat", 3, budget="floor", remat_schedule=str(fifo))
+        )
