@@ -45,6 +45,7 @@ from topos_cli.harness.route_runner import run_routes
 from topos_cli.harness.worker_observer import WorkerObserver
 from topos_cli.harness.workload_preflight_run import preflight_workload
 from topos_cli.judge.verdict import Verdict
+from topos_cli.render.exporters.markdown_table import markdown_table
 from topos_cli.render.frontier_picture import (
     FrontierPoint,
     frontier_points_of,
@@ -53,7 +54,7 @@ from topos_cli.render.frontier_picture import (
 from topos_cli.render.frontier_table import HEADERS, frontier_rows, unbounded_line
 from topos_cli.render.report import verdict_notes
 from topos_cli.render.result_description import describe_data, describe_predictions
-from topos_cli.render.tables import markdown_table, plain_table
+from topos_cli.render.tables import plain_table
 from topos_cli.result.grade_result import (
     FrontierFacts,
     GradeResult,

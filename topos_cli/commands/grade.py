@@ -44,16 +44,15 @@ from topos_cli.harness.worker_observer import WorkerObserver
 from topos_cli.harness.workload_preflight_run import PreflightOutcome, preflight_workload
 from topos_cli.judge.against import (
     CheckoutComparison,
-    against_lines,
     compare_checkouts,
     is_against,
     sides_line,
 )
 from topos_cli.judge.compare import Comparison, compare_results
 from topos_cli.judge.verdict import Verdict, decide_verdict
+from topos_cli.render.against_lines import against_lines
 from topos_cli.render.comparison_table import print_comparison
-from topos_cli.render.export import write_exports
-from topos_cli.render.github_benchmark import write_github_benchmark
+from topos_cli.render.exporters import EXPORTERS, ExportedGrade, write_export
 from topos_cli.render.report import print_verdict
 from topos_cli.render.result_description import (
     describe_data,
@@ -202,17 +201,14 @@ def finish_grade(
             result = compose(comparison, exit_status)
             if saved.path is not None and saved.error is None:
                 saved = save_result(plan.result_path, result, default=False, replace_own=saved.path)
-    if options.github_benchmark is not None:
+    exported = ExportedGrade(options.workload, verdict)
+    for option, path in options.exports.items():
+        if path is None:
+            continue
         try:
-            write_github_benchmark(options.github_benchmark, options.workload, verdict)
+            write_export(EXPORTERS[option], path, exported)
         except ToposError as error:
-            stderr.write(f"topos: error: --github-benchmark: {error}\n")
-            exit_status = most_severe((exit_status, ExitStatus.USAGE))
-    if verdict is not None and (options.export_csv or options.export_markdown):
-        try:
-            write_exports(verdict, options.export_csv, options.export_markdown)
-        except OSError as error:
-            stderr.write(f"topos: error: --export-csv/--export-markdown: {error}\n")
+            stderr.write(f"topos: error: {option}: {error}\n")
             exit_status = most_severe((exit_status, ExitStatus.USAGE))
     drawing = None
     if record.results and record.usage_error is None and record.interrupted_by is None:

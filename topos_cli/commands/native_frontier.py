@@ -36,6 +36,7 @@ from topos_cli.harness.result_destination import save_result
 from topos_cli.harness.route_runner import run_routes
 from topos_cli.harness.worker_observer import WorkerObserver
 from topos_cli.harness.workload_preflight_run import PreflightOutcome
+from topos_cli.render.exporters.markdown_table import markdown_table
 from topos_cli.render.frontier_picture import frontier_svg
 from topos_cli.render.native_frontier_point import (
     native_frontier_points,
@@ -49,7 +50,7 @@ from topos_cli.render.native_frontier_table import (
 )
 from topos_cli.render.report import verdict_notes
 from topos_cli.render.result_description import describe_data
-from topos_cli.render.tables import markdown_table, plain_table
+from topos_cli.render.tables import plain_table
 from topos_cli.result.grade_result import FlaggedPoint, FrontierFacts, HostFacts
 from topos_cli.shared.errors import ToposError, ToposUsageError
 from topos_cli.shared.output_path import check_output

@@ -101,6 +101,16 @@ class GradeOptions:
     export_csv: str | None = None
     export_markdown: str | None = None
 
+    @property
+    def exports(self) -> dict[str, str | None]:
+        """Where each export goes, by the option that asked (`None`: not asked), in the
+        order they are written: the options `render.exporters.EXPORTERS` offers."""
+        return {
+            "--github-benchmark": self.github_benchmark,
+            "--export-csv": self.export_csv,
+            "--export-markdown": self.export_markdown,
+        }
+
 
 @dataclass
 class PreparedGrade:
@@ -233,14 +243,12 @@ def prepare(
     # them on one path would clobber each other, and only the result may replace the
     # baseline it is compared with (that is a rolling baseline); the others must not
     # destroy it.
-    outputs = {"--json": result_path, "--github-benchmark": options.github_benchmark}
-    exports = {"--export-csv": options.export_csv, "--export-markdown": options.export_markdown}
+    exports = options.exports
     beside = side_outputs(result_path, options, name)
-    check_outputs({**outputs, **exports, **beside}, standard_output=tuple(outputs))
-    check_not_input(
-        {"--github-benchmark": options.github_benchmark, **exports, **beside},
-        {"--baseline": options.baseline},
-    )
+    # Only the JSON ones may go to standard output: the result and the benchmark list.
+    standard_output = ("--json", "--github-benchmark")
+    check_outputs({"--json": result_path, **exports, **beside}, standard_output=standard_output)
+    check_not_input({**exports, **beside}, {"--baseline": options.baseline})
     baseline = None
     if options.baseline is not None:
         baseline = load_result(options.baseline)

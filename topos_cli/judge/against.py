@@ -386,38 +386,6 @@ def compare_checkouts(
     )
 
 
-def against_lines(comparison: CheckoutComparison, markdown: bool = False) -> list[str]:
-    """The comparison for the terminal: a heading, one line per route (or a Markdown
-    table), then the summary."""
-    heading = f"this checkout against {comparison.other} (time ratio: this / other, 95% interval)"
-    rows = []
-    for route in comparison.routes:
-        memory = ", ".join(
-            f"{change.figure} {change.change:+.1%}"
-            for change in route.memory
-            if change.change is not None
-        )
-        rows.append((route.route, time_phrase(route.time), memory or "memory not measured", route))
-    if markdown:
-        lines = [f"**{heading}**", "", "| route | time | instructions | memory | bits |"]
-        lines.append("| --- | --- | --- | --- | --- |")
-        lines += [
-            f"| {name} | {time} | {r.counts.phrase() if r.counts else '—'} | {memory} "
-            f"| {r.bits.phrase} |"
-            for name, time, memory, r in rows
-        ]
-    else:
-        lines = [heading]
-        for name, time, memory, route in rows:
-            lines.append(f"  {name}: {time}; {memory}; {route.bits.phrase}")
-            if route.counts is not None:
-                lines.append(f"    {route.counts.phrase()}")
-            lines += [f"    did not finish: {failure}" for failure in route.failures]
-    disagreements = [route.counts_disagree for route in comparison.routes]
-    lines += [f"note: {line}" for line in disagreements if line]
-    return [*lines, "", comparison.summary]
-
-
 def sides_line(requested: str, sides: Mapping[str, SideCode]) -> str | None:
     """What each side imported, in one line: `code compared: this side's
     mymlp/workloads.py at 9d869100f1d9, main's at 97d62a2fb54a; topos 0.1.0 on both`;

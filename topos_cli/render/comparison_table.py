@@ -7,10 +7,10 @@ from rich.console import RenderableType
 from rich.text import Text
 
 from topos_cli.judge.compare import Comparison, FigureChange
+from topos_cli.render.exporters.markdown_table import markdown_table
 from topos_cli.render.tables import (
     FittedTable,
     Forms,
-    markdown_table,
     plain_table,
     status_style,
 )

@@ -9,7 +9,8 @@ from rich.console import RenderableType
 from rich.text import Text
 
 from topos_cli.judge.history import COUNTED, History, HistoryGroup, HistoryPoint
-from topos_cli.render.tables import FittedTable, Forms, markdown_table, plain_table
+from topos_cli.render.exporters.markdown_table import markdown_table
+from topos_cli.render.tables import FittedTable, Forms, plain_table
 from topos_cli.shared.units import DASH, MEBIBYTE, format_milliseconds
 
 HISTORY_HEADERS = ("created", "commit", "route", "ms/step", "RSS MiB", "Δ MiB")

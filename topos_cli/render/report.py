@@ -8,10 +8,10 @@ from rich.text import Text
 
 from topos_cli.judge.verdict import Parity, RouteParity, RouteVerdict, Verdict
 from topos_cli.judge.verdict.warning_groups import group_warnings
+from topos_cli.render.exporters.markdown_table import markdown_table
 from topos_cli.render.tables import (
     FittedTable,
     Forms,
-    markdown_table,
     plain_table,
     status_style,
 )

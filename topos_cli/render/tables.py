@@ -1,4 +1,5 @@
-"""Tables for people, drawn three ways from rows of strings: plain text, Markdown, rich.
+"""Tables for people, drawn three ways from rows of strings: plain text, Markdown (by the
+one writer, `exporters.markdown_table`), rich.
 
 Plain text when standard output is not a terminal or `NO_COLOR` is set (so
 logs and pipes get no escape codes and no box drawing); Markdown for
@@ -52,21 +53,6 @@ def plain_table(
 
     rule = "  ".join("-" * width for width in widths)
     return "\n".join([line(headers).rstrip(), rule] + [line(row).rstrip() for row in rows])
-
-
-def _markdown_cell(text: str) -> str:
-    """A table cell safe in Markdown: pipes escaped, newlines as spaces."""
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A GitHub-flavoured Markdown table."""
-    lines = [
-        "| " + " | ".join(_markdown_cell(header) for header in headers) + " |",
-        "| " + " | ".join("---" for _ in headers) + " |",
-    ]
-    lines.extend("| " + " | ".join(_markdown_cell(cell) for cell in row) + " |" for row in rows)
-    return "\n".join(lines)
 
 
 def status_style(text: str) -> str:

@@ -143,7 +143,7 @@ def dumps(data: Any, ensure_ascii: bool = False) -> str:
     return text + "\n"
 
 
-def _prepare_directory(target: Path) -> Path:
+def prepare_directory(target: Path) -> Path:
     """Creates the folder `target` goes in, if missing; raises `ResultFileError` if it cannot.
 
     `mkdir` on a path through a regular file says only "File exists", so the
@@ -182,7 +182,7 @@ def write_atomically(path: str | os.PathLike[str], data: Any) -> None:
         return
     # A symbolic link is written through: its target is replaced, the link is kept.
     target = Path(os.path.realpath(path))
-    _prepare_directory(target)
+    prepare_directory(target)
     try:
         replace_atomically(target, lambda handle: handle.write(text.encode("utf-8")))
     except OSError as error:

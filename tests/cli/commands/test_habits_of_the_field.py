@@ -15,7 +15,7 @@ from tests.cli.grading import TINY, grade_tiny, one_line_error, succeeded, topos
 from tests.cli.result_examples import example_result
 from topos.budget_text import parse_budget
 from topos_cli.commands.grade_commands import DEFAULT_FRONTIER_BUDGETS
-from topos_cli.render.export import COLUMNS
+from topos_cli.render.exporters.export_rows import COLUMNS
 from topos_cli.render.report_html import render_report_html
 
 #: What every help that lists the exit statuses must name.

@@ -26,8 +26,9 @@ from topos_cli.harness.instruction_counting import (
     valgrind_tool,
 )
 from topos_cli.harness.worker_request import WorkerRequest
-from topos_cli.judge.against import against_lines, compare_checkouts
+from topos_cli.judge.against import compare_checkouts
 from topos_cli.judge.count_judgement import judge_counts
+from topos_cli.render.against_lines import against_lines
 from topos_cli.result.instruction_counts import RouteCounts
 from topos_cli.result.worker_facts import Numerics
 from topos_cli.shared.exit_status import ExitStatus

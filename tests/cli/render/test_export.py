@@ -11,12 +11,21 @@ import pytest
 
 from tests.cli.quiet_runs import WIDE_NEW, WIDE_OLD, runs
 from topos_cli.judge.verdict import decide_verdict
-from topos_cli.render.export import COLUMNS, csv_text, export_rows, markdown_text
+from topos_cli.render.exporters import EXPORTERS, ExportedGrade
+from topos_cli.render.exporters.export_rows import COLUMNS, export_rows
+
+
+def csv_text(verdict):
+    return EXPORTERS["--export-csv"].export(ExportedGrade("tiny", verdict))
+
+
+def markdown_text(verdict):
+    return EXPORTERS["--export-markdown"].export(ExportedGrade("tiny", verdict))
 
 
 def test_the_time_against_the_reference_is_a_number_beside_its_judgement():
     verdict = decide_verdict(runs("engine", WIDE_OLD, seed=1) + runs("recorded", WIDE_NEW))
-    rows = list(csv.DictReader(io.StringIO(csv_text(export_rows(verdict)))))
+    rows = list(csv.DictReader(io.StringIO(csv_text(verdict))))
     assert tuple(rows[0]) == COLUMNS
     engine, recorded = rows
     assert (engine["time_vs_reference"], engine["judgement_vs_reference"]) == ("1.0", "reference")
@@ -29,7 +38,7 @@ def test_the_time_against_the_reference_is_a_number_beside_its_judgement():
     wall = float(recorded["wall_ms_per_step_median"])
     assert float(recorded["cpu_ms_per_step"]) == pytest.approx(0.99 * wall, rel=0.03)
     # The Markdown table, for people, keeps the verdict's phrase and says the CPU time.
-    table = markdown_text(export_rows(verdict)).splitlines()
+    table = markdown_text(verdict).splitlines()
     assert "CPU ms/step" in table[0]
     assert verdict.route("recorded").speed.ratio.phrase in table[3]
 

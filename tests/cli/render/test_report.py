@@ -16,6 +16,7 @@ from topos_cli.render.comparison_table import (
     render_comparison_markdown,
     render_comparison_plain,
 )
+from topos_cli.render.exporters.markdown_table import markdown_table
 from topos_cli.render.report import (
     VERDICT_HEADERS,
     print_verdict,
@@ -23,7 +24,7 @@ from topos_cli.render.report import (
     render_verdict_plain,
     verdict_rows,
 )
-from topos_cli.render.tables import markdown_table, plain_table
+from topos_cli.render.tables import plain_table
 from topos_cli.result.float_bits import float32_bits
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.result_file import compose_result

@@ -16,7 +16,8 @@ import pytest
 
 from topos_cli.harness.result_destination import check_destination
 from topos_cli.judge.verdict import decide_verdict
-from topos_cli.render.github_benchmark import github_benchmark_entries, write_github_benchmark
+from topos_cli.render.exporters import EXPORTERS, ExportedGrade, write_export
+from topos_cli.render.exporters.github_benchmark_exporter import github_benchmark_entries
 from topos_cli.result import result_file
 from topos_cli.result.float_bits import float32_bits
 from topos_cli.result.grade_result import SCHEMA
@@ -280,5 +281,7 @@ def test_github_benchmark_entries_give_time_and_bytes_per_route(tmp_path):
     }
     assert all(set(entry) == {"name", "unit", "value", "range", "extra"} for entry in entries)
     path = tmp_path / "benchmark.json"
-    write_github_benchmark(path, result.workload.name, verdict)
+    write_export(
+        EXPORTERS["--github-benchmark"], path, ExportedGrade(result.workload.name, verdict)
+    )
     assert json.loads(path.read_text(encoding="utf-8")) == entries

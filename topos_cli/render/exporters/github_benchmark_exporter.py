@@ -1,4 +1,5 @@
-"""The benchmark list github-action-benchmark reads (`customSmallerIsBetter`), from a verdict.
+"""`topos grade --github-benchmark FILE`: the benchmark list github-action-benchmark
+reads (`customSmallerIsBetter`).
 
 Per route: the median ms/step (range: half the IQR), and the peak RSS and training
 delta in bytes (range: half the spread across repeats). Names are
@@ -7,11 +8,11 @@ delta in bytes (range: half the spread across repeats). Names are
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from topos_cli.judge.verdict import Verdict
-from topos_cli.result.result_file import write_atomically
+from topos_cli.render.exporters.exported_grade import ExportedGrade
+from topos_cli.result.result_file import dumps
 
 
 def github_benchmark_entries(workload: str, verdict: Verdict | None) -> list[dict[str, Any]]:
@@ -58,8 +59,15 @@ def github_benchmark_entries(workload: str, verdict: Verdict | None) -> list[dic
     return entries
 
 
-def write_github_benchmark(
-    path: str | os.PathLike[str], workload: str, verdict: Verdict | None
-) -> None:
-    """Writes `github_benchmark_entries` atomically to `path` (`-` for standard output)."""
-    write_atomically(path, github_benchmark_entries(workload, verdict))
+class GithubBenchmarkExporter:
+    """The entries as the JSON topos writes (an empty list when no route ran, so the
+    action still reads a file)."""
+
+    name = "github-benchmark"
+    option = "--github-benchmark"
+    suffix = ".json"
+    standard_output = True
+
+    def export(self, grade: ExportedGrade) -> str | None:
+        """The JSON text of `github_benchmark_entries`."""
+        return dumps(github_benchmark_entries(grade.workload, grade.verdict))

@@ -1,0 +1,30 @@
+"""`topos grade --export-csv FILE`: one row per route (`export_rows`) for a spreadsheet,
+every figure a number (the verdict's words in a column of their own)."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from topos_cli.render.exporters.export_rows import COLUMNS, export_rows
+from topos_cli.render.exporters.exported_grade import ExportedGrade
+
+
+class CsvExporter:
+    """The rows as CSV with a header line; a missing figure is an empty field."""
+
+    name = "csv"
+    option = "--export-csv"
+    suffix = ".csv"
+    standard_output = False
+
+    def export(self, grade: ExportedGrade) -> str | None:
+        """The CSV text, or `None` without a verdict."""
+        if grade.verdict is None:
+            return None
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        for row in export_rows(grade.verdict):
+            writer.writerow({key: "" if row[key] is None else row[key] for key in COLUMNS})
+        return buffer.getvalue()
