@@ -5,10 +5,9 @@ as it did, and topos's own routes' verdict is unchanged."""
 
 from __future__ import annotations
 
-import struct
-
 from msgspec.structs import replace as msgspec_replace
 
+from tests.support.native_runs import native_run
 from topos_cli.judge.verdict import decide_verdict
 from topos_cli.render.native_frontier_point import NativeFrontierPoint, flag_memory
 from topos_cli.render.native_frontier_table import native_frontier_headers, native_frontier_rows
@@ -18,41 +17,14 @@ from topos_cli.render.report import (
     verdict_headers,
     verdict_rows,
 )
-from topos_cli.result.repeat import Repeat
 from topos_cli.result.worker_facts import ReadyFacts
 from topos_cli.shared.units import MEBIBYTE
-
-
-def _bits(value: float) -> int:
-    return struct.unpack("<I", struct.pack("<f", value))[0]
-
-
-def _run(route: str, delta_mebibytes: float, step_tensors: int | None, native: bool = True):
-    """A run of a PyTorch step's route, as a current worker (`step_tensors` given) or an
-    older one (None) says it; `native` False: one of topos's own routes."""
-    ready: dict = {"ready_rss_bytes": 400 * MEBIBYTE}
-    if native:
-        ready["native"] = {"framework": "torch", "reference": "eager", "exact": True}
-        if step_tensors is not None:
-            ready["native"]["step_tensor_bytes"] = step_tensors
-            ready["native"]["step_tensor_source"] = "torch.profiler"
-    losses = [2.3, 2.2, 2.1]
-    return Repeat(
-        route,
-        0,
-        "ok",
-        tuple(_bits(loss) for loss in losses),
-        tuple(0.01 for _ in losses),
-        ready_rss_bytes=400 * MEBIBYTE,
-        peak_rss_bytes=400 * MEBIBYTE + int(delta_mebibytes * MEBIBYTE),
-        facts={"ready": ready},
-    )
 
 
 def test_a_native_verdicts_memory_is_its_step_tensors():
     # The user's CNN as measured: RSS said checkpoint costs more (6.0 against 9.7 MiB of
     # heap growth); its tensors say it holds 0.75x eager's.
-    runs = [_run("eager", 6.0, 24 * MEBIBYTE), _run("checkpoint", 9.7, 18 * MEBIBYTE)]
+    runs = [native_run("eager", 6.0, 24 * MEBIBYTE), native_run("checkpoint", 9.7, 18 * MEBIBYTE)]
     verdict = decide_verdict(runs)
     headers = verdict_headers(verdict)
     assert "Δ MiB" not in headers and "step MiB" in headers
@@ -78,7 +50,7 @@ def test_an_older_native_result_and_topos_routes_read_as_before():
     assert facts.native.step_tensor_bytes is None and facts.native.gradient_scale is None
     for native in (True, False):
         names = ("eager", "checkpoint") if native else ("engine", "recorded")
-        runs = [_run(names[0], 6.0, None, native), _run(names[1], 9.0, None, native)]
+        runs = [native_run(names[0], 6.0, None, native), native_run(names[1], 9.0, None, native)]
         verdict = decide_verdict(runs)
         assert verdict_headers(verdict) == VERDICT_HEADERS
         row = verdict_rows(verdict)[1]
@@ -126,7 +98,7 @@ def test_the_native_frontier_shows_and_flags_by_step_tensors():
 
 
 def test_a_compiled_routes_gradients_are_said_on_the_models_scale():
-    compiled = _run("compile", 9.0, 20 * MEBIBYTE)
+    compiled = native_run("compile", 9.0, 20 * MEBIBYTE)
     native = compiled.ready.native
     errors = {"stem.bias": 3e-8, "head.weight": 2e-7}
     scaled = msgspec_replace(native, exact=False, gradient_errors=errors, gradient_scale=0.6)
@@ -137,13 +109,13 @@ def test_a_compiled_routes_gradients_are_said_on_the_models_scale():
     ):
         ready = msgspec_replace(compiled.ready, native=facts)
         run = msgspec_replace(compiled, facts=msgspec_replace(compiled.facts, ready=ready))
-        verdict = decide_verdict([_run("eager", 6.0, 24 * MEBIBYTE), run])
+        verdict = decide_verdict([native_run("eager", 6.0, 24 * MEBIBYTE), run])
         (agreement,) = verdict.agreements
         assert f"largest {words} 2e-07 (head.weight)" in agreement.describe()
 
 
 def test_a_route_whose_step_tensors_went_unmeasured_shows_a_dash_not_its_heap_growth():
-    runs = [_run("eager", 6.0, 24 * MEBIBYTE), _run("checkpoint", 9.7, None)]
+    runs = [native_run("eager", 6.0, 24 * MEBIBYTE), native_run("checkpoint", 9.7, None)]
     verdict = decide_verdict(runs)
     headers = verdict_headers(verdict)
     row = dict(zip(headers, verdict_rows(verdict)[1], strict=True))

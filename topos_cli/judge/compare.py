@@ -1,9 +1,11 @@
 """Compares two grade results of one workload and flags regressions beyond tolerances.
 
 For each route in both results, three figures: the median ms/step, the peak
-RSS and the training delta. A figure *regresses* when the new value exceeds
-the old by more than its tolerance (default 10% for time, 5% for memory) and
-the difference is significant where repeats allow:
+RSS and the training delta; a native route (a PyTorch or JAX step) also its step
+tensors, its memory where RSS sees only the heap's growth (exact, so no floor applies).
+A figure *regresses* when the new value exceeds the old by more than its tolerance
+(default 10% for time, 5% for memory) and the difference is significant where repeats
+allow:
 
 - time: judged by `time_judgement`, as every judgement of time is: the repeats are
   the evidence (not the steps), disturbed steps are left out, and a regression or
@@ -47,6 +49,9 @@ from topos_cli.shared.exit_status import ExitStatus, most_severe
 
 #: The figures compared per route, in the order they are shown.
 FIGURES = ("ms/step", "peak RSS", "training delta")
+
+#: A native route's figure beside them, where its runs measured it.
+STEP_TENSORS = "step tensors"
 
 #: The statuses of a significant change: past the tolerance, and not noise.
 SIGNIFICANT = ("regression", "improvement")
@@ -315,8 +320,10 @@ def _compare_memory(
     old_values: Sequence[int],
     new_values: Sequence[int],
     settings: CompareSettings,
+    floor: int | None = None,
 ) -> FigureChange:
-    """The change in one memory figure of one route, judged by range overlap where repeats allow."""
+    """The change in one memory figure of one route, judged by range overlap where repeats
+    allow; a change below `floor` bytes (the settings' memory floor by default) never counts."""
     old = float(median(old_values)) if old_values else None
     new = float(median(new_values)) if new_values else None
     change = _relative_change(old, new)
@@ -334,7 +341,7 @@ def _compare_memory(
         new,
         settings.memory_tolerance,
         significant,
-        floor=settings.memory_floor_bytes,
+        floor=settings.memory_floor_bytes if floor is None else floor,
     )
 
 
@@ -395,6 +402,13 @@ def compare_results(
                     [v for run in new_completed if (v := getattr(run, attribute)) is not None],
                     settings,
                 )
+            )
+        old_tensors = [v for run in old_completed if (v := run.step_tensor_bytes) is not None]
+        new_tensors = [v for run in new_completed if (v := run.step_tensor_bytes) is not None]
+        if old_tensors or new_tensors:
+            # Counted by the framework, not sampled from RSS: no allocator noise to forgive.
+            changes.append(
+                _compare_memory(route, STEP_TENSORS, old_tensors, new_tensors, settings, floor=0)
             )
     old_counts = {count.route: count for count in old.counts or ()}
     new_counts = {count.route: count for count in new.counts or ()}

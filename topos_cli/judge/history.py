@@ -19,6 +19,7 @@ from pathlib import Path
 from topos_cli.judge.compare import (
     FIGURES,
     SIGNIFICANT,
+    STEP_TENSORS,
     FigureChange,
     compare_results,
 )
@@ -109,9 +110,20 @@ class HistoryGroup:
         )
 
     @property
+    def step_tensors(self) -> bool:
+        """Whether any grade of the group is a native step's with its step tensors measured."""
+        return any(
+            figure == STEP_TENSORS and value is not None
+            for point in self.points
+            for (_, figure), value in point.values.items()
+        )
+
+    @property
     def figures(self) -> tuple[str, ...]:
-        """The figures the group's trend and table show: the counted one where counted."""
-        return (*FIGURES, COUNTED) if self.counted else FIGURES
+        """The figures the group's trend and table show: a native step's step tensors
+        where measured, the counted one where counted."""
+        figures = (*FIGURES, STEP_TENSORS) if self.step_tensors else FIGURES
+        return (*figures, COUNTED) if self.counted else figures
 
     @property
     def routes(self) -> tuple[str, ...]:
@@ -184,7 +196,8 @@ def grouping_key(result: GradeResult) -> tuple[tuple[str, str], ...]:
 
 def figure_values(result: GradeResult) -> dict[tuple[str, str], float | None]:
     """Per route and figure, the value `compare` reads from a result's raw runs (median
-    ms/step over measured steps, median peak RSS and training delta over completed runs),
+    ms/step over measured steps, median peak RSS, training delta and a native run's step
+    tensors over completed runs),
     and where the grade counted its work, the median instructions per judged step."""
     itself = compare_results(result, result)
     values = {(change.route, change.figure): change.new for change in itself.changes}
@@ -217,6 +230,7 @@ def figure_spreads(result: GradeResult) -> dict[tuple[str, str], tuple[float, fl
         for figure, values in (
             ("peak RSS", [run.peak_rss_bytes for run in completed]),
             ("training delta", [run.training_delta_bytes for run in completed]),
+            (STEP_TENSORS, [run.step_tensor_bytes for run in completed]),
         ):
             known = [value for value in values if value is not None]
             if known:
@@ -431,6 +445,7 @@ def _group(
 __all__ = [
     "COUNTED",
     "FIGURES",
+    "STEP_TENSORS",
     "History",
     "HistoryGroup",
     "HistoryPoint",

@@ -8,8 +8,9 @@ from collections.abc import Iterator
 from rich.console import RenderableType
 from rich.text import Text
 
-from topos_cli.judge.history import COUNTED, History, HistoryGroup, HistoryPoint
+from topos_cli.judge.history import COUNTED, STEP_TENSORS, History, HistoryGroup, HistoryPoint
 from topos_cli.render.exporters.markdown_table import markdown_table
+from topos_cli.render.step_tensors import STEP_TENSOR_COLUMN, step_tensor_cell
 from topos_cli.render.tables import FittedTable, Forms, plain_table
 from topos_cli.shared.units import DASH, MEBIBYTE, format_milliseconds
 
@@ -52,6 +53,8 @@ def figure_cell(point: HistoryPoint, route: str, figure: str) -> str:
             return f"{figure_value / 1e6:.3f} M"
         if figure == "ms/step":
             return format_milliseconds(figure_value, value)
+        if figure == STEP_TENSORS:
+            return step_tensor_cell(round(figure_value))
         return f"{figure_value / MEBIBYTE:.1f}"
 
     text = form(value)
@@ -69,9 +72,12 @@ def figure_cell(point: HistoryPoint, route: str, figure: str) -> str:
 
 
 def history_headers(group: HistoryGroup, labels: bool = False) -> tuple[str, ...]:
-    """A group's table headers (`labels`: said in full): a counted group's has a column
-    of instructions per step."""
+    """A group's table headers (`labels`: said in full): a native step's group has a
+    column of its step tensors, as the verdict table names it; a counted group's has a
+    column of instructions per step."""
     headers = HISTORY_LABELS if labels else HISTORY_HEADERS
+    if group.step_tensors:
+        headers = (*headers, STEP_TENSOR_COLUMN[1 if labels else 0])
     return (*headers, "instructions/step") if group.counted else headers
 
 
@@ -171,7 +177,7 @@ def history_renderables(history: History) -> Iterator[RenderableType]:
             f"{group.title} ({grade_count(len(group.points))})",
             history_headers(group),
             history_rows(group),
-            right_aligned=frozenset({3, 4, 5, 6}),
+            right_aligned=frozenset(range(3, len(history_headers(group)))),
             style=_mark_style,
             labels=history_headers(group, labels=True),
             name_columns=3,

@@ -9,13 +9,14 @@ from rich.text import Text
 from topos_cli.judge.verdict import Parity, RouteParity, RouteVerdict, Verdict
 from topos_cli.judge.verdict.warning_groups import group_warnings
 from topos_cli.render.exporters.markdown_table import markdown_table
+from topos_cli.render.step_tensors import STEP_TENSOR_COLUMN, shows_step_tensors, step_tensor_cell
 from topos_cli.render.tables import (
     FittedTable,
     Forms,
     plain_table,
     status_style,
 )
-from topos_cli.shared.units import DASH, MEBIBYTE, format_milliseconds, mebibytes_cell
+from topos_cli.shared.units import DASH, format_milliseconds, mebibytes_cell
 
 #: The verdict table's columns: a short header (a table's, kept short so ten columns fit
 #: a terminal) and a label that says it in full (the stacked layout's and the HTML
@@ -35,10 +36,6 @@ VERDICT_COLUMNS = (
 )
 VERDICT_HEADERS = tuple(header for header, _ in VERDICT_COLUMNS)
 VERDICT_LABELS = tuple(label for _, label in VERDICT_COLUMNS)
-
-#: A native verdict's memory column in the training Δ's place: its routes' step tensors
-#: (`topos.native.step_tensors`), the exact figure, where RSS sees only the heap's growth.
-STEP_TENSOR_COLUMN = ("step MiB", "step tensors MiB")
 
 #: Where a terminal too narrow for every column splits the verdict: time, then memory and
 #: bits (each table starts with the route).
@@ -86,15 +83,6 @@ def _speed_cells(route: RouteVerdict, reference: str) -> tuple[str, str, str, st
     return median_cell, cpu_cell, first, ratio
 
 
-def shows_step_tensors(verdict: Verdict) -> bool:
-    """Whether the verdict's routes are a native step's, with step tensors measured: its
-    memory column is then theirs, not the training Δ."""
-    return any(
-        route.memory is not None and route.memory.step_tensor_bytes is not None
-        for route in verdict.routes
-    )
-
-
 def verdict_headers(verdict: Verdict) -> tuple[str, ...]:
     """The verdict table's short headers: `VERDICT_HEADERS`, the training Δ's column
     given to the step tensors where the verdict has them (`shows_step_tensors`)."""
@@ -111,14 +99,6 @@ def _with_step_tensors(names: tuple[str, ...], name: str, verdict: Verdict) -> t
         return names
     where = VERDICT_HEADERS.index("Δ MiB")
     return (*names[:where], name, *names[where + 1 :])
-
-
-def _step_tensor_cell(count: int | None) -> str:
-    """Step tensors in MiB: two decimals below 10 MiB (a small model's are a fraction)."""
-    if count is None:
-        return DASH
-    mebibytes = count / MEBIBYTE
-    return f"{mebibytes:.2f}" if mebibytes < 10 else f"{mebibytes:.1f}"
 
 
 def _memory_cells(
@@ -140,7 +120,7 @@ def _memory_cells(
             ratio = f"{memory.step_tensor_ratio:.2f}x step tensors"
         return (
             mebibytes_cell(memory.peak_rss_bytes),
-            _step_tensor_cell(memory.step_tensor_bytes),
+            step_tensor_cell(memory.step_tensor_bytes),
             ratio,
         )
     if route.route == reference:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from topos_cli.judge.history import COUNTED, FIGURES, HistoryGroup
+from topos_cli.judge.history import COUNTED, FIGURES, STEP_TENSORS, HistoryGroup
 from topos_cli.render.plotting import (
     mebibytes,
     new_figure,
@@ -24,6 +24,7 @@ AXIS_LABELS = {
     "ms/step": "median time per step (ms)",
     "peak RSS": "peak RSS (MiB)",
     "training delta": "training Δ: peak − ready RSS (MiB)",
+    STEP_TENSORS: "step tensors: the step's own tensors at their peak (MiB)",
     COUNTED: "instructions per step (millions; flat where the code did not change)",
 }
 

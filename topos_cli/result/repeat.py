@@ -148,6 +148,13 @@ class Repeat(ResultPart, kw_only=False, frozen=True):
         return self.facts.ready
 
     @property
+    def step_tensor_bytes(self) -> int | None:
+        """A native run's step tensors (`NativeFacts.step_tensor_bytes`), as its worker
+        measured them when ready; `None` for topos's own routes and older workers."""
+        native = None if self.ready is None else self.ready.native
+        return None if native is None else native.step_tensor_bytes
+
+    @property
     def losses(self) -> tuple[float, ...]:
         """The losses, widened exactly from their float32 bit patterns."""
         return tuple(float32_value(bits) for bits in self.loss_bits)

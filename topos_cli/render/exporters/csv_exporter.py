@@ -1,12 +1,13 @@
 """`topos grade --export-csv FILE`: one row per route (`export_rows`) for a spreadsheet,
-every figure a number (the verdict's words in a column of their own)."""
+every figure a number (the verdict's words in a column of their own; a native step's
+step tensors in bytes beside the training Δ)."""
 
 from __future__ import annotations
 
 import csv
 import io
 
-from topos_cli.render.exporters.export_rows import COLUMNS, export_rows
+from topos_cli.render.exporters.export_rows import export_columns, export_rows
 from topos_cli.render.exporters.exported_grade import ExportedGrade
 
 
@@ -22,9 +23,10 @@ class CsvExporter:
         """The CSV text, or `None` without a verdict."""
         if grade.verdict is None:
             return None
+        columns = export_columns(grade.verdict)
         buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
+        writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
         writer.writeheader()
         for row in export_rows(grade.verdict):
-            writer.writerow({key: "" if row[key] is None else row[key] for key in COLUMNS})
+            writer.writerow({key: "" if row[key] is None else row[key] for key in columns})
         return buffer.getvalue()

@@ -6,7 +6,9 @@ interquartile interval of its measured steps), its CPU ms/step, its time against
 reference as numbers (the ratio of its time to the reference's, and the interval's ends
 where there is one: two usable repeats a side) beside the judgement in words (`faster`,
 `slower`, `within tolerance`, `no clear difference`, `inconclusive`; `reference` for
-the reference), peak RSS, training Δ and parity.
+the reference), peak RSS, training Δ and parity. A native route's (a PyTorch or JAX
+step's) rows also hold its step tensors beside the training Δ: its memory, where RSS sees
+only the heap's growth (`step_tensors`); topos's own routes' rows are as they were.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from topos_cli.judge.verdict import Parity, RouteParity, Verdict
+from topos_cli.render.step_tensors import shows_step_tensors
 
 #: The CSV's columns, in order (also the keys of `export_rows`).
 COLUMNS = (
@@ -33,6 +36,18 @@ COLUMNS = (
     "parity",
 )
 
+#: A native verdict's column beside the training Δ (`export_columns`).
+STEP_TENSOR_BYTES = "step_tensor_bytes"
+
+
+def export_columns(verdict: Verdict) -> tuple[str, ...]:
+    """The CSV's columns for `verdict`: `COLUMNS`, with the step tensors after the
+    training Δ where the verdict's routes have them (a native step's)."""
+    if not shows_step_tensors(verdict):
+        return COLUMNS
+    where = COLUMNS.index("training_delta_bytes") + 1
+    return (*COLUMNS[:where], STEP_TENSOR_BYTES, *COLUMNS[where:])
+
 
 def parity_phrase(route: RouteParity | None, parity: Parity) -> str:
     """One route's parity in a few words: `bit-identical`, `parts at step 3`, ..."""
@@ -46,8 +61,8 @@ def parity_phrase(route: RouteParity | None, parity: Parity) -> str:
 
 
 def export_rows(verdict: Verdict) -> list[dict[str, Any]]:
-    """One row per route of the verdict, keyed by `COLUMNS` (`None` for what is missing),
-    plus `speed_phrase`, the verdict's words for the Markdown table."""
+    """One row per route of the verdict, keyed by `COLUMNS` and `STEP_TENSOR_BYTES` (`None`
+    for what is missing), plus `speed_phrase`, the verdict's words for the Markdown table."""
     parities = {route.route: route for route in verdict.parity.routes}
     rows = []
     for route in verdict.routes:
@@ -80,6 +95,7 @@ def export_rows(verdict: Verdict) -> list[dict[str, Any]]:
                 "judgement_vs_reference": judged,
                 "peak_rss_bytes": None if memory is None else memory.peak_rss_bytes,
                 "training_delta_bytes": None if memory is None else memory.training_delta_bytes,
+                STEP_TENSOR_BYTES: None if memory is None else memory.step_tensor_bytes,
                 "parity": parity_phrase(parities.get(route.route), verdict.parity),
                 "speed_phrase": phrase,
             }

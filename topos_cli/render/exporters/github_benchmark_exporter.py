@@ -2,7 +2,10 @@
 reads (`customSmallerIsBetter`).
 
 Per route: the median ms/step (range: half the IQR), and the peak RSS and training
-delta in bytes (range: half the spread across repeats). Names are
+delta in bytes (range: half the spread across repeats); a native route (a PyTorch or JAX
+step) also its step tensors in bytes, its memory where RSS sees only the heap's growth
+(median over repeats; the verdict keeps no spread of them, so the entry has no range).
+Names are
 `<workload> <route>: <figure>`, stable across runs so the action can chart them.
 """
 
@@ -54,6 +57,18 @@ def github_benchmark_entries(workload: str, verdict: Verdict | None) -> list[dic
                     "value": value,
                     "range": f"± {(high - low) / 2:.0f}",
                     "extra": f"median over repeats; from {low} to {high} bytes; {repeats}",
+                }
+            )
+        if memory.step_tensor_bytes is not None:
+            entries.append(
+                {
+                    "name": f"{workload} {route.route}: step tensors",
+                    "unit": "bytes",
+                    "value": memory.step_tensor_bytes,
+                    "extra": (
+                        f"the step's own tensors at their peak, as its framework counts "
+                        f"them; median over repeats; {repeats}"
+                    ),
                 }
             )
     return entries
