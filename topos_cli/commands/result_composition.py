@@ -136,17 +136,9 @@ def memory_predictions(
 def _data_facts(plan: PreparedGrade, results: Sequence[Repeat]) -> DataFacts:
     """Which data the grade used: what was asked for, and what the worker loaded."""
     ready = _first_ready(results)
-    dataset = ready.dataset if ready is not None and ready.dataset is not None else None
-    if dataset is None:
-        return DataFacts(requested=plan.data or "synthetic")
-    return DataFacts(
-        requested=plan.data or "synthetic",
-        name=dataset.name,
-        source=dataset.source,
-        format=dataset.format,
-        fingerprint=dataset.fingerprint,
-        train_images=dataset.train_images,
-    )
+    loaded = ready.dataset if ready is not None and ready.dataset is not None else DataFacts()
+    # The worker's record, with what the grade was asked for: the same record.
+    return msgspec.structs.replace(loaded, requested=plan.data or "synthetic")
 
 
 def memory_measurement(runs: Sequence[Repeat]) -> str | None:

@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from topos_cli.result.data_facts import DataFacts
 from topos_cli.result.instruction_counts import RouteCounts
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.result_part import Bytes, Count, Ratio, ResultPart, Seconds, SignedBytes
@@ -99,17 +100,6 @@ class HostFacts(ResultPart):
     proc_filesystem: bool | None = None
     numerics: Numerics | None = None
     threads: Count | None = None
-
-
-class DataFacts(ResultPart):
-    """Which data the grade used: what was asked for, and what the worker loaded."""
-
-    requested: str | None = None
-    name: str | None = None
-    source: str | None = None
-    format: str | None = None
-    fingerprint: str | None = None
-    train_images: Count | None = None
 
 
 class WorkloadFacts(ResultPart):

@@ -10,18 +10,8 @@ from __future__ import annotations
 
 import msgspec
 
+from topos_cli.result.data_facts import DataFacts
 from topos_cli.result.result_part import Bytes, Count, ProcessId, Ratio, ResultPart, Seconds
-
-
-class DatasetFacts(ResultPart):
-    """The data a worker trained on: its name, where it came from, its fingerprint."""
-
-    name: str | None = None
-    #: `synthetic` for the built-in stand-in, else the folder or file read.
-    source: str | None = None
-    format: str | None = None
-    fingerprint: str | None = None
-    train_images: Count | None = None
 
 
 class LiveVolume(ResultPart):
@@ -235,7 +225,7 @@ class ReadyFacts(ResultPart):
     workload: str | None = None
     route: str | None = None
     steps: Count | None = None
-    dataset: DatasetFacts | None = None
+    dataset: DataFacts | None = None
     #: The plan's summary lines, as `describe()` ends.
     plan: list[str] = msgspec.field(default_factory=list)
     posture: str | None = None

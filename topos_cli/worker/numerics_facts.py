@@ -6,15 +6,13 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from topos_cli.result.worker_facts import (
-    DatasetFacts,
-    Numerics,
-)
+from topos_cli.result.data_facts import DataFacts
+from topos_cli.result.worker_facts import Numerics
 
 
-def dataset_facts(dataset: Any) -> DatasetFacts:
+def dataset_facts(dataset: Any) -> DataFacts:
     """What a ready worker says of the data it trains on."""
-    return DatasetFacts(
+    return DataFacts(
         name=dataset.name,
         source=dataset.source,
         format=dataset.format,

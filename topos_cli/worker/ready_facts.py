@@ -9,7 +9,7 @@ import platform
 from collections.abc import Sequence
 from typing import Any
 
-from topos_cli.result.worker_facts import DatasetFacts
+from topos_cli.result.data_facts import DataFacts
 from topos_cli.worker.code_origin import code_facts
 from topos_cli.worker.numerics_facts import blas_description
 from topos_cli.worker.protocol import WorkerCommand
@@ -18,7 +18,7 @@ from topos_cli.worker.protocol import WorkerCommand
 def shared_ready_facts(
     arguments: WorkerCommand,
     workload: str,
-    dataset: DatasetFacts,
+    dataset: DataFacts,
     *,
     lower_seconds: float | None,
     warm_up_times: Sequence[float],
