@@ -12,10 +12,10 @@ from topos_cli.harness.route_runner import GatheredRepeats
 from topos_cli.harness.worker_environment import environment_facts
 from topos_cli.judge.compare import Comparison
 from topos_cli.judge.verdict import Verdict
+from topos_cli.result.data_facts import DataFacts
 from topos_cli.result.grade_result import (
     AgainstFacts,
     BaselineComparison,
-    DataFacts,
     GradeResult,
     GradeSettings,
     HostFacts,

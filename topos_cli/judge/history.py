@@ -25,7 +25,8 @@ from topos_cli.judge.compare import (
 )
 from topos_cli.judge.count_judgement import CountChange
 from topos_cli.judge.machine import MACHINE_FACTS, machine_facts, machine_name, machine_slug
-from topos_cli.result.grade_result import DataFacts, GradeResult
+from topos_cli.result.data_facts import DataFacts
+from topos_cli.result.grade_result import GradeResult
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.result_archive import archive_results, is_archive
 from topos_cli.result.result_commit import describe_commit

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from topos_cli.result.grade_result import DataFacts, GradeResult, MemoryPrediction, RouteFacts
+from topos_cli.result.data_facts import DataFacts
+from topos_cli.result.grade_result import GradeResult, MemoryPrediction, RouteFacts
 from topos_cli.result.result_commit import describe_commit
 from topos_cli.result.worker_facts import Numerics
 from topos_cli.shared.units import format_bytes, format_duration
