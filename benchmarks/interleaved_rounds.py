@@ -6,9 +6,10 @@ speaking JSON lines over its pipes. The parent (`Worker`, `run_rounds`) warms ev
 worker up, then interleaves the rounds: every worker times its steps in round 1, then
 every worker in round 2, the order reversed every other round, so a busy spell on the
 machine falls on all routes alike. `summarize` turns each worker's times and rusage into
-its figures, `add_ratios` divides them by a reference route's median (and, paired round
-by round, `paired_ratio`: a round's ratio cancels a slow spell of the machine that spans
-the round), and `print_table` prints them.
+its figures (medians and quartiles by the grader's own statistics,
+`topos.measurement.statistics`, not a second kind), `add_ratios` divides them by a
+reference route's median (and, paired round by round, `paired_ratio`: a round's ratio
+cancels a slow spell of the machine that spans the round), and `print_table` prints them.
 
 What the two benchmarks share beyond that is here too: their command line
 (`round_parser`), a worker's announcement (`serve_route`), which routes run
@@ -23,7 +24,6 @@ import itertools
 import json
 import os
 import resource
-import statistics
 import subprocess
 import sys
 import time
@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import benchmark_report
+from topos.measurement.statistics import median, quartiles
 
 #: The repository's root: where a worker runs `python -m benchmarks.NAME` by default.
 ROOT = Path(__file__).resolve().parents[1]
@@ -295,14 +296,15 @@ def summarize(workers: Iterable[Worker], per_step: Sequence[str]) -> dict[str, d
     results = {}
     for worker in workers:
         times = worker.times
-        quartiles = statistics.quantiles(times, n=4) if len(times) > 1 else [times[0]] * 3
+        # The grader's quartiles (type 7, `topos.measurement.statistics`), not a second kind.
+        lower, middle, upper = quartiles(times)
         results[worker.route] = {
-            "median_ms": statistics.median(times),
-            "q1_ms": quartiles[0],
-            "q3_ms": quartiles[2],
+            "median_ms": middle,
+            "q1_ms": lower,
+            "q3_ms": upper,
             "min_ms": min(times),
             "steps_timed": len(times),
-            "round_medians_ms": [statistics.median(steps) for steps in worker.rounds if steps],
+            "round_medians_ms": [median(steps) for steps in worker.rounds if steps],
             **{f"{key}_per_step": worker.usage[key] / len(times) for key in per_step},
             "info": worker.info,
         }
@@ -339,11 +341,11 @@ def paired_ratio(rounds: Sequence[float], reference_rounds: Sequence[float]) -> 
     ]
     if len(ratios) < 2:
         return None
-    quartiles = statistics.quantiles(ratios, n=4)
+    lower, middle, upper = quartiles(ratios)
     return {
-        "median": statistics.median(ratios),
-        "q1": quartiles[0],
-        "q3": quartiles[2],
+        "median": middle,
+        "q1": lower,
+        "q3": upper,
         "rounds": len(ratios),
     }
 

@@ -31,9 +31,9 @@ def lint_imports(project: Path) -> subprocess.CompletedProcess:
 
 
 def copy_of_the_project(destination: Path) -> Path:
-    """The two packages and pyproject.toml, copied into `destination`."""
-    ignore = shutil.ignore_patterns("__pycache__")
-    for package in ("topos", "topos_cli"):
+    """The two packages, the benchmarks and pyproject.toml, copied into `destination`."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.svg")
+    for package in ("topos", "topos_cli", "benchmarks"):
         shutil.copytree(ROOT / package, destination / package, ignore=ignore)
     shutil.copy(ROOT / "pyproject.toml", destination / "pyproject.toml")
     return destination
@@ -76,3 +76,16 @@ def test_an_upward_import_breaks_the_contract(tmp_path, importer, upward, broken
     assert f"{broken} BROKEN" in completed.stdout
     assert f"{level} is not allowed to import {upward_level}" in completed.stdout
     assert f"{importer_module} -> {upward}" in completed.stdout
+
+
+def test_a_benchmark_importing_the_command_breaks_the_contract(tmp_path):
+    # DESIGN.md: nothing in benchmarks/ imports the CLI (it runs `topos` as a user does).
+    project = copy_of_the_project(tmp_path)
+    source = project / "benchmarks" / "step_time.py"
+    source.write_text(source.read_text() + "\nimport topos_cli.judge.statistics  # noqa: E402\n")
+
+    completed = lint_imports(project)
+
+    assert completed.returncode != 0
+    assert "Nothing outside the command imports it BROKEN" in completed.stdout
+    assert "benchmarks.step_time -> topos_cli.judge.statistics" in completed.stdout

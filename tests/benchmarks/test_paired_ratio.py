@@ -35,3 +35,17 @@ def test_add_ratios_puts_the_paired_ratio_beside_the_medians_ratio():
 
 def test_one_round_is_not_paired():
     assert paired_ratio([1.0], [2.0]) is None
+
+
+def test_the_quartiles_are_the_graders_not_a_second_kind():
+    # The grader's quartiles interpolate between ranks (type 7); the standard library's
+    # default (`statistics.quantiles`, exclusive) would say 1.25 and 3.75 of these.
+    from types import SimpleNamespace
+
+    from benchmarks.interleaved_rounds import summarize
+
+    times = [1.0, 2.0, 3.0, 4.0]
+    worker = SimpleNamespace(route="engine", times=times, rounds=[times], usage={}, info={})
+    figures = summarize([worker], per_step=())["engine"]
+    assert (figures["q1_ms"], figures["median_ms"], figures["q3_ms"]) == (1.75, 2.5, 3.25)
+    assert paired_ratio([1.0, 2.0, 3.0, 4.0], [1.0] * 4)["q3"] == 3.25

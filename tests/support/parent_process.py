@@ -1,7 +1,8 @@
 """What the grading parent may load: the library's NumPy-free modules (`topos.names`,
-`topos.budget_text`, which reads `--budget`, and `topos.system`, the helpers both sides
-share), never NumPy, matplotlib or the rest of the library. Tests run a statement in a
-fresh interpreter and ask what it loaded."""
+`topos.budget_text`, which reads `--budget`, `topos.system`, the helpers both sides
+share, and `topos.measurement`, the statistics the judge reads), never NumPy, matplotlib
+or the rest of the library. Tests run a statement in a fresh interpreter and ask what it
+loaded."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ REPORT_LOADED = (
     "\nimport sys as _sys\n"
     "print('loaded', sorted(name for name in _sys.modules if name in ('numpy', 'matplotlib') or "
     "name.startswith('topos.') and name not in ('topos.names', 'topos.budget_text') "
-    "and name.partition('.')[2].partition('.')[0] != 'system'), "
+    "and name.partition('.')[2].partition('.')[0] not in ('system', 'measurement')), "
     "file=_sys.stderr)\n"
 )
 
