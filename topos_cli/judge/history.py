@@ -99,23 +99,23 @@ class HistoryGroup:
             f"shards {facts['shards']}"
         )
 
+    def measured(self, figure: str) -> bool:
+        """Whether any grade of the group has a value of `figure` for some route."""
+        return any(
+            name == figure and value is not None
+            for point in self.points
+            for (_, name), value in point.values.items()
+        )
+
     @property
     def counted(self) -> bool:
         """Whether any grade of the group counted its work (`--measure instructions`)."""
-        return any(
-            figure == COUNTED and value is not None
-            for point in self.points
-            for (_, figure), value in point.values.items()
-        )
+        return self.measured(COUNTED)
 
     @property
     def step_tensors(self) -> bool:
         """Whether any grade of the group is a native step's with its step tensors measured."""
-        return any(
-            figure == STEP_TENSORS and value is not None
-            for point in self.points
-            for (_, figure), value in point.values.items()
-        )
+        return self.measured(STEP_TENSORS)
 
     @property
     def figures(self) -> tuple[str, ...]:
