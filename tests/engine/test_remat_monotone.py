@@ -10,12 +10,14 @@ those budgets with +18%.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.engine.test_remat_on_a_deep_mlp import deep_mlp
 from tests.engine.test_remat_plan import convnet, recorded_network
 from tests.support.random_graphs import Program, programs
+from tests.support.unseen_models import unseen_models
 from topos.engine.budget import Budget
 from topos.engine.remat_plan import RematPlan
 from topos.errors import BudgetError
@@ -76,3 +78,22 @@ def test_gpt_is_monotone_and_says_when_it_lands_far_below():
         assert plan.far_below_budget == (plan.budget_unused > 0.1)
     # The summary says so (it names the floor, a bisection: one plan's is enough here).
     assert ("below the budget" in at_80.summary()[2]) == at_80.far_below_budget
+
+
+@pytest.mark.parametrize("name", [name for name, _ in unseen_models()])
+def test_models_written_as_a_user_writes_them_are_monotone_from_100_percent_to_the_floor(name):
+    # A GRU with a layer norm, an attention block with residuals, a convnet with batch
+    # norms (tests/support/unseen_models.py): no built-in's shape.
+    network, roots = dict(unseen_models())[name]
+    whole = RematPlan(network, roots, Budget(fraction=1.0)).unconstrained_bytes
+    floor = RematPlan(network, roots, Budget.of("floor"))
+    assert floor.planned_bytes <= floor.budget_bytes
+    steps = 8
+    budgets = {
+        floor.budget_bytes + (whole - floor.budget_bytes) * k // steps for k in range(steps + 1)
+    }
+    plans = assert_monotone(network, roots, budgets)
+    assert len(plans) == len(budgets)  # every budget from the floor up is taken
+    assert plans[-1].budget_bytes == floor.budget_bytes
+    assert plans[0].recomputations == 0
+    assert any(plan.recomputations for plan in plans)

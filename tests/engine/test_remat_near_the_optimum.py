@@ -24,7 +24,11 @@ needs recomputation.
 from __future__ import annotations
 
 from tests.engine.test_remat_schedule import simulation_inputs
-from tests.support.remat_optimum import one_block_transformer, optimal_extra_flops
+from tests.support.remat_optimum import (
+    one_block_transformer,
+    optimal_extra_flops,
+    relaxed_extra_flops,
+)
 from topos import Shape, Tape, Tensor, init
 from topos.engine.compute_cost import flops
 from topos.engine.remat_schedule import RematScheduler
@@ -88,3 +92,19 @@ def test_the_greedy_against_the_optimum_on_a_transformer_block():
     best, bound = optimal_extra_flops(scheduler, nodes, views, budget, time_limit=None)
     assert best == bound, "HiGHS proved no optimum: nothing was compared"
     assert 0 < best <= greedy <= WITHIN * best
+
+
+def test_the_relaxation_bounds_the_optimum_from_below_and_says_an_impossible_budget():
+    # The linear relaxation the benchmark reports where HiGHS finds no schedule: never
+    # above the proven optimum, and infinite where no schedule fits at all.
+    import math
+
+    network, roots = residual_pair()
+    inputs, whole = simulation_inputs(network, roots)
+    scheduler = RematScheduler(*inputs)
+    nodes, views = inputs[0], inputs[4]
+    best, bound = optimal_extra_flops(scheduler, nodes, views, whole, time_limit=None)
+    assert best == bound
+    relaxed = relaxed_extra_flops(scheduler, nodes, views, whole, time_limit=None)
+    assert relaxed is not None and 0 <= relaxed <= best
+    assert relaxed_extra_flops(scheduler, nodes, views, 1, time_limit=None) == math.inf

@@ -24,6 +24,8 @@ views keeping their bases.)
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_matrix
@@ -41,6 +43,71 @@ def optimal_extra_flops(
     best schedule's FLOPs found (None: none in time) and the proven lower bound on the
     optimum (None: proven infeasible; 0 when out of time before any bound). Both are the
     optimum when HiGHS finishes in time."""
+    objective, constraints, integrality, low_bounds, high_bounds, recomputing = _program(
+        scheduler, nodes, views, budget
+    )
+    options = {"mip_rel_gap": 0.0}
+    if time_limit is not None:
+        options["time_limit"] = time_limit
+    # First with nothing recomputed: where that fits, it is the optimum, proven at once
+    # (HiGHS, given the whole program of a transformer block, often finds no schedule at
+    # all in a minute where this one fits).
+    none_recomputed = high_bounds.copy()
+    none_recomputed[recomputing] = 0
+    result = milp(
+        objective,
+        constraints=constraints,
+        integrality=integrality,
+        bounds=Bounds(low_bounds, none_recomputed),
+        options=options,
+    )
+    if result.status == 0:
+        return 0, 0.0
+    result = milp(
+        objective,
+        constraints=constraints,
+        integrality=integrality,
+        bounds=Bounds(low_bounds, high_bounds),
+        options=options,
+    )
+    if result.status == 2:  # infeasible
+        return None, None
+    found = None if result.x is None else round(result.fun)
+    bound = getattr(result, "mip_dual_bound", None)
+    if bound is None or not np.isfinite(bound):
+        bound = 0.0  # out of time before any bound: no schedule recomputes less than none
+    if result.status == 0:
+        bound = found
+    return found, bound
+
+
+def relaxed_extra_flops(
+    scheduler: RematScheduler, nodes, views, budget: int, time_limit: float | None = 60.0
+) -> float | None:
+    """The optimum of the program's linear relaxation (every binary between 0 and 1): a
+    lower bound on the recomputed FLOPs of any schedule within `budget`, found where
+    the mixed-integer solve finds neither a schedule nor a bound in time (a transformer
+    block). `math.inf` where the relaxation is infeasible (so is every schedule); None
+    where HiGHS does not solve it within `time_limit` seconds."""
+    objective, constraints, integrality, low_bounds, high_bounds, _ = _program(
+        scheduler, nodes, views, budget
+    )
+    options = {} if time_limit is None else {"time_limit": time_limit}
+    result = milp(
+        objective,
+        constraints=constraints,
+        integrality=np.zeros_like(integrality),
+        bounds=Bounds(low_bounds, high_bounds),
+        options=options,
+    )
+    if result.status == 2:
+        return math.inf
+    return float(result.fun) if result.status == 0 else None
+
+
+def _program(scheduler: RematScheduler, nodes, views, budget: int):
+    """Checkmate's program for `budget` (see the module): the objective, the constraints,
+    the integrality, the variables' bounds, and the columns of the recomputations."""
     order = [i for i in scheduler.evaluated if not scheduler.is_source[i]]
     position = {node: p for p, node in enumerate(order)}
     count = len(order)
@@ -183,40 +250,8 @@ def optimal_extra_flops(
             high_bounds[column] = infinity
     matrix = coo_matrix((values, (rows, columns)), shape=(len(lower), len(variables)))
     constraints = LinearConstraint(matrix.tocsr(), lower, upper)
-    options = {"mip_rel_gap": 0.0}
-    if time_limit is not None:
-        options["time_limit"] = time_limit
-    # First with nothing recomputed: where that fits, it is the optimum, proven at once
-    # (HiGHS, given the whole program of a transformer block, often finds no schedule at
-    # all in a minute where this one fits).
     recomputing = [c for key, c in variables.items() if key[0] == "R" and key[2] < key[1]]
-    none_recomputed = high_bounds.copy()
-    none_recomputed[recomputing] = 0
-    result = milp(
-        objective,
-        constraints=constraints,
-        integrality=integrality,
-        bounds=Bounds(low_bounds, none_recomputed),
-        options=options,
-    )
-    if result.status == 0:
-        return 0, 0.0
-    result = milp(
-        objective,
-        constraints=constraints,
-        integrality=integrality,
-        bounds=Bounds(low_bounds, high_bounds),
-        options=options,
-    )
-    if result.status == 2:  # infeasible
-        return None, None
-    found = None if result.x is None else round(result.fun)
-    bound = getattr(result, "mip_dual_bound", None)
-    if bound is None or not np.isfinite(bound):
-        bound = 0.0  # out of time before any bound: no schedule recomputes less than none
-    if result.status == 0:
-        bound = found
-    return found, bound
+    return objective, constraints, integrality, low_bounds, high_bounds, recomputing
 
 
 def one_block_transformer(kind: str, context: int = 16, features: int = 8, rows: int = 2):

@@ -46,8 +46,6 @@ class Entry:
 
         if budget is None:
             return Plan(self.network, self.roots, self.posture)
-        from topos.engine.budget import Budget
-        from topos.engine.remat_plan import RematPlan
         from topos.errors import GraphError
 
         if self.posture != "forward":
@@ -55,19 +53,42 @@ class Entry:
                 "lower: a budget applies to forward plans (the recorded route's); the "
                 "retain posture keeps every buffer by design"
             )
-        return RematPlan(self.network, self.roots, Budget.of(budget))
+        from topos.engine.budget import Budget
+
+        chosen = Budget.of(budget)  # a budget that says none is refused before lowering
+        # The unconstrained plan first, then the remat modules: see `_unconstrained`.
+        unconstrained = self._unconstrained()
+        from topos.engine.remat_plan import RematPlan
+
+        return RematPlan(self.network, self.roots, chosen, unconstrained=unconstrained)
 
     def lower_schedule(self, schedule: LoweredSchedule | str) -> RematPlan:
         """The remat plan a lowering chose (`RematPlan.lowered_schedule()`, or its
         `to_text()`), rebuilt without searching: the same evaluations into the same
         bytes as the plan it was written from. GraphError (one line) for a schedule
         lowered from another graph or roots, or one that is not a schedule."""
-        from topos.engine.lowered_schedule import LoweredSchedule
-        from topos.engine.remat_plan import RematPlan
         from topos.errors import GraphError
 
         if self.posture != "forward":
             raise GraphError("lower_schedule: a remat schedule is a forward plan's")
+        unconstrained = self._unconstrained()
+        from topos.engine.lowered_schedule import LoweredSchedule
+        from topos.engine.remat_plan import RematPlan
+
         if isinstance(schedule, str):
             schedule = LoweredSchedule.from_text(schedule)
-        return RematPlan(self.network, self.roots, None, schedule)
+        return RematPlan(self.network, self.roots, None, schedule, unconstrained=unconstrained)
+
+    def _unconstrained(self) -> Plan:
+        """The forward plan of these roots, lowered before a remat plan's modules are
+        loaded: its lowering's transient objects set the high-water of the interpreter's
+        object arenas, and the modules' objects (some 100 KiB), loaded before it, raised
+        that peak by their size, a whole 1 MiB arena more in a worker's resident set at
+        ready (remat at 100% on the sequence model template, 17 arenas to recorded's 16).
+        Loaded after it, they take pools it freed."""
+        from topos.engine.plan import Plan
+
+        # Its steps compiled only if the remat plan runs them (nothing recomputed): a
+        # plan that recomputes runs its own program, and compiling the unconstrained one
+        # too held a second straight-line function at ready, and its compiler's peak.
+        return Plan(self.network, self.roots, "forward", steps=False)

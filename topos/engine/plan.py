@@ -45,7 +45,12 @@ class Plan:
     overwritten by the next run (reading them then raises GraphError).
     """
 
-    def __init__(self, network: Network, roots: tuple[int, ...], posture: str) -> None:
+    def __init__(
+        self, network: Network, roots: tuple[int, ...], posture: str, *, steps: bool = True
+    ) -> None:
+        # `steps` false: the plan's steps are not compiled until `compile_steps()` (a remat
+        # lowering reads the unconstrained plan's memory plan, and runs its steps only if
+        # nothing is recomputed).
         if posture not in ("forward", "retain"):
             raise GraphError(f"plan: unknown posture {posture!r}")
         self.network = network
@@ -66,12 +71,21 @@ class Plan:
         # The forward posture's profile is also the retain plan's release floor.
         self.live = self.memory.live
         self.releases = self.memory.releases
-        self._start(network.nodes, self.evaluated)
+        self._started = False
+        if steps:
+            self.compile_steps()
+
+    def compile_steps(self) -> None:
+        """Compiles this plan's steps if its lowering did not (`steps=False`); a plan
+        runs only once they are."""
+        if not self._started:
+            self._start(self.network.nodes, self.evaluated)
 
     def _start(self, program: Sequence[Node], positions: Sequence[int]) -> None:
         """Compiles the steps of `program` (the nodes a run evaluates, indexed by their
         position in it) at `positions`: for a plain plan the network's own nodes at their
         indices, for a remat plan its evaluations in order (see RematPlan)."""
+        self._started = True
         self._program = program
         self._positions = positions
         self._arena: Arena | None = None
@@ -85,6 +99,7 @@ class Plan:
         """Starts as `_start` would with `other`'s program and positions, sharing what
         `other` compiled (its steps' structure and the run function's code; an arena and
         namespace of its own, as a replica's) rather than compiling a second copy."""
+        self._started = True
         self._program = other._program
         self._positions = other._positions
         self._arena = None
@@ -194,6 +209,7 @@ class Plan:
         """This plan with an arena of its own, allocated on its first run: what each shard
         of a workload runs, lowered once (lowering is a pure function of the network and
         the budget, so every shard's plan would be this one)."""
+        self.compile_steps()
         twin = copy.copy(self)
         twin._arena = None
         twin._steps = None
@@ -208,6 +224,8 @@ class Plan:
         """Frees the arena and every backward arena (once no run still holds a view of
         them); the next forward or sweep allocates them afresh, so the memory a plan
         needs can be measured from a state where it holds none."""
+        if not self._started:
+            return  # nothing compiled, nothing allocated
         self._arena = None
         self._steps = None
         if self._compiled is not None:
@@ -317,6 +335,7 @@ class Plan:
 
     def _check_fed(self, fed: Collection[int], defaults: bool | Iterable) -> None:
         """Refuses a run with an input neither fed nor defaulted on purpose, naming each."""
+        self.compile_steps()  # which inputs it reads is known once it is
         if defaults is True:
             return
         allowed: set[int] = set()
@@ -373,6 +392,7 @@ class Plan:
     @property
     def inputs(self) -> tuple[Symbol, ...]:
         """The inputs this plan reads, in recording order: what `forward` must be fed."""
+        self.compile_steps()
         return tuple(self.network.symbol(index) for index in self._inputs)
 
     def forward(

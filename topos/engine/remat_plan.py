@@ -33,11 +33,11 @@ from topos.engine.remat_schedule import (
     RematScheduler,
     in_recording_order,
 )
-from topos.engine.remat_search import RematSearch
 from topos.errors import BudgetError
 from topos.graph.node import Node
 
 if TYPE_CHECKING:
+    from topos.engine.remat_search import RematSearch
     from topos.graph.network import Network
 
 
@@ -63,8 +63,13 @@ class RematPlan(Plan):
         roots: tuple[int, ...],
         budget: Budget | None,
         lowered: LoweredSchedule | None = None,
+        *,
+        unconstrained: Plan | None = None,
     ) -> None:
-        base = Plan(network, roots, "forward")
+        # `unconstrained`: the forward plan of these roots, if lowered already (`Entry`).
+        if unconstrained is None:
+            unconstrained = Plan(network, roots, "forward", steps=False)
+        base = unconstrained
         # The search's seconds (`search_seconds`): the unconstrained plan, which a
         # rebuilt plan lowers too, is not the search's.
         started = time.perf_counter()
@@ -79,42 +84,46 @@ class RematPlan(Plan):
         if lowered is not None:
             self._rebuild(lowered)
             return
-        search = _new_search(network, base)
         # The floor is sought only when the budget is put in its terms or nothing the
         # ladder finds fits (see remat_search); else on demand (`floor_bytes`).
-        self._search: RematSearch | None = search
+        self._search: RematSearch | None = None
         self._floor_bytes: int | None = None
         unconstrained = self.unconstrained_bytes
         needs_floor = budget.is_floor or budget.above_floor is not None
         wanted = None if needs_floor else budget.bytes_of(unconstrained, 0)
         chosen = None
-        if wanted is not None and wanted < unconstrained:
-            chosen = search.cheapest(wanted)
-        if wanted is None or (chosen is None and wanted < unconstrained):
-            floor = self.floor_bytes
-            wanted = budget.bytes_of(unconstrained, floor)
-            if wanted < floor:
-                # The floor is path-dependent (the greedy is not monotone): a search
-                # that seeks the floor first, as `lower("floor")` does, may end lower.
-                # A floor this library printed must be a budget it takes back.
-                search = _new_search(network, base)
-                fresh_floor = search.floor()
-                if fresh_floor <= wanted:
-                    floor = self._floor_bytes = fresh_floor
-            if wanted < floor:
-                raise BudgetError(
-                    f"budget {wanted} bytes is below this plan's floor of {floor} "
-                    f"bytes (the least memory its schedules plan for: some kernel's "
-                    f"operands, output and workspace must be live together, beside the "
-                    f"roots)",
-                    wanted,
-                    floor,
-                )
-            if wanted < unconstrained:
+        # A budget the unconstrained plan fits needs no search: that plan runs (the
+        # search's tables and walks would be transient heap that stays resident).
+        search = None
+        if wanted is None or wanted < unconstrained:
+            search = self._search = _new_search(network, base)
+            if wanted is not None:
                 chosen = search.cheapest(wanted)
+            if wanted is None or chosen is None:
+                floor = self.floor_bytes
+                wanted = budget.bytes_of(unconstrained, floor)
+                if wanted < floor:
+                    # The floor is path-dependent (the greedy is not monotone): a search
+                    # that seeks the floor first, as `lower("floor")` does, may end
+                    # lower. A floor this library printed must be a budget it takes back.
+                    search = _new_search(network, base)
+                    fresh_floor = search.floor()
+                    if fresh_floor <= wanted:
+                        floor = self._floor_bytes = fresh_floor
+                if wanted < floor:
+                    raise BudgetError(
+                        f"budget {wanted} bytes is below this plan's floor of {floor} "
+                        f"bytes (the least memory its schedules plan for: some kernel's "
+                        f"operands, output and workspace must be live together, beside "
+                        f"the roots)",
+                        wanted,
+                        floor,
+                    )
+                if wanted < unconstrained:
+                    chosen = search.cheapest(wanted)
         self.budget_bytes = wanted
         #: How many schedules the search laid out to choose this one.
-        self.candidates_tried = len(search.candidates)
+        self.candidates_tried = 0 if search is None else len(search.candidates)
         # What the search holds (every schedule tried, its memory planner and placement
         # search, the walks' tables) is released with it: a floor asked for later gets
         # a search of its own (`floor_bytes`).
@@ -158,32 +167,46 @@ class RematPlan(Plan):
         network, base = self.network, self.unconstrained
         nodes = network.nodes
         views = base.memory.views
-        positions: Sequence[int]
-        if chosen is None or program is None or memory is None:
-            schedule = in_recording_order(nodes, self.evaluated)
-            program, memory = list(nodes), base.memory
-            positions = self.evaluated
-            self._identity = True
-        else:
-            self._identity = False
-            schedule = chosen
-            positions = range(len(program))
+        self._identity = chosen is None or program is None or memory is None
         self._target = target
-        self.schedule = schedule
-        self.program = program
+        # The unconstrained schedule is not kept (`schedule` lays it out when asked): a
+        # plan that recomputes nothing holds no more than recorded's does.
+        self._schedule = chosen
+        self._program_nodes = program
+        if chosen is None or program is None or memory is None:
+            memory = base.memory
+            self.extra_flops = self.recomputations = 0
+        else:
+            self.extra_flops = _extra_flops(nodes, views, chosen)
+            self.recomputations = chosen.recomputations
         self.memory = memory
         self.live = memory.live
         self.releases = memory.releases
         self.flops = sum(flops(nodes[i], nodes, i in views) for i in self.evaluated)
-        self.extra_flops = _extra_flops(nodes, views, schedule)
-        self.recomputations = schedule.recomputations
         if self._identity:
             # The unconstrained schedule runs as the base plan does: its compiled steps
             # are shared, not compiled again (a second copy, held at ready, put remat at
             # 100% 0.4-1.1 MiB over recorded on gpt and a GRU).
+            base.compile_steps()
             self._start_as(base)
         else:
-            self._start(program, positions)
+            self._start(program, range(len(program)))
+
+    @property
+    def schedule(self) -> RematSchedule:
+        """The evaluations in order (a plan that recomputes nothing: every node once, in
+        recording order, laid out on each call rather than held)."""
+        if self._schedule is None:
+            return in_recording_order(self.network.nodes, self.evaluated)
+        return self._schedule
+
+    @property
+    def program(self) -> list[Node]:
+        """The evaluations as nodes in evaluation order, each operand naming the position
+        of the evaluation it reads (a plan that recomputes nothing: the network's nodes)."""
+        if self._program_nodes is None:
+            return list(self.network.nodes)
+        return self._program_nodes
 
     def lowered_schedule(self) -> LoweredSchedule:
         """What this lowering chose, for `Entry.lower_schedule` to rebuild this very plan
@@ -337,6 +360,11 @@ class RematPlan(Plan):
 def _new_search(network: Network, base: Plan) -> RematSearch:
     """A search over the schedules of `base` (the unconstrained forward plan): its
     scheduler's tables and a memory planner per schedule laid out, kept while it lives."""
+    # Imported here: a plan rebuilt from its schedule, or one the budget lets run
+    # unconstrained, never searches, and its process need not load (or, where no
+    # bytecode is written, compile) the search and its simulation.
+    from topos.engine.remat_search import RematSearch
+
     nodes = network.nodes
     storage, views = base.memory.storage, base.memory.views
     sizes, workspaces = _buffer_bytes(nodes, base.evaluated, base.memory, network.dtype)

@@ -34,7 +34,6 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from topos.engine.compute_cost import cost
-from topos.engine.remat_simulation import RematSimulation, ThrashError
 from topos.graph.node import Node
 
 
@@ -168,6 +167,11 @@ class RematScheduler:
         for within, over, schedule in self._walked:
             if within <= budget < over:
                 return schedule
+        # Imported here: a plan rebuilt from its schedule reads Evaluation and
+        # RematSchedule from this module and walks nothing, and its process need not
+        # load (or, where no bytecode is written, compile) the simulation.
+        from topos.engine.remat_simulation import RematSimulation, ThrashError
+
         simulation = RematSimulation(self, budget)
         try:
             evaluations, peak, fits = simulation.run()

@@ -14,7 +14,7 @@ from topos_cli.commands.options import (
     WorkloadOption,
     chosen_budget,
 )
-from topos_cli.commands.workload_program import load_program, sharded_line
+from topos_cli.commands.workload_program import lowered_here, sharded_line
 from topos_cli.shared.bounds import MOST_STEPS, check_count
 
 
@@ -39,13 +39,23 @@ def train_command(
 
     check_count("--steps", steps, most=MOST_STEPS)
     directory = data_directory(data)
+    from topos.workloads import resolve
+
     budget = chosen_budget(budget) if route == "remat" else None
-    program = load_program(workload, route, budget)
-    try:
-        dataset = program.workload.dataset(directory)
-        training = Training(program.workload, route, dataset, steps, budget)
-    except DataError as error:
-        fail(str(error))
+
+    def ready() -> Training:
+        # Recorded and lowered once, by Training: a program lowered first only to check
+        # the workload searched remat's schedules twice (a GRU of one's own at the
+        # default budget: two floor bisections before the first step).
+        resolved = resolve(workload)
+        try:
+            dataset = resolved.dataset(directory)
+        except DataError as error:
+            fail(str(error))
+        return Training(resolved, route, dataset, steps, budget)
+
+    training = lowered_here(workload, ready)
+    dataset = training.dataset
     unit = getattr(dataset.train, "unit", "images")
     typer.echo(f"route {route}: {steps} steps over {len(dataset.train)} {unit}")
     # Standard output carries exactly the seed's lines; which data was used goes beside it.
