@@ -64,15 +64,15 @@ class RepeatsUntilDecisive:
         self.round_started = now
         return round_of_requests(self.plan, repeats)
 
-    def judgements(self, runs: Sequence[Repeat]) -> dict[str, TimeJudgement]:
+    def judgements(self, repeats: Sequence[Repeat]) -> dict[str, TimeJudgement]:
         """Every time judgement the grade will render, by name: this checkout against
         `--against`'s, against `--baseline`, or (with neither) each route against the
         verdict's reference."""
         plan = self.plan
-        own = [run for run in runs if not is_against(run)]
+        own = [repeat for repeat in repeats if not is_against(repeat)]
         judged: dict[str, TimeJudgement] = {}
         if self.against is not None:
-            other = [run for run in runs if is_against(run)]
+            other = [repeat for repeat in repeats if is_against(repeat)]
             comparison = compare_checkouts(
                 own, other, other_name=self.against, settings=plan.compare_settings
             )

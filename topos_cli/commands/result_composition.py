@@ -149,10 +149,10 @@ def _data_facts(plan: PreparedGrade, results: Sequence[Repeat]) -> DataFacts:
     )
 
 
-def memory_measurement(runs: Sequence[Repeat]) -> str | None:
+def memory_measurement(repeats: Sequence[Repeat]) -> str | None:
     """`exact` when every completed run's peak is VmHWM, `sampled` when one's was sampled
     (no /proc), None when no run completed."""
-    sources = {run.facts.peak_source for run in runs if run.status == "ok"}
+    sources = {repeat.facts.peak_source for repeat in repeats if repeat.status == "ok"}
     if not sources:
         return None
     return "exact" if sources == {"VmHWM"} else "sampled"

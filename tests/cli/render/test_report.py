@@ -174,10 +174,12 @@ def test_the_rich_verdict_on_a_terminal_is_a_table(monkeypatch):
             assert word in text
 
 
-def three_repeats(runs: list[Repeat]) -> list[Repeat]:
+def three_repeats(repeats: list[Repeat]) -> list[Repeat]:
     """The runs, and two more repeats of each: enough for a time judgement to claim."""
 
-    return runs + [msgspec.structs.replace(run, repeat=repeat) for repeat in (1, 2) for run in runs]
+    return repeats + [
+        msgspec.structs.replace(run, repeat=repeat) for repeat in (1, 2) for run in repeats
+    ]
 
 
 def make_result(milliseconds: float) -> dict:
