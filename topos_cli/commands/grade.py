@@ -134,7 +134,7 @@ def describe_counts(result: GradeResult) -> list[str]:
 
 
 def finish_grade(
-    plan: PreparedGrade,
+    preparation: PreparedGrade,
     record: GatheredRepeats,
     host: HostFacts,
     *,
@@ -146,7 +146,7 @@ def finish_grade(
     """Judges, writes and prints what `run_routes` gathered; returns the exit status.
     `report_child`, started with the grade, draws the report if it is alive; `checkout`
     is `--against`'s, whose runs are set apart and compared with this checkout's."""
-    options = plan.options
+    options = preparation.options
     record, other_runs = _set_apart(record, checkout)
     sides = {}
     if checkout is not None:
@@ -155,7 +155,7 @@ def finish_grade(
         if same is not None and record.usage_error is None:
             # Never judged: the two sides ran the same code (a path not mapped, say).
             record = dataclasses.replace(record, usage_error=same)
-    verdict = judge_record(record, host, plan.verdict_settings)
+    verdict = judge_record(record, host, preparation.verdict_settings)
     complete = record.interrupted_by is None and record.usage_error is None
     against = None
     if checkout is not None and complete and record.results:
@@ -163,7 +163,7 @@ def finish_grade(
             record.results,
             other_runs,
             other_name=checkout.requested,
-            settings=plan.compare_settings,
+            settings=preparation.compare_settings,
             fail_on_bits_change=options.fail_on_bits_change,
             counts=record.counts,
         )
@@ -178,20 +178,20 @@ def finish_grade(
 
     def compose(comparison: Comparison | None, exit_status: int) -> GradeResult:
         return compose_grade_result(
-            plan, record, host, verdict, comparison, exit_status, against_facts, other_runs
+            preparation, record, host, verdict, comparison, exit_status, against_facts, other_runs
         )
 
     result = compose(None, exit_status)
     # The result first, before it is compared with anything or printed: whatever goes
     # wrong from here on (a baseline, the terminal), the grade is not lost.
-    saved = save_result(plan.result_path, result, default=plan.default_path)
+    saved = save_result(preparation.result_path, result, default=preparation.default_path)
     comparison = None
-    if complete and plan.baseline is not None and verdict is not None:
+    if complete and preparation.baseline is not None and verdict is not None:
         try:
             comparison = compare_results(
-                plan.baseline,
+                preparation.baseline,
                 result,
-                settings=plan.compare_settings,
+                settings=preparation.compare_settings,
                 old_source=str(options.baseline),
                 new_source="this grade",
             )
@@ -201,7 +201,9 @@ def finish_grade(
             exit_status = grade_exit_status(record, verdict, comparison, against)
             result = compose(comparison, exit_status)
             if saved.path is not None and saved.error is None:
-                saved = save_result(plan.result_path, result, default=False, replace_own=saved.path)
+                saved = save_result(
+                    preparation.result_path, result, default=False, replace_own=saved.path
+                )
     if options.github_benchmark is not None:
         try:
             write_github_benchmark(options.github_benchmark, options.workload, verdict)
@@ -218,7 +220,7 @@ def finish_grade(
     if record.results and record.usage_error is None and record.interrupted_by is None:
         # The drawing child draws while the verdict is printed (both cores are idle now).
         drawing = _start_report(saved, report_child)
-    table = stderr if plan.result_path == "-" else stdout
+    table = stderr if preparation.result_path == "-" else stdout
     if record.usage_error is None and verdict is not None:
         print_verdict(verdict, file=table, markdown=options.markdown)
         notes = [describe_data(result.workload.data)]
@@ -319,29 +321,33 @@ def grade_with(
     """
     stdout = stdout if stdout is not None else sys.stdout
     stderr = stderr if stderr is not None else sys.stderr
-    plan = prepare(options)
+    preparation = prepare(options)
     # A mistake in a user's workload code refuses the grade before any worker starts;
     # its own name, not the `--workload` spec, names the result file. With --against it
     # also says which code this side imports, to be mapped into the other checkout.
     if preflight is None:
         preflight = preflight_workload(
-            options.workload, plan.data, code_wanted=options.against is not None
+            options.workload, preparation.data, code_wanted=options.against is not None
         )
     named = preflight.name
     fitted = fit_to_workload(
         options, preflight.framework, preflight.routes, preflight.default_routes
     )
     if fitted != options or (named is not None and named != options.workload):
-        plan = prepare(fitted, plan.started, named)
+        preparation = prepare(fitted, preparation.started, named)
     if preflight.framework is not None:
         # A PyTorch step allocates as PyTorch users run it: glibc's own mmap threshold.
-        plan = dataclasses.replace(plan, environment=peer_environment(plan.environment))
-    plan = dataclasses.replace(plan, workload_code=preflight.code, project=find_project().facts())
+        preparation = dataclasses.replace(
+            preparation, environment=peer_environment(preparation.environment)
+        )
+    preparation = dataclasses.replace(
+        preparation, workload_code=preflight.code, project=find_project().facts()
+    )
     if options.check:
         from topos_cli.commands.check import check_before_grade
 
-        table = stderr if plan.result_path == "-" else stdout
-        status = check_before_grade(options.workload, plan.data, stdout=table, stderr=stderr)
+        table = stderr if preparation.result_path == "-" else stdout
+        status = check_before_grade(options.workload, preparation.data, stdout=table, stderr=stderr)
         if status != ExitStatus.OK:
             return status
     # Orphans of the workers come back to this process, to be ended (see process_tree).
@@ -349,11 +355,11 @@ def grade_with(
     host = host_facts()
     with interruptions_raised():
         # run_routes returns with signals ignored, so judging and writing cannot be cut short.
-        return grading(plan, host, display, stdout, stderr)
+        return grading(preparation, host, display, stdout, stderr)
 
 
 def grade_routes(
-    plan: PreparedGrade,
+    preparation: PreparedGrade,
     host: HostFacts,
     display: WorkerObserver | None,
     stdout: TextIO,
@@ -361,22 +367,22 @@ def grade_routes(
 ) -> int:
     """A grade's own part: runs every route (beside `--against`'s checkout, if asked),
     then judges, writes, prints and draws them."""
-    against = plan.options.against
+    against = preparation.options.against
     if against is None:
-        return _grade_routes(plan, host, display, stdout, stderr, None)
-    warmup_asked = plan.options.warmup != DEFAULT_WARMUP_STEPS
+        return _grade_routes(preparation, host, display, stdout, stderr, None)
+    warmup_asked = preparation.options.warmup != DEFAULT_WARMUP_STEPS
     project = find_project()
     # A ref's temporary worktree is removed however the grade ends.
     with other_checkout(
-        against, warmup_asked=warmup_asked, project=project, code=plan.workload_code
+        against, warmup_asked=warmup_asked, project=project, code=preparation.workload_code
     ) as checkout:
-        paths = side_paths(checkout, plan.environment, Path.cwd(), plan.workload_code)
-        planned = plan_against(plan, checkout, paths)
+        paths = side_paths(checkout, preparation.environment, Path.cwd(), preparation.workload_code)
+        planned = plan_against(preparation, checkout, paths)
         return _grade_routes(planned, host, display, stdout, stderr, checkout)
 
 
 def _grade_routes(
-    plan: PreparedGrade,
+    preparation: PreparedGrade,
     host: HostFacts,
     display: WorkerObserver | None,
     stdout: TextIO,
@@ -387,12 +393,12 @@ def _grade_routes(
     # Remat lowered once before any worker, each remat worker rebuilding the plan it
     # chose (see lowered_schedules); the schedules' files live as long as the grade.
     with tempfile.TemporaryDirectory(prefix="topos-remat-schedules-") as directory:
-        plan = with_lowered_schedules(plan, directory)
-        return _run_and_finish(plan, host, display, stdout, stderr, checkout)
+        preparation = with_lowered_schedules(preparation, directory)
+        return _run_and_finish(preparation, host, display, stdout, stderr, checkout)
 
 
 def _run_and_finish(
-    plan: PreparedGrade,
+    preparation: PreparedGrade,
     host: HostFacts,
     display: WorkerObserver | None,
     stdout: TextIO,
@@ -402,23 +408,25 @@ def _run_and_finish(
     """Runs every planned route, then judges, writes, prints and draws them."""
     # The report's drawing child loads while the workers do (see ReportChild).
     child = None
-    if reports_wanted() and plan.result_path != "-":
+    if reports_wanted() and preparation.result_path != "-":
         child = ReportChild.start()
     else:
         ReportChild.end_early()
     more = None
-    if plan.options.repeat_budget is not None:
+    if preparation.options.repeat_budget is not None:
         from topos_cli.commands.repeats_until_decisive import RepeatsUntilDecisive
 
-        more = RepeatsUntilDecisive(plan, None if checkout is None else checkout.requested)
+        more = RepeatsUntilDecisive(preparation, None if checkout is None else checkout.requested)
     try:
-        record = run_routes(plan, display, before_turn=child.pause if child else None, more=more)
+        record = run_routes(
+            preparation, display, before_turn=child.pause if child else None, more=more
+        )
         if more is not None and more.stop is not None:
             record.repeat_stop = more.stop.words
         if child is not None:
             child.resume()  # it finishes loading while the verdict is reached
         return finish_grade(
-            plan,
+            preparation,
             record,
             host,
             stdout=stdout,

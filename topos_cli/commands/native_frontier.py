@@ -131,7 +131,7 @@ def native_frontier_options(
 
 
 def grade_native_points(
-    plan: PreparedGrade,
+    preparation: PreparedGrade,
     host: HostFacts,
     display: WorkerObserver | None,
     stdout: TextIO,
@@ -140,13 +140,15 @@ def grade_native_points(
     """A native frontier's part of `grade_with`: runs every point (a route, in a worker of
     its own), then judges, writes, draws and prints them; returns the exit status."""
     ReportChild.end_early()
-    record = run_routes(plan, display)
-    options = plan.options
+    record = run_routes(preparation, display)
+    options = preparation.options
     verdict = judge_record(record, host)
     exit_status = grade_exit_status(record, verdict, None)
-    result = compose_grade_result(plan, record, host, verdict, None, exit_status)
-    points = native_frontier_points(record.results, verdict, plan.compare_settings.memory_tolerance)
-    picture = picture_path(plan.result_path, plan.workload_name or options.workload)
+    result = compose_grade_result(preparation, record, host, verdict, None, exit_status)
+    points = native_frontier_points(
+        record.results, verdict, preparation.compare_settings.memory_tolerance
+    )
+    picture = picture_path(preparation.result_path, preparation.workload_name or options.workload)
     result = msgspec.structs.replace(
         result,
         frontier=FrontierFacts(
@@ -160,7 +162,7 @@ def grade_native_points(
             ],
         ),
     )
-    saved = save_result(plan.result_path, result, default=plan.default_path)
+    saved = save_result(preparation.result_path, result, default=preparation.default_path)
     if saved.path not in (None, "-"):
         picture = Path(saved.path).with_suffix(".svg")
     drawn = None
@@ -169,7 +171,7 @@ def grade_native_points(
         check_output(picture, "the picture beside the result")
         axis = picture_axis(points)
         title = (
-            f"topos frontier: {plan.workload_name or options.workload}, ms/step against "
+            f"topos frontier: {preparation.workload_name or options.workload}, ms/step against "
             f"{'step tensors' if axis else 'training Δ'} ({options.steps} steps)"
         )
         svg = frontier_svg(picture_points(points, verdict), title, axis)
@@ -188,7 +190,7 @@ def grade_native_points(
         lines.append(verdict.summary)
         lines += verdict_notes(verdict)
     lines += ["", describe_data(result.workload.data)]
-    table_stream = stderr if plan.result_path == "-" else stdout
+    table_stream = stderr if preparation.result_path == "-" else stdout
     table_stream.write("\n".join(lines) + "\n")
     table_stream.flush()
     say_where_it_went(saved, result, drawn, stderr)

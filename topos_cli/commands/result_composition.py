@@ -133,14 +133,14 @@ def memory_predictions(
     return predictions
 
 
-def _data_facts(plan: PreparedGrade, results: Sequence[Repeat]) -> DataFacts:
+def _data_facts(preparation: PreparedGrade, results: Sequence[Repeat]) -> DataFacts:
     """Which data the grade used: what was asked for, and what the worker loaded."""
     ready = _first_ready(results)
     dataset = ready.dataset if ready is not None and ready.dataset is not None else None
     if dataset is None:
-        return DataFacts(requested=plan.data or "synthetic")
+        return DataFacts(requested=preparation.data or "synthetic")
     return DataFacts(
-        requested=plan.data or "synthetic",
+        requested=preparation.data or "synthetic",
         name=dataset.name,
         source=dataset.source,
         format=dataset.format,
@@ -158,13 +158,13 @@ def memory_measurement(repeats: Sequence[Repeat]) -> str | None:
     return "exact" if sources == {"VmHWM"} else "sampled"
 
 
-def _rounds(plan: PreparedGrade) -> int:
+def _rounds(preparation: PreparedGrade) -> int:
     """How many rounds of repeats a grade planned (`--repeat auto` adds rounds)."""
-    return 1 + max((request.repeat for request in plan.requests), default=0)
+    return 1 + max((request.repeat for request in preparation.requests), default=0)
 
 
 def compose_grade_result(
-    plan: PreparedGrade,
+    preparation: PreparedGrade,
     record: GatheredRepeats,
     host: HostFacts,
     verdict: Verdict | None,
@@ -176,26 +176,26 @@ def compose_grade_result(
     """The result of a grade: `compose_result`'s parts, plus what a grade adds; with
     `--against`, the other checkout's runs (in `against`) and the comparison with it,
     apart from this checkout's repeats."""
-    options = plan.options
+    options = preparation.options
     ready = _first_ready(record.results)
     host = msgspec.structs.replace(
         host, numerics=None if ready is None else ready.numerics, threads=options.threads
     )
-    workload = WorkloadFacts(name=options.workload, data=_data_facts(plan, record.results))
+    workload = WorkloadFacts(name=options.workload, data=_data_facts(preparation, record.results))
     settings = GradeSettings(
         routes=list(options.routes),
-        repeat=options.repeat if options.repeat_budget is None else _rounds(plan),
+        repeat=options.repeat if options.repeat_budget is None else _rounds(preparation),
         repeat_budget_seconds=options.repeat_budget,
         repeat_stop=record.repeat_stop,
-        order=[(request.label, request.repeat) for request in plan.requests],
+        order=[(request.label, request.repeat) for request in preparation.requests],
         threads=options.threads,
         timeout_seconds=options.timeout,
-        data=plan.data or "synthetic",
-        environment=environment_facts(plan.environment),
+        data=preparation.data or "synthetic",
+        environment=environment_facts(preparation.environment),
         sample_interval_seconds=SAMPLE_INTERVAL_SECONDS,
         memory_method=MEMORY_METHOD,
         memory_measurement=memory_measurement(record.results),
-        tolerance=plan.compare_settings,
+        tolerance=preparation.compare_settings,
         baseline=options.baseline,
         budget=options.budget,
         warmup_steps=options.warmup,
@@ -207,7 +207,7 @@ def compose_grade_result(
         repeats=record.results,
         verdict=verdict,
         settings=settings,
-        created=plan.started,
+        created=preparation.started,
     )
     if record.interrupted_by is not None:
         status = "interrupted"
@@ -219,7 +219,7 @@ def compose_grade_result(
     ran = {(result.route, result.repeat) for result in (*record.results, *other_runs)}
     return msgspec.structs.replace(
         result,
-        project=plan.project,
+        project=preparation.project,
         status=status,
         exit_status=int(exit_status),
         error=record.usage_error,
@@ -229,7 +229,7 @@ def compose_grade_result(
             signal=record.interrupted_by,
             not_run=[
                 (request.label, request.repeat)
-                for request in plan.requests
+                for request in preparation.requests
                 if (request.label, request.repeat) not in ran
             ],
         ),
