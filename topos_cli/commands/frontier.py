@@ -24,7 +24,7 @@ from typing import Any, TextIO
 import msgspec
 
 from topos.system.atomic_file import write_bytes_atomically
-from topos_cli.commands.grade import end_grade, grade_exit_status, grade_with, judge_record
+from topos_cli.commands.grade import end_grade, grade_exit_status, grade_with, judge_gathered
 from topos_cli.commands.result_composition import (
     GatheredRepeats,
     compose_grade_result,
@@ -140,17 +140,17 @@ def grade_points(
         groups = groups_of(preparation.options.budgets, planned.plans)
         one_request_per_plan(preparation, groups)
         preparation = attach_schedules(preparation, planned)
-        record, refused = run_points(preparation, display)
-    return _finish(preparation, record, refused, host, groups, stdout=stdout, stderr=stderr)
+        gathered, refused = run_points(preparation, display)
+    return _finish(preparation, gathered, refused, host, groups, stdout=stdout, stderr=stderr)
 
 
-def _finish(preparation, record, refused, host, groups, *, stdout: TextIO, stderr: TextIO) -> int:
+def _finish(preparation, gathered, refused, host, groups, *, stdout: TextIO, stderr: TextIO) -> int:
     options = preparation.options
-    verdict = judge_record(record, host)
-    exit_status = grade_exit_status(record, verdict, None)
-    result = compose_grade_result(preparation, record, host, verdict, None, exit_status)
-    labels = list(dict.fromkeys(run.route for run in record.results))
-    facts_by_point = route_facts(record.results, labels)
+    verdict = judge_gathered(gathered, host)
+    exit_status = grade_exit_status(gathered, verdict, None)
+    result = compose_grade_result(preparation, gathered, host, verdict, None, exit_status)
+    labels = list(dict.fromkeys(run.route for run in gathered.results))
+    facts_by_point = route_facts(gathered.results, labels)
     picture = picture_path(preparation.result_path, preparation.workload_name or options.workload)
     result = msgspec.structs.replace(
         result,
@@ -212,7 +212,7 @@ def _finish(preparation, record, refused, host, groups, *, stdout: TextIO, stder
     table_stream.write("\n".join(lines) + "\n")
     table_stream.flush()
     say_where_it_went(saved, result, drawn, stderr)
-    end_grade(record, stderr)
+    end_grade(gathered, stderr)
     return exit_status
 
 

@@ -72,7 +72,7 @@ from topos_cli.worker.protocol import DEFAULT_WARMUP_STEPS
 
 
 def grade_exit_status(
-    record: GatheredRepeats,
+    gathered: GatheredRepeats,
     verdict: Verdict | None,
     comparison: Comparison | None,
     against: CheckoutComparison | None = None,
@@ -81,8 +81,8 @@ def grade_exit_status(
     regression against `--against`'s checkout is 4, as one against `--baseline`)."""
     return most_severe(
         (
-            ExitStatus.INTERRUPTED if record.interrupted_by is not None else None,
-            ExitStatus.USAGE if record.usage_error is not None else None,
+            ExitStatus.INTERRUPTED if gathered.interrupted_by is not None else None,
+            ExitStatus.USAGE if gathered.usage_error is not None else None,
             verdict.exit_status if verdict is not None else ExitStatus.ROUTE_FAILED,
             None if comparison is None else comparison.exit_status,
             None if against is None else against.exit_status,
@@ -90,30 +90,30 @@ def grade_exit_status(
     )
 
 
-def judge_record(
-    record: GatheredRepeats, host: HostFacts, settings: VerdictSettings | None = None
+def judge_gathered(
+    gathered: GatheredRepeats, host: HostFacts, settings: VerdictSettings | None = None
 ) -> Verdict | None:
     """The verdict on what `run_routes` gathered, on this host's load and cores, with
     `settings` (`--peer-tolerance` over the defaults; None when no route ran)."""
-    if not record.results:
+    if not gathered.results:
         return None
     load = host.load_average
     return decide_verdict(
-        record.results,
+        gathered.results,
         settings=settings,
         load_average=load[0] if load else None,
         cores=host.available_cores,
     )
 
 
-def end_grade(record: GatheredRepeats, stderr: TextIO) -> None:
+def end_grade(gathered: GatheredRepeats, stderr: TextIO) -> None:
     """A grade's last words: says it was interrupted, if so, and raises a usage error a
     worker reported (the result already written)."""
-    if record.interrupted_by is not None:
-        stderr.write(f"topos: interrupted by {record.interrupted_by}; partial results written\n")
+    if gathered.interrupted_by is not None:
+        stderr.write(f"topos: interrupted by {gathered.interrupted_by}; partial results written\n")
     stderr.flush()
-    if record.usage_error is not None:
-        raise ToposUsageError(record.usage_error)
+    if gathered.usage_error is not None:
+        raise ToposUsageError(gathered.usage_error)
 
 
 def describe_counts(result: GradeResult) -> list[str]:
@@ -135,7 +135,7 @@ def describe_counts(result: GradeResult) -> list[str]:
 
 def finish_grade(
     preparation: PreparedGrade,
-    record: GatheredRepeats,
+    gathered: GatheredRepeats,
     host: HostFacts,
     *,
     stdout: TextIO,
@@ -147,27 +147,27 @@ def finish_grade(
     `report_child`, started with the grade, draws the report if it is alive; `checkout`
     is `--against`'s, whose runs are set apart and compared with this checkout's."""
     options = preparation.options
-    record, other_runs = _set_apart(record, checkout)
+    gathered, other_runs = _set_apart(gathered, checkout)
     sides = {}
     if checkout is not None:
-        sides = {"this": side_code(record.results), "other": side_code(other_runs)}
+        sides = {"this": side_code(gathered.results), "other": side_code(other_runs)}
         same = same_code_ran(checkout.requested, sides["this"], sides["other"])
-        if same is not None and record.usage_error is None:
+        if same is not None and gathered.usage_error is None:
             # Never judged: the two sides ran the same code (a path not mapped, say).
-            record = dataclasses.replace(record, usage_error=same)
-    verdict = judge_record(record, host, preparation.verdict_settings)
-    complete = record.interrupted_by is None and record.usage_error is None
+            gathered = dataclasses.replace(gathered, usage_error=same)
+    verdict = judge_gathered(gathered, host, preparation.verdict_settings)
+    complete = gathered.interrupted_by is None and gathered.usage_error is None
     against = None
-    if checkout is not None and complete and record.results:
+    if checkout is not None and complete and gathered.results:
         against = compare_checkouts(
-            record.results,
+            gathered.results,
             other_runs,
             other_name=checkout.requested,
             settings=preparation.compare_settings,
             fail_on_bits_change=options.fail_on_bits_change,
-            counts=record.counts,
+            counts=gathered.counts,
         )
-    exit_status = grade_exit_status(record, verdict, None, against)
+    exit_status = grade_exit_status(gathered, verdict, None, against)
     against_facts = None
     if checkout is not None:
         against_facts = AgainstFacts(
@@ -178,7 +178,7 @@ def finish_grade(
 
     def compose(comparison: Comparison | None, exit_status: int) -> GradeResult:
         return compose_grade_result(
-            preparation, record, host, verdict, comparison, exit_status, against_facts, other_runs
+            preparation, gathered, host, verdict, comparison, exit_status, against_facts, other_runs
         )
 
     result = compose(None, exit_status)
@@ -198,7 +198,7 @@ def finish_grade(
         except ToposError as error:  # the baseline was checked when loaded; still, say so
             stderr.write(f"topos: error: cannot compare with --baseline: {error}\n")
         else:
-            exit_status = grade_exit_status(record, verdict, comparison, against)
+            exit_status = grade_exit_status(gathered, verdict, comparison, against)
             result = compose(comparison, exit_status)
             if saved.path is not None and saved.error is None:
                 saved = save_result(
@@ -217,17 +217,17 @@ def finish_grade(
             stderr.write(f"topos: error: --export-csv/--export-markdown: {error}\n")
             exit_status = most_severe((exit_status, ExitStatus.USAGE))
     drawing = None
-    if record.results and record.usage_error is None and record.interrupted_by is None:
+    if gathered.results and gathered.usage_error is None and gathered.interrupted_by is None:
         # The drawing child draws while the verdict is printed (both cores are idle now).
         drawing = _start_report(saved, report_child)
     table = stderr if preparation.result_path == "-" else stdout
-    if record.usage_error is None and verdict is not None:
+    if gathered.usage_error is None and verdict is not None:
         print_verdict(verdict, file=table, markdown=options.markdown)
         notes = [describe_data(result.workload.data)]
         notes += describe_predictions(result.memory_prediction)
         notes += describe_remat(result.routes)
-        if record.repeat_stop is not None:
-            notes.append(record.repeat_stop)
+        if gathered.repeat_stop is not None:
+            notes.append(gathered.repeat_stop)
         if result.counts is not None:
             notes += describe_counts(result)
         table.write("\n")
@@ -248,23 +248,23 @@ def finish_grade(
         report_path = drawing.finish(stderr)
         if report_path is not None:
             stderr.write(f"report: {report_path}\n")
-    end_grade(record, stderr)
+    end_grade(gathered, stderr)
     return exit_status
 
 
 def _set_apart(
-    record: GatheredRepeats, checkout: OtherCheckout | None
+    gathered: GatheredRepeats, checkout: OtherCheckout | None
 ) -> tuple[GatheredRepeats, list[Repeat]]:
     """This checkout's runs as the grade's record, and the other checkout's runs apart; a
     usage error a worker of the other checkout reported is said to be its."""
     if checkout is None:
-        return record, []
-    own = [run for run in record.results if not is_against(run)]
-    other = [run for run in record.results if is_against(run)]
-    usage_error = record.usage_error
-    if usage_error is not None and record.results and is_against(record.results[-1]):
+        return gathered, []
+    own = [run for run in gathered.results if not is_against(run)]
+    other = [run for run in gathered.results if is_against(run)]
+    usage_error = gathered.usage_error
+    if usage_error is not None and gathered.results and is_against(gathered.results[-1]):
         usage_error = f"--against {checkout.requested}: {usage_error}"
-    return dataclasses.replace(record, results=own, usage_error=usage_error), other
+    return dataclasses.replace(gathered, results=own, usage_error=usage_error), other
 
 
 def _start_report(saved: Saved, child: ReportChild | None) -> ReportDrawing | None:
@@ -418,16 +418,16 @@ def _run_and_finish(
 
         more = RepeatsUntilDecisive(preparation, None if checkout is None else checkout.requested)
     try:
-        record = run_routes(
+        gathered = run_routes(
             preparation, display, before_turn=child.pause if child else None, more=more
         )
         if more is not None and more.stop is not None:
-            record.repeat_stop = more.stop.words
+            gathered.repeat_stop = more.stop.words
         if child is not None:
             child.resume()  # it finishes loading while the verdict is reached
         return finish_grade(
             preparation,
-            record,
+            gathered,
             host,
             stdout=stdout,
             stderr=stderr,

@@ -27,7 +27,7 @@ import msgspec
 from topos.names import compile_budget_of, unknown_native_route
 from topos.system.atomic_file import write_bytes_atomically
 from topos_cli.commands.frontier import say_where_it_went
-from topos_cli.commands.grade import end_grade, grade_exit_status, judge_record
+from topos_cli.commands.grade import end_grade, grade_exit_status, judge_gathered
 from topos_cli.commands.options import MOST_BUDGETS
 from topos_cli.commands.result_composition import compose_grade_result
 from topos_cli.harness.grade_preparation import GradeOptions, PreparedGrade, picture_path
@@ -140,13 +140,13 @@ def grade_native_points(
     """A native frontier's part of `grade_with`: runs every point (a route, in a worker of
     its own), then judges, writes, draws and prints them; returns the exit status."""
     ReportChild.end_early()
-    record = run_routes(preparation, display)
+    gathered = run_routes(preparation, display)
     options = preparation.options
-    verdict = judge_record(record, host)
-    exit_status = grade_exit_status(record, verdict, None)
-    result = compose_grade_result(preparation, record, host, verdict, None, exit_status)
+    verdict = judge_gathered(gathered, host)
+    exit_status = grade_exit_status(gathered, verdict, None)
+    result = compose_grade_result(preparation, gathered, host, verdict, None, exit_status)
     points = native_frontier_points(
-        record.results, verdict, preparation.compare_settings.memory_tolerance
+        gathered.results, verdict, preparation.compare_settings.memory_tolerance
     )
     picture = picture_path(preparation.result_path, preparation.workload_name or options.workload)
     result = msgspec.structs.replace(
@@ -194,5 +194,5 @@ def grade_native_points(
     table_stream.write("\n".join(lines) + "\n")
     table_stream.flush()
     say_where_it_went(saved, result, drawn, stderr)
-    end_grade(record, stderr)
+    end_grade(gathered, stderr)
     return exit_status

@@ -39,7 +39,7 @@ class RepeatsUntilDecisive:
         self.longest_round = 0.0
         self.stop: RepeatStop | None = None
 
-    def __call__(self, record: GatheredRepeats) -> Sequence[WorkerRequest]:
+    def __call__(self, gathered: GatheredRepeats) -> Sequence[WorkerRequest]:
         """The next round's requests, or `[]` to stop (and `stop` says why)."""
         budget = self.preparation.options.repeat_budget
         if budget is None or self.stop is not None:
@@ -52,12 +52,12 @@ class RepeatsUntilDecisive:
         else:
             self.longest_round = max(self.longest_round, now - self.round_started)
         self.stop = stop_repeating(
-            self.judgements(record.results),
+            self.judgements(gathered.results),
             repeats=repeats,
             elapsed_seconds=now - self.started,
             round_seconds=self.longest_round,
             budget_seconds=budget,
-            failed=any(run.status != "ok" for run in record.results),
+            failed=any(run.status != "ok" for run in gathered.results),
         )
         if self.stop is not None:
             return []

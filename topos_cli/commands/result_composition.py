@@ -165,7 +165,7 @@ def _rounds(preparation: PreparedGrade) -> int:
 
 def compose_grade_result(
     preparation: PreparedGrade,
-    record: GatheredRepeats,
+    gathered: GatheredRepeats,
     host: HostFacts,
     verdict: Verdict | None,
     comparison: Comparison | None,
@@ -177,16 +177,16 @@ def compose_grade_result(
     `--against`, the other checkout's runs (in `against`) and the comparison with it,
     apart from this checkout's repeats."""
     options = preparation.options
-    ready = _first_ready(record.results)
+    ready = _first_ready(gathered.results)
     host = msgspec.structs.replace(
         host, numerics=None if ready is None else ready.numerics, threads=options.threads
     )
-    workload = WorkloadFacts(name=options.workload, data=_data_facts(preparation, record.results))
+    workload = WorkloadFacts(name=options.workload, data=_data_facts(preparation, gathered.results))
     settings = GradeSettings(
         routes=list(options.routes),
         repeat=options.repeat if options.repeat_budget is None else _rounds(preparation),
         repeat_budget_seconds=options.repeat_budget,
-        repeat_stop=record.repeat_stop,
+        repeat_stop=gathered.repeat_stop,
         order=[(request.label, request.repeat) for request in preparation.requests],
         threads=options.threads,
         timeout_seconds=options.timeout,
@@ -194,7 +194,7 @@ def compose_grade_result(
         environment=environment_facts(preparation.environment),
         sample_interval_seconds=SAMPLE_INTERVAL_SECONDS,
         memory_method=MEMORY_METHOD,
-        memory_measurement=memory_measurement(record.results),
+        memory_measurement=memory_measurement(gathered.results),
         tolerance=preparation.compare_settings,
         baseline=options.baseline,
         budget=options.budget,
@@ -204,29 +204,29 @@ def compose_grade_result(
         workload=workload,
         host=host,
         steps=options.steps,
-        repeats=record.results,
+        repeats=gathered.results,
         verdict=verdict,
         settings=settings,
         created=preparation.started,
     )
-    if record.interrupted_by is not None:
+    if gathered.interrupted_by is not None:
         status = "interrupted"
-    elif record.usage_error is not None:
+    elif gathered.usage_error is not None:
         status = "error"
     else:
         status = "complete"
-    facts_by_route = route_facts(record.results, options.routes)
-    ran = {(result.route, result.repeat) for result in (*record.results, *other_runs)}
+    facts_by_route = route_facts(gathered.results, options.routes)
+    ran = {(result.route, result.repeat) for result in (*gathered.results, *other_runs)}
     return msgspec.structs.replace(
         result,
         project=preparation.project,
         status=status,
         exit_status=int(exit_status),
-        error=record.usage_error,
+        error=gathered.usage_error,
         interrupted=None
-        if record.interrupted_by is None
+        if gathered.interrupted_by is None
         else Interruption(
-            signal=record.interrupted_by,
+            signal=gathered.interrupted_by,
             not_run=[
                 (request.label, request.repeat)
                 for request in preparation.requests
@@ -234,7 +234,7 @@ def compose_grade_result(
             ],
         ),
         routes=facts_by_route,
-        counts=list(record.counts) if "instructions" in options.measure else None,
+        counts=list(gathered.counts) if "instructions" in options.measure else None,
         memory_prediction=memory_predictions(facts_by_route, verdict),
         baseline=None
         if comparison is None

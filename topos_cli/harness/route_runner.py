@@ -52,12 +52,12 @@ def usage_error_of(result: Repeat, workload: str) -> str | None:
     return message
 
 
-def count_gathered(preparation: PreparedGrade, record: GatheredRepeats) -> list[RouteCounts]:
+def count_gathered(preparation: PreparedGrade, gathered: GatheredRepeats) -> list[RouteCounts]:
     """Each route's counts, for the routes that completed a timed run (a route that
     failed its runs would fail its count too, only slower)."""
     from topos_cli.harness.instruction_counting import count_routes
 
-    completed = {run.route for run in record.results if run.status == "ok"}
+    completed = {run.route for run in gathered.results if run.status == "ok"}
     requests = [request for request in preparation.requests if request.label in completed]
     sys.stderr.write(
         f"counting instructions of {len(dict.fromkeys(r.label for r in requests))} routes "
@@ -97,7 +97,7 @@ def run_routes(
     `before_turn()` is called before each worker warms up and trains; `more(record)`,
     once the planned runs are done, may plan more: they join `preparation.requests` (so the
     result's order and an interruption's runs not run name them) and run in turn."""
-    record = GatheredRepeats()
+    gathered = GatheredRepeats()
     display = display if display is not None else choose_display(preparation)
     current: WorkerMonitor | None = None
     following: WorkerMonitor | None = None
@@ -111,7 +111,7 @@ def run_routes(
                 while True:
                     index += 1
                     if index == len(requests):
-                        added = list(more(record)) if more is not None else []
+                        added = list(more(gathered)) if more is not None else []
                         if not added:
                             break
                         requests.extend(added)
@@ -142,14 +142,14 @@ def run_routes(
                         result = admit(result, request)
                         if result is None:
                             continue
-                    record.results.append(result)
-                    record.usage_error = usage_error_of(result, preparation.options.workload)
-                    if record.usage_error is not None:
+                    gathered.results.append(result)
+                    gathered.usage_error = usage_error_of(result, preparation.options.workload)
+                    if gathered.usage_error is not None:
                         break
-            if "instructions" in preparation.options.measure and record.usage_error is None:
+            if "instructions" in preparation.options.measure and gathered.usage_error is None:
                 # After every timed run (and the display), so no timed step shares the
                 # cores with a counting worker.
-                record.counts = count_gathered(preparation, record)
+                gathered.counts = count_gathered(preparation, gathered)
         finally:
             # A worker started and never run (the next of a pair, or one whose start was
             # interrupted) ends here, with no record.
@@ -159,10 +159,10 @@ def run_routes(
             # From here on a signal is ignored: what was gathered is judged and written.
             stop_raising()
     except KeyboardInterrupt as error:  # Interrupted (SIGINT or SIGTERM) is one
-        record.interrupted_by = getattr(error, "signal_name", "SIGINT")
+        gathered.interrupted_by = getattr(error, "signal_name", "SIGINT")
         kept = current is not None and current.result is not None
-        if kept and not any(result is current.result for result in record.results):
+        if kept and not any(result is current.result for result in gathered.results):
             result = current.result if admit is None else admit(current.result, current.request)
-            if result is not None and not any(run is result for run in record.results):
-                record.results.append(result)
-    return record
+            if result is not None and not any(run is result for run in gathered.results):
+                gathered.results.append(result)
+    return gathered

@@ -153,13 +153,13 @@ def test_the_continuation_plans_balanced_rounds_until_every_route_is_decisive(
     preparation = prepare(options)
     clock = FakeClock()
     more = RepeatsUntilDecisive(preparation, clock=clock)
-    record = GatheredRepeats()
+    gathered = GatheredRepeats()
     # Three rounds of wandering recorded times: undecided, so a fourth round is planned,
     # in the reversed order of the third (recorded first), numbered 3.
     medians = [0.0090, 0.0125, 0.0090, 0.0125]
-    record.results = runs("engine", [0.01] * 3, seed=1) + runs("recorded", medians[:3])
+    gathered.results = runs("engine", [0.01] * 3, seed=1) + runs("recorded", medians[:3])
     clock.now = 30.0
-    added = more(record)
+    added = more(gathered)
     assert [(request.route, request.repeat) for request in added] == [
         ("recorded", 3),
         ("engine", 3),
@@ -167,9 +167,9 @@ def test_the_continuation_plans_balanced_rounds_until_every_route_is_decisive(
     assert more.stop is None
     preparation.requests.extend(added)
     # The fourth round took 40 s: 70 s gone, another 40 s would pass the 100 s budget.
-    record.results = runs("engine", [0.01] * 4, seed=1) + runs("recorded", medians)
+    gathered.results = runs("engine", [0.01] * 4, seed=1) + runs("recorded", medians)
     clock.now = 70.0
-    assert more(record) == []
+    assert more(gathered) == []
     assert more.stop is not None and more.stop.reason == BUDGET_SPENT
     assert more.stop.repeats == 4
 
@@ -189,8 +189,8 @@ def test_the_continuation_judges_against_the_other_checkout(tmp_path: Path) -> N
         "engine": WITHIN,
         "recorded": "faster",
     }
-    record = GatheredRepeats(results=mine + theirs)
-    assert more(record) == [] and more.stop is not None and more.stop.reason == DECIDED
+    gathered = GatheredRepeats(results=mine + theirs)
+    assert more(gathered) == [] and more.stop is not None and more.stop.reason == DECIDED
 
 
 @pytest.mark.parametrize(
