@@ -51,9 +51,9 @@ from topos_cli.render.frontier_picture import (
     frontier_svg,
 )
 from topos_cli.render.frontier_table import HEADERS, frontier_rows, unbounded_line
-from topos_cli.render.report import verdict_notes
 from topos_cli.render.result_description import describe_data, describe_predictions
 from topos_cli.render.tables import markdown_table, plain_table
+from topos_cli.render.verdict_table import verdict_notes
 from topos_cli.result.grade_result import (
     FrontierFacts,
     GradeResult,

@@ -54,13 +54,13 @@ from topos_cli.judge.verdict import Verdict, decide_verdict
 from topos_cli.render.comparison_table import print_comparison
 from topos_cli.render.export import write_exports
 from topos_cli.render.github_benchmark import write_github_benchmark
-from topos_cli.render.report import print_verdict
 from topos_cli.render.result_description import (
     describe_data,
     describe_predictions,
     describe_remat,
 )
 from topos_cli.render.tables import print_lines
+from topos_cli.render.verdict_table import print_verdict
 from topos_cli.result.grade_result import AgainstFacts, GradeResult, HostFacts
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.result_file import json_safe

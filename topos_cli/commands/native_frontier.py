@@ -47,9 +47,9 @@ from topos_cli.render.native_frontier_table import (
     native_frontier_notes,
     native_frontier_rows,
 )
-from topos_cli.render.report import verdict_notes
 from topos_cli.render.result_description import describe_data
 from topos_cli.render.tables import markdown_table, plain_table
+from topos_cli.render.verdict_table import verdict_notes
 from topos_cli.result.grade_result import FlaggedPoint, FrontierFacts, HostFacts
 from topos_cli.shared.errors import ToposError, ToposUsageError
 from topos_cli.shared.output_path import check_output

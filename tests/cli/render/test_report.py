@@ -16,14 +16,14 @@ from topos_cli.render.comparison_table import (
     render_comparison_markdown,
     render_comparison_plain,
 )
-from topos_cli.render.report import (
+from topos_cli.render.tables import markdown_table, plain_table
+from topos_cli.render.verdict_table import (
     VERDICT_HEADERS,
     print_verdict,
     render_verdict_markdown,
     render_verdict_plain,
     verdict_rows,
 )
-from topos_cli.render.tables import markdown_table, plain_table
 from topos_cli.result.float_bits import float32_bits
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.result_file import compose_result
@@ -245,7 +245,7 @@ def test_the_comparison_renders_its_regressions():
         "topos_cli.judge.compare",
         "topos_cli.result.result_file",
         "topos_cli.harness.host",
-        "topos_cli.render.report",
+        "topos_cli.render.verdict_table",
         "topos_cli.render.comparison_table",
         "topos_cli.render.tables",
         "topos_cli.shared.units",
