@@ -46,27 +46,27 @@ class RouteVerdict:
 _STATUS_SEVERITY = ("failed", "timed out", "nonfinite", "interrupted", "ok")
 
 
-def _route_status(runs: Sequence[Repeat]) -> str:
+def _route_status(repeats: Sequence[Repeat]) -> str:
     """The status a route shows: `ok` if every run was, else the most severe among them."""
-    return min((run.status for run in runs), key=_STATUS_SEVERITY.index)
+    return min((repeat.status for repeat in repeats), key=_STATUS_SEVERITY.index)
 
 
 def judge_route(
     route: str,
-    runs: Sequence[Repeat],
+    repeats: Sequence[Repeat],
     settings: VerdictSettings,
 ) -> RouteVerdict:
     """A route's figures before ratios: status, failures, speed and memory of completed runs."""
-    completed = [run for run in runs if run.status == "ok"]
+    completed = [repeat for repeat in repeats if repeat.status == "ok"]
     failures = tuple(
-        Failure(run.repeat, run.status, run.detail, run.nonfinite_step)
-        for run in runs
-        if run.status != "ok"
+        Failure(repeat.repeat, repeat.status, repeat.detail, repeat.nonfinite_step)
+        for repeat in repeats
+        if repeat.status != "ok"
     )
     return RouteVerdict(
         route=route,
-        status=_route_status(runs),
-        repeats=len(runs),
+        status=_route_status(repeats),
+        repeats=len(repeats),
         completed=len(completed),
         failures=failures,
         speed=measure_speed(completed, settings),
