@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from topos_cli.judge.statistics import median
-from topos_cli.result.json_values import record_json
+from topos_cli.result.json_values import dataclass_json
 from topos_cli.result.repeat import Repeat
 
 
@@ -32,7 +32,7 @@ class Memory:
     def to_json(self) -> dict[str, Any]:
         """The memory figures as a JSON-ready dict (the step tensors only where there
         are some: topos's own routes' JSON is as it was)."""
-        figures = record_json(self)
+        figures = dataclass_json(self)
         for name in ("step_tensor_bytes", "step_tensor_ratio"):
             if figures[name] is None:
                 del figures[name]

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from topos_cli.result.float_bits import describe_bits, format_bits, ulps_between
-from topos_cli.result.json_values import loss_for_json, optional_json, record_json
+from topos_cli.result.json_values import dataclass_json, loss_for_json, optional_json
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.verdict_settings import REFERENCE_ROUTE
 
@@ -109,7 +109,7 @@ class RouteParity:
 
     def to_json(self) -> dict[str, Any]:
         """The route's parity as a JSON-ready dict."""
-        return record_json(self)
+        return dataclass_json(self)
 
 
 @dataclass(frozen=True)

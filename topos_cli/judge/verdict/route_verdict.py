@@ -10,7 +10,7 @@ from topos_cli.judge.statistics import RatioEstimate
 from topos_cli.judge.verdict.memory import Memory, measure_memory, memory_ratio
 from topos_cli.judge.verdict.speed import Speed, measure_speed, speed_ratio
 from topos_cli.result.json_fields import JsonFields
-from topos_cli.result.json_values import record_json
+from topos_cli.result.json_values import dataclass_json
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.verdict_settings import VerdictSettings
 
@@ -39,7 +39,7 @@ class RouteVerdict:
 
     def to_json(self) -> dict[str, Any]:
         """The route's verdict as a JSON-ready dict."""
-        return record_json(self)
+        return dataclass_json(self)
 
 
 # Which status a route shows when its runs ended differently: its own faults first.
