@@ -147,10 +147,10 @@ def finish_grade(
     `report_child`, started with the grade, draws the report if it is alive; `checkout`
     is `--against`'s, whose runs are set apart and compared with this checkout's."""
     options = preparation.options
-    gathered, other_runs = _set_apart(gathered, checkout)
+    gathered, other_repeats = _set_apart(gathered, checkout)
     sides = {}
     if checkout is not None:
-        sides = {"this": side_code(gathered.results), "other": side_code(other_runs)}
+        sides = {"this": side_code(gathered.results), "other": side_code(other_repeats)}
         same = same_code_ran(checkout.requested, sides["this"], sides["other"])
         if same is not None and gathered.usage_error is None:
             # Never judged: the two sides ran the same code (a path not mapped, say).
@@ -161,7 +161,7 @@ def finish_grade(
     if checkout is not None and complete and gathered.results:
         against = compare_checkouts(
             gathered.results,
-            other_runs,
+            other_repeats,
             other_name=checkout.requested,
             settings=preparation.compare_settings,
             fail_on_bits_change=options.fail_on_bits_change,
@@ -178,7 +178,14 @@ def finish_grade(
 
     def compose(comparison: Comparison | None, exit_status: int) -> GradeResult:
         return compose_grade_result(
-            preparation, gathered, host, verdict, comparison, exit_status, against_facts, other_runs
+            preparation,
+            gathered,
+            host,
+            verdict,
+            comparison,
+            exit_status,
+            against_facts,
+            other_repeats,
         )
 
     result = compose(None, exit_status)

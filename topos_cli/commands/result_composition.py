@@ -171,7 +171,7 @@ def compose_grade_result(
     comparison: Comparison | None,
     exit_status: int,
     against: AgainstFacts | None = None,
-    other_runs: Sequence[Repeat] = (),
+    other_repeats: Sequence[Repeat] = (),
 ) -> GradeResult:
     """The result of a grade: `compose_result`'s parts, plus what a grade adds; with
     `--against`, the other checkout's runs (in `against`) and the comparison with it,
@@ -216,7 +216,7 @@ def compose_grade_result(
     else:
         status = "complete"
     facts_by_route = route_facts(gathered.results, options.routes)
-    ran = {(result.route, result.repeat) for result in (*gathered.results, *other_runs)}
+    ran = {(result.route, result.repeat) for result in (*gathered.results, *other_repeats)}
     return msgspec.structs.replace(
         result,
         project=preparation.project,
@@ -241,5 +241,5 @@ def compose_grade_result(
         else BaselineComparison(path=options.baseline, comparison=comparison.to_json()),
         against=None
         if against is None
-        else msgspec.structs.replace(against, repeats=list(other_runs)),
+        else msgspec.structs.replace(against, repeats=list(other_repeats)),
     )
