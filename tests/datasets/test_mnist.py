@@ -10,12 +10,12 @@ from tests.datasets.writers import idx_bytes, mnist_splits, write_mnist
 from topos.datasets import DataError, load_mnist
 
 
-@pytest.mark.parametrize(("compressed", "layout"), [(False, "idx"), (True, "idx.gz")])
-def test_loads_exactly(tmp_path, compressed, layout):
+@pytest.mark.parametrize(("compressed", "file_format"), [(False, "idx"), (True, "idx.gz")])
+def test_loads_exactly(tmp_path, compressed, file_format):
     splits = mnist_splits()
     write_mnist(tmp_path, splits, compressed)
     dataset = load_mnist(tmp_path)
-    assert (dataset.name, dataset.format, dataset.source) == ("mnist", layout, str(tmp_path))
+    assert (dataset.name, dataset.format, dataset.source) == ("mnist", file_format, str(tmp_path))
     for split, (pixels, labels) in (
         (dataset.train, splits["train"]),
         (dataset.test, splits["test"]),

@@ -11,7 +11,7 @@ from tests.support.native_runs import native_run
 from topos_cli.judge.verdict import decide_verdict
 from topos_cli.render.native_frontier_point import NativeFrontierPoint, flag_memory
 from topos_cli.render.native_frontier_table import native_frontier_headers, native_frontier_rows
-from topos_cli.render.report import (
+from topos_cli.render.verdict_table import (
     VERDICT_HEADERS,
     render_verdict_plain,
     verdict_headers,

@@ -11,7 +11,7 @@ import pytest
 from topos.names import missing_peer, parse_routes
 from topos_cli.harness.grade_preparation import GradeOptions, prepare
 from topos_cli.judge.verdict import decide_verdict
-from topos_cli.render.report import verdict_rows
+from topos_cli.render.verdict_table import verdict_rows
 from topos_cli.result.peer_tolerance import parse_peer_tolerance
 from topos_cli.result.repeat import Repeat
 from topos_cli.shared.errors import ToposUsageError

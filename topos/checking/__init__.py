@@ -7,7 +7,7 @@ routes on the same batch bit for bit. `register_corner` tells the check where a
 primitive of your own is not differentiable.
 """
 
-from topos.checking.check_report import GradientCheck, ParameterCheck, ParityCheck, RuleFailure
+from topos.checking.check_findings import GradientCheck, ParameterCheck, ParityCheck, RuleFailure
 from topos.checking.corners import register_corner
 from topos.checking.gradient_check import DIRECTIONS, ROUTES, TOLERANCE, check_gradients
 from topos.checking.parity_check import check_parity

@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from topos.checking.check_report import GradientCheck, ParameterCheck
+from topos.checking.check_findings import GradientCheck, ParameterCheck
 from topos.checking.corners import corner_name, corner_signature, has_corners
 from topos.checking.directional_difference import (
     extrapolated_slope,
@@ -204,22 +204,22 @@ def check_gradients(
         )
         checks.append(check)
 
-    report = GradientCheck(
+    gradient_check = GradientCheck(
         tolerance=tolerance,
         routes=tuple(routes),
         loss=base_loss,
         parameters=checks,
         route_errors=route_errors,
     )
-    if not report.gradients_right:
+    if not gradient_check.gradients_right:
         rules = check_rules(nodes, values, target, wrt, seed=seed, tolerance=tolerance)
-        report.rules, report.rules_checked, report.rule_notes = (
+        gradient_check.rules, gradient_check.rules_checked, gradient_check.rule_notes = (
             rules.failures,
             rules.checked,
             rules.notes,
         )
-    report.seconds = time.perf_counter() - started
-    return report
+    gradient_check.seconds = time.perf_counter() - started
+    return gradient_check
 
 
 def _signatures(nodes, read, indices) -> tuple:

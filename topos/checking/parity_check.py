@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from topos.checking.check_report import ParityCheck
+from topos.checking.check_findings import ParityCheck
 from topos.graph.symbol import Symbol
 from topos.graph.tape import Tape
 from topos.tensor import Tensor

@@ -25,7 +25,7 @@ import numpy as np
 
 from topos.autodiff.chain_rule import backward_schedule
 from topos.autodiff.eager_algebra import EagerAlgebra
-from topos.checking.check_report import RuleFailure
+from topos.checking.check_findings import RuleFailure
 from topos.checking.corners import corner_name, corner_signature
 from topos.checking.directional_difference import random_direction, slope, step_size
 from topos.graph.node import Node
@@ -54,7 +54,7 @@ class _TracingAlgebra(EagerAlgebra):
 
 
 @dataclass
-class RuleReport:
+class RuleFindings:
     """What the node-by-node check found: failures in recording order, how many nodes it
     checked, and notes on operands it could not check."""
 
@@ -89,10 +89,10 @@ def check_rules(
     seed: int = 0,
     directions: int = RULE_DIRECTIONS,
     tolerance: float = RULE_TOLERANCE,
-) -> RuleReport:
+) -> RuleFindings:
     """Checks the rule of every node the chain rule from `target` to `wrt` visits, on
     `values` (every such node's inputs and output, float64)."""
-    report = RuleReport()
+    findings = RuleFindings()
     cache: dict[int, frozenset[int]] = {}
     schedule = sorted(backward_schedule(nodes, target, wrt))
     for index, needs in schedule:
@@ -102,7 +102,7 @@ def check_rules(
             # culprit (no gradient passes through it), not "no rule at fault".
             source, expression = _source(node)
             declared = "declared not differentiable" if not node.primitive.differentiable else ""
-            report.failures.append(
+            findings.failures.append(
                 RuleFailure(
                     index,
                     node.operation,
@@ -114,13 +114,13 @@ def check_rules(
                 )
             )
             continue
-        report.checked += 1
+        findings.checked += 1
         failure = check_rule(
-            nodes, values, index, needs, cache, report.notes, seed, directions, tolerance
+            nodes, values, index, needs, cache, findings.notes, seed, directions, tolerance
         )
         if failure is not None:
-            report.failures.append(failure)
-    return report
+            findings.failures.append(failure)
+    return findings
 
 
 def check_rule(

@@ -150,7 +150,7 @@ def run_check(
 
     tape, recording = recorded(np.float64)
     feeds = batch(recording, np.float64)
-    report = check_gradients(
+    gradient_check = check_gradients(
         tape,
         recording.loss,
         recording.parameters,
@@ -162,8 +162,8 @@ def run_check(
     if len(options.routes) > 1:
         tape, recording = recorded(np.float32)
         feeds = batch(recording, np.float32)
-        report.parity = check_parity(tape, recording.loss, recording.parameters, feeds)
-    status = ExitStatus.OK if report.passed else ExitStatus.PARITY_BROKEN
+        gradient_check.parity = check_parity(tape, recording.loss, recording.parameters, feeds)
+    status = ExitStatus.OK if gradient_check.passed else ExitStatus.PARITY_BROKEN
     data = {
         "name": dataset.name,
         "source": dataset.source,
@@ -182,10 +182,10 @@ def run_check(
             "seed": options.seed,
             "dtype": "float64",
         },
-        **report.to_json(),
+        **gradient_check.to_json(),
     }
     table = stderr if options.json_path == "-" else stdout
-    _print_report(report, result, table)
+    _print_check(gradient_check, result, table)
     if options.json_path is not None:
         from topos_cli.result.result_file import write_atomically
 
@@ -205,7 +205,7 @@ def _short(source: str) -> str:
         return source
 
 
-def _print_report(report: Any, result: dict[str, Any], stream: TextIO) -> None:
+def _print_check(gradient_check: Any, result: dict[str, Any], stream: TextIO) -> None:
     """The table per parameter, the failing rules, notes and the verdict line."""
     from rich.console import Console
     from rich.table import Table
@@ -220,15 +220,15 @@ def _print_report(report: Any, result: dict[str, Any], stream: TextIO) -> None:
     table = Table(box=None, pad_edge=False, header_style="bold")
     table.add_column("parameter")
     table.add_column("shape")
-    for route in report.routes:
+    for route in gradient_check.routes:
         table.add_column(f"{route} rel. error", justify="right")
     table.add_column("directions", justify="right")
     table.add_column("check")
     table.add_column("recorded at")
-    for check in report.parameters:
+    for check in gradient_check.parameters:
         errors = [
             "-" if check.errors.get(route) is None else f"{check.errors[route]:.1e}"
-            for route in report.routes
+            for route in gradient_check.routes
         ]
         used = f"{check.directions}" + (
             f" ({check.one_sided} one-sided)" if check.one_sided else ""
@@ -246,29 +246,29 @@ def _print_report(report: Any, result: dict[str, Any], stream: TextIO) -> None:
             _short(check.source),
         )
     console.print(table)
-    for route, error in report.route_errors.items():
+    for route, error in gradient_check.route_errors.items():
         console.print(Text(f"route {route} failed: {error}", style="red"))
-    for failure in report.rules:
+    for failure in gradient_check.rules:
         line = f"wrong rule: {failure.describe()}"
         if failure.applies:
             line += f" [the rule applies: {', '.join(dict.fromkeys(failure.applies))}]"
         console.print(Text(line, style="red"))
-    for check in report.parameters:
+    for check in gradient_check.parameters:
         for reason in check.skipped:
             console.print(Text(f"skipped: {check.label} {reason}", style="yellow"))
         for reason in check.inconclusive:
             console.print(Text(f"inconclusive: {check.label} {reason}", style="yellow"))
-    for note in report.rule_notes:
+    for note in gradient_check.rule_notes:
         console.print(Text(f"note: {note}", style="yellow"))
-    console.print(Text(report.verdict(), style=_verdict_style(report)))
+    console.print(Text(gradient_check.verdict(), style=_verdict_style(gradient_check)))
     data = result["workload"]["data"]
     batch = result["batch"]
     source = "synthetic stand-in" if data["source"] == "synthetic" else data["source"]
     console.print(
         f"data: {data['name']}, {source}; the first {batch['rows']} rows of the first batch "
-        f"of {batch['of']}; float64, tolerance {report.tolerance:g}, "
+        f"of {batch['of']}; float64, tolerance {gradient_check.tolerance:g}, "
         f"{result['settings']['directions']} directions per parameter, seed "
-        f"{result['settings']['seed']}; {report.seconds:.1f}s"
+        f"{result['settings']['seed']}; {gradient_check.seconds:.1f}s"
     )
 
 
@@ -301,8 +301,8 @@ def check_before_grade(workload: str, data: str | None, *, stdout: TextIO, stder
     return completed.returncode
 
 
-def _verdict_style(report) -> str:
+def _verdict_style(gradient_check) -> str:
     """Green for right, yellow where finite differences could not decide, red for wrong."""
-    if not report.passed:
+    if not gradient_check.passed:
         return "bold red"
-    return "bold yellow" if report.undecided else "bold green"
+    return "bold yellow" if gradient_check.undecided else "bold green"

@@ -24,7 +24,7 @@ from typing import Any, TextIO
 import msgspec
 
 from topos.system.atomic_file import write_bytes_atomically
-from topos_cli.commands.grade import end_grade, grade_exit_status, grade_with, judge_record
+from topos_cli.commands.grade import end_grade, grade_exit_status, grade_with, judge_gathered
 from topos_cli.commands.result_composition import (
     GatheredRepeats,
     compose_grade_result,
@@ -52,9 +52,9 @@ from topos_cli.render.frontier_picture import (
     frontier_svg,
 )
 from topos_cli.render.frontier_table import HEADERS, frontier_rows, unbounded_line
-from topos_cli.render.report import verdict_notes
 from topos_cli.render.result_description import describe_data, describe_predictions
 from topos_cli.render.tables import plain_table
+from topos_cli.render.verdict_table import verdict_notes
 from topos_cli.result.grade_result import (
     FrontierFacts,
     GradeResult,
@@ -75,22 +75,22 @@ def _is_refused_budget(result, request) -> bool:
     return request.route == "remat" and error is not None and error.type == "BudgetError"
 
 
-def one_request_per_plan(plan: PreparedGrade, groups: list[tuple[str, ...]]) -> None:
-    """Leaves in `plan.requests` one remat run per group of budgets whose plans are the
+def one_request_per_plan(preparation: PreparedGrade, groups: list[tuple[str, ...]]) -> None:
+    """Leaves in `preparation.requests` one remat run per group of budgets whose plans are the
     same (the first budget's), named by every budget of the group."""
     kept = {group[0]: group for group in groups}
     requests = []
-    for request in plan.requests:
+    for request in preparation.requests:
         if request.route != "remat" or request.budget is None:
             requests.append(request)
         elif request.budget in kept:
             label = point_label("remat", group_label(kept[request.budget]))
             requests.append(replace(request, point=label))
-    plan.requests = requests
+    preparation.requests = requests
 
 
 def run_points(
-    plan: PreparedGrade, display: WorkerObserver | None = None
+    preparation: PreparedGrade, display: WorkerObserver | None = None
 ) -> tuple[GatheredRepeats, list[RefusedPoint]]:
     """Runs every point, one at a time, as a grade runs its routes; a budget below the floor
     is set aside, not graded, and each remat point is labelled with its budget (with every
@@ -108,7 +108,7 @@ def run_points(
             return result
         return msgspec.structs.replace(result, route=label, repeat=0)
 
-    return run_routes(plan, display, admit), refused
+    return run_routes(preparation, display, admit), refused
 
 
 def frontier_points(verdict: Verdict | None, result: GradeResult) -> list[FrontierPoint]:
@@ -118,7 +118,7 @@ def frontier_points(verdict: Verdict | None, result: GradeResult) -> list[Fronti
 
 
 def grade_points(
-    plan: PreparedGrade,
+    preparation: PreparedGrade,
     host: HostFacts,
     display: WorkerObserver | None,
     stdout: TextIO,
@@ -131,28 +131,28 @@ def grade_points(
     # each plan's schedule, from which its worker rebuilds it (`lowered_schedules`).
     with tempfile.TemporaryDirectory(prefix="topos-remat-schedules-") as directory:
         planned = plan_remat(
-            plan.options.workload,
-            plan.data,
-            plan.options.budgets,
+            preparation.options.workload,
+            preparation.data,
+            preparation.options.budgets,
             directory,
-            plan.environment,
-            timeout=plan.options.timeout,
+            preparation.environment,
+            timeout=preparation.options.timeout,
         )
-        groups = groups_of(plan.options.budgets, planned.plans)
-        one_request_per_plan(plan, groups)
-        plan = attach_schedules(plan, planned)
-        record, refused = run_points(plan, display)
-    return _finish(plan, record, refused, host, groups, stdout=stdout, stderr=stderr)
+        groups = groups_of(preparation.options.budgets, planned.plans)
+        one_request_per_plan(preparation, groups)
+        preparation = attach_schedules(preparation, planned)
+        gathered, refused = run_points(preparation, display)
+    return _finish(preparation, gathered, refused, host, groups, stdout=stdout, stderr=stderr)
 
 
-def _finish(plan, record, refused, host, groups, *, stdout: TextIO, stderr: TextIO) -> int:
-    options = plan.options
-    verdict = judge_record(record, host)
-    exit_status = grade_exit_status(record, verdict, None)
-    result = compose_grade_result(plan, record, host, verdict, None, exit_status)
-    labels = list(dict.fromkeys(run.route for run in record.results))
-    facts_by_point = route_facts(record.results, labels)
-    picture = picture_path(plan.result_path, plan.workload_name or options.workload)
+def _finish(preparation, gathered, refused, host, groups, *, stdout: TextIO, stderr: TextIO) -> int:
+    options = preparation.options
+    verdict = judge_gathered(gathered, host)
+    exit_status = grade_exit_status(gathered, verdict, None)
+    result = compose_grade_result(preparation, gathered, host, verdict, None, exit_status)
+    labels = list(dict.fromkeys(run.route for run in gathered.results))
+    facts_by_point = route_facts(gathered.results, labels)
+    picture = picture_path(preparation.result_path, preparation.workload_name or options.workload)
     result = msgspec.structs.replace(
         result,
         routes=facts_by_point,
@@ -165,10 +165,10 @@ def _finish(plan, record, refused, host, groups, *, stdout: TextIO, stderr: Text
             same_plans=[list(group) for group in groups if len(group) > 1],
         ),
     )
-    saved = save_result(plan.result_path, result, default=plan.default_path)
+    saved = save_result(preparation.result_path, result, default=preparation.default_path)
     if saved.path not in (None, "-"):
         picture = Path(saved.path).with_suffix(".svg")
-    table_stream = stderr if plan.result_path == "-" else stdout
+    table_stream = stderr if preparation.result_path == "-" else stdout
     drawn = None
     try:
         # Checked again: the result may have gone elsewhere (kept beside a complete one),
@@ -213,7 +213,7 @@ def _finish(plan, record, refused, host, groups, *, stdout: TextIO, stderr: Text
     table_stream.write("\n".join(lines) + "\n")
     table_stream.flush()
     say_where_it_went(saved, result, drawn, stderr)
-    end_grade(record, stderr)
+    end_grade(gathered, stderr)
     return exit_status
 
 

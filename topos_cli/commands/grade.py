@@ -53,13 +53,13 @@ from topos_cli.judge.verdict import Verdict, decide_verdict
 from topos_cli.render.against_lines import against_lines
 from topos_cli.render.comparison_table import print_comparison
 from topos_cli.render.exporters import EXPORTERS, ExportedGrade, write_export
-from topos_cli.render.report import print_verdict
 from topos_cli.render.result_description import (
     describe_data,
     describe_predictions,
     describe_remat,
 )
 from topos_cli.render.tables import print_lines
+from topos_cli.render.verdict_table import print_verdict
 from topos_cli.result.grade_result import AgainstFacts, GradeResult, HostFacts
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.result_file import json_safe
@@ -71,7 +71,7 @@ from topos_cli.worker.protocol import DEFAULT_WARMUP_STEPS
 
 
 def grade_exit_status(
-    record: GatheredRepeats,
+    gathered: GatheredRepeats,
     verdict: Verdict | None,
     comparison: Comparison | None,
     against: CheckoutComparison | None = None,
@@ -80,8 +80,8 @@ def grade_exit_status(
     regression against `--against`'s checkout is 4, as one against `--baseline`)."""
     return most_severe(
         (
-            ExitStatus.INTERRUPTED if record.interrupted_by is not None else None,
-            ExitStatus.USAGE if record.usage_error is not None else None,
+            ExitStatus.INTERRUPTED if gathered.interrupted_by is not None else None,
+            ExitStatus.USAGE if gathered.usage_error is not None else None,
             verdict.exit_status if verdict is not None else ExitStatus.ROUTE_FAILED,
             None if comparison is None else comparison.exit_status,
             None if against is None else against.exit_status,
@@ -89,30 +89,30 @@ def grade_exit_status(
     )
 
 
-def judge_record(
-    record: GatheredRepeats, host: HostFacts, settings: VerdictSettings | None = None
+def judge_gathered(
+    gathered: GatheredRepeats, host: HostFacts, settings: VerdictSettings | None = None
 ) -> Verdict | None:
     """The verdict on what `run_routes` gathered, on this host's load and cores, with
     `settings` (`--peer-tolerance` over the defaults; None when no route ran)."""
-    if not record.results:
+    if not gathered.results:
         return None
     load = host.load_average
     return decide_verdict(
-        record.results,
+        gathered.results,
         settings=settings,
         load_average=load[0] if load else None,
         cores=host.available_cores,
     )
 
 
-def end_grade(record: GatheredRepeats, stderr: TextIO) -> None:
+def end_grade(gathered: GatheredRepeats, stderr: TextIO) -> None:
     """A grade's last words: says it was interrupted, if so, and raises a usage error a
     worker reported (the result already written)."""
-    if record.interrupted_by is not None:
-        stderr.write(f"topos: interrupted by {record.interrupted_by}; partial results written\n")
+    if gathered.interrupted_by is not None:
+        stderr.write(f"topos: interrupted by {gathered.interrupted_by}; partial results written\n")
     stderr.flush()
-    if record.usage_error is not None:
-        raise ToposUsageError(record.usage_error)
+    if gathered.usage_error is not None:
+        raise ToposUsageError(gathered.usage_error)
 
 
 def describe_counts(result: GradeResult) -> list[str]:
@@ -133,8 +133,8 @@ def describe_counts(result: GradeResult) -> list[str]:
 
 
 def finish_grade(
-    plan: PreparedGrade,
-    record: GatheredRepeats,
+    preparation: PreparedGrade,
+    gathered: GatheredRepeats,
     host: HostFacts,
     *,
     stdout: TextIO,
@@ -145,28 +145,28 @@ def finish_grade(
     """Judges, writes and prints what `run_routes` gathered; returns the exit status.
     `report_child`, started with the grade, draws the report if it is alive; `checkout`
     is `--against`'s, whose runs are set apart and compared with this checkout's."""
-    options = plan.options
-    record, other_runs = _set_apart(record, checkout)
+    options = preparation.options
+    gathered, other_repeats = _set_apart(gathered, checkout)
     sides = {}
     if checkout is not None:
-        sides = {"this": side_code(record.results), "other": side_code(other_runs)}
+        sides = {"this": side_code(gathered.results), "other": side_code(other_repeats)}
         same = same_code_ran(checkout.requested, sides["this"], sides["other"])
-        if same is not None and record.usage_error is None:
+        if same is not None and gathered.usage_error is None:
             # Never judged: the two sides ran the same code (a path not mapped, say).
-            record = dataclasses.replace(record, usage_error=same)
-    verdict = judge_record(record, host, plan.verdict_settings)
-    complete = record.interrupted_by is None and record.usage_error is None
+            gathered = dataclasses.replace(gathered, usage_error=same)
+    verdict = judge_gathered(gathered, host, preparation.verdict_settings)
+    complete = gathered.interrupted_by is None and gathered.usage_error is None
     against = None
-    if checkout is not None and complete and record.results:
+    if checkout is not None and complete and gathered.results:
         against = compare_checkouts(
-            record.results,
-            other_runs,
+            gathered.results,
+            other_repeats,
             other_name=checkout.requested,
-            settings=plan.compare_settings,
+            settings=preparation.compare_settings,
             fail_on_bits_change=options.fail_on_bits_change,
-            counts=record.counts,
+            counts=gathered.counts,
         )
-    exit_status = grade_exit_status(record, verdict, None, against)
+    exit_status = grade_exit_status(gathered, verdict, None, against)
     against_facts = None
     if checkout is not None:
         against_facts = AgainstFacts(
@@ -177,30 +177,39 @@ def finish_grade(
 
     def compose(comparison: Comparison | None, exit_status: int) -> GradeResult:
         return compose_grade_result(
-            plan, record, host, verdict, comparison, exit_status, against_facts, other_runs
+            preparation,
+            gathered,
+            host,
+            verdict,
+            comparison,
+            exit_status,
+            against_facts,
+            other_repeats,
         )
 
     result = compose(None, exit_status)
     # The result first, before it is compared with anything or printed: whatever goes
     # wrong from here on (a baseline, the terminal), the grade is not lost.
-    saved = save_result(plan.result_path, result, default=plan.default_path)
+    saved = save_result(preparation.result_path, result, default=preparation.default_path)
     comparison = None
-    if complete and plan.baseline is not None and verdict is not None:
+    if complete and preparation.baseline is not None and verdict is not None:
         try:
             comparison = compare_results(
-                plan.baseline,
+                preparation.baseline,
                 result,
-                settings=plan.compare_settings,
+                settings=preparation.compare_settings,
                 old_source=str(options.baseline),
                 new_source="this grade",
             )
         except ToposError as error:  # the baseline was checked when loaded; still, say so
             stderr.write(f"topos: error: cannot compare with --baseline: {error}\n")
         else:
-            exit_status = grade_exit_status(record, verdict, comparison, against)
+            exit_status = grade_exit_status(gathered, verdict, comparison, against)
             result = compose(comparison, exit_status)
             if saved.path is not None and saved.error is None:
-                saved = save_result(plan.result_path, result, default=False, replace_own=saved.path)
+                saved = save_result(
+                    preparation.result_path, result, default=False, replace_own=saved.path
+                )
     exported = ExportedGrade(options.workload, verdict)
     for option, path in options.exports.items():
         if path is None:
@@ -211,17 +220,17 @@ def finish_grade(
             stderr.write(f"topos: error: {option}: {error}\n")
             exit_status = most_severe((exit_status, ExitStatus.USAGE))
     drawing = None
-    if record.results and record.usage_error is None and record.interrupted_by is None:
+    if gathered.results and gathered.usage_error is None and gathered.interrupted_by is None:
         # The drawing child draws while the verdict is printed (both cores are idle now).
         drawing = _start_report(saved, report_child)
-    table = stderr if plan.result_path == "-" else stdout
-    if record.usage_error is None and verdict is not None:
+    table = stderr if preparation.result_path == "-" else stdout
+    if gathered.usage_error is None and verdict is not None:
         print_verdict(verdict, file=table, markdown=options.markdown)
         notes = [describe_data(result.workload.data)]
         notes += describe_predictions(result.memory_prediction)
         notes += describe_remat(result.routes)
-        if record.repeat_stop is not None:
-            notes.append(record.repeat_stop)
+        if gathered.repeat_stop is not None:
+            notes.append(gathered.repeat_stop)
         if result.counts is not None:
             notes += describe_counts(result)
         table.write("\n")
@@ -242,23 +251,23 @@ def finish_grade(
         report_path = drawing.finish(stderr)
         if report_path is not None:
             stderr.write(f"report: {report_path}\n")
-    end_grade(record, stderr)
+    end_grade(gathered, stderr)
     return exit_status
 
 
 def _set_apart(
-    record: GatheredRepeats, checkout: OtherCheckout | None
+    gathered: GatheredRepeats, checkout: OtherCheckout | None
 ) -> tuple[GatheredRepeats, list[Repeat]]:
     """This checkout's runs as the grade's record, and the other checkout's runs apart; a
     usage error a worker of the other checkout reported is said to be its."""
     if checkout is None:
-        return record, []
-    own = [run for run in record.results if not is_against(run)]
-    other = [run for run in record.results if is_against(run)]
-    usage_error = record.usage_error
-    if usage_error is not None and record.results and is_against(record.results[-1]):
+        return gathered, []
+    own = [run for run in gathered.results if not is_against(run)]
+    other = [run for run in gathered.results if is_against(run)]
+    usage_error = gathered.usage_error
+    if usage_error is not None and gathered.results and is_against(gathered.results[-1]):
         usage_error = f"--against {checkout.requested}: {usage_error}"
-    return dataclasses.replace(record, results=own, usage_error=usage_error), other
+    return dataclasses.replace(gathered, results=own, usage_error=usage_error), other
 
 
 def _start_report(saved: Saved, child: ReportChild | None) -> ReportDrawing | None:
@@ -315,29 +324,33 @@ def grade_with(
     """
     stdout = stdout if stdout is not None else sys.stdout
     stderr = stderr if stderr is not None else sys.stderr
-    plan = prepare(options)
+    preparation = prepare(options)
     # A mistake in a user's workload code refuses the grade before any worker starts;
     # its own name, not the `--workload` spec, names the result file. With --against it
     # also says which code this side imports, to be mapped into the other checkout.
     if preflight is None:
         preflight = preflight_workload(
-            options.workload, plan.data, code_wanted=options.against is not None
+            options.workload, preparation.data, code_wanted=options.against is not None
         )
     named = preflight.name
     fitted = fit_to_workload(
         options, preflight.framework, preflight.routes, preflight.default_routes
     )
     if fitted != options or (named is not None and named != options.workload):
-        plan = prepare(fitted, plan.started, named)
+        preparation = prepare(fitted, preparation.started, named)
     if preflight.framework is not None:
         # A PyTorch step allocates as PyTorch users run it: glibc's own mmap threshold.
-        plan = dataclasses.replace(plan, environment=peer_environment(plan.environment))
-    plan = dataclasses.replace(plan, workload_code=preflight.code, project=find_project().facts())
+        preparation = dataclasses.replace(
+            preparation, environment=peer_environment(preparation.environment)
+        )
+    preparation = dataclasses.replace(
+        preparation, workload_code=preflight.code, project=find_project().facts()
+    )
     if options.check:
         from topos_cli.commands.check import check_before_grade
 
-        table = stderr if plan.result_path == "-" else stdout
-        status = check_before_grade(options.workload, plan.data, stdout=table, stderr=stderr)
+        table = stderr if preparation.result_path == "-" else stdout
+        status = check_before_grade(options.workload, preparation.data, stdout=table, stderr=stderr)
         if status != ExitStatus.OK:
             return status
     # Orphans of the workers come back to this process, to be ended (see process_tree).
@@ -345,11 +358,11 @@ def grade_with(
     host = host_facts()
     with interruptions_raised():
         # run_routes returns with signals ignored, so judging and writing cannot be cut short.
-        return grading(plan, host, display, stdout, stderr)
+        return grading(preparation, host, display, stdout, stderr)
 
 
 def grade_routes(
-    plan: PreparedGrade,
+    preparation: PreparedGrade,
     host: HostFacts,
     display: WorkerObserver | None,
     stdout: TextIO,
@@ -357,22 +370,22 @@ def grade_routes(
 ) -> int:
     """A grade's own part: runs every route (beside `--against`'s checkout, if asked),
     then judges, writes, prints and draws them."""
-    against = plan.options.against
+    against = preparation.options.against
     if against is None:
-        return _grade_routes(plan, host, display, stdout, stderr, None)
-    warmup_asked = plan.options.warmup != DEFAULT_WARMUP_STEPS
+        return _grade_routes(preparation, host, display, stdout, stderr, None)
+    warmup_asked = preparation.options.warmup != DEFAULT_WARMUP_STEPS
     project = find_project()
     # A ref's temporary worktree is removed however the grade ends.
     with other_checkout(
-        against, warmup_asked=warmup_asked, project=project, code=plan.workload_code
+        against, warmup_asked=warmup_asked, project=project, code=preparation.workload_code
     ) as checkout:
-        paths = side_paths(checkout, plan.environment, Path.cwd(), plan.workload_code)
-        planned = plan_against(plan, checkout, paths)
+        paths = side_paths(checkout, preparation.environment, Path.cwd(), preparation.workload_code)
+        planned = plan_against(preparation, checkout, paths)
         return _grade_routes(planned, host, display, stdout, stderr, checkout)
 
 
 def _grade_routes(
-    plan: PreparedGrade,
+    preparation: PreparedGrade,
     host: HostFacts,
     display: WorkerObserver | None,
     stdout: TextIO,
@@ -383,12 +396,12 @@ def _grade_routes(
     # Remat lowered once before any worker, each remat worker rebuilding the plan it
     # chose (see lowered_schedules); the schedules' files live as long as the grade.
     with tempfile.TemporaryDirectory(prefix="topos-remat-schedules-") as directory:
-        plan = with_lowered_schedules(plan, directory)
-        return _run_and_finish(plan, host, display, stdout, stderr, checkout)
+        preparation = with_lowered_schedules(preparation, directory)
+        return _run_and_finish(preparation, host, display, stdout, stderr, checkout)
 
 
 def _run_and_finish(
-    plan: PreparedGrade,
+    preparation: PreparedGrade,
     host: HostFacts,
     display: WorkerObserver | None,
     stdout: TextIO,
@@ -398,24 +411,26 @@ def _run_and_finish(
     """Runs every planned route, then judges, writes, prints and draws them."""
     # The report's drawing child loads while the workers do (see ReportChild).
     child = None
-    if reports_wanted() and plan.result_path != "-":
+    if reports_wanted() and preparation.result_path != "-":
         child = ReportChild.start()
     else:
         ReportChild.end_early()
     more = None
-    if plan.options.repeat_budget is not None:
+    if preparation.options.repeat_budget is not None:
         from topos_cli.commands.repeats_until_decisive import RepeatsUntilDecisive
 
-        more = RepeatsUntilDecisive(plan, None if checkout is None else checkout.requested)
+        more = RepeatsUntilDecisive(preparation, None if checkout is None else checkout.requested)
     try:
-        record = run_routes(plan, display, before_turn=child.pause if child else None, more=more)
+        gathered = run_routes(
+            preparation, display, before_turn=child.pause if child else None, more=more
+        )
         if more is not None and more.stop is not None:
-            record.repeat_stop = more.stop.words
+            gathered.repeat_stop = more.stop.words
         if child is not None:
             child.resume()  # it finishes loading while the verdict is reached
         return finish_grade(
-            plan,
-            record,
+            preparation,
+            gathered,
             host,
             stdout=stdout,
             stderr=stderr,

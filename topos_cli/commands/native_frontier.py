@@ -27,7 +27,7 @@ import msgspec
 from topos.names import compile_budget_of, unknown_native_route
 from topos.system.atomic_file import write_bytes_atomically
 from topos_cli.commands.frontier import say_where_it_went
-from topos_cli.commands.grade import end_grade, grade_exit_status, judge_record
+from topos_cli.commands.grade import end_grade, grade_exit_status, judge_gathered
 from topos_cli.commands.options import MOST_BUDGETS
 from topos_cli.commands.result_composition import compose_grade_result
 from topos_cli.harness.grade_preparation import GradeOptions, PreparedGrade, picture_path
@@ -48,9 +48,9 @@ from topos_cli.render.native_frontier_table import (
     native_frontier_notes,
     native_frontier_rows,
 )
-from topos_cli.render.report import verdict_notes
 from topos_cli.render.result_description import describe_data
 from topos_cli.render.tables import plain_table
+from topos_cli.render.verdict_table import verdict_notes
 from topos_cli.result.grade_result import FlaggedPoint, FrontierFacts, HostFacts
 from topos_cli.shared.errors import ToposError, ToposUsageError
 from topos_cli.shared.output_path import check_output
@@ -132,7 +132,7 @@ def native_frontier_options(
 
 
 def grade_native_points(
-    plan: PreparedGrade,
+    preparation: PreparedGrade,
     host: HostFacts,
     display: WorkerObserver | None,
     stdout: TextIO,
@@ -141,13 +141,15 @@ def grade_native_points(
     """A native frontier's part of `grade_with`: runs every point (a route, in a worker of
     its own), then judges, writes, draws and prints them; returns the exit status."""
     ReportChild.end_early()
-    record = run_routes(plan, display)
-    options = plan.options
-    verdict = judge_record(record, host)
-    exit_status = grade_exit_status(record, verdict, None)
-    result = compose_grade_result(plan, record, host, verdict, None, exit_status)
-    points = native_frontier_points(record.results, verdict, plan.compare_settings.memory_tolerance)
-    picture = picture_path(plan.result_path, plan.workload_name or options.workload)
+    gathered = run_routes(preparation, display)
+    options = preparation.options
+    verdict = judge_gathered(gathered, host)
+    exit_status = grade_exit_status(gathered, verdict, None)
+    result = compose_grade_result(preparation, gathered, host, verdict, None, exit_status)
+    points = native_frontier_points(
+        gathered.results, verdict, preparation.compare_settings.memory_tolerance
+    )
+    picture = picture_path(preparation.result_path, preparation.workload_name or options.workload)
     result = msgspec.structs.replace(
         result,
         frontier=FrontierFacts(
@@ -161,7 +163,7 @@ def grade_native_points(
             ],
         ),
     )
-    saved = save_result(plan.result_path, result, default=plan.default_path)
+    saved = save_result(preparation.result_path, result, default=preparation.default_path)
     if saved.path not in (None, "-"):
         picture = Path(saved.path).with_suffix(".svg")
     drawn = None
@@ -170,7 +172,7 @@ def grade_native_points(
         check_output(picture, "the picture beside the result")
         axis = picture_axis(points)
         title = (
-            f"topos frontier: {plan.workload_name or options.workload}, ms/step against "
+            f"topos frontier: {preparation.workload_name or options.workload}, ms/step against "
             f"{'step tensors' if axis else 'training Δ'} ({options.steps} steps)"
         )
         svg = frontier_svg(picture_points(points, verdict), title, axis)
@@ -189,9 +191,9 @@ def grade_native_points(
         lines.append(verdict.summary)
         lines += verdict_notes(verdict)
     lines += ["", describe_data(result.workload.data)]
-    table_stream = stderr if plan.result_path == "-" else stdout
+    table_stream = stderr if preparation.result_path == "-" else stdout
     table_stream.write("\n".join(lines) + "\n")
     table_stream.flush()
     say_where_it_went(saved, result, drawn, stderr)
-    end_grade(record, stderr)
+    end_grade(gathered, stderr)
     return exit_status

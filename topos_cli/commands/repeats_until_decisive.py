@@ -27,11 +27,11 @@ class RepeatsUntilDecisive:
 
     def __init__(
         self,
-        plan: PreparedGrade,
+        preparation: PreparedGrade,
         against: str | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.plan = plan
+        self.preparation = preparation
         self.against = against
         self.clock = clock
         self.started = clock()
@@ -39,49 +39,49 @@ class RepeatsUntilDecisive:
         self.longest_round = 0.0
         self.stop: RepeatStop | None = None
 
-    def __call__(self, record: GatheredRepeats) -> Sequence[WorkerRequest]:
+    def __call__(self, gathered: GatheredRepeats) -> Sequence[WorkerRequest]:
         """The next round's requests, or `[]` to stop (and `stop` says why)."""
-        budget = self.plan.options.repeat_budget
+        budget = self.preparation.options.repeat_budget
         if budget is None or self.stop is not None:
             return []
         now = self.clock()
-        repeats = 1 + max(request.repeat for request in self.plan.requests)
+        repeats = 1 + max(request.repeat for request in self.preparation.requests)
         if self.round_started is None:
             # The first rounds ran as one stretch: each took its share of it.
             self.longest_round = (now - self.started) / repeats
         else:
             self.longest_round = max(self.longest_round, now - self.round_started)
         self.stop = stop_repeating(
-            self.judgements(record.results),
+            self.judgements(gathered.results),
             repeats=repeats,
             elapsed_seconds=now - self.started,
             round_seconds=self.longest_round,
             budget_seconds=budget,
-            failed=any(run.status != "ok" for run in record.results),
+            failed=any(run.status != "ok" for run in gathered.results),
         )
         if self.stop is not None:
             return []
         self.round_started = now
-        return round_of_requests(self.plan, repeats)
+        return round_of_requests(self.preparation, repeats)
 
-    def judgements(self, runs: Sequence[Repeat]) -> dict[str, TimeJudgement]:
+    def judgements(self, repeats: Sequence[Repeat]) -> dict[str, TimeJudgement]:
         """Every time judgement the grade will render, by name: this checkout against
         `--against`'s, against `--baseline`, or (with neither) each route against the
         verdict's reference."""
-        plan = self.plan
-        own = [run for run in runs if not is_against(run)]
+        preparation = self.preparation
+        own = [repeat for repeat in repeats if not is_against(repeat)]
         judged: dict[str, TimeJudgement] = {}
         if self.against is not None:
-            other = [run for run in runs if is_against(run)]
+            other = [repeat for repeat in repeats if is_against(repeat)]
             comparison = compare_checkouts(
-                own, other, other_name=self.against, settings=plan.compare_settings
+                own, other, other_name=self.against, settings=preparation.compare_settings
             )
             judged.update((route.route, route.time) for route in comparison.routes)
-        if plan.baseline is not None:
-            settings = plan.compare_settings
-            baseline = plan.baseline
+        if preparation.baseline is not None:
+            settings = preparation.compare_settings
+            baseline = preparation.baseline
             old_warmup = 1 if baseline.verdict is None else baseline.verdict.settings.warmup_steps
-            for route in plan.options.routes:
+            for route in preparation.options.routes:
                 old = [run for run in baseline.repeats if run.route == route and run.status == "ok"]
                 if not old:
                     continue
@@ -90,11 +90,11 @@ class RepeatsUntilDecisive:
                     old,
                     tolerance=settings.time_tolerance,
                     significance_level=settings.significance_level,
-                    new_warmup=plan.verdict_settings.warmup_steps,
+                    new_warmup=preparation.verdict_settings.warmup_steps,
                     old_warmup=old_warmup,
                 )
-        if self.against is None and plan.baseline is None and own:
-            verdict = decide_verdict(own, settings=plan.verdict_settings)
+        if self.against is None and preparation.baseline is None and own:
+            verdict = decide_verdict(own, settings=preparation.verdict_settings)
             for route in verdict.routes:
                 ratio = None if route.speed is None else route.speed.ratio
                 if ratio is not None and ratio.judgement is not None:

@@ -133,61 +133,61 @@ def memory_predictions(
     return predictions
 
 
-def _data_facts(plan: PreparedGrade, results: Sequence[Repeat]) -> DataFacts:
+def _data_facts(preparation: PreparedGrade, results: Sequence[Repeat]) -> DataFacts:
     """Which data the grade used: what was asked for, and what the worker loaded."""
     ready = _first_ready(results)
     loaded = ready.dataset if ready is not None and ready.dataset is not None else DataFacts()
     # The worker's record, with what the grade was asked for: the same record.
-    return msgspec.structs.replace(loaded, requested=plan.data or "synthetic")
+    return msgspec.structs.replace(loaded, requested=preparation.data or "synthetic")
 
 
-def memory_measurement(runs: Sequence[Repeat]) -> str | None:
+def memory_measurement(repeats: Sequence[Repeat]) -> str | None:
     """`exact` when every completed run's peak is VmHWM, `sampled` when one's was sampled
     (no /proc), None when no run completed."""
-    sources = {run.facts.peak_source for run in runs if run.status == "ok"}
+    sources = {repeat.facts.peak_source for repeat in repeats if repeat.status == "ok"}
     if not sources:
         return None
     return "exact" if sources == {"VmHWM"} else "sampled"
 
 
-def _rounds(plan: PreparedGrade) -> int:
+def _rounds(preparation: PreparedGrade) -> int:
     """How many rounds of repeats a grade planned (`--repeat auto` adds rounds)."""
-    return 1 + max((request.repeat for request in plan.requests), default=0)
+    return 1 + max((request.repeat for request in preparation.requests), default=0)
 
 
 def compose_grade_result(
-    plan: PreparedGrade,
-    record: GatheredRepeats,
+    preparation: PreparedGrade,
+    gathered: GatheredRepeats,
     host: HostFacts,
     verdict: Verdict | None,
     comparison: Comparison | None,
     exit_status: int,
     against: AgainstFacts | None = None,
-    other_runs: Sequence[Repeat] = (),
+    other_repeats: Sequence[Repeat] = (),
 ) -> GradeResult:
     """The result of a grade: `compose_result`'s parts, plus what a grade adds; with
     `--against`, the other checkout's runs (in `against`) and the comparison with it,
     apart from this checkout's repeats."""
-    options = plan.options
-    ready = _first_ready(record.results)
+    options = preparation.options
+    ready = _first_ready(gathered.results)
     host = msgspec.structs.replace(
         host, numerics=None if ready is None else ready.numerics, threads=options.threads
     )
-    workload = WorkloadFacts(name=options.workload, data=_data_facts(plan, record.results))
+    workload = WorkloadFacts(name=options.workload, data=_data_facts(preparation, gathered.results))
     settings = GradeSettings(
         routes=list(options.routes),
-        repeat=options.repeat if options.repeat_budget is None else _rounds(plan),
+        repeat=options.repeat if options.repeat_budget is None else _rounds(preparation),
         repeat_budget_seconds=options.repeat_budget,
-        repeat_stop=record.repeat_stop,
-        order=[(request.label, request.repeat) for request in plan.requests],
+        repeat_stop=gathered.repeat_stop,
+        order=[(request.label, request.repeat) for request in preparation.requests],
         threads=options.threads,
         timeout_seconds=options.timeout,
-        data=plan.data or "synthetic",
-        environment=environment_facts(plan.environment),
+        data=preparation.data or "synthetic",
+        environment=environment_facts(preparation.environment),
         sample_interval_seconds=SAMPLE_INTERVAL_SECONDS,
         memory_method=MEMORY_METHOD,
-        memory_measurement=memory_measurement(record.results),
-        tolerance=plan.compare_settings,
+        memory_measurement=memory_measurement(gathered.results),
+        tolerance=preparation.compare_settings,
         baseline=options.baseline,
         budget=options.budget,
         warmup_steps=options.warmup,
@@ -196,42 +196,42 @@ def compose_grade_result(
         workload=workload,
         host=host,
         steps=options.steps,
-        repeats=record.results,
+        repeats=gathered.results,
         verdict=verdict,
         settings=settings,
-        created=plan.started,
+        created=preparation.started,
     )
-    if record.interrupted_by is not None:
+    if gathered.interrupted_by is not None:
         status = "interrupted"
-    elif record.usage_error is not None:
+    elif gathered.usage_error is not None:
         status = "error"
     else:
         status = "complete"
-    facts_by_route = route_facts(record.results, options.routes)
-    ran = {(result.route, result.repeat) for result in (*record.results, *other_runs)}
+    facts_by_route = route_facts(gathered.results, options.routes)
+    ran = {(result.route, result.repeat) for result in (*gathered.results, *other_repeats)}
     return msgspec.structs.replace(
         result,
-        project=plan.project,
+        project=preparation.project,
         status=status,
         exit_status=int(exit_status),
-        error=record.usage_error,
+        error=gathered.usage_error,
         interrupted=None
-        if record.interrupted_by is None
+        if gathered.interrupted_by is None
         else Interruption(
-            signal=record.interrupted_by,
+            signal=gathered.interrupted_by,
             not_run=[
                 (request.label, request.repeat)
-                for request in plan.requests
+                for request in preparation.requests
                 if (request.label, request.repeat) not in ran
             ],
         ),
         routes=facts_by_route,
-        counts=list(record.counts) if "instructions" in options.measure else None,
+        counts=list(gathered.counts) if "instructions" in options.measure else None,
         memory_prediction=memory_predictions(facts_by_route, verdict),
         baseline=None
         if comparison is None
         else BaselineComparison(path=options.baseline, comparison=comparison.to_json()),
         against=None
         if against is None
-        else msgspec.structs.replace(against, repeats=list(other_runs)),
+        else msgspec.structs.replace(against, repeats=list(other_repeats)),
     )

@@ -149,11 +149,11 @@ def interleaved_order(routes: Sequence[str], repeats: int) -> list[tuple[str, in
     return order
 
 
-def round_of_requests(plan: PreparedGrade, repeat: int) -> list[WorkerRequest]:
+def round_of_requests(preparation: PreparedGrade, repeat: int) -> list[WorkerRequest]:
     """One more round of the planned runs, numbered `repeat`, in the balanced order
     `interleaved_order` would give it (the first round's order, reversed on odd rounds),
     for `--repeat auto`; with `--against`, both checkouts' runs, interleaved."""
-    first = [request for request in plan.requests if request.repeat == 0]
+    first = [request for request in preparation.requests if request.repeat == 0]
     order = first if repeat % 2 == 0 else first[::-1]
     return [replace(request, repeat=repeat) for request in order]
 
@@ -335,15 +335,15 @@ def fit_to_workload(
 
 
 def plan_against(
-    plan: PreparedGrade, checkout: OtherCheckout, paths: SidePaths | None = None
+    preparation: PreparedGrade, checkout: OtherCheckout, paths: SidePaths | None = None
 ) -> PreparedGrade:
-    """`plan` with the other checkout's runs woven in: each route of this checkout beside
+    """`preparation` with the other checkout's runs woven in: each route of this checkout beside
     the same route of the other, in a balanced order over the repeats (recorded,
     recorded@against, then recorded@against, recorded, ...), on the same data, steps,
     threads and warm-up; the other's workers start where `paths` says (by default, in
     the checkout, with it first on the path)."""
     if paths is None:
-        rest = plan.environment.get("PYTHONPATH")
+        rest = preparation.environment.get("PYTHONPATH")
         paths = SidePaths(os.pathsep.join([checkout.path, *filter(None, [rest])]), checkout.path)
     theirs = {
         request.route: replace(
@@ -353,17 +353,17 @@ def plan_against(
             pythonpath=paths.pythonpath,
             working_directory=paths.working_directory,
         )
-        for request in plan.requests
+        for request in preparation.requests
     }
-    labels = [label for route in plan.options.routes for label in (route, f"{route}@")]
+    labels = [label for route in preparation.options.routes for label in (route, f"{route}@")]
     requests = []
-    for label, repeat in interleaved_order(labels, plan.options.repeat):
+    for label, repeat in interleaved_order(labels, preparation.options.repeat):
         route = label.rstrip("@")
-        base = theirs[route] if label.endswith("@") else _own_request(plan, route)
+        base = theirs[route] if label.endswith("@") else _own_request(preparation, route)
         requests.append(replace(base, repeat=repeat))
-    return replace(plan, requests=requests)
+    return replace(preparation, requests=requests)
 
 
-def _own_request(plan: PreparedGrade, route: str) -> WorkerRequest:
+def _own_request(preparation: PreparedGrade, route: str) -> WorkerRequest:
     """This checkout's planned request for `route` (its first; they differ by repeat only)."""
-    return next(request for request in plan.requests if request.route == route)
+    return next(request for request in preparation.requests if request.route == route)

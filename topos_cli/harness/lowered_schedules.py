@@ -69,36 +69,36 @@ def plan_remat(
     return _told(completed.stdout)
 
 
-def with_lowered_schedules(plan: PreparedGrade, directory: str) -> PreparedGrade:
-    """`plan` with each remat run of this checkout given the file of the schedule its
+def with_lowered_schedules(preparation: PreparedGrade, directory: str) -> PreparedGrade:
+    """`preparation` with each remat run of this checkout given the file of the schedule its
     budget lowers to (`--remat-schedule`), lowered by the planning child into
-    `directory`; `plan` itself when it has no such run or the child could not tell.
+    `directory`; `preparation` itself when it has no such run or the child could not tell.
     (A run of `--against`'s checkout lowers its own: its engine may differ.)"""
-    own = [r for r in plan.requests if r.route == "remat" and r.checkout is None]
+    own = [r for r in preparation.requests if r.route == "remat" and r.checkout is None]
     if not own:
-        return plan
+        return preparation
     budgets = list(dict.fromkeys(r.budget or DEFAULT_BUDGET_WORD for r in own))
     planned = plan_remat(
-        plan.options.workload,
-        plan.data,
+        preparation.options.workload,
+        preparation.data,
         budgets,
         directory,
-        plan.environment,
-        timeout=plan.options.timeout,
+        preparation.environment,
+        timeout=preparation.options.timeout,
     )
-    return attach_schedules(plan, planned)
+    return attach_schedules(preparation, planned)
 
 
-def attach_schedules(plan: PreparedGrade, planned: PlannedRemat) -> PreparedGrade:
-    """`plan` with each remat run of this checkout given its budget's schedule file,
+def attach_schedules(preparation: PreparedGrade, planned: PlannedRemat) -> PreparedGrade:
+    """`preparation` with each remat run of this checkout given its budget's schedule file,
     where `planned` holds one."""
     requests = []
-    for request in plan.requests:
+    for request in preparation.requests:
         path = None
         if request.route == "remat" and request.checkout is None:
             path = planned.schedules.get(request.budget or DEFAULT_BUDGET_WORD)
         requests.append(request if path is None else replace(request, remat_schedule=path))
-    return replace(plan, requests=requests)
+    return replace(preparation, requests=requests)
 
 
 def _told(output: str) -> PlannedRemat:

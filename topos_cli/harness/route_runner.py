@@ -52,29 +52,29 @@ def usage_error_of(result: Repeat, workload: str) -> str | None:
     return message
 
 
-def count_gathered(plan: PreparedGrade, record: GatheredRepeats) -> list[RouteCounts]:
+def count_gathered(preparation: PreparedGrade, gathered: GatheredRepeats) -> list[RouteCounts]:
     """Each route's counts, for the routes that completed a timed run (a route that
     failed its runs would fail its count too, only slower)."""
     from topos_cli.harness.instruction_counting import count_routes
 
-    completed = {run.route for run in record.results if run.status == "ok"}
-    requests = [request for request in plan.requests if request.label in completed]
+    completed = {run.route for run in gathered.results if run.status == "ok"}
+    requests = [request for request in preparation.requests if request.label in completed]
     sys.stderr.write(
         f"counting instructions of {len(dict.fromkeys(r.label for r in requests))} routes "
         "under callgrind, two at a time (some 15 s a route for mnist, a minute or more for "
         "cifar10)...\n"
     )
     sys.stderr.flush()
-    return count_routes(requests, plan.environment)
+    return count_routes(requests, preparation.environment)
 
 
-def choose_display(plan: PreparedGrade) -> PlainProgress | LiveProgress:
+def choose_display(preparation: PreparedGrade) -> PlainProgress | LiveProgress:
     """A live display on a terminal (and without NO_COLOR), plain lines on stderr otherwise."""
-    repeats = plan.options.repeat
+    repeats = preparation.options.repeat
     live = not use_plain_output(sys.stdout) and not use_plain_output(sys.stderr)
     if live:
-        return LiveProgress(sys.stderr, plan.requests, repeats)
-    return PlainProgress(sys.stderr, plan.requests, repeats)
+        return LiveProgress(sys.stderr, preparation.requests, repeats)
+    return PlainProgress(sys.stderr, preparation.requests, repeats)
 
 
 #: What a caller may make of each run before it is kept: the run (perhaps relabelled),
@@ -86,7 +86,7 @@ Continuation = Callable[[GatheredRepeats], Sequence[WorkerRequest]]
 
 
 def run_routes(
-    plan: PreparedGrade,
+    preparation: PreparedGrade,
     display: WorkerObserver | None = None,
     admit: Admission | None = None,
     before_turn: Callable[[], None] | None = None,
@@ -95,13 +95,13 @@ def run_routes(
     """Runs every planned request, one at a time; stops at an interrupt or a usage error.
     `admit(run, request)` may relabel a run or set it aside (the frontier does both);
     `before_turn()` is called before each worker warms up and trains; `more(record)`,
-    once the planned runs are done, may plan more: they join `plan.requests` (so the
+    once the planned runs are done, may plan more: they join `preparation.requests` (so the
     result's order and an interruption's runs not run name them) and run in turn."""
-    record = GatheredRepeats()
-    display = display if display is not None else choose_display(plan)
+    gathered = GatheredRepeats()
+    display = display if display is not None else choose_display(preparation)
     current: WorkerMonitor | None = None
     following: WorkerMonitor | None = None
-    requests = plan.requests
+    requests = preparation.requests
     try:
         try:
             # An interrupt deferred since the command began lands here, with a result to write.
@@ -111,7 +111,7 @@ def run_routes(
                 while True:
                     index += 1
                     if index == len(requests):
-                        added = list(more(record)) if more is not None else []
+                        added = list(more(gathered)) if more is not None else []
                         if not added:
                             break
                         requests.extend(added)
@@ -126,14 +126,14 @@ def run_routes(
                         # nothing measured), then warm up and train one at a time.
                         # (A worker of an older checkout that cannot hold loads alone.)
                         current = WorkerMonitor(
-                            request, plan.environment, display, hold=request.holds
+                            request, preparation.environment, display, hold=request.holds
                         )
                         current.start()
                         if index + 1 < len(requests) and request.holds:
                             upcoming = requests[index + 1]
                             if upcoming.holds:
                                 following = WorkerMonitor(
-                                    upcoming, plan.environment, display, hold=True
+                                    upcoming, preparation.environment, display, hold=True
                                 )
                                 following.start()
                         beside = following
@@ -142,14 +142,14 @@ def run_routes(
                         result = admit(result, request)
                         if result is None:
                             continue
-                    record.results.append(result)
-                    record.usage_error = usage_error_of(result, plan.options.workload)
-                    if record.usage_error is not None:
+                    gathered.results.append(result)
+                    gathered.usage_error = usage_error_of(result, preparation.options.workload)
+                    if gathered.usage_error is not None:
                         break
-            if "instructions" in plan.options.measure and record.usage_error is None:
+            if "instructions" in preparation.options.measure and gathered.usage_error is None:
                 # After every timed run (and the display), so no timed step shares the
                 # cores with a counting worker.
-                record.counts = count_gathered(plan, record)
+                gathered.counts = count_gathered(preparation, gathered)
         finally:
             # A worker started and never run (the next of a pair, or one whose start was
             # interrupted) ends here, with no record.
@@ -159,10 +159,10 @@ def run_routes(
             # From here on a signal is ignored: what was gathered is judged and written.
             stop_raising()
     except KeyboardInterrupt as error:  # Interrupted (SIGINT or SIGTERM) is one
-        record.interrupted_by = getattr(error, "signal_name", "SIGINT")
+        gathered.interrupted_by = getattr(error, "signal_name", "SIGINT")
         kept = current is not None and current.result is not None
-        if kept and not any(result is current.result for result in record.results):
+        if kept and not any(result is current.result for result in gathered.results):
             result = current.result if admit is None else admit(current.result, current.request)
-            if result is not None and not any(run is result for run in record.results):
-                record.results.append(result)
-    return record
+            if result is not None and not any(run is result for run in gathered.results):
+                gathered.results.append(result)
+    return gathered

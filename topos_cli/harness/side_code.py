@@ -17,18 +17,18 @@ from topos_cli.result.repeat import Repeat
 from topos_cli.result.worker_facts import CodeFacts
 
 
-def _first_code(runs: Sequence[Repeat]) -> CodeFacts | None:
+def _first_code(repeats: Sequence[Repeat]) -> CodeFacts | None:
     """The code facts of the first run whose worker told them."""
-    for run in runs:
-        ready = run.facts.ready
+    for repeat in repeats:
+        ready = repeat.facts.ready
         if ready is not None and ready.code is not None:
             return ready.code
     return None
 
 
-def side_code(runs: Sequence[Repeat]) -> SideCode:
-    """What the workers of `runs` (one side) imported, and the commits of those files."""
-    code = _first_code(runs)
+def side_code(repeats: Sequence[Repeat]) -> SideCode:
+    """What the workers of `repeats` (one side) imported, and the commits of those files."""
+    code = _first_code(repeats)
     if code is None:
         return SideCode()
     workload = commit_of(Path(code.workload_file)) if code.workload_file else (None, None)

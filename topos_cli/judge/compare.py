@@ -208,9 +208,9 @@ def _warmup_steps(result: GradeResult) -> int:
     return 1 if result.verdict is None else result.verdict.settings.warmup_steps
 
 
-def _completed(runs: Sequence[Repeat], route: str) -> list[Repeat]:
+def _completed(repeats: Sequence[Repeat], route: str) -> list[Repeat]:
     """The runs of `route` that finished cleanly."""
-    return [run for run in runs if run.route == route and run.status == "ok"]
+    return [repeat for repeat in repeats if repeat.route == route and repeat.status == "ok"]
 
 
 def _relative_change(old: float | None, new: float | None) -> float | None:

@@ -213,12 +213,12 @@ def figure_spreads(result: GradeResult) -> dict[tuple[str, str], tuple[float, fl
     from topos_cli.judge.statistics import median, summarize
 
     warmup = 1 if result.verdict is None else result.verdict.settings.warmup_steps
-    runs: dict[str, list[Repeat]] = {}
+    completed_by_route: dict[str, list[Repeat]] = {}
     for run in result.repeats:
         if run.status == "ok":
-            runs.setdefault(run.route, []).append(run)
+            completed_by_route.setdefault(run.route, []).append(run)
     spreads: dict[tuple[str, str], tuple[float, float]] = {}
-    for route, completed in runs.items():
+    for route, completed in completed_by_route.items():
         steps = [run.measured_step_seconds(warmup) for run in completed if run.step_seconds]
         if len(steps) >= 2:
             medians = [median(seconds) * 1000.0 for seconds in steps]

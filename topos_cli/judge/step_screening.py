@@ -271,11 +271,13 @@ def _switches(run: Repeat, warmup: int) -> list[int] | None:
     return _measured(switches, warmup)
 
 
-def screen_side(runs: Sequence[Repeat], warmup: int, busy: str | None = None) -> SideEvidence:
+def screen_side(
+    side_repeats: Sequence[Repeat], warmup: int, busy: str | None = None
+) -> SideEvidence:
     """One side's evidence: each completed, timed run's steps screened for disturbance
     by the route's own evidence (module docstring); `busy` is the grade's own
     busy-machine warning, if any."""
-    timed = [run for run in runs if run.status == "ok" and run.step_seconds]
+    timed = [repeat for repeat in side_repeats if repeat.status == "ok" and repeat.step_seconds]
     series = []
     for run in timed:
         wall = _measured(run.step_seconds, warmup)

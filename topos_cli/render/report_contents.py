@@ -166,15 +166,15 @@ def _verdict_settings(result: GradeResult) -> VerdictSettings:
 
 
 def _recompute_verdict(
-    result: GradeResult, runs: Sequence[Repeat], missing: list[str]
+    result: GradeResult, repeats: Sequence[Repeat], missing: list[str]
 ) -> Verdict | None:
     """The verdict of the runs, judged as the grade judged them; `None` if there are none."""
-    if not runs:
+    if not repeats:
         return None
     load = result.host.load_average
     try:
         return decide_verdict(
-            runs,
+            repeats,
             settings=_verdict_settings(result),
             load_average=load[0] if load else None,
             cores=result.host.available_cores,
@@ -192,13 +192,13 @@ def _data_line(result: GradeResult) -> str:
 
 
 def _missing_parts(
-    result: GradeResult, runs: Sequence[Repeat], series: Sequence[RunSeries]
+    result: GradeResult, repeats: Sequence[Repeat], series: Sequence[RunSeries]
 ) -> list[str]:
     """What the report cannot draw, run by run, in words."""
     missing = []
-    if not runs:
+    if not repeats:
         missing.append("no run of any route was recorded: there is nothing to draw")
-    for run, drawn in zip(runs, series, strict=True):
+    for run, drawn in zip(repeats, series, strict=True):
         if run.status != "ok":
             detail = (run.detail or "").strip().splitlines()
             missing.append(
@@ -212,9 +212,9 @@ def _missing_parts(
             missing.append(f"{drawn.label}: no step times")
         if not run.loss_bits:
             missing.append(f"{drawn.label}: no losses")
-    if runs and not result.memory_prediction and not result.routes:
+    if repeats and not result.memory_prediction and not result.routes:
         missing.append("no memory prediction: the predicted peak is not marked")
-    if runs and result.verdict is None:
+    if repeats and result.verdict is None:
         missing.append("no stored verdict: the table is recomputed from the runs")
     return missing
 
@@ -223,12 +223,12 @@ def gather_report_contents(lenient: LenientResult) -> ReportContents:
     """Gathers what the report of the result in `lenient` shows."""
     result = lenient.result
     missing = list(lenient.missing)
-    runs = list(result.repeats)
-    routes = tuple(dict.fromkeys(run.route for run in runs))
-    name_repeats = any(run.repeat > 0 for run in runs)
-    series = tuple(_series(run, name_repeats) for run in runs)
-    missing += _missing_parts(result, runs, series)
-    verdict = _recompute_verdict(result, runs, missing)
+    repeats = list(result.repeats)
+    routes = tuple(dict.fromkeys(run.route for run in repeats))
+    name_repeats = any(run.repeat > 0 for run in repeats)
+    series = tuple(_series(run, name_repeats) for run in repeats)
+    missing += _missing_parts(result, repeats, series)
+    verdict = _recompute_verdict(result, repeats, missing)
     summary = None if result.verdict is None else result.verdict.summary
     if summary is None and verdict is not None:
         summary = verdict.summary

@@ -26,9 +26,9 @@ from pathlib import Path
 
 from topos_cli.judge.statistics import median
 from topos_cli.render.html_page import bullet_list, escape, figure, missing_box, page, table
-from topos_cli.render.report import verdict_labels, verdict_notes, verdict_rows
 from topos_cli.render.report_contents import ReportContents, gather_report_contents
 from topos_cli.render.report_frontier import frontier_section
+from topos_cli.render.verdict_table import verdict_labels, verdict_notes, verdict_rows
 from topos_cli.result.lenient_result import read_result_leniently
 from topos_cli.result.result_file import default_report_path
 from topos_cli.shared.errors import ResultFileError, ToposError

@@ -24,10 +24,10 @@ def loss_for_json(bits: int) -> float | str:
     return value
 
 
-def record_json(record: Any) -> dict[str, Any]:
+def dataclass_json(instance: Any) -> dict[str, Any]:
     """A dataclass's fields as a JSON-ready dict, in order: parts by their own `to_json`,
     tuples as lists."""
-    return {field.name: _json_value(getattr(record, field.name)) for field in fields(record)}
+    return {field.name: _json_value(getattr(instance, field.name)) for field in fields(instance)}
 
 
 def _json_value(value: Any) -> Any:

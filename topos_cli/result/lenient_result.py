@@ -62,17 +62,17 @@ def interpret_result(data: Any, source: str, missing: list[str] | None = None) -
     kept.setdefault("workload", {"name": "unknown workload"})
     kept.setdefault("steps", 0)
     result = msgspec.convert(kept, GradeResult, dec_hook=decode_other)
-    runs = []
+    readable = []
     repeats = data.get("repeats")
     if not isinstance(repeats, list):
         missing.append("no runs: the result holds no list of repeats")
         repeats = []
     for index, repeat in enumerate(repeats):
         try:
-            runs.append(Repeat.from_json(repeat))
+            readable.append(Repeat.from_json(repeat))
         except (msgspec.ValidationError, ValueError, RecursionError) as error:
             missing.append(f"run {index} is unreadable and left out ({_short(error)})")
-    result = msgspec.structs.replace(result, repeats=runs)
+    result = msgspec.structs.replace(result, repeats=readable)
     return LenientResult(result=result, source=source, missing=missing)
 
 

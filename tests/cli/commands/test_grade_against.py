@@ -130,7 +130,7 @@ def test_a_bad_path_or_ref_is_one_line_and_exit_2_before_any_worker(tmp_path: Pa
 
 
 def test_the_runs_of_both_checkouts_alternate_in_a_balanced_order(tmp_path: Path):
-    plan = prepare(
+    preparation = prepare(
         GradeOptions(
             workload="mnist",
             steps=3,
@@ -140,7 +140,7 @@ def test_the_runs_of_both_checkouts_alternate_in_a_balanced_order(tmp_path: Path
         )
     )
     other = OtherCheckout("main", str(tmp_path), None, True, holds=False, warms_up=False)
-    requests = plan_against(plan, other).requests
+    requests = plan_against(preparation, other).requests
     assert [(request.label, request.repeat) for request in requests] == [
         ("engine", 0),
         ("engine@against", 0),

@@ -150,26 +150,26 @@ def test_the_continuation_plans_balanced_rounds_until_every_route_is_decisive(
     options = GradeOptions(
         workload="mnist", steps=20, repeat=3, repeat_budget=100.0, json_path=str(tmp_path / "r")
     )
-    plan = prepare(options)
+    preparation = prepare(options)
     clock = FakeClock()
-    more = RepeatsUntilDecisive(plan, clock=clock)
-    record = GatheredRepeats()
+    more = RepeatsUntilDecisive(preparation, clock=clock)
+    gathered = GatheredRepeats()
     # Three rounds of wandering recorded times: undecided, so a fourth round is planned,
     # in the reversed order of the third (recorded first), numbered 3.
     medians = [0.0090, 0.0125, 0.0090, 0.0125]
-    record.results = runs("engine", [0.01] * 3, seed=1) + runs("recorded", medians[:3])
+    gathered.results = runs("engine", [0.01] * 3, seed=1) + runs("recorded", medians[:3])
     clock.now = 30.0
-    added = more(record)
+    added = more(gathered)
     assert [(request.route, request.repeat) for request in added] == [
         ("recorded", 3),
         ("engine", 3),
     ]
     assert more.stop is None
-    plan.requests.extend(added)
+    preparation.requests.extend(added)
     # The fourth round took 40 s: 70 s gone, another 40 s would pass the 100 s budget.
-    record.results = runs("engine", [0.01] * 4, seed=1) + runs("recorded", medians)
+    gathered.results = runs("engine", [0.01] * 4, seed=1) + runs("recorded", medians)
     clock.now = 70.0
-    assert more(record) == []
+    assert more(gathered) == []
     assert more.stop is not None and more.stop.reason == BUDGET_SPENT
     assert more.stop.repeats == 4
 
@@ -178,8 +178,8 @@ def test_the_continuation_judges_against_the_other_checkout(tmp_path: Path) -> N
     options = GradeOptions(
         workload="mnist", steps=20, repeat=3, repeat_budget=100.0, json_path=str(tmp_path / "r")
     )
-    plan = prepare(options)
-    more = RepeatsUntilDecisive(plan, against="main", clock=FakeClock())
+    preparation = prepare(options)
+    more = RepeatsUntilDecisive(preparation, against="main", clock=FakeClock())
     mine = runs("engine", [0.0100] * 3) + runs("recorded", [0.0100] * 3, seed=2)
     # The other checkout: engine the same, recorded 25% slower (so this one is faster).
     theirs = runs("engine@against", [0.0100] * 3, seed=3)
@@ -189,8 +189,8 @@ def test_the_continuation_judges_against_the_other_checkout(tmp_path: Path) -> N
         "engine": WITHIN,
         "recorded": "faster",
     }
-    record = GatheredRepeats(results=mine + theirs)
-    assert more(record) == [] and more.stop is not None and more.stop.reason == DECIDED
+    gathered = GatheredRepeats(results=mine + theirs)
+    assert more(gathered) == [] and more.stop is not None and more.stop.reason == DECIDED
 
 
 @pytest.mark.parametrize(
@@ -226,8 +226,8 @@ def test_a_grade_with_repeat_auto_stops_where_the_rule_says(tmp_path: Path) -> N
     assert rounds >= LEAST_REPEATS
     runs_made = [Repeat.from_json(run) for run in result["repeats"]]
     assert sorted({run.repeat for run in runs_made}) == list(range(rounds))
-    plan = prepare(GradeOptions(workload="mnist", repeat=3, json_path=str(tmp_path / "x")))
-    replay = RepeatsUntilDecisive(plan)
+    preparation = prepare(GradeOptions(workload="mnist", repeat=3, json_path=str(tmp_path / "x")))
+    replay = RepeatsUntilDecisive(preparation)
 
     def decisive_after(count: int) -> bool:
         kept = [run for run in runs_made if run.repeat < count]

@@ -47,16 +47,18 @@ def test_the_worker_command_runs_this_interpreter():
 
 
 def test_prepare_plans_the_runs_and_the_result_path(tmp_path):
-    plan = prepare(GradeOptions(steps=4, repeat=2, json_path=str(tmp_path / "out.json"), threads=2))
-    assert [(request.route, request.repeat) for request in plan.requests] == [
+    preparation = prepare(
+        GradeOptions(steps=4, repeat=2, json_path=str(tmp_path / "out.json"), threads=2)
+    )
+    assert [(request.route, request.repeat) for request in preparation.requests] == [
         ("engine", 0),
         ("recorded", 0),
         ("recorded", 1),
         ("engine", 1),
     ]
-    assert all(request.steps == 4 and request.data is None for request in plan.requests)
-    assert plan.result_path == str(tmp_path / "out.json")
-    assert plan.environment["OMP_NUM_THREADS"] == "2"
+    assert all(request.steps == 4 and request.data is None for request in preparation.requests)
+    assert preparation.result_path == str(tmp_path / "out.json")
+    assert preparation.environment["OMP_NUM_THREADS"] == "2"
 
 
 @pytest.mark.parametrize(

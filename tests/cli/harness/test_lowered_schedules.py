@@ -55,7 +55,7 @@ def test_the_planning_child_writes_a_schedule_per_budget_and_refuses_none(tmp_pa
     assert set(planned.plans) == {"default", "100%"}
 
 
-def _plan(requests: list[WorkerRequest]) -> PreparedGrade:
+def _preparation(requests: list[WorkerRequest]) -> PreparedGrade:
     return PreparedGrade(GradeOptions(workload=GRU), None, "-", False, None, None, requests, {})
 
 
@@ -67,15 +67,15 @@ def test_only_this_checkouts_remat_runs_get_a_schedule():
     planned = PlannedRemat(
         {"default": "a", "floor": "b"}, {"default": "/tmp/x.json", "floor": "/tmp/y.json"}
     )
-    plan = attach_schedules(_plan([own, theirs, recorded, budgeted]), planned)
-    assert [request.remat_schedule for request in plan.requests] == [
+    preparation = attach_schedules(_preparation([own, theirs, recorded, budgeted]), planned)
+    assert [request.remat_schedule for request in preparation.requests] == [
         "/tmp/x.json",
         None,
         None,
         "/tmp/y.json",
     ]
     # Told nothing (the child failed or timed out): every worker searches.
-    untold = attach_schedules(_plan([own, budgeted]), PlannedRemat())
+    untold = attach_schedules(_preparation([own, budgeted]), PlannedRemat())
     assert [request.remat_schedule for request in untold.requests] == [None, None]
 
 

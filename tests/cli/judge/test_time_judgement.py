@@ -70,14 +70,14 @@ def simulated_runs(
     return runs
 
 
-def result_of(runs: list[Repeat], created: str = "2026-08-14T10:00:00+00:00") -> GradeResult:
-    """A result holding `runs`, as a grade writes it."""
+def result_of(repeats: list[Repeat], created: str = "2026-08-14T10:00:00+00:00") -> GradeResult:
+    """A result holding `repeats`, as a grade writes it."""
     return compose_result(
         workload={"name": "mnist", "data": {"source": "synthetic", "fingerprint": "f" * 64}},
         host={"cpu_model": "test CPU"},
         steps=STEPS,
-        repeats=runs,
-        verdict=decide_verdict(runs),
+        repeats=repeats,
+        verdict=decide_verdict(repeats),
         settings={"threads": None},
         created=datetime.fromisoformat(created),
     )
@@ -367,15 +367,15 @@ def test_repeats_left_unusable_by_disturbance_are_disturbed_not_thin():
     # cause is disturbance (grade again elsewhere), not too few repeats.
     generator = random.Random(5)
 
-    def short(runs: list[Repeat]) -> list[Repeat]:
+    def short(repeats: list[Repeat]) -> list[Repeat]:
         return [
             msgspec.structs.replace(
-                run,
-                step_seconds=run.step_seconds[:8],
-                step_cpu_seconds=run.step_cpu_seconds[:8],
-                loss_bits=run.loss_bits[:8],
+                repeat,
+                step_seconds=repeat.step_seconds[:8],
+                step_cpu_seconds=repeat.step_cpu_seconds[:8],
+                loss_bits=repeat.loss_bits[:8],
             )
-            for run in runs
+            for repeat in repeats
         ]
 
     old = short(simulated_runs("recorded", 0.010, MIN_REPEATS, generator))

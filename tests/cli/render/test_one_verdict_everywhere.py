@@ -17,9 +17,9 @@ from tests.cli.result_examples import example_result
 from topos_cli.judge.history import read_history
 from topos_cli.render.grade_figures import overview_title
 from topos_cli.render.history_table import render_history_markdown
-from topos_cli.render.report import render_verdict_markdown, render_verdict_plain
 from topos_cli.render.report_contents import gather_report_contents
 from topos_cli.render.report_html import write_report
+from topos_cli.render.verdict_table import render_verdict_markdown, render_verdict_plain
 from topos_cli.result.lenient_result import read_result_leniently
 
 STEPS = 30

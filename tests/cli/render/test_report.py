@@ -17,14 +17,14 @@ from topos_cli.render.comparison_table import (
     render_comparison_plain,
 )
 from topos_cli.render.exporters.markdown_table import markdown_table
-from topos_cli.render.report import (
+from topos_cli.render.tables import plain_table
+from topos_cli.render.verdict_table import (
     VERDICT_HEADERS,
     print_verdict,
     render_verdict_markdown,
     render_verdict_plain,
     verdict_rows,
 )
-from topos_cli.render.tables import plain_table
 from topos_cli.result.float_bits import float32_bits
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.result_file import compose_result
@@ -175,10 +175,12 @@ def test_the_rich_verdict_on_a_terminal_is_a_table(monkeypatch):
             assert word in text
 
 
-def three_repeats(runs: list[Repeat]) -> list[Repeat]:
+def three_repeats(repeats: list[Repeat]) -> list[Repeat]:
     """The runs, and two more repeats of each: enough for a time judgement to claim."""
 
-    return runs + [msgspec.structs.replace(run, repeat=repeat) for repeat in (1, 2) for run in runs]
+    return repeats + [
+        msgspec.structs.replace(run, repeat=repeat) for repeat in (1, 2) for run in repeats
+    ]
 
 
 def make_result(milliseconds: float) -> dict:
@@ -244,7 +246,7 @@ def test_the_comparison_renders_its_regressions():
         "topos_cli.judge.compare",
         "topos_cli.result.result_file",
         "topos_cli.harness.host",
-        "topos_cli.render.report",
+        "topos_cli.render.verdict_table",
         "topos_cli.render.comparison_table",
         "topos_cli.render.tables",
         "topos_cli.shared.units",

@@ -23,12 +23,6 @@ from topos_cli.render.history_table import (
     history_renderables,
     history_rows,
 )
-from topos_cli.render.report import (
-    VERDICT_HEADERS,
-    VERDICT_LABELS,
-    verdict_renderables,
-    verdict_rows,
-)
 from topos_cli.render.tables import (
     FittedTable,
     cell_units,
@@ -36,6 +30,12 @@ from topos_cli.render.tables import (
     print_lines,
     rendered_lines,
     wrap_cell,
+)
+from topos_cli.render.verdict_table import (
+    VERDICT_HEADERS,
+    VERDICT_LABELS,
+    verdict_renderables,
+    verdict_rows,
 )
 from topos_cli.result.result_file import read_result
 from topos_cli.shared.units import DASH

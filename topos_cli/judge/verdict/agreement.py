@@ -215,10 +215,10 @@ class PeerAgreement:
         }
 
 
-def _reference(runs: Sequence[Repeat], reference_route: str) -> Repeat | None:
+def _reference(repeats: Sequence[Repeat], reference_route: str) -> Repeat | None:
     """The topos run peers are compared with: the reference route's first run with
     losses, else the first topos run with losses."""
-    ours = [run for run in runs if not is_peer(run.route) and run.loss_bits]
+    ours = [repeat for repeat in repeats if not is_peer(repeat.route) and repeat.loss_bits]
     return next((run for run in ours if run.route == reference_route), ours[0] if ours else None)
 
 
@@ -389,11 +389,13 @@ def _judge_route(
     )
 
 
-def judge_peers(runs: Sequence[Repeat], settings: VerdictSettings) -> tuple[PeerAgreement, ...]:
+def judge_peers(repeats: Sequence[Repeat], settings: VerdictSettings) -> tuple[PeerAgreement, ...]:
     """Every peer route's agreement with topos, in the order the routes first ran."""
-    reference = _reference(runs, settings.reference)
-    routes = list(dict.fromkeys(run.route for run in runs if is_peer(run.route)))
+    reference = _reference(repeats, settings.reference)
+    routes = list(dict.fromkeys(repeat.route for repeat in repeats if is_peer(repeat.route)))
     return tuple(
-        _judge_route(route, [run for run in runs if run.route == route], reference, settings)
+        _judge_route(
+            route, [repeat for repeat in repeats if repeat.route == route], reference, settings
+        )
         for route in routes
     )

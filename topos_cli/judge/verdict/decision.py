@@ -100,14 +100,15 @@ def decide_verdict(
     by route: a report's recomputation takes those that still match (`ratio_of_medians`).
     """
     settings = settings or VerdictSettings()
-    runs = [
+    typed_repeats = [
         repeat if isinstance(repeat, Repeat) else Repeat.from_json(repeat) for repeat in repeats
     ]
-    if not runs:
+    if not typed_repeats:
         raise ValueError("a verdict needs at least one run")
-    names = list(dict.fromkeys(run.route for run in runs))
+    names = list(dict.fromkeys(run.route for run in typed_repeats))
     judged = [
-        judge_route(name, [run for run in runs if run.route == name], settings) for name in names
+        judge_route(name, [run for run in typed_repeats if run.route == name], settings)
+        for name in names
     ]
     # Without the settings' reference among the routes (`--routes recorded,torch,jax`),
     # the first topos route graded is the reference, as it is for the peers' agreement.
@@ -115,9 +116,9 @@ def decide_verdict(
     reference_name = settings.reference if settings.reference in names or not ours else ours[0]
     # A native workload's reference is the step as written (`eager`, `jit`), as its
     # workers name it.
-    native = [name for name in names if is_native(runs, name)]
+    native = [name for name in names if is_native(typed_repeats, name)]
     if native and settings.reference not in names:
-        written = native_reference(runs)
+        written = native_reference(typed_repeats)
         reference_name = written if written in native else native[0]
     reference = next((route for route in judged if route.route == reference_name), None)
     known = known_ratios or {}
@@ -126,11 +127,15 @@ def decide_verdict(
     )
     # Bit parity is promised among topos's own routes only; peers agree within tolerance.
     # A native workload's compiled routes are judged by agreement, not by bits.
-    exact = [run for run in runs if not is_peer(run.route) and is_exact(runs, run.route)]
+    exact = [
+        run
+        for run in typed_repeats
+        if not is_peer(run.route) and is_exact(typed_repeats, run.route)
+    ]
     parity = judge_parity(exact, reference_name)
-    agreements = judge_peers(runs, settings) + judge_native(runs, reference_name)
+    agreements = judge_peers(typed_repeats, settings) + judge_native(typed_repeats, reference_name)
     warnings = noise_warnings(routes, settings, load_average, cores)
-    sampled = sampled_memory_warning(runs)
+    sampled = sampled_memory_warning(typed_repeats)
     if sampled is not None:
         warnings.append(sampled)
     pairings = pair_routes(judged, settings)
@@ -143,18 +148,18 @@ def decide_verdict(
         warnings=tuple(warnings),
         summary=_with_causes(
             summary_sentence(routes, reference, parity, reference_name, pairings, agreements),
-            runs,
+            typed_repeats,
             parity,
         ),
-        exit_status=exit_status_of(runs, parity, agreements),
+        exit_status=exit_status_of(typed_repeats, parity, agreements),
         pairings=pairings,
         agreements=agreements,
     )
 
 
-def _with_causes(summary: str, runs: list[Repeat], parity: Parity) -> str:
+def _with_causes(summary: str, repeats: list[Repeat], parity: Parity) -> str:
     """The summary, with the cause its worker saw named for each native route whose
     bits part from the reference (`native_causes`)."""
     parted = [route.route for route in parity.routes if route.matches_reference is False]
-    causes = native_causes(runs, parted)
+    causes = native_causes(repeats, parted)
     return "; ".join([summary, *causes]) if causes else summary

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from topos_cli.judge.statistics import median
-from topos_cli.result.json_values import record_json
+from topos_cli.result.json_values import dataclass_json
 from topos_cli.result.repeat import Repeat
 
 
@@ -32,7 +32,7 @@ class Memory:
     def to_json(self) -> dict[str, Any]:
         """The memory figures as a JSON-ready dict (the step tensors only where there
         are some: topos's own routes' JSON is as it was)."""
-        figures = record_json(self)
+        figures = dataclass_json(self)
         for name in ("step_tensor_bytes", "step_tensor_ratio"):
             if figures[name] is None:
                 del figures[name]
@@ -44,12 +44,14 @@ def _median_bytes(values: Sequence[int]) -> int:
     return round(median(values))
 
 
-def measure_memory(runs: Sequence[Repeat]) -> Memory | None:
+def measure_memory(repeats: Sequence[Repeat]) -> Memory | None:
     """The medians and ranges of a route's memory figures; `None` if none were measured."""
-    peaks = [run.peak_rss_bytes for run in runs if run.peak_rss_bytes is not None]
-    readies = [run.ready_rss_bytes for run in runs if run.ready_rss_bytes is not None]
-    deltas = [run.training_delta_bytes for run in runs if run.training_delta_bytes is not None]
-    tensors = [value for value in map(_step_tensor_bytes, runs) if value is not None]
+    peaks = [repeat.peak_rss_bytes for repeat in repeats if repeat.peak_rss_bytes is not None]
+    readies = [repeat.ready_rss_bytes for repeat in repeats if repeat.ready_rss_bytes is not None]
+    deltas = [
+        repeat.training_delta_bytes for repeat in repeats if repeat.training_delta_bytes is not None
+    ]
+    tensors = [value for value in map(_step_tensor_bytes, repeats) if value is not None]
     if not peaks and not deltas:
         return None
     return Memory(

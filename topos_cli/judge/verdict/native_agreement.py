@@ -36,24 +36,24 @@ def native_facts(run: Repeat) -> NativeFacts | None:
     return None if ready is None else ready.native
 
 
-def native_reference(runs: Sequence[Repeat]) -> str | None:
+def native_reference(repeats: Sequence[Repeat]) -> str | None:
     """The reference route a native workload's workers name (`eager`, `jit`), if any."""
-    for run in runs:
-        facts = native_facts(run)
+    for repeat in repeats:
+        facts = native_facts(repeat)
         if facts is not None:
             return facts.reference
     return None
 
 
-def is_native(runs: Sequence[Repeat], route: str) -> bool:
+def is_native(repeats: Sequence[Repeat], route: str) -> bool:
     """Whether `route`'s runs are a native workload's."""
-    return any(native_facts(run) is not None for run in runs if run.route == route)
+    return any(native_facts(repeat) is not None for repeat in repeats if repeat.route == route)
 
 
-def is_exact(runs: Sequence[Repeat], route: str) -> bool:
+def is_exact(repeats: Sequence[Repeat], route: str) -> bool:
     """Whether `route` is promised bit-identical to its reference (topos's routes are;
     a native route is when its worker says so)."""
-    facts = [native_facts(run) for run in runs if run.route == route]
+    facts = [native_facts(repeat) for repeat in repeats if repeat.route == route]
     return all(fact is None or fact.exact for fact in facts)
 
 
@@ -87,13 +87,17 @@ def cause_of(facts: NativeFacts) -> str | None:
     return None
 
 
-def native_causes(runs: Sequence[Repeat], parted: Sequence[str]) -> list[str]:
+def native_causes(repeats: Sequence[Repeat], parted: Sequence[str]) -> list[str]:
     """For each exact native route in `parted` (routes whose bits part from the
     reference), the clause naming its cause, where its worker saw one."""
     clauses = []
     for route in parted:
         facts = next(
-            (native_facts(run) for run in runs if run.route == route and native_facts(run)),
+            (
+                native_facts(repeat)
+                for repeat in repeats
+                if repeat.route == route and native_facts(repeat)
+            ),
             None,
         )
         if facts is None or not facts.exact:
@@ -192,16 +196,18 @@ class NativeAgreement:
         }
 
 
-def judge_native(runs: Sequence[Repeat], reference_route: str) -> tuple[NativeAgreement, ...]:
+def judge_native(repeats: Sequence[Repeat], reference_route: str) -> tuple[NativeAgreement, ...]:
     """Every compiled (not exact) native route's agreement with `reference_route`'s first
     run with losses, in the order the routes first ran."""
-    reference = next((run for run in runs if run.route == reference_route and run.loss_bits), None)
-    routes = list(dict.fromkeys(run.route for run in runs))
+    reference = next(
+        (repeat for repeat in repeats if repeat.route == reference_route and repeat.loss_bits), None
+    )
+    routes = list(dict.fromkeys(repeat.route for repeat in repeats))
     judged = []
     for route in routes:
-        if route == reference_route or not is_native(runs, route) or is_exact(runs, route):
+        if route == reference_route or not is_native(repeats, route) or is_exact(repeats, route):
             continue
-        theirs = [run for run in runs if run.route == route and run.loss_bits]
+        theirs = [repeat for repeat in repeats if repeat.route == route and repeat.loss_bits]
         if reference is None or not theirs:
             unchecked = NativeAgreement(
                 route, reference_route, "not checked", NATIVE_LOSS_TOLERANCE, steps=0

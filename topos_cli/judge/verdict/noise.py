@@ -161,11 +161,15 @@ def noise_warnings(
 SAMPLED_MEMORY = "memory sampled"
 
 
-def sampled_memory_warning(runs: Sequence[Repeat]) -> NoiseWarning | None:
+def sampled_memory_warning(repeats: Sequence[Repeat]) -> NoiseWarning | None:
     """A warning when a completed run's peak memory was sampled rather than read from the
     kernel's high-water mark (no /proc: macOS): its figures are coarser, not exact."""
     sampled = sorted(
-        {run.route for run in runs if run.status == "ok" and run.facts.peak_source == "sampling"}
+        {
+            repeat.route
+            for repeat in repeats
+            if repeat.status == "ok" and repeat.facts.peak_source == "sampling"
+        }
     )
     if not sampled:
         return None

@@ -14,7 +14,7 @@ from typing import Any
 
 from topos_cli.judge.verdict.route_verdict import RouteVerdict, with_ratios
 from topos_cli.judge.verdict.speed import SpeedRatio
-from topos_cli.result.json_values import record_json
+from topos_cli.result.json_values import dataclass_json
 from topos_cli.result.verdict_settings import VerdictSettings
 
 #: Which route a route is also judged against: remat (at any budget) against recorded.
@@ -50,7 +50,7 @@ class Pairing:
 
     def to_json(self) -> dict[str, Any]:
         """The pairing as a JSON-ready dict."""
-        return record_json(self)
+        return dataclass_json(self)
 
 
 def pair_routes(routes: Sequence[RouteVerdict], settings: VerdictSettings) -> tuple[Pairing, ...]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from topos_cli.result.float_bits import describe_bits, format_bits, ulps_between
-from topos_cli.result.json_values import loss_for_json, optional_json, record_json
+from topos_cli.result.json_values import dataclass_json, loss_for_json, optional_json
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.verdict_settings import REFERENCE_ROUTE
 
@@ -109,7 +109,7 @@ class RouteParity:
 
     def to_json(self) -> dict[str, Any]:
         """The route's parity as a JSON-ready dict."""
-        return record_json(self)
+        return dataclass_json(self)
 
 
 @dataclass(frozen=True)
@@ -166,20 +166,22 @@ def judge_parity(repeats: Sequence[Repeat], reference_route: str = REFERENCE_ROU
     )
     route_parities = []
     for route in routes:
-        runs = [repeat for repeat in with_losses if repeat.route == route]
-        repeat_divergence = _earliest(first_divergence(runs[0], run) for run in runs[1:])
+        route_repeats = [repeat for repeat in with_losses if repeat.route == route]
+        repeat_divergence = _earliest(
+            first_divergence(route_repeats[0], run) for run in route_repeats[1:]
+        )
         divergence = (
-            _earliest(first_divergence(reference, run) for run in runs)
+            _earliest(first_divergence(reference, run) for run in route_repeats)
             if reference is not None
             else None
         )
         route_parities.append(
             RouteParity(
                 route=route,
-                runs=len(runs),
-                repeatable=None if len(runs) < 2 else repeat_divergence is None,
+                runs=len(route_repeats),
+                repeatable=None if len(route_repeats) < 2 else repeat_divergence is None,
                 repeat_divergence=repeat_divergence,
-                matches_reference=None if not runs else divergence is None,
+                matches_reference=None if not route_repeats else divergence is None,
                 divergence=divergence,
             )
         )

@@ -10,7 +10,7 @@ from topos_cli.judge.statistics import RatioEstimate
 from topos_cli.judge.verdict.memory import Memory, measure_memory, memory_ratio
 from topos_cli.judge.verdict.speed import Speed, measure_speed, speed_ratio
 from topos_cli.result.json_fields import JsonFields
-from topos_cli.result.json_values import record_json
+from topos_cli.result.json_values import dataclass_json
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.verdict_settings import VerdictSettings
 
@@ -39,34 +39,34 @@ class RouteVerdict:
 
     def to_json(self) -> dict[str, Any]:
         """The route's verdict as a JSON-ready dict."""
-        return record_json(self)
+        return dataclass_json(self)
 
 
 # Which status a route shows when its runs ended differently: its own faults first.
 _STATUS_SEVERITY = ("failed", "timed out", "nonfinite", "interrupted", "ok")
 
 
-def _route_status(runs: Sequence[Repeat]) -> str:
+def _route_status(repeats: Sequence[Repeat]) -> str:
     """The status a route shows: `ok` if every run was, else the most severe among them."""
-    return min((run.status for run in runs), key=_STATUS_SEVERITY.index)
+    return min((repeat.status for repeat in repeats), key=_STATUS_SEVERITY.index)
 
 
 def judge_route(
     route: str,
-    runs: Sequence[Repeat],
+    repeats: Sequence[Repeat],
     settings: VerdictSettings,
 ) -> RouteVerdict:
     """A route's figures before ratios: status, failures, speed and memory of completed runs."""
-    completed = [run for run in runs if run.status == "ok"]
+    completed = [repeat for repeat in repeats if repeat.status == "ok"]
     failures = tuple(
-        Failure(run.repeat, run.status, run.detail, run.nonfinite_step)
-        for run in runs
-        if run.status != "ok"
+        Failure(repeat.repeat, repeat.status, repeat.detail, repeat.nonfinite_step)
+        for repeat in repeats
+        if repeat.status != "ok"
     )
     return RouteVerdict(
         route=route,
-        status=_route_status(runs),
-        repeats=len(runs),
+        status=_route_status(repeats),
+        repeats=len(repeats),
         completed=len(completed),
         failures=failures,
         speed=measure_speed(completed, settings),

@@ -121,9 +121,9 @@ class Speed:
         }
 
 
-def measure_speed(runs: Sequence[Repeat], settings: VerdictSettings) -> Speed | None:
+def measure_speed(repeats: Sequence[Repeat], settings: VerdictSettings) -> Speed | None:
     """A route's step-time summary over its completed runs; `None` if none timed a step."""
-    timed = [run for run in runs if run.step_seconds]
+    timed = [repeat for repeat in repeats if repeat.step_seconds]
     if not timed:
         return None
     per_run = tuple(run.measured_step_seconds(settings.warmup_steps) for run in timed)

@@ -121,7 +121,7 @@ def _nonfinite_clause(routes: Sequence[RouteVerdict]) -> str | None:
 
 
 def exit_status_of(
-    runs: Sequence[Repeat], parity: Parity, agreements: Sequence[PeerAgreement] = ()
+    repeats: Sequence[Repeat], parity: Parity, agreements: Sequence[PeerAgreement] = ()
 ) -> ExitStatus:
     """The runs' exit status by the README's table: interrupted, parity broken, a run failed.
 
@@ -130,7 +130,7 @@ def exit_status_of(
     are described (the summary says "inconclusive" and why), not gated. The time gate is
     `--baseline` and `compare`, whose inconclusive judgement is exit 5. A peer route that
     diverges beyond its tolerance failed as a route does (1): its program is not topos's."""
-    statuses = {run.status for run in runs}
+    statuses = {repeat.status for repeat in repeats}
     return most_severe(
         (
             ExitStatus.INTERRUPTED if "interrupted" in statuses else None,
