@@ -1,6 +1,6 @@
 """A small transformer written in plain JAX, graded by topos route by route.
 
-    PYTHONPATH=examples topos grade --workload jax_transformer:workload --steps 20 \
+    topos grade --workload examples/jax_transformer.py --steps 20 \
         --routes jit,checkpoint-nothing-saveable,checkpoint-dots-saveable,checkpoint-names:attention
 
 topos trains each route in a process of its own from the same initial parameters, on

@@ -1,6 +1,6 @@
 """A small transformer written in plain PyTorch, graded by topos route by route.
 
-    PYTHONPATH=examples topos grade --workload torch_transformer:workload \
+    topos grade --workload examples/torch_transformer.py \
         --routes eager,checkpoint,selective --steps 20
 
 topos trains each route in a process of its own from the same initial parameters, on

@@ -1,5 +1,6 @@
 """Route and workload names, kept once in `topos.names` and checked without NumPy."""
 
+import re
 import subprocess
 import sys
 
@@ -63,3 +64,34 @@ def test_the_library_still_exports_its_vocabulary_lazily():
     assert topos.Tape.__name__ == "Tape" and "Tensor" in dir(topos)
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
         _ = topos.Nope
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("examples/torch_transformer.py", ("examples/torch_transformer.py", "workload")),
+        ("examples/torch_transformer.py:other", ("examples/torch_transformer.py", "other")),
+        ("a:b/model.py:tiny", ("a:b/model.py", "tiny")),
+        ("torch_transformer:workload", None),
+        ("cifar10", None),
+    ],
+)
+def test_a_workload_file_is_told_from_its_name(name, expected):
+    from topos.names import workload_file_of
+
+    assert workload_file_of(name) == expected
+
+
+def test_a_workload_file_is_looked_at_but_never_imported(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "model.py").write_text("raise SystemExit('imported')\n")
+    check_workload_name("model.py")
+    check_workload_name("model.py:other")
+    (tmp_path / "folder.py").mkdir()
+    for name, fragment in [
+        ("missing.py", "--workload 'missing.py': no such file missing.py"),
+        ("folder.py", "folder.py is not a file"),
+        ("model.py:not a name", "path/to/file.py:attribute"),
+    ]:
+        with pytest.raises(UnknownNameError, match=re.escape(fragment)):
+            check_workload_name(name)

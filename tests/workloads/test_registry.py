@@ -2,6 +2,7 @@
 
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -77,3 +78,55 @@ def test_a_workload_with_an_unknown_route_is_refused():
             learning_rate=StepSchedule(0.1, 0.01),
             routes=("engine", "sideways"),
         )
+
+
+WORKLOAD_FILE = """
+import dataclasses
+from topos.workloads import resolve
+workload = dataclasses.replace(resolve("mnist"), name="from-a-file")
+other = dataclasses.replace(workload, name="other")
+not_a_workload = 42
+"""
+
+
+@pytest.fixture
+def workload_file(tmp_path, monkeypatch):
+    """A file defining workloads, named by its path relative to the working directory."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "my-models.py").write_text(WORKLOAD_FILE)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    yield "models/my-models.py"
+    sys.modules.pop("my_models", None)
+
+
+def test_a_file_names_a_workload_its_attribute_workload_unless_told(workload_file):
+    from topos.workloads.registry import module_of
+
+    assert resolve(workload_file).name == "from-a-file"
+    assert resolve(f"{workload_file}:other").name == "other"
+    # Imported once, under the file's stem made a name, its directory on the path.
+    assert module_of(workload_file) == "my_models"
+    assert sys.modules["my_models"].__file__.endswith("my-models.py")
+    assert str((Path.cwd() / "models").resolve()) in sys.path
+
+
+@pytest.mark.parametrize(
+    ("attribute", "fragment"),
+    [
+        (":nothing", "models/my-models.py has no 'nothing'"),
+        (":not_a_workload", "is a int, not a topos Workload"),
+    ],
+)
+def test_a_file_without_the_workload_asked_is_one_line(workload_file, attribute, fragment):
+    with pytest.raises(WorkloadNotFoundError) as caught:
+        resolve(workload_file + attribute)
+    assert fragment in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_file_whose_name_another_module_holds_is_refused(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "textwrap.py").write_text("workload = None\n")
+    with pytest.raises(WorkloadNotFoundError, match=r"'textwrap' is taken by .* rename the file"):
+        resolve("textwrap.py")
+    assert sys.modules["textwrap"] is textwrap

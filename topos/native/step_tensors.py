@@ -13,6 +13,7 @@ count every allocation and free of the step itself, whatever the heap keeps.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,13 @@ from typing import Any
 TORCH_SOURCE = "torch.profiler"
 #: Where a JAX step's figure comes from.
 JAX_SOURCE = "xla buffer assignment"
+
+#: Kineto's lowest severity none of its lines reaches (VERBOSE 0 ... ERROR 4, USDT 5):
+#: under PyTorch's profiler it writes to the process's stderr itself, a `USDT:` line at
+#: every start and stop and, on a CUDA build without a GPU, `ERROR: gpuGetDeviceCount
+#: failed`, none of them about the user's step. It reads the level when the profiler
+#: first starts, so setting it just before is soon enough.
+KINETO_QUIET = "6"
 
 
 @dataclass(frozen=True)
@@ -43,6 +51,8 @@ def torch_step_tensors(step: Callable[[], Any]) -> StepTensors:
     import torch
     from torch.profiler import ProfilerActivity, profile
 
+    # A user who set the level wants kineto's lines: theirs is kept.
+    os.environ.setdefault("KINETO_LOG_LEVEL", KINETO_QUIET)
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as profiler:
         step()
     events = [
@@ -50,6 +60,11 @@ def torch_step_tensors(step: Callable[[], Any]) -> StepTensors:
         for event in profiler.profiler.kineto_results.events()
         if event.name() == "[memory]" and event.device_type() == torch.autograd.DeviceType.CPU
     ]
+    if not events:
+        # Kineto's own account of why is silenced above: said here instead, in one line.
+        raise RuntimeError(
+            "PyTorch's profiler recorded no memory events (KINETO_LOG_LEVEL=0 shows its log)"
+        )
     events.sort(key=lambda event: event.start_ns())
     live = peak = 0
     for event in events:

@@ -1,4 +1,5 @@
-"""Finding a workload by name: built in, registered as an entry point, or `module:attribute`."""
+"""Finding a workload by name: built in, registered as an entry point, `module:attribute`,
+or its file's path (`path/to/file.py[:attribute]`)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,17 @@ import contextlib
 import importlib
 from collections.abc import Iterator
 
-from topos.names import BUILT_IN_WORKLOADS, DOTTED_NAME, ENTRY_POINT_GROUP, UnknownNameError
+from topos.names import (
+    BUILT_IN_WORKLOADS,
+    DOTTED_NAME,
+    ENTRY_POINT_GROUP,
+    UnknownNameError,
+    workload_file_of,
+)
 from topos.system.signal_witness import witnessed_signals
 from topos.training.workload import Workload
+from topos.workloads.user_code_error import user_line
+from topos.workloads.workload_file import import_workload_file, module_name_of
 
 
 class WorkloadNotFoundError(UnknownNameError):
@@ -67,7 +76,11 @@ def _raise_loading_error(name: str, failure: str, error: BaseException) -> None:
         ) from None
     message = " ".join(str(error).split())
     cause = f"{type(error).__name__}: {message}" if message else type(error).__name__
-    raise WorkloadNotFoundError(f"workload {name!r}: {failure} ({cause})") from None
+    # A syntax error names its file and line in its message; an error its code raised
+    # is told by the line that raised it.
+    line = None if isinstance(error, SyntaxError) else user_line(error)
+    where = f", raised at {line}" if line else ""
+    raise WorkloadNotFoundError(f"workload {name!r}: {failure} ({cause}){where}") from None
 
 
 def _entry_points():
@@ -80,10 +93,14 @@ def _entry_points():
 
 def resolve(name: str) -> Workload:
     """The workload called `name`: `cifar10`, `mnist`, an entry point of group
-    `topos.workloads`, or `package.module:attribute`."""
+    `topos.workloads`, `package.module:attribute`, or `path/to/file.py[:attribute]`
+    (`workload` when no attribute is named)."""
     if name in BUILT_IN_WORKLOADS:
         module = importlib.import_module(f"topos.workloads.{name.replace('-', '_')}")
         return module.workload
+    named_file = workload_file_of(name)
+    if named_file is not None:
+        return _from_file(name, *named_file)
     if ":" in name:
         module_name, _, attribute = name.partition(":")
         if not DOTTED_NAME.fullmatch(module_name) or not attribute.isidentifier():
@@ -104,13 +121,35 @@ def resolve(name: str) -> Workload:
     )
 
 
+def _from_file(name: str, path: str, attribute: str) -> Workload:
+    """The workload `attribute` of the file at `path`, refused in one line naming the file
+    when it is not there, cannot be imported, or holds no such workload."""
+    if not attribute.isidentifier():
+        raise WorkloadNotFoundError(
+            f"workload {name!r}: name a workload in a file as path/to/file.py:attribute"
+        )
+    # A syntax error says its file and line itself; whatever else it raises, the line
+    # names the file.
+    with _loading(name, f"cannot import {path}"):
+        module = import_workload_file(path)
+    if not hasattr(module, attribute):
+        raise WorkloadNotFoundError(
+            f"workload {name!r}: {path} has no {attribute!r}; name its workload as {path}:attribute"
+        )
+    return _check(getattr(module, attribute), name)
+
+
 def module_of(name: str) -> str | None:
     """The name of the module that defines the workload called `name` (what `resolve`
     imports for it), or `None` when `name` names nothing loadable: `topos.workloads.mnist`
-    for `mnist`, `package.module` for `package.module:attribute`, an entry point's module.
+    for `mnist`, `package.module` for `package.module:attribute`, an entry point's module,
+    a file's stem for `path/to/file.py`.
     What `topos grade --against` records of each side's code."""
     if name in BUILT_IN_WORKLOADS:
         return f"topos.workloads.{name.replace('-', '_')}"
+    named_file = workload_file_of(name)
+    if named_file is not None:
+        return module_name_of(named_file[0])
     if ":" in name:
         return name.partition(":")[0]
     for entry in _entry_points():

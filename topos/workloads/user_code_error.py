@@ -14,7 +14,7 @@ import os
 import sysconfig
 import traceback
 
-__all__ = ["user_code_error"]
+__all__ = ["user_code_error", "user_line"]
 
 
 def _folder(path: str) -> str:
@@ -56,6 +56,15 @@ def user_code_error(error: BaseException) -> str | None:
     text = f"{type(error).__name__} in your workload at {_short(frame.filename)}:{frame.lineno}"
     text += f" (in {frame.name})"
     return f"{text}: {message}" if message else text
+
+
+def user_line(error: BaseException) -> str | None:
+    """Where the user's code raised `error`, `path/file.py:7` (the innermost frame of the
+    user's), or `None` when no frame of its traceback is the user's."""
+    users = [
+        frame for frame in traceback.extract_tb(error.__traceback__) if _is_users(frame.filename)
+    ]
+    return f"{_short(users[-1].filename)}:{users[-1].lineno}" if users else None
 
 
 def _short(filename: str) -> str:

@@ -304,8 +304,7 @@ def frontier_command(
 
     Example: topos frontier --workload mnist --budgets 100%,70%,floor --steps 100
 
-    Example: PYTHONPATH=examples topos frontier --workload torch_transformer:workload
-    --budgets 0.2,0.5,0.8
+    Example: topos frontier --workload examples/torch_transformer.py --budgets 0.2,0.5,0.8
     """
     from topos.names import BUILT_IN_WORKLOADS
     from topos_cli.commands.frontier import run_frontier

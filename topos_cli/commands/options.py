@@ -15,8 +15,9 @@ WorkloadOption = Annotated[
         "--workload",
         "-w",
         help="cifar10, mnist, gpt, llama (cifar10-threads, gpt-threads: their second shard on a "
-        "thread; cifar10-winograd: Winograd convolutions), a topos.workloads entry point, or "
-        "package.module:attribute (a topos Workload, or your own PyTorch or JAX step: a "
+        "thread; cifar10-winograd: Winograd convolutions), a topos.workloads entry point, "
+        "package.module:attribute, or a file's path, path/to/file.py[:attribute] (its "
+        "`workload` unless named): a topos Workload, or your own PyTorch or JAX step (a "
         "topos.native TorchWorkload or JaxWorkload).",
     ),
 ]

@@ -150,8 +150,19 @@ def _parity_cell(route: RouteParity | None, parity: Parity) -> str:
         return "bit-identical"
     if parity.status == "not checked":
         return "not checked"
+    if parity.status == "broken" and route.matches_reference and _compared_whole(route, parity):
+        # Another route parts; this one has the reference's bits at every step, and
+        # "agrees" is the word for a compiled route within a tolerance.
+        return "bit-identical"
     # Broken elsewhere, or incomplete: this route agrees as far as compared.
     return f"agrees to step {parity.steps}" if parity.status == "incomplete" else "agrees"
+
+
+def _compared_whole(route: RouteParity, parity: Parity) -> bool:
+    """Whether every step of `route`'s runs was compared with the reference run: neither
+    stopped short of the longest run."""
+    short = {name for name, _, _ in parity.stopped_short}
+    return route.route not in short and parity.reference_route not in short
 
 
 def verdict_rows(verdict: Verdict) -> list[list[str]]:

@@ -159,3 +159,90 @@ def test_keyboard_interrupt_raised_while_training_fails_the_route_naming_it(tmp_
     assert completed.returncode == 1, completed.stderr
     assert "SIGINT" not in completed.stderr + completed.stdout
     assert "KeyboardInterrupt" in completed.stdout, completed.stdout
+
+
+# Issue 48: a workload named by its file's path, `path/to/file.py[:attribute]`.
+FILES = {
+    "has_a_syntax_error.py": ("def broken(:\n    pass\n", "(SyntaxError: invalid syntax"),
+    "raises_at_import.py": (
+        'x = 1\nraise RuntimeError("on purpose")\n',
+        "(RuntimeError: on purpose), raised at mine/raises_at_import.py:2",
+    ),
+    "holds_no_workload.py": ("x = 1\n", "has no 'workload'"),
+}
+
+
+@pytest.mark.parametrize("file", sorted(FILES))
+def test_a_workload_file_that_cannot_give_a_workload_is_one_line_naming_it(tmp_path, file):
+    from tests.cli.grading import ROOT
+
+    text, fragment = FILES[file]
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / file).write_text(text)
+    name = f"mine/{file}"
+    completed = topos(
+        "grade",
+        "--workload",
+        name,
+        "--steps",
+        "2",
+        "--json",
+        "result.json",
+        cwd=tmp_path,
+        PYTHONPATH=str(ROOT),
+    )
+    assert completed.returncode == 2, completed.stderr
+    line = one_line_error(completed)
+    assert f"workload {name!r}" in line and name in line.partition(":")[2], line
+    assert fragment in line, line
+    if file == "has_a_syntax_error.py":
+        assert "has_a_syntax_error.py, line 1" in line, line
+
+
+@pytest.mark.parametrize("name", ["mine/nowhere.py", "mine/nowhere.py:tiny", "mine.py:1st"])
+@pytest.mark.parametrize("command", ["grade", "describe"])
+def test_a_workload_file_not_there_is_refused_before_anything_runs(tmp_path, name, command):
+    (tmp_path / "mine.py").write_text("raise SystemExit('never imported')\n")
+    completed = topos(command, "--workload", name, cwd=tmp_path)
+    assert completed.returncode == 2, completed.stderr
+    line = one_line_error(completed)
+    assert repr(name) in line, line
+    expected = "no such file mine/nowhere.py" if "nowhere" in name else "path/to/file.py:attribute"
+    assert expected in line, line
+    assert not (tmp_path / "results").exists()
+
+
+WORKLOAD_FILE = """\
+import dataclasses
+
+from tests.cli.tiny_workloads import tiny
+from beside_it import NAME  # a module beside the file imports as `python file.py` has it
+
+workload = dataclasses.replace(tiny, name=NAME)
+other = dataclasses.replace(tiny, name=NAME + "-other")
+"""
+
+
+@pytest.mark.parametrize(("attribute", "expected"), [("", "by-file"), (":other", "by-file-other")])
+def test_a_workload_named_by_its_file_is_graded(tmp_path, attribute, expected):
+    from tests.cli.grading import ROOT
+
+    folder = tmp_path / "my models"  # a space: a path, not a module name
+    folder.mkdir()
+    (folder / "tiny-model.py").write_text(WORKLOAD_FILE)
+    (folder / "beside_it.py").write_text('NAME = "by-file"\n')
+    name = f"my models/tiny-model.py{attribute}"
+    completed = topos(
+        "grade", "--workload", name, "--steps", "2", cwd=tmp_path, PYTHONPATH=str(ROOT)
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    # The workload's own name names the result file: the attribute asked for was graded.
+    (path,) = (tmp_path / "results").glob("grade-*.json")
+    assert path.name.startswith(f"grade-{expected}-2"), path.name
+    result = json.loads(path.read_text())
+    # The result is of the workload as named, as a `module:attribute` one's is.
+    assert result["workload"]["name"] == name
+    assert {run["status"] for run in result["repeats"]} == {"ok"}
+    code = result["repeats"][0]["facts"]["ready"]["code"]
+    assert code["workload_module"] == "tiny_model"
+    assert code["workload_file"] == str((folder / "tiny-model.py").resolve())

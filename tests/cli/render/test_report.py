@@ -122,6 +122,33 @@ def test_a_parity_break_shows_in_the_route_row_and_the_summary():
     assert "2 ulps apart" in text
 
 
+def test_a_route_with_the_references_bits_is_bit_identical_when_another_parts():
+    # Issue 48: a checkpointed step with eager's bits at every step read "agrees" (the
+    # word for a compiled route within a tolerance) once another route had parted.
+    engine, recorded = make_runs(broken_at=7)
+    remat = Repeat(
+        "remat",
+        0,
+        "ok",
+        engine.loss_bits,
+        engine.step_seconds,
+        peak_rss_bytes=600 * MEBIBYTE,
+        ready_rss_bytes=200 * MEBIBYTE,
+    )
+    short = Repeat("remat", 1, "ok", engine.loss_bits[:5], engine.step_seconds[:5])
+    rows = {row[0]: row[-1] for row in verdict_rows(decide_verdict([engine, recorded, remat]))}
+    assert rows == {
+        "engine": "bit-identical",
+        "recorded": "parts at step 7",
+        "remat": "bit-identical",
+    }
+    # A run that stopped short was compared only so far: it agrees, as far as it went.
+    rows = {
+        row[0]: row[-1] for row in verdict_rows(decide_verdict([engine, recorded, remat, short]))
+    }
+    assert rows["remat"] == "agrees" and rows["engine"] == "bit-identical"
+
+
 def test_a_failure_shows_its_detail_lines():
     text = render_verdict_plain(decide_verdict(make_runs(failed=True)))
     assert "recorded repeat 1: failed: exit status 1" in text

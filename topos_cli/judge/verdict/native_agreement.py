@@ -130,6 +130,9 @@ class NativeAgreement:
     largest_gradient_error: float | None = None
     worst_gradient: str | None = None
     gradient_scaled: bool = False
+    #: Whether the route's random state after step 0 is not the reference's (a compiler's
+    #: own generator draws its dropout masks): why its gradients differ even where it agrees.
+    random_state_differs: bool = False
 
     def cell(self) -> str:
         """The parity column's words for this route."""
@@ -143,7 +146,8 @@ class NativeAgreement:
 
     def describe(self) -> str:
         """The summary's clause: what was judged against what, and why it parts."""
-        within = f"within a relative loss difference of {self.tolerance:g}"
+        difference = f"a relative loss difference of {self.tolerance:g}"
+        within = f"within {difference}"
         if self.status == "not checked":
             return f"{self.route} not checked against {self.reference}"
         largest = "" if self.largest_difference is None else f"{self.largest_difference:.2g}"
@@ -162,7 +166,7 @@ class NativeAgreement:
             )
         clause = (
             f"{self.route} diverges from {self.reference} at step {self.first_beyond}, "
-            f"beyond {within} (largest {largest})"
+            f"beyond {difference} (largest {largest})"
         )
         return clause + (f": {self.cause}" if self.cause else "")
 
@@ -172,9 +176,17 @@ class NativeAgreement:
             return ""
         if self.largest_gradient_error == 0:
             return "; step 0 gradients bit-identical"
+        # Agreeing, a route whose dropout masks are its own has gradients that differ for
+        # that reason, not its arithmetic's: said, or the error reads as a fault.
+        masks = (
+            f", its random state after step 0 not {self.reference}'s: its own generator "
+            f"draws its dropout masks"
+            if self.random_state_differs and self.status == "agrees"
+            else ""
+        )
         return (
             f"; step 0 gradients: largest {error_kind(self.gradient_scaled)} "
-            f"{self.largest_gradient_error:.2g} ({self.worst_gradient})"
+            f"{self.largest_gradient_error:.2g} ({self.worst_gradient}){masks}"
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -192,6 +204,7 @@ class NativeAgreement:
             "largest_gradient_error": self.largest_gradient_error,
             "worst_gradient": self.worst_gradient,
             "gradient_scaled": self.gradient_scaled,
+            "random_state_differs": self.random_state_differs,
             "description": self.describe(),
         }
 
@@ -240,6 +253,7 @@ def judge_native(repeats: Sequence[Repeat], reference_route: str) -> tuple[Nativ
                 largest_gradient_error=None if worst is None else errors[worst],
                 worst_gradient=worst,
                 gradient_scaled=facts is not None and facts.gradient_scale is not None,
+                random_state_differs=facts is not None and facts.rng_matches_reference is False,
             )
         )
     return tuple(judged)
