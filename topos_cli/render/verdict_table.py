@@ -9,6 +9,7 @@ from rich.text import Text
 from topos_cli.judge.verdict import Parity, RouteParity, RouteVerdict, Verdict
 from topos_cli.judge.verdict.warning_groups import group_warnings
 from topos_cli.render.exporters.markdown_table import markdown_table
+from topos_cli.render.parity_words import parity_words
 from topos_cli.render.step_tensors import STEP_TENSOR_COLUMN, shows_step_tensors, step_tensor_cell
 from topos_cli.render.tables import (
     FittedTable,
@@ -139,30 +140,10 @@ def _memory_cells(
 
 
 def _parity_cell(route: RouteParity | None, parity: Parity) -> str:
-    """What parity says about one route: agreement, or the step where it parts."""
-    if route is None or route.runs == 0:
-        return DASH
-    if route.repeatable is False and route.repeat_divergence is not None:
-        return f"not repeatable (step {route.repeat_divergence.step})"
-    if route.matches_reference is False and route.divergence is not None:
-        return f"parts at step {route.divergence.step}"
-    if parity.status == "bit-identical":
-        return "bit-identical"
-    if parity.status == "not checked":
-        return "not checked"
-    if parity.status == "broken" and route.matches_reference and _compared_whole(route, parity):
-        # Another route parts; this one has the reference's bits at every step, and
-        # "agrees" is the word for a compiled route within a tolerance.
-        return "bit-identical"
-    # Broken elsewhere, or incomplete: this route agrees as far as compared.
-    return f"agrees to step {parity.steps}" if parity.status == "incomplete" else "agrees"
-
-
-def _compared_whole(route: RouteParity, parity: Parity) -> bool:
-    """Whether every step of `route`'s runs was compared with the reference run: neither
-    stopped short of the longest run."""
-    short = {name for name, _, _ in parity.stopped_short}
-    return route.route not in short and parity.reference_route not in short
+    """What parity says about one route in the table: its words, or a dash where the
+    route was not compared."""
+    words = parity_words(route, parity)
+    return DASH if words is None else words
 
 
 def verdict_rows(verdict: Verdict) -> list[list[str]]:

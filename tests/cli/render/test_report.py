@@ -16,6 +16,7 @@ from topos_cli.render.comparison_table import (
     render_comparison_markdown,
     render_comparison_plain,
 )
+from topos_cli.render.exporters.export_rows import export_rows
 from topos_cli.render.exporters.markdown_table import markdown_table
 from topos_cli.render.tables import plain_table
 from topos_cli.render.verdict_table import (
@@ -142,6 +143,12 @@ def test_a_route_with_the_references_bits_is_bit_identical_when_another_parts():
         "recorded": "parts at step 7",
         "remat": "bit-identical",
     }
+    # The exports word it as the table does: one verdict, worded once.
+    exported = {
+        row["route"]: row["parity"]
+        for row in export_rows(decide_verdict([engine, recorded, remat]))
+    }
+    assert exported == rows
     # A run that stopped short was compared only so far: it agrees, as far as it went.
     rows = {
         row[0]: row[-1] for row in verdict_rows(decide_verdict([engine, recorded, remat, short]))

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from topos_cli.judge.verdict import Parity, RouteParity, Verdict
+from topos_cli.render.parity_words import parity_words
 from topos_cli.render.step_tensors import shows_step_tensors
 
 #: The CSV's columns, in order (also the keys of `export_rows`).
@@ -50,14 +51,10 @@ def export_columns(verdict: Verdict) -> tuple[str, ...]:
 
 
 def parity_phrase(route: RouteParity | None, parity: Parity) -> str:
-    """One route's parity in a few words: `bit-identical`, `parts at step 3`, ..."""
-    if route is None or route.runs == 0:
-        return "not checked"
-    if route.repeatable is False and route.repeat_divergence is not None:
-        return f"not repeatable (step {route.repeat_divergence.step})"
-    if route.matches_reference is False and route.divergence is not None:
-        return f"parts at step {route.divergence.step}"
-    return parity.status if parity.status in ("bit-identical", "not checked") else "agrees"
+    """One route's parity in a few words, as the verdict's table says it (`not checked`
+    where the table shows a dash)."""
+    words = parity_words(route, parity)
+    return "not checked" if words is None else words
 
 
 def export_rows(verdict: Verdict) -> list[dict[str, Any]]:
