@@ -29,8 +29,13 @@ from typing import Any, Literal
 import msgspec
 
 from topos_cli.result.instruction_counts import RouteCounts
+from topos_cli.result.native_agreement_record import NativeAgreementRecord
+from topos_cli.result.pairing_record import PairingRecord
+from topos_cli.result.parity_record import ParityRecord
+from topos_cli.result.peer_agreement_record import PeerAgreementRecord
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.result_part import Bytes, Count, Ratio, ResultPart, Seconds, SignedBytes
+from topos_cli.result.route_verdict_record import RouteVerdictRecord
 from topos_cli.result.tolerance import CompareSettings
 from topos_cli.result.verdict_settings import VerdictSettings
 from topos_cli.result.worker_facts import (
@@ -270,21 +275,23 @@ class StoredWarning(ResultPart):
 
 
 class JudgedVerdict(ResultPart, forbid_unknown_fields=False):
-    """The verdict as a result keeps it. The report's own `Verdict` writes it and can
-    always recompute it from the repeats; what a reader takes from it (the settings
-    that steer recomputing) is typed and bounded, the rest kept as written."""
+    """The verdict as a result keeps it, every part a typed record: the judge's `Verdict`
+    builds it (`Verdict.record`) and can always recompute it from the repeats. Reading is
+    tolerant of what it does not know (a field a later topos adds is left aside, one an
+    earlier topos lacked takes its default) and refuses a known field of the wrong type,
+    in one line naming it."""
 
     settings: VerdictSettings = VerdictSettings()
     reference: str | None = None
     summary: str | None = None
     exit_status: int | None = None
-    parity: dict[str, Any] | None = None
-    routes: list[dict[str, Any]] = msgspec.field(default_factory=list)
-    pairings: list[dict[str, Any]] = msgspec.field(default_factory=list)
-    #: Each peer route's agreement with topos (`PeerAgreement.to_json`).
-    peers: list[dict[str, Any]] = msgspec.field(default_factory=list)
-    #: Each compiled native route's agreement with its reference (`NativeAgreement.to_json`).
-    native: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    parity: ParityRecord | None = None
+    routes: list[RouteVerdictRecord] = msgspec.field(default_factory=list)
+    pairings: list[PairingRecord] = msgspec.field(default_factory=list)
+    #: Each peer route's agreement with topos (`PeerAgreement.record`).
+    peers: list[PeerAgreementRecord] = msgspec.field(default_factory=list)
+    #: Each compiled native route's agreement with its reference (`NativeAgreement.record`).
+    native: list[NativeAgreementRecord] = msgspec.field(default_factory=list)
     warnings: list[StoredWarning] = msgspec.field(default_factory=list)
 
 
