@@ -28,6 +28,9 @@ from typing import Any, Literal
 
 import msgspec
 
+from topos_cli.result.checkout_comparison_record import CheckoutComparisonRecord
+from topos_cli.result.checkout_facts import CheckoutFacts
+from topos_cli.result.comparison_record import ComparisonRecord
 from topos_cli.result.instruction_counts import RouteCounts
 from topos_cli.result.native_agreement_record import NativeAgreementRecord
 from topos_cli.result.pairing_record import PairingRecord
@@ -196,10 +199,10 @@ class Interruption(ResultPart):
 
 
 class BaselineComparison(ResultPart):
-    """The comparison with `--baseline`: its path, and the comparison's JSON."""
+    """The comparison with `--baseline`: its path, and the comparison (`ComparisonRecord`)."""
 
     path: str | None = None
-    comparison: dict[str, Any] = msgspec.field(default_factory=dict)
+    comparison: ComparisonRecord | None = None
 
 
 class SideCode(ResultPart):
@@ -218,13 +221,14 @@ class AgainstFacts(ResultPart):
     runs, kept apart from this checkout's repeats; what each side imported (`this`,
     `other`)."""
 
-    checkout: dict[str, str | bool | None] = msgspec.field(default_factory=dict)
-    comparison: dict[str, Any] | None = None
+    checkout: CheckoutFacts = CheckoutFacts()
+    comparison: CheckoutComparisonRecord | None = None
     repeats: list[Repeat] = msgspec.field(default_factory=list)
     sides: dict[str, SideCode] = msgspec.field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """The section as its file holds it; each run as `Repeat.to_json` writes it."""
+        # Stays for the runs alone: `Repeat.to_json` adds its derived loss fields.
         data = super().to_json()
         data["repeats"] = [run.to_json() for run in self.repeats]
         return data
@@ -326,6 +330,7 @@ class GradeResult(ResultPart, kw_only=True):
 
     def to_json(self) -> dict[str, Any]:
         """The result as its file holds it; each run as `Repeat.to_json` writes it."""
+        # Stays for the runs alone: `Repeat.to_json` adds its derived loss fields.
         data = super().to_json()
         data["repeats"] = [run.to_json() for run in self.repeats]
         if self.against is not None:
