@@ -38,7 +38,7 @@ def test_a_native_verdicts_memory_is_its_step_tensors():
     text = render_verdict_plain(verdict)
     # The heap's growth is still there, said for what it is.
     assert "heap growth beyond the warm-up" in text and "checkpoint 9.7" in text
-    memory = verdict.route("checkpoint").memory.to_json()
+    memory = verdict.route("checkpoint").memory.record().to_json()
     assert memory["step_tensor_bytes"] == 18 * MEBIBYTE and memory["step_tensor_ratio"] == 0.75
 
 
@@ -57,7 +57,7 @@ def test_an_older_native_result_and_topos_routes_read_as_before():
         assert row[VERDICT_HEADERS.index("Δ MiB")] == "9.0"
         assert row[VERDICT_HEADERS.index("memory")].endswith("(Δ 1.50x)")
         assert "heap growth" not in render_verdict_plain(verdict)
-        assert "step_tensor_bytes" not in verdict.route(names[1]).memory.to_json()
+        assert "step_tensor_bytes" not in verdict.route(names[1]).memory.record().to_json()
 
 
 def test_the_native_frontier_shows_and_flags_by_step_tensors():

@@ -66,7 +66,7 @@ def test_a_peer_drifting_as_float32_does_agrees_at_any_step_count(steps: int):
     assert torch.describe().startswith("torch agrees with engine: step 0 (loss to ")
     assert f"steps 1-{steps - 1} within 10x float32's own drift (largest " in torch.describe()
     assert torch.cell().startswith("agrees: step 0 to ") and "bit" not in torch.cell()
-    assert torch.to_json()["trajectory"] == "judged"
+    assert torch.record().trajectory == "judged"
 
 
 def test_the_same_trajectory_without_its_float64_runs_is_not_judged_never_diverging():

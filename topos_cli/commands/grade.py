@@ -62,7 +62,6 @@ from topos_cli.render.tables import print_lines
 from topos_cli.render.verdict_table import print_verdict
 from topos_cli.result.grade_result import AgainstFacts, GradeResult, HostFacts
 from topos_cli.result.repeat import Repeat
-from topos_cli.result.result_file import json_safe
 from topos_cli.result.verdict_settings import VerdictSettings
 from topos_cli.shared.errors import ToposError, ToposUsageError
 from topos_cli.shared.exit_status import ExitStatus, most_severe
@@ -170,8 +169,8 @@ def finish_grade(
     against_facts = None
     if checkout is not None:
         against_facts = AgainstFacts(
-            checkout=checkout.to_json(),
-            comparison=None if against is None else json_safe(against.to_json()),
+            checkout=checkout.facts(),
+            comparison=None if against is None else against.record(),
             sides=sides,
         )
 

@@ -230,7 +230,7 @@ def compose_grade_result(
         memory_prediction=memory_predictions(facts_by_route, verdict),
         baseline=None
         if comparison is None
-        else BaselineComparison(path=options.baseline, comparison=comparison.to_json()),
+        else BaselineComparison(path=options.baseline, comparison=comparison.record()),
         against=None
         if against is None
         else msgspec.structs.replace(against, repeats=list(other_repeats)),

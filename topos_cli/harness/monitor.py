@@ -33,7 +33,7 @@ from topos_cli.harness.worker_observer import WorkerObserver
 from topos_cli.harness.worker_process import KILL_WAIT_SECONDS, WorkerProcess
 from topos_cli.harness.worker_request import WorkerRequest, request_environment
 from topos_cli.harness.worker_stderr import pass_on_warning
-from topos_cli.result.repeat import Repeat, RssTimelineFacts, RunFacts
+from topos_cli.result.repeat import Repeat, RunFacts
 from topos_cli.shared.interruption import Interrupted, interruptions_ignored
 from topos_cli.worker import protocol
 
@@ -417,9 +417,7 @@ class WorkerMonitor:
             sampled_peak_rss_bytes=self._sampled_peak_after_ready,
             ru_maxrss_bytes=None if rusage is None else int(rusage.ru_maxrss) * scale,
             cpu_seconds=None if rusage is None else rusage.ru_utime + rusage.ru_stime,
-            rss_timeline=RssTimelineFacts.from_json(self._timeline.to_json())
-            if self._timeline
-            else None,
+            rss_timeline=self._timeline.facts() if self._timeline else None,
             nonfinite=None if self._nonfinite is None else self._nonfinite.facts(),
             error=None if self._error is None else self._error.details(),
             stderr_tail=self._stderr_tail(),

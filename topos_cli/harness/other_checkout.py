@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from topos_cli.harness.project import Project, find_project, git
+from topos_cli.result.checkout_facts import CheckoutFacts
 from topos_cli.result.worker_facts import CodeFacts
 from topos_cli.shared.errors import ToposUsageError
 
@@ -61,17 +62,17 @@ class OtherCheckout:
     #: Whether it holds `topos/` and `topos_cli/`: its workers run its own topos.
     own_topos: bool = False
 
-    def to_json(self) -> dict[str, object]:
+    def facts(self) -> CheckoutFacts:
         """What the result says of the other checkout."""
-        return {
-            "requested": self.requested,
-            "path": self.path,
-            "commit": self.commit,
-            "temporary_worktree": self.temporary,
-            "label": AGAINST_LABEL,
-            "project": self.project,
-            "own_topos": self.own_topos,
-        }
+        return CheckoutFacts(
+            requested=self.requested,
+            path=self.path,
+            commit=self.commit,
+            temporary_worktree=self.temporary,
+            label=AGAINST_LABEL,
+            project=self.project,
+            own_topos=self.own_topos,
+        )
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ Peaks are never lost, only their timing coarsens.
 
 from __future__ import annotations
 
-from typing import Any
+from topos_cli.result.repeat import RssTimelineFacts
 
 
 class RssTimeline:
@@ -51,13 +51,13 @@ class RssTimeline:
         self.points = [max(first, second) for first, second in pairs]
         self.resolution *= 2
 
-    def to_json(self) -> dict[str, Any]:
-        """The timeline as a JSON-ready dict: `points[i]` is the peak over
+    def facts(self) -> RssTimelineFacts:
+        """The timeline as a result keeps it: `points[i]` is the peak over
         `[i * resolution, (i + 1) * resolution)` seconds after the worker started."""
-        return {
-            "sample_interval_seconds": self.sample_interval,
-            "resolution_seconds": self.resolution,
-            "samples": self.samples,
-            "sampled_peak_bytes": self.peak,
-            "points": list(self.points),
-        }
+        return RssTimelineFacts(
+            sample_interval_seconds=self.sample_interval,
+            resolution_seconds=self.resolution,
+            samples=self.samples,
+            sampled_peak_bytes=self.peak,
+            points=list(self.points),
+        )

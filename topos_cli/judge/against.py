@@ -14,8 +14,7 @@ too disturbed); memory is judged as `compare` judges it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import asdict, dataclass
 
 from topos_cli.judge.count_judgement import CountChange, clock_disagreement, judge_counts
 from topos_cli.judge.regression_summary import MemoryFinding, no_regression_sentence
@@ -27,10 +26,16 @@ from topos_cli.judge.time_judgement import (
     TimeJudgement,
     judge_time,
 )
+from topos_cli.result.checkout_comparison_record import (
+    AgainstTimeRecord,
+    BitsAgreementRecord,
+    CheckoutComparisonRecord,
+    MemoryChangeRecord,
+    RouteAgainstRecord,
+)
 from topos_cli.result.float_bits import format_bits
 from topos_cli.result.grade_result import SideCode
 from topos_cli.result.instruction_counts import RouteCounts
-from topos_cli.result.json_fields import JsonFields
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.tolerance import CompareSettings
 from topos_cli.shared.exit_status import ExitStatus, most_severe
@@ -60,7 +65,7 @@ def time_phrase(judgement: TimeJudgement) -> str:
 
 
 @dataclass(frozen=True)
-class MemoryChange(JsonFields):
+class MemoryChange:
     """One memory figure of one route in both checkouts (medians over completed runs)."""
 
     figure: str
@@ -72,9 +77,13 @@ class MemoryChange(JsonFields):
     #: tolerance, but the repeats' ranges overlap) or `missing`, as `compare` says it.
     status: str
 
+    def record(self) -> MemoryChangeRecord:
+        """The change as a result keeps it: its fields."""
+        return MemoryChangeRecord(**asdict(self))
+
 
 @dataclass(frozen=True)
-class BitsAgreement(JsonFields):
+class BitsAgreement:
     """Whether both checkouts trained the same loss bits on a route."""
 
     #: `identical`, `different`, or `not compared` (a side has no completed run).
@@ -92,6 +101,10 @@ class BitsAgreement(JsonFields):
         if self.status == "different":
             return f"loss bits differ from step {self.first_difference}"
         return "loss bits not compared"
+
+    def record(self) -> BitsAgreementRecord:
+        """The agreement as a result keeps it: its fields and its phrase."""
+        return BitsAgreementRecord(**asdict(self), phrase=self.phrase)
 
 
 @dataclass(frozen=True)
@@ -151,17 +164,22 @@ class RouteAgainst:
         the difference is in what counts cannot see (a sleep, I/O, memory stalls)."""
         return clock_disagreement(self.route, self.time.outcome, self.counts)
 
-    def to_json(self) -> dict[str, Any]:
-        """The route's comparison as a JSON-ready dict."""
-        return {
-            "route": self.route,
-            "time": {**self.time.to_json(), "phrase": time_phrase(self.time)},
-            "memory": [change.to_json() for change in self.memory],
-            "bits": {**self.bits.to_json(), "phrase": self.bits.phrase},
-            "failures": list(self.failures),
-            "counts": None if self.counts is None else self.counts.to_json(),
-            "regressed": self.regressed,
-        }
+    def record(self) -> RouteAgainstRecord:
+        """The route's comparison as a result keeps it."""
+        judged = self.time.record()
+        time = AgainstTimeRecord(
+            **{name: getattr(judged, name) for name in judged.__struct_fields__},
+            phrase=time_phrase(self.time),
+        )
+        return RouteAgainstRecord(
+            route=self.route,
+            time=time,
+            memory=[change.record() for change in self.memory],
+            bits=self.bits.record(),
+            failures=list(self.failures),
+            counts=None if self.counts is None else self.counts.record(),
+            regressed=self.regressed,
+        )
 
 
 @dataclass(frozen=True)
@@ -274,17 +292,17 @@ class CheckoutComparison:
         settled = f" (counts decided for {', '.join(decided)})" if decided else ""
         return f"; instructions: {'; '.join(phrases)}{settled}"
 
-    def to_json(self) -> dict[str, Any]:
-        """The comparison as a JSON-ready dict."""
-        return {
-            "other": self.other,
-            "summary": self.summary,
-            "exit_status": int(self.exit_status),
-            "bits_changed": list(self.bits_changed),
-            "fail_on_bits_change": self.fail_on_bits_change,
-            "routes": [route.to_json() for route in self.routes],
-            "settings": self.settings.to_json(),
-        }
+    def record(self) -> CheckoutComparisonRecord:
+        """The comparison as a result keeps it, with its sentence and exit status."""
+        return CheckoutComparisonRecord(
+            other=self.other,
+            summary=self.summary,
+            exit_status=int(self.exit_status),
+            bits_changed=list(self.bits_changed),
+            fail_on_bits_change=self.fail_on_bits_change,
+            routes=[route.record() for route in self.routes],
+            settings=self.settings,
+        )
 
 
 def _memory_change(

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from topos_cli.judge.comparable_results import check_comparable, setting_notes
 from topos_cli.judge.count_judgement import (
@@ -41,8 +40,8 @@ from topos_cli.judge.count_judgement import (
 from topos_cli.judge.regression_summary import MemoryFinding, no_regression_sentence
 from topos_cli.judge.statistics import median
 from topos_cli.judge.time_judgement import FASTER, INCONCLUSIVE, SLOWER, TimeJudgement, judge_time
+from topos_cli.result.comparison_record import ComparisonRecord, FigureChangeRecord
 from topos_cli.result.grade_result import GradeResult
-from topos_cli.result.json_fields import JsonFields
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.tolerance import CompareSettings
 from topos_cli.shared.exit_status import ExitStatus, most_severe
@@ -58,7 +57,7 @@ SIGNIFICANT = ("regression", "improvement")
 
 
 @dataclass(frozen=True)
-class FigureChange(JsonFields):
+class FigureChange:
     """How one figure of one route changed between the old result and the new.
 
     `status` is `regression`, `improvement`, `within tolerance`, `not
@@ -81,11 +80,21 @@ class FigureChange(JsonFields):
     #: interval and why.
     time: TimeJudgement | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        """The change as a JSON-ready dict."""
-        data = {name: getattr(self, name) for name in self.__dataclass_fields__ if name != "time"}
-        data["time"] = None if self.time is None else self.time.to_json()
-        return data
+    def record(self) -> FigureChangeRecord:
+        """The change as a result keeps it."""
+        return FigureChangeRecord(
+            route=self.route,
+            figure=self.figure,
+            unit=self.unit,
+            old=self.old,
+            new=self.new,
+            change=self.change,
+            tolerance=self.tolerance,
+            p_value=self.p_value,
+            significant=self.significant,
+            status=self.status,
+            time=None if self.time is None else self.time.record(),
+        )
 
 
 @dataclass(frozen=True)
@@ -188,19 +197,19 @@ class Comparison:
         plural = "s" if count > 1 else ""
         return f"{self.workload}: {count} regression{plural} ({named}){self.counts_clause}"
 
-    def to_json(self) -> dict[str, Any]:
-        """The comparison as a JSON-ready dict."""
-        return {
-            "workload": self.workload,
-            "summary": self.summary,
-            "exit_status": int(self.exit_status),
-            "changes": [change.to_json() for change in self.changes],
-            "counts": [change.to_json() for change in self.count_changes],
-            "notes": list(self.notes),
-            "count_notes": list(self.count_notes),
-            "failures": list(self.failures),
-            "settings": self.settings.to_json(),
-        }
+    def record(self) -> ComparisonRecord:
+        """The comparison as a result keeps it, with its sentence and exit status."""
+        return ComparisonRecord(
+            workload=self.workload,
+            summary=self.summary,
+            exit_status=int(self.exit_status),
+            changes=[change.record() for change in self.changes],
+            counts=[change.record() for change in self.count_changes],
+            notes=list(self.notes),
+            count_notes=list(self.count_notes),
+            failures=list(self.failures),
+            settings=self.settings,
+        )
 
 
 def _warmup_steps(result: GradeResult) -> int:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from topos_cli.result.count_change_record import CountChangeRecord
 from topos_cli.result.instruction_counts import RouteCounts
 
 #: The relative change in instructions per step beyond which counted work regresses.
@@ -56,18 +57,18 @@ class CountChange:
             return f"no change in instructions ({change:+.2%}, within ±{self.tolerance:.0%})"
         return f"{amount} ({self.status}, beyond ±{self.tolerance:.0%})"
 
-    def to_json(self) -> dict[str, object]:
-        """The change as a result keeps it."""
-        return {
-            "route": self.route,
-            "status": self.status,
-            "old_instructions_per_step": self.old,
-            "new_instructions_per_step": self.new,
-            "ratio": self.ratio,
-            "tolerance": self.tolerance,
-            "reason": self.reason,
-            "description": self.phrase(),
-        }
+    def record(self) -> CountChangeRecord:
+        """The change as a result keeps it, with its sentence."""
+        return CountChangeRecord(
+            route=self.route,
+            status=self.status,
+            old_instructions_per_step=self.old,
+            new_instructions_per_step=self.new,
+            ratio=self.ratio,
+            tolerance=self.tolerance,
+            reason=self.reason,
+            description=self.phrase(),
+        )
 
 
 def judge_counts(

@@ -263,8 +263,8 @@ def verdict_sentence(result: GradeResult) -> str | None:
     """The grade's verdict in one sentence: against `--against`'s checkout when it had
     one (the comparison a pull request is judged by), else the grade's own."""
     against = result.against.comparison if result.against is not None else None
-    if against and isinstance(against.get("summary"), str):
-        return against["summary"]
+    if against is not None and against.summary:
+        return against.summary
     return None if result.verdict is None else result.verdict.summary
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from topos.measurement.statistics import (
     BOOTSTRAP_SEED,
@@ -29,7 +29,9 @@ from topos.measurement.statistics import (
     standard_deviation,
     welch_p_value,
 )
-from topos_cli.result.json_fields import JsonFields
+from topos_cli.result.judged_figure import figure
+from topos_cli.result.ratio_estimate_record import RatioEstimateRecord
+from topos_cli.result.summary_record import SummaryRecord
 
 __all__ = [
     "BOOTSTRAP_SEED",
@@ -57,7 +59,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class Summary(JsonFields):
+class Summary:
     """The order statistics and spread of one sample."""
 
     count: int
@@ -69,6 +71,12 @@ class Summary(JsonFields):
     maximum: float
     mean: float
     coefficient_of_variation: float
+
+    def record(self) -> SummaryRecord:
+        """The summary as a verdict keeps it (its fields, an infinite variation as `"inf"`)."""
+        fields = asdict(self)
+        fields["coefficient_of_variation"] = figure(self.coefficient_of_variation)
+        return SummaryRecord(**fields)
 
 
 def summarize(values: Sequence[float]) -> Summary:
@@ -90,7 +98,7 @@ def summarize(values: Sequence[float]) -> Summary:
 
 
 @dataclass(frozen=True)
-class RatioEstimate(JsonFields):
+class RatioEstimate:
     """A ratio of medians with a bootstrap interval around it.
 
     `uncertainty` is the larger distance from `ratio` to either end of the
@@ -104,6 +112,10 @@ class RatioEstimate(JsonFields):
     uncertainty: float
     confidence: float
     resamples: int
+
+    def record(self) -> RatioEstimateRecord:
+        """The estimate as a verdict keeps it: its fields."""
+        return RatioEstimateRecord(**asdict(self))
 
 
 def ratio_of_medians(

@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from topos_cli.judge.statistics import median, quantile
-from topos_cli.result.json_fields import JsonFields
+from topos_cli.result.evidence_record import RepeatEvidenceRecord, SideEvidenceRecord
 from topos_cli.result.repeat import Repeat, RunFacts
 
 #: A repeat counts only with at least this many undisturbed measured steps.
@@ -72,7 +72,7 @@ SHORTEST_MACHINE_READING_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
-class RepeatEvidence(JsonFields):
+class RepeatEvidence:
     """One repeat's measured steps after screening: how many, how many disturbed, the
     median wall and CPU time of its undisturbed steps (seconds), and whether it counts."""
 
@@ -101,15 +101,15 @@ class RepeatEvidence(JsonFields):
     #: The undisturbed step times, sorted (for the bootstrap; not in the JSON).
     kept_seconds: tuple[float, ...] = field(default=(), repr=False)
 
-    def to_json(self) -> dict[str, Any]:
-        """The repeat's figures as a JSON-ready dict (its step times are in the run)."""
-        data = asdict(self)
-        data.pop("kept_seconds")
-        return data
+    def record(self) -> RepeatEvidenceRecord:
+        """The repeat's figures as a verdict keeps them (its step times are in the run)."""
+        fields = asdict(self)
+        fields.pop("kept_seconds")
+        return RepeatEvidenceRecord(**fields)
 
 
 @dataclass(frozen=True)
-class SideEvidence(JsonFields):
+class SideEvidence:
     """A route's evidence on one side of a judgement: its repeats, screened."""
 
     repeats: tuple[RepeatEvidence, ...]
@@ -187,6 +187,21 @@ class SideEvidence(JsonFields):
         repeats = self.usable or self.repeats
         medians = [r.cpu_median_seconds for r in repeats if r.cpu_median_seconds is not None]
         return median(medians) * 1000.0 if medians else None
+
+    def record(self) -> SideEvidenceRecord:
+        """The side's evidence as a verdict keeps it: its repeats, and its figures."""
+        return SideEvidenceRecord(
+            repeats=[repeat.record() for repeat in self.repeats],
+            usable_repeats=len(self.usable),
+            steps=self.steps,
+            disturbed_steps=self.disturbed,
+            disturbance_evidence=self.evidence,
+            machine_note=self.machine_note,
+            disturbance_known=self.disturbance_known,
+            busy=self.busy,
+            milliseconds_per_step=self.milliseconds,
+            cpu_milliseconds_per_step=self.cpu_milliseconds,
+        )
 
     def describe(self) -> str:
         """E.g. `3 repeats, 4 of 297 steps disturbed` or `1 repeat, disturbance unknown`."""

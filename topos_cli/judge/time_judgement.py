@@ -33,12 +33,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from topos_cli.judge.statistics import CONFIDENCE, RESAMPLES, hierarchical_interval, welch_p_value
 from topos_cli.judge.step_screening import MIN_STEPS, SideEvidence, screen_side
-from topos_cli.result.json_fields import JsonFields
 from topos_cli.result.repeat import Repeat
+from topos_cli.result.time_judgement_record import TimeJudgementRecord
 
 #: A side needs this many usable repeats (worker processes) for a test and a claim.
 MIN_REPEATS = 3
@@ -59,7 +58,7 @@ CLAIMS = (SLOWER, FASTER)
 
 
 @dataclass(frozen=True)
-class TimeJudgement(JsonFields):
+class TimeJudgement:
     """How one route's time compares with another's (new against old, a route against
     its reference): the ratio of their figures with its interval, the test, the
     outcome and, unless it is a claim, why not."""
@@ -123,28 +122,27 @@ class TimeJudgement(JsonFields):
             return f"not tested (< {MIN_REPEATS} repeats)"
         return f"p = {self.p_value:.2g}"
 
-    def to_json(self) -> dict[str, Any]:
-        """The judgement as a JSON-ready dict, with its derived words."""
-        data = {
-            name: getattr(self, name)
-            for name in ("ratio", "lower", "upper", "confidence", "resamples", "tolerance")
-        }
-        data.update(
+    def record(self) -> TimeJudgementRecord:
+        """The judgement as a verdict keeps it, with its derived words."""
+        return TimeJudgementRecord(
+            ratio=self.ratio,
+            lower=self.lower,
+            upper=self.upper,
+            confidence=self.confidence,
+            resamples=self.resamples,
+            tolerance=self.tolerance,
             p_value=self.p_value,
             significance_level=self.significance_level,
             outcome=self.outcome,
             reason=self.reason,
             inconclusive_because=self.inconclusive_because,
-            new=_side_json(self.new),
-            old=_side_json(self.old),
-        )
-        data.update(
+            new=self.new.record(),
+            old=self.old.record(),
             claim=self.claim,
             repeats_text=self.repeats,
             has_interval=self.has_interval,
             test=self.test_text,
         )
-        return data
 
 
 def _count_each(counts: tuple[int, int], noun: str) -> str:
@@ -159,22 +157,6 @@ def _count_each(counts: tuple[int, int], noun: str) -> str:
     if first == 0:
         return f"no {noun}s"
     return f"{'one' if first == 1 else first} {noun}{'s' if first != 1 else ''} each"
-
-
-def _side_json(side: SideEvidence) -> dict[str, Any]:
-    """A side's evidence as JSON: its repeats, and its figures."""
-    return {
-        "repeats": [repeat.to_json() for repeat in side.repeats],
-        "usable_repeats": len(side.usable),
-        "steps": side.steps,
-        "disturbed_steps": side.disturbed,
-        "disturbance_evidence": side.evidence,
-        "machine_note": side.machine_note,
-        "disturbance_known": side.disturbance_known,
-        "busy": side.busy,
-        "milliseconds_per_step": side.milliseconds,
-        "cpu_milliseconds_per_step": side.cpu_milliseconds,
-    }
 
 
 def _inadequacy(side: SideEvidence, name: str) -> tuple[str, str] | None:

@@ -28,10 +28,18 @@ from typing import Any, Literal
 
 import msgspec
 
+from topos_cli.result.checkout_comparison_record import CheckoutComparisonRecord
+from topos_cli.result.checkout_facts import CheckoutFacts
+from topos_cli.result.comparison_record import ComparisonRecord
 from topos_cli.result.data_facts import DataFacts
 from topos_cli.result.instruction_counts import RouteCounts
+from topos_cli.result.native_agreement_record import NativeAgreementRecord
+from topos_cli.result.pairing_record import PairingRecord
+from topos_cli.result.parity_record import ParityRecord
+from topos_cli.result.peer_agreement_record import PeerAgreementRecord
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.result_part import Bytes, Count, Ratio, ResultPart, Seconds, SignedBytes
+from topos_cli.result.route_verdict_record import RouteVerdictRecord
 from topos_cli.result.tolerance import CompareSettings
 from topos_cli.result.verdict_settings import VerdictSettings
 from topos_cli.result.worker_facts import (
@@ -181,10 +189,10 @@ class Interruption(ResultPart):
 
 
 class BaselineComparison(ResultPart):
-    """The comparison with `--baseline`: its path, and the comparison's JSON."""
+    """The comparison with `--baseline`: its path, and the comparison (`ComparisonRecord`)."""
 
     path: str | None = None
-    comparison: dict[str, Any] = msgspec.field(default_factory=dict)
+    comparison: ComparisonRecord | None = None
 
 
 class SideCode(ResultPart):
@@ -203,13 +211,14 @@ class AgainstFacts(ResultPart):
     runs, kept apart from this checkout's repeats; what each side imported (`this`,
     `other`)."""
 
-    checkout: dict[str, str | bool | None] = msgspec.field(default_factory=dict)
-    comparison: dict[str, Any] | None = None
+    checkout: CheckoutFacts = CheckoutFacts()
+    comparison: CheckoutComparisonRecord | None = None
     repeats: list[Repeat] = msgspec.field(default_factory=list)
     sides: dict[str, SideCode] = msgspec.field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """The section as its file holds it; each run as `Repeat.to_json` writes it."""
+        # Stays for the runs alone: `Repeat.to_json` adds its derived loss fields.
         data = super().to_json()
         data["repeats"] = [run.to_json() for run in self.repeats]
         return data
@@ -260,21 +269,23 @@ class StoredWarning(ResultPart):
 
 
 class JudgedVerdict(ResultPart, forbid_unknown_fields=False):
-    """The verdict as a result keeps it. The report's own `Verdict` writes it and can
-    always recompute it from the repeats; what a reader takes from it (the settings
-    that steer recomputing) is typed and bounded, the rest kept as written."""
+    """The verdict as a result keeps it, every part a typed record: the judge's `Verdict`
+    builds it (`Verdict.record`) and can always recompute it from the repeats. Reading is
+    tolerant of what it does not know (a field a later topos adds is left aside, one an
+    earlier topos lacked takes its default) and refuses a known field of the wrong type,
+    in one line naming it."""
 
     settings: VerdictSettings = VerdictSettings()
     reference: str | None = None
     summary: str | None = None
     exit_status: int | None = None
-    parity: dict[str, Any] | None = None
-    routes: list[dict[str, Any]] = msgspec.field(default_factory=list)
-    pairings: list[dict[str, Any]] = msgspec.field(default_factory=list)
-    #: Each peer route's agreement with topos (`PeerAgreement.to_json`).
-    peers: list[dict[str, Any]] = msgspec.field(default_factory=list)
-    #: Each compiled native route's agreement with its reference (`NativeAgreement.to_json`).
-    native: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    parity: ParityRecord | None = None
+    routes: list[RouteVerdictRecord] = msgspec.field(default_factory=list)
+    pairings: list[PairingRecord] = msgspec.field(default_factory=list)
+    #: Each peer route's agreement with topos (`PeerAgreement.record`).
+    peers: list[PeerAgreementRecord] = msgspec.field(default_factory=list)
+    #: Each compiled native route's agreement with its reference (`NativeAgreement.record`).
+    native: list[NativeAgreementRecord] = msgspec.field(default_factory=list)
     warnings: list[StoredWarning] = msgspec.field(default_factory=list)
 
 
@@ -309,6 +320,7 @@ class GradeResult(ResultPart, kw_only=True):
 
     def to_json(self) -> dict[str, Any]:
         """The result as its file holds it; each run as `Repeat.to_json` writes it."""
+        # Stays for the runs alone: `Repeat.to_json` adds its derived loss fields.
         data = super().to_json()
         data["repeats"] = [run.to_json() for run in self.repeats]
         if self.against is not None:

@@ -179,6 +179,8 @@ class Repeat(ResultPart, kw_only=False, frozen=True):
     def to_json(self) -> dict[str, Any]:
         """The run as a result keeps it: bit patterns as hexadecimal, with its step count
         and first and final loss for people reading the file."""
+        # Hand-written because it adds derived fields (steps, first and final loss, for
+        # people reading the file) that are no fields of the record: reading ignores them.
         fields = super().to_json()
         return {
             "route": fields["route"],

@@ -44,9 +44,9 @@ DEFAULT_DIRECTORY = Path("results")
 
 
 class Judgement(Protocol):
-    """What a result keeps of a verdict: its JSON form (the report's `Verdict`)."""
+    """What a result keeps of a verdict: its typed record (the judge's `Verdict`)."""
 
-    def to_json(self) -> dict[str, Any]:
+    def record(self) -> JudgedVerdict:
         """The verdict as the result file holds it."""
 
 
@@ -110,7 +110,7 @@ def compose_result(
         steps=steps,
         settings=_as(GradeSettings, settings or {}),
         repeats=list(repeats),
-        verdict=None if verdict is None else JudgedVerdict.from_json(json_safe(verdict.to_json())),
+        verdict=None if verdict is None else verdict.record(),
     )
 
 

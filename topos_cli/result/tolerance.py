@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from topos_cli.result.json_fields import JsonFields
 from topos_cli.shared.errors import ToposUsageError
 from topos_cli.shared.units import MEBIBYTE
 
@@ -15,7 +14,7 @@ SYNTAX = "time=10%,memory=5%; one bare value (10% or 0.1) sets both"
 
 
 @dataclass(frozen=True)
-class CompareSettings(JsonFields):
+class CompareSettings:
     """The tolerances and significance level a comparison applies."""
 
     #: A relative increase in median ms/step beyond which time regresses.

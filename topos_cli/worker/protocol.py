@@ -130,6 +130,7 @@ class Ready(_Event, tag="ready", frozen=True):
 
     def to_json(self) -> dict[str, Any]:
         """The event as its JSON object: its name, then the facts' fields (flat)."""
+        # The wire protocol's shape, not the result's: the facts sit flat beside the tag.
         return {"event": self.name, **self.facts.to_json()}
 
 

@@ -186,4 +186,4 @@ def test_the_verdict_reads_remat_against_the_reference_and_against_recorded():
         and "time on 3 repeats each" in verdict.summary  # said once, for every route
     )
     assert "Δ 0.50x" in verdict.summary
-    assert verdict.to_json()["pairings"][0]["against"] == "recorded"
+    assert verdict.record().pairings[0].against == "recorded"

@@ -208,7 +208,7 @@ def test_counts_decide_an_against_grade_where_one_repeat_of_time_cannot():
     more = [same[1], _counted("recorded", [1_071_000, 1_020_000, 1_020_000, 1_020_000])]
     worse = compare_checkouts(this, other, other_name="main", counts=more)
     assert worse.exit_status == ExitStatus.REGRESSION
-    assert worse.to_json()["routes"][0]["counts"]["status"] == "regression"
+    assert worse.record().routes[0].counts.status == "regression"
     # Without counts the same runs stay inconclusive.
     assert compare_checkouts(this, other, other_name="main").exit_status == ExitStatus.INCONCLUSIVE
 

@@ -21,9 +21,9 @@ def test_a_long_run_coarsens_but_stays_bounded_and_keeps_the_peak():
     assert len(timeline.points) <= 16
     assert max(timeline.points) == 51_000 == timeline.peak
     assert timeline.resolution > 0.005
-    described = timeline.to_json()
-    assert described["samples"] == 10_000 and described["sampled_peak_bytes"] == 51_000
-    assert described["resolution_seconds"] * 16 >= 10_000 * 0.005
+    described = timeline.facts()
+    assert described.samples == 10_000 and described.sampled_peak_bytes == 51_000
+    assert described.resolution_seconds * 16 >= 10_000 * 0.005
 
 
 def test_capacity_must_be_even():

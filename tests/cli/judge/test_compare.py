@@ -280,7 +280,7 @@ def test_a_route_with_no_runs_in_the_new_result_is_a_failure():
 def test_the_comparison_is_json_ready():
     import json
 
-    document = compare_documents(make_result(), make_result()).to_json()
+    document = compare_documents(make_result(), make_result()).record().to_json()
     assert json.loads(json.dumps(document, allow_nan=False))["exit_status"] == 0
     assert document["changes"][0]["figure"] == "ms/step"
 

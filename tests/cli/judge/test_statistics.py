@@ -81,7 +81,7 @@ def test_summarize_gathers_every_figure():
     assert summary.interquartile_range == 2.0
     assert (summary.minimum, summary.maximum) == (1.0, 10.0)
     assert summary.mean == 4.0
-    assert summary.to_json()["median"] == 3.0
+    assert summary.record().median == 3.0
 
 
 def test_ratio_of_medians_is_exact_without_spread():
@@ -108,7 +108,7 @@ def test_a_known_estimate_is_taken_only_when_it_is_of_this_ratio_and_these_setti
     numerator = [1.0 + 0.01 * ((index * 37) % 23) for index in range(60)]
     denominator = [1.2 + 0.01 * ((index * 17) % 29) for index in range(60)]
     computed = ratio_of_medians(numerator, denominator)
-    stored = ratio_estimate_of(computed.to_json())
+    stored = ratio_estimate_of(computed.record().to_json())
     assert stored == computed
     # Taken as it stands: an interval widened by hand is what comes back.
     widened = replace(computed, lower=computed.lower - 0.5, uncertainty=computed.uncertainty + 0.5)

@@ -437,7 +437,7 @@ def test_the_judgement_is_json_ready():
         simulated_runs("r", 0.01, 3, generator),
         tolerance=0.1,
     )
-    data = json.loads(json.dumps(judgement.to_json(), allow_nan=False))
+    data = json.loads(json.dumps(judgement.record().to_json(), allow_nan=False))
     assert data["repeats_text"] == "3 repeats each"
     assert data["new"]["usable_repeats"] == 3 and "kept_seconds" not in data["new"]["repeats"][0]
 

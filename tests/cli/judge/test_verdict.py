@@ -394,7 +394,7 @@ def test_a_busy_machine_warns():
 def test_the_verdict_is_strict_json():
     bits = [*trajectory(10), 0x7F80_0000]
     runs = [make_run("engine", 0), make_run("engine", 1), make_run("recorded", bits=bits)]
-    document = decide_verdict(runs).to_json()
+    document = decide_verdict(runs).record().to_json()
     text = json.dumps(document, allow_nan=False)
     assert json.loads(text)["exit_status"] == 3
     other = document["parity"]["divergence"]["other"]

@@ -28,9 +28,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from topos.names import is_peer
+from topos_cli.result.judged_figure import figure, optional_figure
+from topos_cli.result.peer_agreement_record import PeerAgreementRecord
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.verdict_settings import VerdictSettings
 from topos_cli.result.worker_facts import Float64Facts
@@ -185,34 +186,36 @@ class PeerAgreement:
             later = f"; {_steps(1, self.steps - 1)} not judged: {self.trajectory_reason}"
         return f"{self.route} agrees with{against}: step 0 ({step0}){later}"
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "route": self.route,
-            "status": self.status,
-            "reference": self.reference_route,
-            "steps": self.steps,
-            "step0_relative_loss_difference": self.step0_difference,
-            "largest_relative_loss_difference": self.largest_difference,
-            "largest_step": self.largest_step,
-            "trajectory": self.trajectory,
-            "trajectory_reason": self.trajectory_reason,
-            "judged_through_step": self.judged_through,
-            "later_largest_relative_loss_difference": self.later_largest,
-            "later_largest_step": self.later_largest_step,
-            "later_largest_drift": self.later_drift,
-            "final_drift": self.final_drift,
-            "drift_factor": self.drift_factor,
-            "float64_relative_loss_difference": self.float64_difference,
-            "float64_seconds": self.float64_seconds,
-            "first_divergence_step": self.first_divergence_step,
-            "first_divergence": self.first_divergence,
-            "first_divergence_bound": self.first_divergence_bound,
-            "loss_tolerance": self.loss_tolerance,
-            "gradient_errors": dict(self.gradient_errors),
-            "gradient_tolerance": self.gradient_tolerance,
-            "gradients_beyond": list(self.gradients_beyond),
-            "description": self.describe(),
-        }
+    def record(self) -> PeerAgreementRecord:
+        """The agreement as a verdict keeps it (differences infinite where a loss is NaN
+        spelled `"inf"`), with the summary's sentence."""
+        return PeerAgreementRecord(
+            route=self.route,
+            status=self.status,
+            reference=self.reference_route,
+            steps=self.steps,
+            step0_relative_loss_difference=optional_figure(self.step0_difference),
+            largest_relative_loss_difference=optional_figure(self.largest_difference),
+            largest_step=self.largest_step,
+            trajectory=self.trajectory,
+            trajectory_reason=self.trajectory_reason,
+            judged_through_step=self.judged_through,
+            later_largest_relative_loss_difference=optional_figure(self.later_largest),
+            later_largest_step=self.later_largest_step,
+            later_largest_drift=optional_figure(self.later_drift),
+            final_drift=optional_figure(self.final_drift),
+            drift_factor=self.drift_factor,
+            float64_relative_loss_difference=optional_figure(self.float64_difference),
+            float64_seconds=self.float64_seconds,
+            first_divergence_step=self.first_divergence_step,
+            first_divergence=optional_figure(self.first_divergence),
+            first_divergence_bound=optional_figure(self.first_divergence_bound),
+            loss_tolerance=self.loss_tolerance,
+            gradient_errors={name: figure(error) for name, error in self.gradient_errors.items()},
+            gradient_tolerance=self.gradient_tolerance,
+            gradients_beyond=list(self.gradients_beyond),
+            description=self.describe(),
+        )
 
 
 def _reference(repeats: Sequence[Repeat], reference_route: str) -> Repeat | None:

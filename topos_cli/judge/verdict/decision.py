@@ -30,6 +30,7 @@ from topos_cli.judge.verdict.pairing import Pairing, pair_routes
 from topos_cli.judge.verdict.parity import Parity, judge_parity
 from topos_cli.judge.verdict.route_verdict import RouteVerdict, judge_route, with_ratios
 from topos_cli.judge.verdict.summary import exit_status_of, summary_sentence
+from topos_cli.result.grade_result import JudgedVerdict
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.verdict_settings import VerdictSettings
 
@@ -58,28 +59,28 @@ class Verdict:
                 return route
         raise KeyError(name)
 
-    def to_json(self) -> dict[str, Any]:
-        """The verdict as a JSON-ready dict (`json.dumps` accepts it as is)."""
-        return {
-            "reference": self.reference,
-            "summary": self.summary,
-            "exit_status": int(self.exit_status),
-            "parity": self.parity.to_json(),
-            "routes": [route.to_json() for route in self.routes],
-            "pairings": [pairing.to_json() for pairing in self.pairings],
-            "peers": [
-                agreement.to_json()
+    def record(self) -> JudgedVerdict:
+        """The verdict as a result keeps it: typed records, encoded by the schema."""
+        return JudgedVerdict(
+            settings=self.settings,
+            reference=self.reference,
+            summary=self.summary,
+            exit_status=int(self.exit_status),
+            parity=self.parity.record(),
+            routes=[route.record() for route in self.routes],
+            pairings=[pairing.record() for pairing in self.pairings],
+            peers=[
+                agreement.record()
                 for agreement in self.agreements
-                if not isinstance(agreement, NativeAgreement)
+                if isinstance(agreement, PeerAgreement)
             ],
-            "native": [
-                agreement.to_json()
+            native=[
+                agreement.record()
                 for agreement in self.agreements
                 if isinstance(agreement, NativeAgreement)
             ],
-            "warnings": [warning.to_json() for warning in self.warnings],
-            "settings": self.settings.to_json(),
-        }
+            warnings=[warning.record() for warning in self.warnings],
+        )
 
 
 def decide_verdict(

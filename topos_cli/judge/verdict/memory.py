@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+
+import msgspec
 
 from topos_cli.judge.statistics import median
-from topos_cli.result.json_values import dataclass_json
+from topos_cli.result.memory_record import MemoryRecord
 from topos_cli.result.repeat import Repeat
 
 
@@ -29,14 +30,21 @@ class Memory:
     step_tensor_bytes: int | None = None
     step_tensor_ratio: float | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        """The memory figures as a JSON-ready dict (the step tensors only where there
+    def record(self) -> MemoryRecord:
+        """The memory figures as a verdict keeps them (the step tensors only where there
         are some: topos's own routes' JSON is as it was)."""
-        figures = dataclass_json(self)
-        for name in ("step_tensor_bytes", "step_tensor_ratio"):
-            if figures[name] is None:
-                del figures[name]
-        return figures
+        unset = msgspec.UNSET
+        return MemoryRecord(
+            peak_rss_bytes=self.peak_rss_bytes,
+            peak_rss_range=self.peak_rss_range,
+            ready_rss_bytes=self.ready_rss_bytes,
+            training_delta_bytes=self.training_delta_bytes,
+            training_delta_range=self.training_delta_range,
+            peak_ratio=self.peak_ratio,
+            training_delta_ratio=self.training_delta_ratio,
+            step_tensor_bytes=unset if self.step_tensor_bytes is None else self.step_tensor_bytes,
+            step_tensor_ratio=unset if self.step_tensor_ratio is None else self.step_tensor_ratio,
+        )
 
 
 def _median_bytes(values: Sequence[int]) -> int:

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from topos_cli.judge.verdict.agreement import relative_difference
+from topos_cli.result.judged_figure import optional_figure
+from topos_cli.result.native_agreement_record import NativeAgreementRecord
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.worker_facts import NativeFacts
 
@@ -189,24 +190,24 @@ class NativeAgreement:
             f"{self.largest_gradient_error:.2g} ({self.worst_gradient}){masks}"
         )
 
-    def to_json(self) -> dict[str, Any]:
-        """The agreement as a JSON-ready dict."""
-        return {
-            "route": self.route,
-            "reference": self.reference,
-            "status": self.status,
-            "tolerance": self.tolerance,
-            "steps": self.steps,
-            "largest_difference": self.largest_difference,
-            "first_beyond": self.first_beyond,
-            "cause": self.cause,
-            "bit_identical": self.bit_identical,
-            "largest_gradient_error": self.largest_gradient_error,
-            "worst_gradient": self.worst_gradient,
-            "gradient_scaled": self.gradient_scaled,
-            "random_state_differs": self.random_state_differs,
-            "description": self.describe(),
-        }
+    def record(self) -> NativeAgreementRecord:
+        """The agreement as a verdict keeps it, with the summary's sentence."""
+        return NativeAgreementRecord(
+            route=self.route,
+            reference=self.reference,
+            status=self.status,
+            tolerance=self.tolerance,
+            steps=self.steps,
+            largest_difference=optional_figure(self.largest_difference),
+            first_beyond=self.first_beyond,
+            cause=self.cause,
+            bit_identical=self.bit_identical,
+            largest_gradient_error=optional_figure(self.largest_gradient_error),
+            worst_gradient=self.worst_gradient,
+            gradient_scaled=self.gradient_scaled,
+            random_state_differs=self.random_state_differs,
+            description=self.describe(),
+        )
 
 
 def judge_native(repeats: Sequence[Repeat], reference_route: str) -> tuple[NativeAgreement, ...]:

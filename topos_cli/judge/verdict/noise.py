@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from topos_cli.judge.statistics import median
 from topos_cli.judge.verdict.route_verdict import RouteVerdict
-from topos_cli.result.json_fields import JsonFields
+from topos_cli.result.grade_result import StoredWarning
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.verdict_settings import VerdictSettings
 
 
 @dataclass(frozen=True)
-class NoiseWarning(JsonFields):
+class NoiseWarning:
     """Why the machine may have been too noisy to tell, and what to do about it."""
 
     kind: str
@@ -25,6 +25,10 @@ class NoiseWarning(JsonFields):
     #: kind can be said in one line (`warning_groups`). Empty for a machine-wide warning.
     cause: str = ""
     detail: str = ""
+
+    def record(self) -> StoredWarning:
+        """The warning as a verdict keeps it: its fields."""
+        return StoredWarning(**asdict(self))
 
 
 def noise_warnings(

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from topos_cli.judge.verdict.route_verdict import RouteVerdict, with_ratios
 from topos_cli.judge.verdict.speed import SpeedRatio
-from topos_cli.result.json_values import dataclass_json
+from topos_cli.result.pairing_record import PairingRecord
 from topos_cli.result.verdict_settings import VerdictSettings
 
 #: Which route a route is also judged against: remat (at any budget) against recorded.
@@ -48,9 +47,15 @@ class Pairing:
             facts.append(f"{self.peak_ratio:.2f}x the memory")
         return f"against {self.against}: " + (", ".join(facts) if facts else "no figures")
 
-    def to_json(self) -> dict[str, Any]:
-        """The pairing as a JSON-ready dict."""
-        return dataclass_json(self)
+    def record(self) -> PairingRecord:
+        """The pairing as a verdict keeps it."""
+        return PairingRecord(
+            route=self.route,
+            against=self.against,
+            speed=None if self.speed is None else self.speed.record(),
+            peak_ratio=self.peak_ratio,
+            training_delta_ratio=self.training_delta_ratio,
+        )
 
 
 def pair_routes(routes: Sequence[RouteVerdict], settings: VerdictSettings) -> tuple[Pairing, ...]:

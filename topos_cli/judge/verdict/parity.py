@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from topos_cli.result.divergence_record import DivergedRun, DivergenceRecord
 from topos_cli.result.float_bits import describe_bits, format_bits, ulps_between
-from topos_cli.result.json_values import dataclass_json, loss_for_json, optional_json
+from topos_cli.result.json_values import loss_for_json
+from topos_cli.result.parity_record import (
+    ParityRecord,
+    RouteParityRecord,
+    RunReference,
+    StoppedRun,
+)
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.verdict_settings import REFERENCE_ROUTE
 
@@ -48,25 +54,26 @@ class Divergence:
             f"vs {other} {describe_bits(self.bits)}, {distance}"
         )
 
-    def to_json(self) -> dict[str, Any]:
-        """The divergence as a JSON-ready dict, bits in hexadecimal, values where finite."""
-        return {
-            "step": self.step,
-            "reference": {
-                "route": self.reference_route,
-                "repeat": self.reference_repeat,
-                "bits": format_bits(self.reference_bits),
-                "loss": loss_for_json(self.reference_bits),
-            },
-            "other": {
-                "route": self.route,
-                "repeat": self.repeat,
-                "bits": format_bits(self.bits),
-                "loss": loss_for_json(self.bits),
-            },
-            "ulps": self.ulps,
-            "description": self.describe(name_repeats=True),
-        }
+    def record(self) -> DivergenceRecord:
+        """The divergence as a verdict keeps it: bits in hexadecimal, losses as numbers
+        (or `"nan"`, `"inf"`), and its sentence."""
+        return DivergenceRecord(
+            step=self.step,
+            reference=DivergedRun(
+                route=self.reference_route,
+                repeat=self.reference_repeat,
+                bits=format_bits(self.reference_bits),
+                loss=loss_for_json(self.reference_bits),
+            ),
+            other=DivergedRun(
+                route=self.route,
+                repeat=self.repeat,
+                bits=format_bits(self.bits),
+                loss=loss_for_json(self.bits),
+            ),
+            ulps=self.ulps,
+            description=self.describe(name_repeats=True),
+        )
 
 
 def first_divergence(reference: Repeat, other: Repeat) -> Divergence | None:
@@ -107,9 +114,16 @@ class RouteParity:
     matches_reference: bool | None
     divergence: Divergence | None
 
-    def to_json(self) -> dict[str, Any]:
-        """The route's parity as a JSON-ready dict."""
-        return dataclass_json(self)
+    def record(self) -> RouteParityRecord:
+        """The route's parity as a verdict keeps it."""
+        return RouteParityRecord(
+            route=self.route,
+            runs=self.runs,
+            repeatable=self.repeatable,
+            repeat_divergence=_optional_record(self.repeat_divergence),
+            matches_reference=self.matches_reference,
+            divergence=_optional_record(self.divergence),
+        )
 
 
 @dataclass(frozen=True)
@@ -133,22 +147,27 @@ class Parity:
     #: `(route, repeat, steps reached)` of each run that reached fewer steps than the longest.
     stopped_short: tuple[tuple[str, int, int], ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
-        """The parity as a JSON-ready dict."""
-        return {
-            "status": self.status,
-            "steps": self.steps,
-            "runs": self.runs,
-            "reference": None
+    def record(self) -> ParityRecord:
+        """The parity as a verdict keeps it."""
+        return ParityRecord(
+            status=self.status,
+            steps=self.steps,
+            runs=self.runs,
+            reference=None
             if self.reference_route is None
-            else {"route": self.reference_route, "repeat": self.reference_repeat},
-            "divergence": optional_json(self.divergence),
-            "routes": [route.to_json() for route in self.routes],
-            "stopped_short": [
-                {"route": route, "repeat": repeat, "steps": steps}
+            else RunReference(route=self.reference_route, repeat=self.reference_repeat),
+            divergence=_optional_record(self.divergence),
+            routes=[route.record() for route in self.routes],
+            stopped_short=[
+                StoppedRun(route=route, repeat=repeat, steps=steps)
                 for route, repeat, steps in self.stopped_short
             ],
-        }
+        )
+
+
+def _optional_record(divergence: Divergence | None) -> DivergenceRecord | None:
+    """`divergence.record()`, or `None` for `None`."""
+    return None if divergence is None else divergence.record()
 
 
 def judge_parity(repeats: Sequence[Repeat], reference_route: str = REFERENCE_ROUTE) -> Parity:

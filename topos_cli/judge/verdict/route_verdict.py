@@ -3,26 +3,28 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import asdict, dataclass, replace
 
 from topos_cli.judge.statistics import RatioEstimate
 from topos_cli.judge.verdict.memory import Memory, measure_memory, memory_ratio
 from topos_cli.judge.verdict.speed import Speed, measure_speed, speed_ratio
-from topos_cli.result.json_fields import JsonFields
-from topos_cli.result.json_values import dataclass_json
 from topos_cli.result.repeat import Repeat
+from topos_cli.result.route_verdict_record import FailureRecord, RouteVerdictRecord
 from topos_cli.result.verdict_settings import VerdictSettings
 
 
 @dataclass(frozen=True)
-class Failure(JsonFields):
+class Failure:
     """A run that did not finish cleanly."""
 
     repeat: int
     status: str
     detail: str | None
     nonfinite_step: int | None
+
+    def record(self) -> FailureRecord:
+        """The failure as a verdict keeps it: its fields."""
+        return FailureRecord(**asdict(self))
 
 
 @dataclass(frozen=True)
@@ -37,9 +39,17 @@ class RouteVerdict:
     speed: Speed | None
     memory: Memory | None
 
-    def to_json(self) -> dict[str, Any]:
-        """The route's verdict as a JSON-ready dict."""
-        return dataclass_json(self)
+    def record(self) -> RouteVerdictRecord:
+        """The route's verdict as a result keeps it."""
+        return RouteVerdictRecord(
+            route=self.route,
+            status=self.status,
+            repeats=self.repeats,
+            completed=self.completed,
+            failures=[failure.record() for failure in self.failures],
+            speed=None if self.speed is None else self.speed.record(),
+            memory=None if self.memory is None else self.memory.record(),
+        )
 
 
 # Which status a route shows when its runs ended differently: its own faults first.

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from topos_cli.judge.statistics import (
     RatioEstimate,
@@ -24,8 +23,9 @@ from topos_cli.judge.time_judgement import (
     TimeJudgement,
     judge_time,
 )
-from topos_cli.result.json_values import optional_json
+from topos_cli.result.judged_figure import figure
 from topos_cli.result.repeat import Repeat
+from topos_cli.result.speed_record import SpeedRatioRecord, SpeedRecord
 from topos_cli.result.verdict_settings import VerdictSettings
 
 
@@ -62,19 +62,19 @@ class SpeedRatio:
         wording = "the speed" if self.direction == "same" else self.direction
         return f"{self.factor:.2f} ± {self.uncertainty:.2f}x {wording}"
 
-    def to_json(self) -> dict[str, Any]:
-        """The ratio as a JSON-ready dict, with its phrase and judgement."""
-        return {
-            "factor": self.factor,
-            "direction": self.direction,
-            "uncertainty": self.uncertainty,
-            "time_ratio": self.time_ratio.to_json(),
-            "p_value": self.p_value,
-            "significant": self.significant,
-            "tentative": self.tentative,
-            "phrase": self.phrase,
-            "judgement": optional_json(self.judgement),
-        }
+    def record(self) -> SpeedRatioRecord:
+        """The ratio as a verdict keeps it, with its phrase and judgement."""
+        return SpeedRatioRecord(
+            factor=self.factor,
+            direction=self.direction,
+            uncertainty=figure(self.uncertainty),
+            time_ratio=self.time_ratio.record(),
+            p_value=self.p_value,
+            significant=self.significant,
+            tentative=self.tentative,
+            phrase=self.phrase,
+            judgement=None if self.judgement is None else self.judgement.record(),
+        )
 
 
 @dataclass(frozen=True)
@@ -103,22 +103,22 @@ class Speed:
     #: The completed runs, for `time_judgement`.
     runs: tuple[Repeat, ...] = field(repr=False, default=())
 
-    def to_json(self) -> dict[str, Any]:
-        """The speed as a JSON-ready dict (raw step times live in the repeats, not here)."""
-        return {
-            "milliseconds_per_step": self.milliseconds_per_step.to_json(),
-            "cpu_milliseconds_per_step": self.cpu_milliseconds_per_step,
-            "disturbed_steps": self.disturbed_steps,
-            "disturbance_evidence": self.disturbance_evidence,
-            "machine_note": self.machine_note,
-            "repeat_medians_milliseconds": list(self.repeat_medians_milliseconds),
-            "repeat_minimum_milliseconds": min(self.repeat_medians_milliseconds),
-            "repeat_maximum_milliseconds": max(self.repeat_medians_milliseconds),
-            "first_step_milliseconds": self.first_step_milliseconds,
-            "excluded_steps": self.excluded_steps,
-            "outliers": self.outliers,
-            "ratio": optional_json(self.ratio),
-        }
+    def record(self) -> SpeedRecord:
+        """The speed as a verdict keeps it (raw step times live in the repeats, not here)."""
+        return SpeedRecord(
+            milliseconds_per_step=self.milliseconds_per_step.record(),
+            cpu_milliseconds_per_step=self.cpu_milliseconds_per_step,
+            disturbed_steps=self.disturbed_steps,
+            disturbance_evidence=self.disturbance_evidence,
+            machine_note=self.machine_note,
+            repeat_medians_milliseconds=list(self.repeat_medians_milliseconds),
+            repeat_minimum_milliseconds=min(self.repeat_medians_milliseconds),
+            repeat_maximum_milliseconds=max(self.repeat_medians_milliseconds),
+            first_step_milliseconds=self.first_step_milliseconds,
+            excluded_steps=self.excluded_steps,
+            outliers=self.outliers,
+            ratio=None if self.ratio is None else self.ratio.record(),
+        )
 
 
 def measure_speed(repeats: Sequence[Repeat], settings: VerdictSettings) -> Speed | None:

@@ -1,0 +1,16 @@
+"""PairingRecord: a route's speed and memory against its partner (remat against recorded)."""
+
+from __future__ import annotations
+
+from topos_cli.result.result_part import Ratio, ResultPart
+from topos_cli.result.speed_record import SpeedRatioRecord
+
+
+class PairingRecord(ResultPart, forbid_unknown_fields=False):
+    """One route's speed and memory as ratios to its partner's (`pairing.Pairing`)."""
+
+    route: str
+    against: str
+    speed: SpeedRatioRecord | None = None
+    peak_ratio: Ratio | None = None
+    training_delta_ratio: Ratio | None = None
