@@ -148,3 +148,58 @@ def test_the_run_function_is_compiled_while_lowering_never_in_a_step(monkeypatch
     copied = twin.forward(parameters, feeds)
     assert [copied._buffers[i].tobytes() for i in plan.roots] == loss_bits
     assert compiled == []
+
+
+def test_a_bound_kernels_keywords_are_written_at_its_call_site():
+    # A kernel bound to its slot and attributes is a partial with keywords, which merges
+    # them into a new dictionary on every call (a sixth of a GRU step): the compiled run
+    # calls the partial's function with the keywords at the call site instead.
+    from functools import partial
+
+    network, adjoints, feeds, _ = _gru()
+    plan = network.entry(adjoints.roots()).lower()
+    parameters = network.parameters()
+    plan.forward(parameters, feeds)
+    assert sum(isinstance(kernel, partial) for _, kernel, *_ in plan._steps) > 900
+    bound = plan._compiled._namespace.values()
+    assert not [value for value in bound if isinstance(value, partial)]
+    source_lines = plan._compiled.execute.__code__.co_names
+    assert any(name.endswith("_out") for name in source_lines)
+
+
+def test_a_release_drops_every_arena_view_the_compiled_run_held():
+    # The keywords' values include the slots (views of the arena): a release must drop
+    # them with the kernels, or the arena it frees stays alive.
+    network, adjoints, feeds, _ = _gru()
+    plan = network.entry(adjoints.roots()).lower()
+    parameters = network.parameters()
+    before = plan.forward(parameters, feeds)
+    expected = [before._buffers[i].tobytes() for i in plan.roots]
+    plan.release()
+    held = [value for value in plan._compiled._namespace.values() if isinstance(value, np.ndarray)]
+    assert held == []
+    again = plan.forward(parameters, feeds)
+    assert [again._buffers[i].tobytes() for i in plan.roots] == expected
+
+
+def test_every_posture_foretells_its_kernels_keywords(monkeypatch):
+    # The run function is compiled at lowering with the keywords `_bind` will bind each
+    # kernel with (attributes, workspace, scratch, slot), foretold from the memory plan:
+    # on a retain, a forward and a remat plan, binding compiles nothing again.
+    from topos.engine import compiled_steps
+
+    network, adjoints, feeds, recording = _resnet()
+    plans = [
+        network.entry(adjoints.roots()).lower(),
+        network.entry([recording.loss]).backward().lower(),
+        network.entry(adjoints.roots()).lower("floor"),
+    ]
+    compiled = []
+    original = compiled_steps._compile
+    monkeypatch.setattr(
+        compiled_steps, "_compile", lambda *arguments: compiled.append(1) or original(*arguments)
+    )
+    for plan in plans:
+        plan.forward(network.parameters(), feeds, defaults=True)
+        assert any(structure[4] for structure in plan._compiled.structure)
+    assert compiled == []

@@ -126,7 +126,13 @@ class Plan:
         # free_chunk_reservation), and a run after a release compiles nothing.
         self._compiled: CompiledSteps | None = self._compile_steps(
             [
-                (index, tuple(node.inputs), index in self.memory.fresh, release)
+                (
+                    index,
+                    tuple(node.inputs),
+                    index in self.memory.fresh,
+                    release,
+                    self._bound_names(index, node),
+                )
                 for index, node, release in self._pending
             ]
         )
@@ -134,6 +140,20 @@ class Plan:
         self._inputs = tuple(
             dict.fromkeys(index for _, index, kind in self._sources if kind == "input")
         )
+
+    def _bound_names(self, index: int, node: Node) -> tuple[str, ...]:
+        """The keywords `_bind` binds node `index`'s kernel with, in its order, known from
+        the memory plan before the arena exists: its attributes, then its workspace, its
+        scratch and its slot (`out`, unless its buffer is fresh each run)."""
+        memory = self.memory
+        names = dict.fromkeys(node.attributes)
+        if index in memory.workspaces:
+            names["workspace"] = None
+        if index in memory.scratches:
+            names["scratch"] = None
+        if index not in memory.fresh and index in memory.slots:
+            names["out"] = None
+        return tuple(names)
 
     def _bind(self) -> None:
         """Allocates the arena and binds every kernel to its slot views, once per plan."""
@@ -183,6 +203,9 @@ class Plan:
         self._arena = arena
         self._fresh_block = fresh_block
         self._steps = steps
+        if not compiled.fits(steps):
+            # `_bound_names` foretold other keywords than the kernels were bound with.
+            compiled = self._compile_steps(structure_of(steps))
         compiled.bind(steps)
 
     def _compile_steps(self, structure) -> CompiledSteps:
