@@ -148,3 +148,118 @@ def test_the_run_function_is_compiled_while_lowering_never_in_a_step(monkeypatch
     copied = twin.forward(parameters, feeds)
     assert [copied._buffers[i].tobytes() for i in plan.roots] == loss_bits
     assert compiled == []
+
+
+def test_a_bound_kernels_keywords_are_written_at_its_call_site():
+    # A kernel bound to its slot and attributes is a partial with keywords, which merges
+    # them into a new dictionary on every call (a sixth of a GRU step): the compiled run
+    # calls the partial's function with the keywords at the call site instead.
+    from functools import partial
+
+    network, adjoints, feeds, _ = _gru()
+    plan = network.entry(adjoints.roots()).lower()
+    parameters = network.parameters()
+    plan.forward(parameters, feeds)
+    assert sum(isinstance(kernel, partial) for _, kernel, *_ in plan._steps) > 900
+    bound = plan._compiled._namespace.values()
+    assert not [value for value in bound if isinstance(value, partial)]
+    source_lines = plan._compiled.execute.__code__.co_names
+    assert any(name.endswith("_out") for name in source_lines)
+
+
+def test_a_release_drops_every_arena_view_the_compiled_run_held():
+    # The keywords' values include the slots (views of the arena): a release must drop
+    # them with the kernels, or the arena it frees stays alive.
+    network, adjoints, feeds, _ = _gru()
+    plan = network.entry(adjoints.roots()).lower()
+    parameters = network.parameters()
+    before = plan.forward(parameters, feeds)
+    expected = [before._buffers[i].tobytes() for i in plan.roots]
+    plan.release()
+    held = [value for value in plan._compiled._namespace.values() if isinstance(value, np.ndarray)]
+    assert held == []
+    again = plan.forward(parameters, feeds)
+    assert [again._buffers[i].tobytes() for i in plan.roots] == expected
+
+
+def test_every_posture_foretells_its_kernels_keywords(monkeypatch):
+    # The run function is compiled at lowering with the keywords `_bind` will bind each
+    # kernel with (attributes, workspace, scratch, slot), foretold from the memory plan:
+    # on a retain, a forward and a remat plan, binding compiles nothing again.
+    from topos.engine import compiled_steps
+
+    network, adjoints, feeds, recording = _resnet()
+    plans = [
+        network.entry(adjoints.roots()).lower(),
+        network.entry([recording.loss]).backward().lower(),
+        network.entry(adjoints.roots()).lower("floor"),
+    ]
+    compiled = []
+    original = compiled_steps._compile
+    monkeypatch.setattr(
+        compiled_steps, "_compile", lambda *arguments: compiled.append(1) or original(*arguments)
+    )
+    for plan in plans:
+        plan.forward(network.parameters(), feeds, defaults=True)
+        assert any(structure[4] for structure in plan._compiled.structure)
+    assert compiled == []
+
+
+def _bound_view(plan):
+    """(the step number of a bound view, its operand's step number), from a bound plan."""
+    structure = plan._compiled.structure
+    number_of = {step[0]: number for number, step in enumerate(structure)}
+    for number, step in enumerate(structure):
+        operand = number_of.get(step[1][0]) if step[1] else None
+        if step[5] and operand is not None and "out" in structure[operand][4]:
+            return number, operand
+    raise AssertionError("no bound view of a slot")
+
+
+def test_a_view_of_a_slot_is_made_once_and_read_back_every_run():
+    # A reshape, narrow or permute of a computed node's slot is the same view every run:
+    # made when the kernels are bound, not by the view's kernel in each run.
+    network, _, feeds, recording = _resnet()
+    plan = network.entry([recording.loss]).backward().lower()  # retain: every buffer held
+    parameters = network.parameters()
+    first = plan.forward(parameters, feeds, defaults=True)
+    number, _ = _bound_view(plan)
+    position = plan._compiled.structure[number][0]
+    second = plan.forward(parameters, feeds, defaults=True)
+    assert first._buffers[position] is second._buffers[position]
+    bound = sum(step[5] for step in plan._compiled.structure)
+    assert bound > 1, bound
+
+
+def test_a_bound_view_is_made_again_when_its_operand_is_another_array():
+    # The view is read back only when its operand is the very slot it was made of: an
+    # operand kernel answering another array (its own copy) gets the view's kernel called.
+    network, adjoints, feeds, _ = _gru()
+    plan = network.entry(adjoints.roots()).lower()
+    parameters = network.parameters()
+    expected = [plan.forward(parameters, feeds)._buffers[i].tobytes() for i in plan.roots]
+    number, operand = _bound_view(plan)
+    namespace = plan._compiled._namespace
+    kernel, view_kernel, views_made = namespace[f"k{operand}"], namespace[f"k{number}"], []
+
+    def copying(*operands, **keywords):
+        return np.array(kernel(*operands, **keywords))
+
+    def counted(*operands, **keywords):
+        views_made.append(1)
+        return view_kernel(*operands, **keywords)
+
+    namespace[f"k{operand}"], namespace[f"k{number}"] = copying, counted
+    again = plan.forward(parameters, feeds)
+    assert views_made == [1]
+    assert [again._buffers[i].tobytes() for i in plan.roots] == expected
+
+
+def test_a_kernel_that_copies_is_never_bound_as_a_view():
+    from topos.engine.compiled_steps import _view_once
+
+    slot = np.zeros((4, 3), np.float32)
+    guard, view = _view_once(lambda operand: np.ascontiguousarray(operand.T), slot)
+    assert view is None and guard is not slot
+    guard, view = _view_once(lambda operand: operand.reshape(12), slot)
+    assert guard is slot and np.shares_memory(view, slot)

@@ -12,7 +12,7 @@ import numpy as np
 from topos.autodiff.chain_rule import Schedule, backward_schedule
 from topos.engine.arena import Arena, slot_view
 from topos.engine.backward_plan import BackwardPlan, plan_backward
-from topos.engine.compiled_steps import CompiledSteps, structure_of
+from topos.engine.compiled_steps import CompiledSteps, bound_views, structure_of
 from topos.engine.fresh_block import FreshBlock
 from topos.engine.liveness import last_consumers
 from topos.engine.memory_plan import plan_memory
@@ -140,15 +140,38 @@ class Plan:
         # measured step's arrays in pages resident since before ready (see
         # free_chunk_reservation), and a run after a release compiles nothing.
         self._compiled: CompiledSteps | None = self._compile_steps(
-            [
-                (index, tuple(node.inputs), index in self.memory.fresh, release)
-                for index, node, release in self._pending
-            ]
+            bound_views(
+                [
+                    (
+                        index,
+                        tuple(node.inputs),
+                        index in self.memory.fresh,
+                        release,
+                        self._bound_names(index, node),
+                    )
+                    for index, node, release in self._pending
+                ],
+                self.memory.views,
+            )
         )
         # The inputs a run reads, each once, for the check that every one is fed.
         self._inputs = tuple(
             dict.fromkeys(index for _, index, kind in self._sources if kind == "input")
         )
+
+    def _bound_names(self, index: int, node: Node) -> tuple[str, ...]:
+        """The keywords `_bind` binds node `index`'s kernel with, in its order, known from
+        the memory plan before the arena exists: its attributes, then its workspace, its
+        scratch and its slot (`out`, unless its buffer is fresh each run)."""
+        memory = self.memory
+        names = dict.fromkeys(node.attributes)
+        if index in memory.workspaces:
+            names["workspace"] = None
+        if index in memory.scratches:
+            names["scratch"] = None
+        if index not in memory.fresh and index in memory.slots:
+            names["out"] = None
+        return tuple(names)
 
     def _bind(self) -> None:
         """Allocates the arena and binds every kernel to its slot views, once per plan."""
@@ -198,6 +221,9 @@ class Plan:
         self._arena = arena
         self._fresh_block = fresh_block
         self._steps = steps
+        if not compiled.fits(steps, memory.views):
+            # `_bound_names` foretold other keywords than the kernels were bound with.
+            compiled = self._compile_steps(structure_of(steps, memory.views))
         compiled.bind(steps)
 
     def _compile_steps(self, structure) -> CompiledSteps:
