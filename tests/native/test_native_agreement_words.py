@@ -51,7 +51,7 @@ def test_an_agreeing_compiled_route_names_its_own_dropout_masks():
     assert "largest error on the model's gradient scale 0.059 (head.weight)" in clause
     assert "its random state after step 0 not eager's" in clause, clause
     assert "dropout masks" in verdict.summary
-    assert agreement.to_json()["random_state_differs"] is True
+    assert agreement.record().random_state_differs is True
 
 
 def test_an_agreeing_compiled_route_with_eagers_random_state_says_nothing_of_masks():
