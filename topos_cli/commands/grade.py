@@ -391,54 +391,45 @@ def _grade_routes(
     stderr: TextIO,
     checkout: OtherCheckout | None,
 ) -> int:
-    """`grade_routes` once the other checkout, if any, is at hand."""
+    """`grade_routes` once the other checkout, if any, is at hand: runs every planned
+    route, then judges, writes, prints and draws them."""
     # Remat lowered once before any worker, each remat worker rebuilding the plan it
     # chose (see lowered_schedules); the schedules' files live as long as the grade.
     with tempfile.TemporaryDirectory(prefix="topos-remat-schedules-") as directory:
         preparation = with_lowered_schedules(preparation, directory)
-        return _run_and_finish(preparation, host, display, stdout, stderr, checkout)
+        # The report's drawing child loads while the workers do (see ReportChild).
+        child = None
+        if reports_wanted() and preparation.result_path != "-":
+            child = ReportChild.start()
+        else:
+            ReportChild.end_early()
+        more = None
+        if preparation.options.repeat_budget is not None:
+            from topos_cli.commands.repeats_until_decisive import RepeatsUntilDecisive
 
-
-def _run_and_finish(
-    preparation: PreparedGrade,
-    host: HostFacts,
-    display: WorkerObserver | None,
-    stdout: TextIO,
-    stderr: TextIO,
-    checkout: OtherCheckout | None,
-) -> int:
-    """Runs every planned route, then judges, writes, prints and draws them."""
-    # The report's drawing child loads while the workers do (see ReportChild).
-    child = None
-    if reports_wanted() and preparation.result_path != "-":
-        child = ReportChild.start()
-    else:
-        ReportChild.end_early()
-    more = None
-    if preparation.options.repeat_budget is not None:
-        from topos_cli.commands.repeats_until_decisive import RepeatsUntilDecisive
-
-        more = RepeatsUntilDecisive(preparation, None if checkout is None else checkout.requested)
-    try:
-        gathered = run_routes(
-            preparation, display, before_turn=child.pause if child else None, more=more
-        )
-        if more is not None and more.stop is not None:
-            gathered.repeat_stop = more.stop.words
-        if child is not None:
-            child.resume()  # it finishes loading while the verdict is reached
-        return finish_grade(
-            preparation,
-            gathered,
-            host,
-            stdout=stdout,
-            stderr=stderr,
-            report_child=child,
-            checkout=checkout,
-        )
-    finally:
-        if child is not None:
-            child.close()
+            more = RepeatsUntilDecisive(
+                preparation, None if checkout is None else checkout.requested
+            )
+        try:
+            gathered = run_routes(
+                preparation, display, before_turn=child.pause if child else None, more=more
+            )
+            if more is not None and more.stop is not None:
+                gathered.repeat_stop = more.stop.words
+            if child is not None:
+                child.resume()  # it finishes loading while the verdict is reached
+            return finish_grade(
+                preparation,
+                gathered,
+                host,
+                stdout=stdout,
+                stderr=stderr,
+                report_child=child,
+                checkout=checkout,
+            )
+        finally:
+            if child is not None:
+                child.close()
 
 
 def run_grade(

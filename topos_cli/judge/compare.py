@@ -37,10 +37,11 @@ from topos_cli.judge.count_judgement import (
     clock_disagreement,
     judge_counts,
 )
+from topos_cli.judge.figure_change import FigureChange
 from topos_cli.judge.regression_summary import MemoryFinding, no_regression_sentence
 from topos_cli.judge.statistics import median
-from topos_cli.judge.time_judgement import FASTER, INCONCLUSIVE, SLOWER, TimeJudgement, judge_time
-from topos_cli.result.comparison_record import ComparisonRecord, FigureChangeRecord
+from topos_cli.judge.time_judgement import FASTER, INCONCLUSIVE, SLOWER, judge_time
+from topos_cli.result.comparison_record import ComparisonRecord
 from topos_cli.result.grade_result import GradeResult
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.tolerance import CompareSettings
@@ -54,47 +55,6 @@ STEP_TENSORS = "step tensors"
 
 #: The statuses of a significant change: past the tolerance, and not noise.
 SIGNIFICANT = ("regression", "improvement")
-
-
-@dataclass(frozen=True)
-class FigureChange:
-    """How one figure of one route changed between the old result and the new.
-
-    `status` is `regression`, `improvement`, `within tolerance`, `not
-    significant` (past the tolerance, but the test or the ranges say it
-    may be noise), or `missing` (the figure is absent on one side).
-    """
-
-    route: str
-    figure: str
-    unit: str
-    old: float | None
-    new: float | None
-    #: `new / old - 1`, or `None` when either is missing or the old is not positive.
-    change: float | None
-    tolerance: float
-    p_value: float | None
-    significant: bool | None
-    status: str
-    #: For time, the judgement it comes from (`time_judgement`): repeats, disturbance,
-    #: interval and why.
-    time: TimeJudgement | None = None
-
-    def record(self) -> FigureChangeRecord:
-        """The change as a result keeps it."""
-        return FigureChangeRecord(
-            route=self.route,
-            figure=self.figure,
-            unit=self.unit,
-            old=self.old,
-            new=self.new,
-            change=self.change,
-            tolerance=self.tolerance,
-            p_value=self.p_value,
-            significant=self.significant,
-            status=self.status,
-            time=None if self.time is None else self.time.record(),
-        )
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,8 @@ from __future__ import annotations
 from rich.console import RenderableType
 from rich.text import Text
 
-from topos_cli.judge.compare import Comparison, FigureChange
+from topos_cli.judge.compare import Comparison
+from topos_cli.judge.figure_change import FigureChange
 from topos_cli.render.exporters.markdown_table import markdown_table
 from topos_cli.render.tables import (
     FittedTable,
