@@ -378,7 +378,13 @@ def grade_routes(
     with other_checkout(
         against, warmup_asked=warmup_asked, project=project, code=preparation.workload_code
     ) as checkout:
-        paths = side_paths(checkout, preparation.environment, Path.cwd(), preparation.workload_code)
+        paths = side_paths(
+            checkout,
+            preparation.environment,
+            Path.cwd(),
+            preparation.workload_code,
+            preparation.options.workload,
+        )
         planned = plan_against(preparation, checkout, paths)
         return _grade_routes(planned, host, display, stdout, stderr, checkout)
 

@@ -352,6 +352,7 @@ def plan_against(
             holds=checkout.holds,
             pythonpath=paths.pythonpath,
             working_directory=paths.working_directory,
+            workload=paths.workload or request.workload,
         )
         for request in preparation.requests
     }

@@ -32,6 +32,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from topos.names import workload_file_of
 from topos_cli.harness.project import Project, find_project, git
 from topos_cli.result.checkout_facts import CheckoutFacts
 from topos_cli.result.worker_facts import CodeFacts
@@ -83,6 +84,10 @@ class SidePaths:
     pythonpath: str
     #: Their working directory (which `python -m` puts first on the path).
     working_directory: str
+    #: Their `--workload`, where it names a file by an absolute path inside the project:
+    #: the same file in the checkout (a relative path is read from `working_directory`,
+    #: already there). `None`: the workload as this side names it.
+    workload: str | None = None
 
 
 def _package_root(file: str | None, depth: int = 1) -> Path | None:
@@ -95,13 +100,15 @@ def side_paths(
     environment: Mapping[str, str],
     caller: Path,
     code: CodeFacts | None,
+    workload: str | None = None,
 ) -> SidePaths:
     """The other side's path: the checkout itself where it holds topos; then the
     directories the workload's top-level package and topos were found in, where they lie
     in the project, mapped into the checkout; then this side's PYTHONPATH, each relative
     entry read from `caller` (the directory topos was run from), those inside the project
     mapped into the checkout. They start at `caller`'s place in the checkout (its top if
-    that directory is not in it)."""
+    that directory is not in it). A `workload` named by an absolute path inside the project
+    names the checkout's file on that side."""
     project = Project(Path(checkout.project or caller).resolve(), in_git=True)
     other = Path(checkout.path)
     entries: list[Path] = [other] if checkout.own_topos else []
@@ -119,7 +126,22 @@ def side_paths(
     return SidePaths(
         pythonpath=os.pathsep.join(str(entry) for entry in dict.fromkeys(entries)),
         working_directory=str(start if start.is_dir() else other),
+        workload=_side_workload(project, other, workload),
     )
+
+
+def _side_workload(project: Project, other: Path, workload: str | None) -> str | None:
+    """`workload` naming the checkout's copy of its file, where it names a file of the
+    project by an absolute path (else None: the same name serves both sides). Without
+    this both sides graded the same file, and the grade was refused as "same code"."""
+    named_file = None if workload is None else workload_file_of(workload)
+    if named_file is None or not Path(named_file[0]).is_absolute():
+        return None
+    path, attribute = named_file
+    if not project.holds(Path(path)):
+        return None
+    mapped = project.mapped(Path(path), other)
+    return f"{mapped}:{attribute}" if workload != path else str(mapped)
 
 
 def _worker_source(path: Path) -> str | None:

@@ -279,3 +279,26 @@ def test_the_other_sides_paths_map_the_project_into_its_checkout(tmp_path: Path)
     # Topos grading itself: the checkout holds its own topos, first on the path.
     own = OtherCheckout("main", str(checkout), None, True, True, True, str(project), own_topos=True)
     assert side_paths(own, {}, project, None).pythonpath == str(checkout)
+
+
+def test_a_workload_file_named_by_an_absolute_path_is_the_checkouts_on_its_side(tmp_path: Path):
+    # Issue 48: `--against main --workload /abs/project/model.py` graded the same file on
+    # both sides and was refused as "same code"; a relative path was already mapped.
+    from topos_cli.harness.other_checkout import side_paths
+
+    project, checkout = tmp_path / "project", tmp_path / "base"
+    for folder in (project / "models", checkout / "models"):
+        folder.mkdir(parents=True)
+    other = OtherCheckout("main", str(checkout), "0" * 40, True, True, True, str(project))
+    model = project / "models" / "model.py"
+
+    def workload_of(name: str) -> str | None:
+        return side_paths(other, {}, project, None, name).workload
+
+    assert workload_of(str(model)) == str(checkout / "models" / "model.py")
+    assert workload_of(f"{model}:small") == f"{checkout / 'models' / 'model.py'}:small"
+    # A relative path is read from the mapped working directory; a file outside the
+    # project and a module's name are the same on both sides.
+    outside = tmp_path / "elsewhere.py"
+    for name in ("models/model.py", str(outside), "pkg.workloads:small", "cifar10"):
+        assert workload_of(name) is None, name

@@ -166,3 +166,23 @@ def test_an_installed_package_of_the_project_is_imported_from_the_base_checkout(
     assert (sides["this"]["workload_commit"], sides["other"]["workload_commit"]) == (pull, base)
     (route,) = result["against"]["comparison"]["routes"]
     assert route["bits"]["status"] == "different"
+
+
+def test_a_workload_named_by_its_absolute_path_is_the_base_commits_file_on_its_side(
+    tmp_path: Path,
+):
+    # Issue 48: a workload named by an absolute path inside the project was the same file
+    # on both sides, and the grade was refused as "same code".
+    project = tmp_path / "project"
+    base = make_project(project)
+    pull = change(project, "shuffle")
+    module = project.resolve() / "mymlp" / "workloads.py"
+    completed, result = grade_project(
+        project, "--against", base, "--routes", "recorded", "--workload", str(module)
+    )
+    assert completed.returncode in (0, 5), completed.stderr
+    sides = result["against"]["sides"]
+    assert sides["this"]["code"]["workload_file"] == str(module)
+    other = sides["other"]["code"]["workload_file"]
+    assert other != str(module) and other.endswith("/mymlp/workloads.py")
+    assert (sides["this"]["workload_commit"], sides["other"]["workload_commit"]) == (pull, base)
