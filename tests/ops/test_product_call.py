@@ -5,7 +5,10 @@ NumPy's matmul is a generalized ufunc whose setup cost 1.2 us a call more than n
 make the same BLAS call (gemm, or syrk for A @ A^T), so `product_call` takes dot there:
 hypothesis draws the shapes (extents of 1 included, where BLAS could take another
 path), the operands' layouts (a transposed view, as matmul_nt and matmul_tn pass), the
-dtype and the values, and the bits must be matmul's.
+dtype and the values. dot and matmul are two computations: where they reach BLAS by
+different paths (gemv for an extent of 1, another kernel on another CPU) their bits may
+part (DESIGN.md, "Bits"), so the product must agree with matmul to its rounding; what
+holds by construction is that every route calls `product_call`, so the routes share it.
 """
 
 from __future__ import annotations
@@ -18,6 +21,12 @@ from hypothesis import strategies as st
 from topos.ops.primitives.matmul import product_call
 
 extents = st.integers(min_value=1, max_value=40)
+
+
+def _assert_rounding_apart(found: np.ndarray, expected: np.ndarray, depth: int) -> None:
+    """`found` within the rounding of a `depth`-term sum of products of unit normals."""
+    epsilon = float(np.finfo(found.dtype).eps)
+    np.testing.assert_allclose(found, expected, rtol=0, atol=4 * depth * epsilon * np.sqrt(depth))
 
 
 def _matrix(seed: int, shape: tuple[int, int], transposed: bool, dtype) -> np.ndarray:
@@ -39,7 +48,7 @@ def _matrix(seed: int, shape: tuple[int, int], transposed: bool, dtype) -> np.nd
     seed=st.integers(min_value=0, max_value=2**32 - 1),
     into_out=st.booleans(),
 )
-def test_two_matrices_multiply_to_matmuls_bits(
+def test_two_matrices_multiply_as_matmul_does(
     rows, depth, columns, left_transposed, right_transposed, dtype, seed, into_out
 ):
     left = _matrix(seed, (rows, depth), left_transposed, dtype)
@@ -50,15 +59,15 @@ def test_two_matrices_multiply_to_matmuls_bits(
     if into_out:
         assert found is out
     assert found.dtype == expected.dtype and found.shape == expected.shape
-    assert found.tobytes() == expected.tobytes()
+    _assert_rounding_apart(found, expected, depth)
 
 
 @settings(max_examples=100, deadline=None)
 @given(rows=extents, depth=extents, seed=st.integers(min_value=0, max_value=2**32 - 1))
-def test_a_matrix_times_its_own_transpose_keeps_matmuls_bits(rows, depth, seed):
+def test_a_matrix_times_its_own_transpose_agrees_with_matmul(rows, depth, seed):
     # One buffer on both sides: BLAS's syrk, which both dot and matmul choose.
     matrix = _matrix(seed, (rows, depth), False, np.float32)
-    assert product_call(matrix, matrix.T).tobytes() == np.matmul(matrix, matrix.T).tobytes()
+    _assert_rounding_apart(product_call(matrix, matrix.T), np.matmul(matrix, matrix.T), depth)
 
 
 def test_matrices_skip_matmul_and_batches_keep_it(monkeypatch):
@@ -70,7 +79,7 @@ def test_matrices_skip_matmul_and_batches_keep_it(monkeypatch):
         raise AssertionError("matmul called")
 
     monkeypatch.setattr(np, "matmul", refused)
-    assert product_call(left, right).tobytes() == expected.tobytes()
+    _assert_rounding_apart(product_call(left, right), expected, 32)
     out = np.empty((8, 32), np.float32)
     assert product_call(left, right, out) is out
     with pytest.raises(AssertionError, match="matmul called"):
