@@ -12,6 +12,7 @@ from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from topos.autodiff.algebra import Algebra
+from topos.autodiff.window_gradients import WindowGradients
 from topos.errors import NotDifferentiableError, ShapeError
 from topos.graph.node import Node
 
@@ -65,7 +66,10 @@ def sweep(
     node of `wrt` (unreached ones are absent: their gradient is zero).
 
     Contributions to one node accumulate with `add` in the order they arrive:
-    consumers last to first, and within a consumer, inputs left to right.
+    consumers last to first, and within a consumer, inputs left to right. A narrow's
+    contribution is held as the window it fills (`WindowGradients`) until the node's
+    gradient is read: windows that tile an axis are concatenated, others padded and
+    added in the order they arrived.
     """
     kept = set(wrt)
     gradients: dict[int, Any] = {target: seed}
@@ -73,6 +77,13 @@ def sweep(
         gradient = gradients.get(index) if index in kept else gradients.pop(index, None)
         node = nodes[index]
         if gradient is None:
+            continue
+        if type(gradient) is WindowGradients:
+            gradient = gradient.assemble(algebra)
+            if index in kept:
+                gradients[index] = gradient
+        if node.operation == "narrow" and node.primitive.derive is not None:
+            _hold_window(gradients, node, algebra, operand(node.inputs[0]), gradient)
             continue
         if node.primitive.derive is None:
             # Declared not differentiable: no zero is invented for it. (A flat function,
@@ -86,10 +97,39 @@ def sweep(
             if not needed or contribution is None:
                 continue
             earlier = gradients.get(input_index)
+            if type(earlier) is WindowGradients:
+                earlier = earlier.assemble(algebra)
             gradients[input_index] = (
                 contribution if earlier is None else algebra.add(earlier, contribution)
             )
-    return {index: gradients[index] for index in kept if index in gradients}
+    return {index: _read(gradients[index], algebra) for index in kept if index in gradients}
+
+
+def _hold_window(
+    gradients: dict[int, Any], node: Node, algebra: Algebra, operand: Any, gradient: Any
+) -> None:
+    """Adds narrow `node`'s contribution, the `gradient` of its window of `operand`, to
+    its operand's: held beside earlier windows along the same axis; after a gradient
+    of another kind (or windows along another axis), added to it padded, as the rule
+    does."""
+    axis, start = node.attributes["axis"], node.attributes["start"]
+    shape = algebra.shape(operand)
+    source = node.inputs[0]
+    earlier = gradients.get(source)
+    if earlier is None:
+        earlier = gradients[source] = WindowGradients(axis, shape[axis], shape.rank)
+    if type(earlier) is WindowGradients and earlier.accepts(axis, shape[axis]):
+        earlier.windows.append((start, gradient))
+        return
+    held = WindowGradients(axis, shape[axis], shape.rank, [(start, gradient)])
+    if type(earlier) is WindowGradients:
+        earlier = earlier.assemble(algebra)
+    gradients[source] = algebra.add(earlier, held.assemble(algebra))
+
+
+def _read(gradient: Any, algebra: Algebra) -> Any:
+    """A gradient as a value: held windows assembled."""
+    return gradient.assemble(algebra) if type(gradient) is WindowGradients else gradient
 
 
 def not_differentiable(node: Node, index: int) -> NotDifferentiableError:

@@ -166,6 +166,14 @@ def _reduction_blocks(left: Shape | tuple[int, ...], right: Shape | tuple[int, .
     return rows // _REDUCTION_BLOCK
 
 
+#: `np.dot` itself, the C function behind NumPy's `__array_function__` dispatcher: the
+#: dispatcher runs a Python function a call to find overrides (none on the plain arrays a
+#: kernel gets) and then calls this one, so calling it directly computes the same thing
+#: without a Python frame a product (249 on a GRU's step). Where a NumPy keeps it
+#: elsewhere, the dispatcher is used.
+_DOT = getattr(np.dot, "_implementation", np.dot)
+
+
 def product_call(left: np.ndarray, right: np.ndarray, out: np.ndarray | None = None):
     """`left @ right` in one BLAS call: `np.dot` for two matrices (rank 2) written into
     no `out` or a C-contiguous one of their dtype, else `np.matmul`. For two matrices both
@@ -180,7 +188,7 @@ def product_call(left: np.ndarray, right: np.ndarray, out: np.ndarray | None = N
         and right.ndim == 2
         and (out is None or (out.flags.c_contiguous and out.dtype == left.dtype == right.dtype))
     ):
-        return np.dot(left, right, out=out)
+        return _DOT(left, right, out=out)
     return np.matmul(left, right, out=out)
 
 
@@ -208,7 +216,7 @@ def _specialize_product(general, transpose_left: bool, transpose_right: bool, un
 
         else:
             # `product_call`'s branch for two matrices, inlined: one frame a product.
-            dot, matmul_ = np.dot, np.matmul
+            dot, matmul_ = _DOT, np.matmul
 
             def product(left, right, out=None, workspace=None):
                 if left.flags.c_contiguous and right.flags.c_contiguous:
