@@ -167,3 +167,19 @@ def test_a_pad_is_the_kernels_zeros_and_copy(shape, widths, transposed):
     special = REGISTRY["pad"].specialize((Shape(shape),), {"widths": widths})
     assert special(operand, out=dirty, widths=widths).tobytes() == expected.tobytes()
     assert special(operand, widths=widths).tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize(
+    "first, second, axis, transposed",
+    [((4, 16), (4, 48), 1, False), ((16, 64), (32, 64), 0, False), ((6, 5), (6, 3), 1, True)],
+)
+def test_a_concat_is_the_kernels_copies(first, second, axis, transposed):
+    # Halves of a tiled gradient (issue 47's window gradients); a view laid out
+    # column-major copies the same elements.
+    operands = [_draw(first, transposed), _draw(second, transposed)]
+    shape = list(first)
+    shape[axis] += second[axis]
+    expected, found = _both("concat", operands, {"axis": axis}, tuple(shape))
+    assert found.tobytes() == expected.tobytes()
+    fresh = REGISTRY["concat"].specialize(tuple(Shape(s) for s in (first, second)), {"axis": axis})
+    assert fresh(*operands).tobytes() == expected.tobytes()

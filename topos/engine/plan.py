@@ -56,6 +56,9 @@ class Plan:
         self.network = network
         self.posture = posture
         self.roots = tuple(dict.fromkeys(roots))
+        # What a forward-posture run can answer for, made once: `Run.of` asks it for
+        # every payload it reads (seven a step on a recurrent model).
+        self._root_set = frozenset(self.roots)
         nodes = network.nodes
         needed = [False] * len(nodes)
         for root in self.roots:
@@ -274,7 +277,7 @@ class Plan:
         """Indices whose payload a run can answer for."""
         if self.posture == "retain":
             return self._evaluated_set
-        return frozenset(self.roots)
+        return self._root_set
 
     def evaluates(self, index: int) -> bool:
         """Whether the plan evaluates node `index`."""
