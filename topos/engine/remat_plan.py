@@ -77,6 +77,7 @@ class RematPlan(Plan):
         self.network = network
         self.posture = "forward"
         self.roots = base.roots
+        self._root_set = base._root_set
         self.evaluated = base.evaluated
         self._evaluated_set = base._evaluated_set
         self.last_consumer = base.last_consumer
