@@ -16,7 +16,6 @@ import html
 import numpy as np
 import pytest
 
-from tests.cli.render.test_machines import write_artifacts
 from tests.cli.render.test_report_in_chromium import (
     CHROMIUM,
     count_near,
@@ -24,8 +23,6 @@ from tests.cli.render.test_report_in_chromium import (
     sampled_pixels,
     screenshot,
 )
-from topos_cli.judge.history import read_history
-from topos_cli.render.history_site import write_site
 from topos_cli.render.plotting import ROUTE_COLOURS
 
 pytestmark = pytest.mark.skipif(
@@ -61,10 +58,10 @@ def screenshots(pages, folder):
     ]
 
 
-def test_chromium_draws_every_figure_of_every_page_of_the_site(tmp_path):
-    history = read_history(write_artifacts(tmp_path / "artifacts"))
-    site = tmp_path / "site"
-    pages = sorted(path for path in write_site(history, site) if path.suffix == ".html")
+def test_chromium_draws_every_figure_of_every_page_of_the_site(tmp_path, machines_site):
+    # The site as `topos history --site` wrote it (`tests/cli/render/conftest.py`).
+    assert machines_site.completed.returncode == 0, machines_site.completed.stderr
+    pages = sorted(machines_site.site.rglob("*.html"))
     assert len(pages) == 1 + 3 + 6
     for page, image in zip(pages, screenshots(pages, tmp_path / "drawn"), strict=True):
         sample = sampled_pixels(image)
