@@ -11,6 +11,7 @@ under an alarm, so a hang fails the test instead of holding the suite.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import signal
@@ -75,9 +76,16 @@ HOSTILE = (
 MARKER = "__HOSTILE_VALUE__"
 
 
+@functools.cache
+def _good_text() -> str:
+    """A valid result's text, made once: judging its verdict is most of what making it
+    costs, and every example needs it twice."""
+    return json.dumps(example_result(steps=12, repeats=2))
+
+
 def _hostile_text(place: tuple, value: str) -> str:
     """A valid result with the value at `place` replaced by the raw text `value`."""
-    document = example_result(steps=12, repeats=2)
+    document = json.loads(_good_text())  # a copy of its own to change
     holder = document
     for key in place[:-1]:
         holder = holder[key]
@@ -130,7 +138,7 @@ def _assert_clean(status: int, stderr: str, allowed: tuple[int, ...]) -> None:
 def test_hostile_results_end_in_exit_0_or_2_in_one_line(tmp_path_factory, place, value):
     folder = tmp_path_factory.mktemp("hostile")
     good = folder / "good.json"
-    good.write_text(json.dumps(example_result(steps=12, repeats=2)))
+    good.write_text(_good_text())
     bad = folder / "bad.json"
     bad.write_text(_hostile_text(place, value))
     # compare may also judge (4 a regression, 5 inconclusive, 1 a route not finished).

@@ -22,9 +22,10 @@ from tests.cli.grading import (
 
 @pytest.fixture(scope="module")
 def complete_result(tmp_path_factory):
-    """The text of a complete result of the tiny workload (two steps)."""
+    """The text of a complete result of the tiny workload (four steps: `raises` fails at
+    its fourth, so a grade of it compares with this one)."""
     folder = tmp_path_factory.mktemp("complete")
-    completed, result = grade_tiny("tiny", folder, steps=2)
+    completed, result = grade_tiny("tiny", folder, steps=4)
     assert completed.returncode == 0, completed.stderr
     return json.dumps(result)
 
@@ -212,12 +213,10 @@ def test_a_result_that_cannot_be_written_at_the_end_is_saved_elsewhere(tmp_path)
     assert json.loads((fallback / "result.json").read_text())["status"] == "complete"
 
 
-def test_compare_never_calls_a_failed_route_no_regression(tmp_path):
+def test_compare_never_calls_a_failed_route_no_regression(tmp_path, complete_result):
     # compare refuses results of other settings: both grades take the same four steps.
-    earlier = tmp_path / "earlier"
-    earlier.mkdir()
-    completed, old = grade_tiny("tiny", earlier, steps=4)
-    assert completed.returncode == 0, completed.stderr
+    old = json.loads(complete_result)
+    assert old["steps"] == 4
     old["workload"]["name"] = TINY + "raises"  # the same model, before it learned to fail
     (tmp_path / "old.json").write_text(json.dumps(old))
     completed, _ = grade_tiny("raises", tmp_path, steps=4)

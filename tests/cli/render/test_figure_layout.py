@@ -4,6 +4,8 @@ legend covers a plot."""
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from tests.cli.drawn_text import assert_readable
@@ -20,8 +22,11 @@ FIGURES = {
 }
 
 
+@functools.cache
 def contents_of(count: int, **options):
-    """The report contents of a grade of `count` routes over two repeats."""
+    """The report contents of a grade of `count` routes over two repeats. Made once a
+    process for each `count` and options (a grade of eight routes takes half a second
+    to judge, and up to four tests draw it); they are frozen, and drawing reads them."""
     result = example_result(repeats=2, routes=some_routes(count), **options)
     return gather_report_contents(interpret_result(result, "test"))
 

@@ -4,6 +4,7 @@ routes has no overlapping text."""
 
 from __future__ import annotations
 
+import copy
 import json
 
 import pytest
@@ -18,15 +19,24 @@ from topos_cli.render.trend_figure import trend_figure
 
 def write_grades(folder, count: int, grades: int = 3, lone: bool = True):
     """`grades` grades of `count` routes over two repeats (the last 40% slower on engine),
-    each with a report beside it, and, if `lone`, one grade at another thread count."""
+    each with a report beside it, and, if `lone`, one grade at another thread count.
+
+    The grades before the last are one result (judged once: eight routes take a third
+    of a second) under each grade's own date and commit, as `example_result` writes them."""
+    same = example_result(repeats=2, routes=some_routes(count))
     for day in range(grades):
-        result = example_result(
-            repeats=2,
-            routes=some_routes(count),
-            created=f"2026-08-{14 + day}T10:00:00Z",
-            commit=f"{day}" * 40,
-            ms_scale={"engine": 1.4 if day == grades - 1 else 1.0},
-        )
+        created, commit = f"2026-08-{14 + day}T10:00:00Z", f"{day}" * 40
+        if day == grades - 1:
+            result = example_result(
+                repeats=2,
+                routes=some_routes(count),
+                created=created,
+                commit=commit,
+                ms_scale={"engine": 1.4},
+            )
+        else:
+            result = copy.deepcopy(same)
+            result["created"], result["host"]["git"]["commit"] = created, commit
         (folder / f"g{day}.json").write_text(json.dumps(result))
         (folder / f"g{day}.html").write_text("<html></html>")
     if lone:

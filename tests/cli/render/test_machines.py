@@ -14,7 +14,6 @@ from pathlib import Path
 from tests.cli.grading import one_line_error, topos
 from tests.cli.machines import MACHINES, machine_result
 from topos_cli.judge.history import read_history
-from topos_cli.render.history_site import site_pages
 from topos_cli.render.history_table import render_history_markdown
 
 
@@ -74,9 +73,11 @@ def test_three_machines_make_three_trends_never_mixed(tmp_path):
         assert sum(MACHINES[runner]["cpu_model"] in row for row in verdicts) == 1
 
 
-def test_the_site_has_an_index_a_trend_per_machine_and_every_report(tmp_path):
-    history = read_history(write_artifacts(tmp_path / "artifacts"))
-    pages = site_pages(history)
+def test_the_site_has_an_index_a_trend_per_machine_and_every_report(machines_site):
+    history = read_history(machines_site.artifacts)
+    # The pages as `topos history --site` wrote them (`site_pages`, a file each), by path.
+    site = machines_site.site
+    pages = {path.relative_to(site).as_posix(): path.read_text() for path in site.rglob("*.html")}
     trends = [path for path in pages if path.count("/") == 1]
     reports = [path for path in pages if "/reports/" in path]
     assert len(trends) == 3 and len(reports) == 6
@@ -94,22 +95,12 @@ def test_the_site_has_an_index_a_trend_per_machine_and_every_report(tmp_path):
         assert f'href="{path}"' in index
 
 
-def test_topos_history_site_writes_a_site_whose_links_all_resolve(tmp_path):
-    artifacts = write_artifacts(tmp_path / "artifacts")
-    site = tmp_path / "site"
-    completed = topos(
-        "history",
-        *map(str, artifacts),
-        "--markdown",
-        "--site",
-        str(site),
-        cwd=tmp_path,
-        timeout=300,
-    )
+def test_topos_history_site_writes_a_site_whose_links_all_resolve(machines_site):
+    completed, site = machines_site.completed, machines_site.site
     assert completed.returncode == 0, completed.stderr
     assert "**Verdict per machine**" in completed.stdout
     assert (site / ".nojekyll").exists()
-    assert not (tmp_path / "artifacts" / "ubuntu-latest" / "history.html").exists()
+    assert not (machines_site.artifacts[0] / "history.html").exists()
     pages = sorted(site.rglob("*.html"))
     assert len(pages) == 1 + 3 + 6
     for page in pages:
