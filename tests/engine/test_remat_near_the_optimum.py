@@ -23,6 +23,8 @@ needs recomputation.
 
 from __future__ import annotations
 
+import pytest
+
 from tests.engine.test_remat_schedule import simulation_inputs
 from tests.support.remat_optimum import (
     one_block_transformer,
@@ -60,7 +62,19 @@ def residual_pair():
     return network, network.entry(adjoints.roots()).roots
 
 
-def test_the_greedy_against_the_optimum_on_a_small_graph():
+@pytest.fixture(scope="module")
+def residual_pair_optimum():
+    """The residual pair's optimum at the recorded plan's bytes, proved once for the
+    tests that read it (about 2 s of HiGHS here): (best, bound). A plain tuple of
+    numbers, which no test can change; each test makes its own scheduler."""
+    network, roots = residual_pair()
+    inputs, whole = simulation_inputs(network, roots)
+    scheduler = RematScheduler(*inputs)
+    # No time limit: a limit would make the proof depend on the machine's load.
+    return optimal_extra_flops(scheduler, inputs[0], inputs[4], whole, time_limit=None)
+
+
+def test_the_greedy_against_the_optimum_on_a_small_graph(residual_pair_optimum):
     network, roots = residual_pair()
     inputs, whole = simulation_inputs(network, roots)
     scheduler = RematScheduler(*inputs)
@@ -69,9 +83,7 @@ def test_the_greedy_against_the_optimum_on_a_small_graph():
     # output beside its operands): HiGHS proves the optimum, and the greedy meets it.
     schedule = scheduler.schedule(whole)
     greedy = greedy_extra_flops(schedule, nodes, views)
-    # No time limit: a limit would make the proof depend on the machine's load (about
-    # 2 s of HiGHS here).
-    best, bound = optimal_extra_flops(scheduler, nodes, views, whole, time_limit=None)
+    best, bound = residual_pair_optimum
     assert best == bound, "HiGHS proved no optimum: nothing was compared"
     assert 0 < best <= greedy <= WITHIN * best
 
@@ -94,7 +106,9 @@ def test_the_greedy_against_the_optimum_on_a_transformer_block():
     assert 0 < best <= greedy <= WITHIN * best
 
 
-def test_the_relaxation_bounds_the_optimum_from_below_and_says_an_impossible_budget():
+def test_the_relaxation_bounds_the_optimum_from_below_and_says_an_impossible_budget(
+    residual_pair_optimum,
+):
     # The linear relaxation the benchmark reports where HiGHS finds no schedule: never
     # above the proven optimum, and infinite where no schedule fits at all.
     import math
@@ -103,7 +117,7 @@ def test_the_relaxation_bounds_the_optimum_from_below_and_says_an_impossible_bud
     inputs, whole = simulation_inputs(network, roots)
     scheduler = RematScheduler(*inputs)
     nodes, views = inputs[0], inputs[4]
-    best, bound = optimal_extra_flops(scheduler, nodes, views, whole, time_limit=None)
+    best, bound = residual_pair_optimum
     assert best == bound
     relaxed = relaxed_extra_flops(scheduler, nodes, views, whole, time_limit=None)
     assert relaxed is not None and 0 <= relaxed <= best

@@ -1,7 +1,12 @@
-"""300 steps of cifar10 on the synthetic default: both routes learn, bit-identically.
+"""100 steps of cifar10 on the synthetic default: both routes learn, bit-identically.
+
+100 steps, not the quick start's 300: the schedule is the same in shape at any length (3/4
+of the steps at the fast rate, the last 20 all at the slow one), and by step 100 the last
+20 losses average 0.19 against the 1.38 this asks (0.16 at 150 steps), so the 300 steps
+(36 s for both routes) proved nothing more.
 
 One test, not two sharing a module fixture: pytest-xdist sends tests of one module to
-either worker, and each worker would train both routes for 300 steps again (36 s)."""
+either worker, and each worker would train both routes again."""
 
 import math
 
@@ -11,7 +16,7 @@ from topos.datasets import load_cifar10
 from topos.training import Training
 from topos.workloads import resolve
 
-STEPS = 300
+STEPS = 100
 
 
 def test_both_routes_bring_the_loss_well_below_chance_bit_for_bit():

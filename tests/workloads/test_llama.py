@@ -70,9 +70,11 @@ def test_the_three_routes_train_bit_for_bit():
     workload = resolve("llama")
     dataset = workload.dataset(None)
     trajectories = {}
+    # Two steps: the second's loss and both's parameters carry the first's update and
+    # Adam's state from it; a third step proved nothing more (a third of the steps' time).
     for route in ("engine", "recorded", "remat"):
-        training = Training(workload, route, dataset, 3)
-        losses = [training.step(step).tobytes() for step in range(3)]
+        training = Training(workload, route, dataset, 2)
+        losses = [training.step(step).tobytes() for step in range(2)]
         parameters = {name: t.numpy().tobytes() for name, t in training.parameters.named().items()}
         trajectories[route] = (losses, parameters)
     assert trajectories["engine"] == trajectories["recorded"] == trajectories["remat"]
