@@ -14,6 +14,7 @@ import textwrap
 import pytest
 
 from tests.cli.grading import ROOT, topos
+from tests.native.once_per_session import run_once_per_session
 from topos_cli.commands.native_frontier import activation_budget_of, native_points
 from topos_cli.render.native_frontier_point import NativeFrontierPoint, flag_memory
 from topos_cli.render.report_contents import gather_report_contents
@@ -136,12 +137,33 @@ def _pids(data) -> dict[str, int]:
     return {run["route"]: run["facts"]["ready"]["pid"] for run in data["repeats"]}
 
 
-@needs_compiler
-def test_a_smaller_budget_measuring_more_memory_is_flagged(tmp_path):
+#: The hoarding regression without blocks: a step a user gives no blocks to checkpoint.
+BLOCKLESS = HOARDING.replace("    blocks=lambda model: [model[0]],\n", "")
+
+
+@pytest.fixture(scope="session")
+def blockless_frontier(tmp_path_factory):
+    """One frontier of the blockless regression in the session (`run_once_per_session`),
+    read by the tests that need it (they must not change it): its two budgets named, one
+    as a fraction, one as a percentage, and no reference, so the references are what a
+    step without blocks gets."""
     pytest.importorskip("torch")
-    completed, data, picture = frontier(
-        tmp_path, HOARDING, "hoarding:workload", "--budgets", "eager,0.2,0.8"
-    )
+    if shutil.which(os.environ.get("CXX", "g++")) is None:
+        pytest.skip("a compile-budget route is refused without a C++ compiler")
+
+    def blockless(tmp_path):
+        completed, data, picture = frontier(
+            tmp_path, BLOCKLESS, "hoarding:workload", "--budgets", "0.2,80%"
+        )
+        return completed, (data, picture)
+
+    completed, (data, picture) = run_once_per_session(tmp_path_factory, "blockless", blockless)
+    return completed, data, picture
+
+
+@needs_compiler
+def test_a_smaller_budget_measuring_more_memory_is_flagged(blockless_frontier):
+    completed, data, picture = blockless_frontier
     assert completed.returncode == 0, completed.stdout + completed.stderr
     points = ["eager", "compile-budget-0.2", "compile-budget-0.8"]
     assert data["frontier"]["points"] == points
@@ -165,14 +187,13 @@ def test_a_smaller_budget_measuring_more_memory_is_flagged(tmp_path):
 
 
 @needs_compiler
-def test_a_step_without_blocks_is_graded_beside_eager_alone(tmp_path):
-    pytest.importorskip("torch")
-    blockless = HOARDING.replace("    blocks=lambda model: [model[0]],\n", "")
-    assert blockless != HOARDING
-    completed, data, _ = frontier(tmp_path, blockless, "hoarding:workload", "--budgets", "80%")
+def test_a_step_without_blocks_is_graded_beside_eager_alone(blockless_frontier):
+    assert BLOCKLESS != HOARDING
+    completed, data, _ = blockless_frontier
     assert completed.returncode == 0, completed.stdout + completed.stderr
-    # No checkpoint nor selective point, which would fail for want of blocks.
-    assert data["frontier"]["points"] == ["eager", "compile-budget-0.8"]
+    # No checkpoint nor selective point, which would fail for want of blocks: the
+    # references are eager alone, beside the budgets asked for.
+    assert data["frontier"]["points"] == ["eager", "compile-budget-0.2", "compile-budget-0.8"]
 
 
 def test_budgets_of_a_pytorch_step_are_fractions_beside_its_routes():
@@ -260,7 +281,9 @@ def test_a_budget_naming_nothing_is_refused_in_one_line(tmp_path, budgets, messa
 
 def test_a_jax_steps_points_are_its_checkpoint_policies(tmp_path):
     pytest.importorskip("jax")
-    points = ["jit", "checkpoint-nothing-saveable", "everything-saved"]
+    # Two points show all this (each its own worker, in the order named, no budget): a
+    # third would cost a worker and show nothing more.
+    points = ["jit", "checkpoint-nothing-saveable"]
     completed, data, picture = frontier(
         tmp_path, None, "tests.native.jax_regression:workload", "--budgets", ",".join(points)
     )

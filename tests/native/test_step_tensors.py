@@ -9,7 +9,6 @@ gradients judged on the model's scale, so a convolution's bias feeding a batch n
 from __future__ import annotations
 
 import copy
-import warnings
 
 import numpy as np
 import pytest
@@ -93,7 +92,7 @@ def test_checkpointing_a_users_cnn_holds_fewer_step_tensors_than_eager():
 DEPTH, WIDTH = 6, 32
 
 
-def _jax_workload(scanned: bool):
+def _jax_workload():
     jax = pytest.importorskip("jax")
     jnp = pytest.importorskip("jax.numpy")
     from topos.native import JaxWorkload, sgd
@@ -108,13 +107,7 @@ def _jax_workload(scanned: bool):
 
     def loss(parameters, inputs, targets, remat=lambda block: block):
         layers = (parameters["weights"], parameters["biases"])
-        if scanned:
-            hidden, _ = jax.lax.scan(remat(layer), inputs, layers)
-        else:
-            hidden = inputs
-            for index in range(DEPTH):
-                step = (layers[0][index], layers[1][index])
-                hidden, _ = remat(layer)(hidden, step)
+        hidden, _ = jax.lax.scan(remat(layer), inputs, layers)
         return jnp.mean((hidden.sum(axis=1) - targets) ** 2)
 
     def data(directory):
@@ -147,18 +140,12 @@ def _jax_step_tensors(workload) -> dict[str, int]:
 def test_nothing_saveable_assigns_no_more_temporaries_than_jit_under_a_scan():
     # A scan's backward loop is a loop of its own: XLA cannot merge the recomputed layer
     # with the forward one, so what nothing_saveable does not save is not kept.
-    measured = _jax_step_tensors(_jax_workload(scanned=True))
+    measured = _jax_step_tensors(_jax_workload())
     assert measured["checkpoint-nothing-saveable"] <= measured["jit"], measured
-    # Unrolled, XLA's CPU pipeline drops the checkpoint's optimization barriers and its
-    # common-subexpression elimination merges the recomputation back into the forward
-    # pass (measured on jax 0.10: the same temp to a few bytes). Said, not asserted.
-    unrolled = _jax_step_tensors(_jax_workload(scanned=False))
-    if unrolled["checkpoint-nothing-saveable"] >= 0.95 * unrolled["jit"]:
-        warnings.warn(
-            f"unrolled layers: nothing_saveable's temp {unrolled['checkpoint-nothing-saveable']}"
-            f" bytes against jit's {unrolled['jit']}: XLA's CSE undid the checkpoint",
-            stacklevel=1,
-        )
+    # Unrolled in a Python loop instead, XLA's CPU pipeline drops the checkpoint's optimization
+    # barriers and its common-subexpression elimination merges the recomputation back into
+    # the forward pass (measured on jax 0.10: the same temp to a few bytes): nothing to
+    # assert of it, so it is not compiled here.
 
 
 def test_a_conv_bias_feeding_a_batch_norm_is_judged_on_the_models_scale():
