@@ -33,6 +33,12 @@ def test_the_template_grades_on_every_route(template, tmp_path):
         cwd=tmp_path,
         timeout=600,
         PYTHONPATH=os.pathsep.join([str(ROOT / "examples"), str(ROOT)]),
+        # XLA's backend optimisations off: most of this test was the JAX peer compiling
+        # the unrolled model three times (step-0 gradients, the float64 trajectory, the
+        # float32 step), 41 s of CPU for the sequence model's grade against 18 s without
+        # them (load 7). What is judged here is agreement, which they do not decide; a
+        # user's grade compiles with XLA's defaults, as the speed table's figures do.
+        XLA_FLAGS=f"{os.environ.get('XLA_FLAGS', '')} --xla_backend_optimization_level=0",
     )
     assert completed.returncode == 0, completed.stderr
     result = json.loads(result_path.read_text())
