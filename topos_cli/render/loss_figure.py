@@ -34,7 +34,7 @@ def loss_title(contents: ReportContents) -> str:
             title += ", the curves coincide"
     else:
         title = f"Loss: parity {parity.status}"
-    peers = [f"{agreement.route} {agreement.cell()}" for agreement in verdict.agreements]
+    peers = [f"{agreement.route} {agreement.cell}" for agreement in verdict.agreements]
     return "; ".join([title, *peers])
 
 

@@ -3,9 +3,9 @@ memory plan, the verdict, the circumstances, and what is missing.
 
 Pure Python (no NumPy, no plotting), so the figures and the page are drawn
 from one gathered object, and tests can check it against the JSON directly.
-The verdict is recomputed from the raw runs with the result's own settings,
-as `compare` does (the bootstrap is seeded, so the figures are those the
-grade printed); the stored summary sentence is shown as the grade said it.
+The verdict is the record the result stored (`stored_or_judged`: judged again from
+the raw runs, with the result's own settings, only for a result that lacks one); the
+stored summary sentence is shown as the grade said it.
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from topos_cli.judge.verdict import Divergence, Verdict, decide_verdict
-from topos_cli.judge.verdict.parity import run_label
+from topos_cli.judge.stored_verdict import stored_or_judged
 from topos_cli.render.result_description import (
     describe_data,
     describe_host,
@@ -22,9 +21,11 @@ from topos_cli.render.result_description import (
     describe_predictions,
     describe_settings,
 )
-from topos_cli.result.grade_result import GradeResult
+from topos_cli.result.divergence_record import DivergenceRecord
+from topos_cli.result.grade_result import GradeResult, JudgedVerdict
 from topos_cli.result.lenient_result import LenientResult
 from topos_cli.result.repeat import Repeat
+from topos_cli.result.repeat_label import repeat_label
 from topos_cli.result.verdict_settings import VerdictSettings
 from topos_cli.result.worker_facts import LiveVolume
 
@@ -65,10 +66,10 @@ class ReportContents:
     runs: tuple[RunSeries, ...]
     #: Per route, the plan's predicted training bytes (its planned live volume and more).
     predicted_training_bytes: Mapping[str, int]
-    verdict: Verdict | None
+    verdict: JudgedVerdict | None
     #: The sentence the grade printed (or the recomputed one, for a result without it).
     summary: str | None
-    divergence: Divergence | None
+    divergence: DivergenceRecord | None
     #: Leading measured steps the verdict leaves out of its median.
     warmup_steps: int
     #: Lines said beside the table: outcome, data, memory prediction, host, settings.
@@ -128,7 +129,7 @@ def _series(run: Repeat, name_repeats: bool) -> RunSeries:
         route=run.route,
         repeat=run.repeat,
         status=run.status,
-        label=run_label(run.route, run.repeat, name_repeats),
+        label=repeat_label(run.route, run.repeat, name_repeats),
         detail=run.detail,
         rss_seconds=seconds,
         rss_bytes=values,
@@ -163,25 +164,6 @@ def _predictions(result: GradeResult) -> dict[str, int]:
 def _verdict_settings(result: GradeResult) -> VerdictSettings:
     """The verdict settings the result was judged with, else the defaults."""
     return VerdictSettings() if result.verdict is None else result.verdict.settings
-
-
-def _recompute_verdict(
-    result: GradeResult, repeats: Sequence[Repeat], missing: list[str]
-) -> Verdict | None:
-    """The verdict of the runs, judged as the grade judged them; `None` if there are none."""
-    if not repeats:
-        return None
-    load = result.host.load_average
-    try:
-        return decide_verdict(
-            repeats,
-            settings=_verdict_settings(result),
-            load_average=load[0] if load else None,
-            cores=result.host.available_cores,
-        )
-    except Exception as error:  # an odd older result must not cost the rest of the report
-        missing.append(f"the verdict could not be recomputed ({type(error).__name__}: {error})")
-        return None
 
 
 def _data_line(result: GradeResult) -> str:
@@ -228,7 +210,7 @@ def gather_report_contents(lenient: LenientResult) -> ReportContents:
     name_repeats = any(run.repeat > 0 for run in repeats)
     series = tuple(_series(run, name_repeats) for run in repeats)
     missing += _missing_parts(result, repeats, series)
-    verdict = _recompute_verdict(result, repeats, missing)
+    verdict = stored_or_judged(result, missing)
     summary = None if result.verdict is None else result.verdict.summary
     if summary is None and verdict is not None:
         summary = verdict.summary
@@ -252,7 +234,7 @@ def gather_report_contents(lenient: LenientResult) -> ReportContents:
         predicted_training_bytes=_predictions(result),
         verdict=verdict,
         summary=summary,
-        divergence=None if verdict is None else verdict.parity.divergence,
+        divergence=None if verdict is None or verdict.parity is None else verdict.parity.divergence,
         warmup_steps=_verdict_settings(result).warmup_steps,
         circumstances=tuple(circumstances),
         missing=tuple(missing),

@@ -215,6 +215,7 @@ class PeerAgreement:
             gradient_tolerance=self.gradient_tolerance,
             gradients_beyond=list(self.gradients_beyond),
             description=self.describe(),
+            cell=self.cell(),
         )
 
 

@@ -207,6 +207,7 @@ class NativeAgreement:
             gradient_scaled=self.gradient_scaled,
             random_state_differs=self.random_state_differs,
             description=self.describe(),
+            cell=self.cell(),
         )
 
 
