@@ -31,9 +31,9 @@ from topos_cli.result.worker_facts import NativeFacts
 NATIVE_LOSS_TOLERANCE = 1e-3
 
 
-def native_facts(run: Repeat) -> NativeFacts | None:
-    """A run's native facts, if it is a native workload's route."""
-    ready = run.ready
+def native_facts(repeat: Repeat) -> NativeFacts | None:
+    """A repeat's native facts, if it is a native workload's route."""
+    ready = repeat.ready
     return None if ready is None else ready.native
 
 
