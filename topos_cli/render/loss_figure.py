@@ -13,6 +13,7 @@ from typing import Any
 
 from topos_cli.render.plotting import note_nothing_to_draw, route_colour, route_legend
 from topos_cli.render.report_contents import ReportContents
+from topos_cli.render.verdict_record import verdict_record
 
 #: Line styles by the order runs are drawn: the first wide and solid, the rest on top.
 STYLES = (("-", 3.2), ("--", 1.4), (":", 1.6), ("-.", 1.2))
@@ -22,9 +23,9 @@ def loss_title(contents: ReportContents) -> str:
     """The loss panel's title: whether topos's curves coincide or where they part, then
     each peer's agreement as its judged cell says it (a peer that diverged is named
     here too, so the panel never reads "coincide" beside a divergence)."""
-    verdict = contents.verdict
-    if verdict is None:
+    if contents.verdict is None:
         return "Loss"
+    verdict = verdict_record(contents.verdict)
     parity = verdict.parity
     if contents.divergence is not None:
         title = f"Loss: parity broken at step {contents.divergence.step}"
