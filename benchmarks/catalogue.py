@@ -132,6 +132,9 @@ CATALOGUE: dict[str, Entry] = {
         "support", "the step-time benchmarks' worker processes and interleaved rounds"
     ),
     "benchmark_report": Entry("support", "the versioned JSON every benchmark writes"),
+    "grade_command": Entry(
+        "support", "the one spelling of the `topos grade` a benchmark runs, and its JSON read"
+    ),
     "catalogue": Entry("support", "this catalogue"),
 }
 

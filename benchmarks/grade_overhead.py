@@ -24,7 +24,6 @@ every phase.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -33,25 +32,17 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.grade_command import run_grade
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def grade_once(arguments: list[str], folder: Path, environment: dict[str, str]) -> dict[str, float]:
     """One timed grade and the phases of its wall time, in seconds."""
     result = folder / "grade.json"
-    command = [sys.executable, "-m", "topos_cli.console_script", "grade", *arguments]
     load = os.getloadavg()[0]
-    started = time.perf_counter()
-    subprocess.run(
-        [*command, "--json", str(result)],
-        cwd=folder,
-        check=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=environment,
-    )
-    wall = time.perf_counter() - started
-    runs = [repeat["facts"] for repeat in json.loads(result.read_text())["repeats"]]
+    wall, found = run_grade(arguments, result, environment=environment, cwd=folder, check=True)
+    runs = [repeat["facts"] for repeat in found["repeats"]]
     training = sum(run["training_seconds"] for run in runs)
     # Two workers load at once: on the clock, their start-ups take their own times less
     # the time both loaded together (what each waited for its turn is in neither).

@@ -14,16 +14,15 @@ imports the command.
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing
 import os
 import platform
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
+
+from benchmarks.grade_command import run_grade
 
 #: The training steps of each grade; its counting worker counts the grade's own few
 #: steps of them (`grade --measure instructions`), its timed worker times them all.
@@ -40,26 +39,9 @@ def _grade(
 ) -> tuple[float, dict[str, Any]]:
     """Seconds a `topos grade` of one route took, and its result JSON."""
     result = folder / f"grade-{len(list(folder.iterdir()))}.json"
-    command = [
-        sys.executable,
-        "-m",
-        "topos_cli.console_script",
-        "grade",
-        "--workload",
-        workload,
-        "--routes",
-        route,
-        "--steps",
-        str(steps),
-        "--json",
-        str(result),
-        *measure,
-    ]
+    arguments = ["--workload", workload, "--routes", route, "--steps", str(steps), *measure]
     environment = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
-    began = time.monotonic()
-    subprocess.run(command, env=environment, capture_output=True, check=False)
-    seconds = time.monotonic() - began
-    return seconds, json.loads(result.read_text()) if result.exists() else {}
+    return run_grade(arguments, result, environment=environment)
 
 
 def _counts(result: dict[str, Any], route: str) -> dict[str, Any]:

@@ -30,7 +30,6 @@ the load average before and after.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -38,6 +37,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from benchmarks.grade_command import run_grade
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -69,35 +70,19 @@ def cpu_name() -> str:
 def grade(checkout: Path, workload: str, steps: int, folder: Path) -> dict[str, tuple]:
     """One grade of `workload` on recorded and the peers with `checkout`'s code: each
     route's (median wall seconds a step, median CPU seconds a step)."""
-    result = folder / "grade.json"
-    result.unlink(missing_ok=True)  # never read the last grade's result as this one's
     environment = dict(os.environ)
     environment["PYTHONPATH"] = os.pathsep.join([str(checkout / "examples"), str(checkout)])
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "topos_cli.console_script",
-            "grade",
-            "--workload",
-            workload,
-            "--routes",
-            "recorded," + ",".join(PEERS),
-            "--steps",
-            str(steps),
-            "--json",
-            str(result),
-        ],
+    arguments = ["--workload", workload, "--routes", "recorded," + ",".join(PEERS)]
+    _, found = run_grade(
+        [*arguments, "--steps", str(steps)],
+        folder / "grade.json",
+        environment=environment,
         cwd=folder,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=environment,
-        check=False,
     )
     times: dict[str, tuple] = {}
-    if not result.exists():
+    if not found:
         return times  # the grade failed before writing a result: its routes show as failed
-    for repeat in json.loads(result.read_text())["repeats"]:
+    for repeat in found["repeats"]:
         if repeat["status"] == "ok" and repeat["step_seconds"]:
             times[repeat["route"]] = (
                 statistics.median(repeat["step_seconds"]),

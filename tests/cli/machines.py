@@ -7,6 +7,8 @@ import copy
 from typing import Any
 
 from tests.cli.result_examples import example_result
+from topos_cli.judge.verdict import decide_verdict
+from topos_cli.result.repeat import Repeat
 
 #: Per runner, the host facts its grades record.
 MACHINES: dict[str, dict[str, Any]] = {
@@ -94,6 +96,10 @@ def sampled_memory(result: dict[str, Any]) -> dict[str, Any]:
         facts["peak_source"] = "sampling"
         facts.setdefault("ready", {})["high_water_source"] = "sampling"
     result["settings"]["memory_measurement"] = "sampled"
+    # The verdict such a machine stores is judged on those runs (the sampled-memory warning
+    # with it), as `example_result` judges its own: the report shows what is stored.
+    repeats = [Repeat.from_json(run) for run in result["repeats"]]
+    result["verdict"] = decide_verdict(repeats).record().to_json()
     return result
 
 

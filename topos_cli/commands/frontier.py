@@ -44,7 +44,6 @@ from topos_cli.harness.result_destination import incomplete_kind, save_result
 from topos_cli.harness.route_runner import run_routes
 from topos_cli.harness.worker_observer import WorkerObserver
 from topos_cli.harness.workload_preflight_run import preflight_workload
-from topos_cli.judge.verdict import Verdict
 from topos_cli.render.exporters.markdown_table import markdown_table
 from topos_cli.render.frontier_picture import (
     FrontierPoint,
@@ -111,10 +110,11 @@ def run_points(
     return run_routes(preparation, display, admit), refused
 
 
-def frontier_points(verdict: Verdict | None, result: GradeResult) -> list[FrontierPoint]:
+def frontier_points(result: GradeResult) -> list[FrontierPoint]:
     """The picture's points: every graded point with both figures and its interval, its
-    predicted Δ and its budget, planned bytes and recomputations."""
-    return frontier_points_of(verdict, result)
+    predicted Δ and its budget, planned bytes and recomputations, read from the result's
+    verdict record."""
+    return frontier_points_of(result.verdict, result)
 
 
 def grade_points(
@@ -178,7 +178,7 @@ def _finish(preparation, gathered, refused, host, groups, *, stdout: TextIO, std
             f"topos frontier: {options.workload}, ms/step against training Δ "
             f"({options.steps} steps)"
         )
-        svg = frontier_svg(frontier_points(verdict, result), title)
+        svg = frontier_svg(frontier_points(result), title)
         write_bytes_atomically(picture, svg.encode("utf-8"))
         drawn = picture
     except ToposError as error:
@@ -187,7 +187,7 @@ def _finish(preparation, gathered, refused, host, groups, *, stdout: TextIO, std
         stderr.write(
             f"topos: error: cannot write the picture {picture}: {error.strerror or error}\n"
         )
-    rows = frontier_rows(result, verdict)
+    rows = frontier_rows(result, result.verdict)
     rows += [[entry.point, "below the floor", *[""] * (len(HEADERS) - 2)] for entry in refused]
     table = markdown_table(HEADERS, rows) if options.markdown else plain_table(HEADERS, rows)
     lines = [table, ""]
@@ -204,9 +204,9 @@ def _finish(preparation, gathered, refused, host, groups, *, stdout: TextIO, std
                 f"remat@{group_label(group)}: one plan (the same schedule into as many "
                 f"bytes), graded once"
             )
-    if verdict is not None:
+    if result.verdict is not None:
         # Failures and warnings, as grade prints them (the JSON has them too).
-        lines += verdict_notes(verdict)
+        lines += verdict_notes(result.verdict)
     lines.append("")
     lines.append(describe_data(result.workload.data))
     lines += describe_predictions(result.memory_prediction)

@@ -209,7 +209,7 @@ def finish_grade(
                 saved = save_result(
                     preparation.result_path, result, default=False, replace_own=saved.path
                 )
-    exported = ExportedGrade(options.workload, verdict)
+    exported = ExportedGrade(options.workload, result.verdict)
     for option, path in options.exports.items():
         if path is None:
             continue
@@ -224,7 +224,7 @@ def finish_grade(
         drawing = _start_report(saved, report_child)
     table = stderr if preparation.result_path == "-" else stdout
     if gathered.usage_error is None and verdict is not None:
-        print_verdict(verdict, file=table, markdown=options.markdown)
+        print_verdict(result.verdict, file=table, markdown=options.markdown)
         notes = [describe_data(result.workload.data)]
         notes += describe_predictions(result.memory_prediction)
         notes += describe_remat(result.routes)

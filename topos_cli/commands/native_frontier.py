@@ -147,7 +147,7 @@ def grade_native_points(
     exit_status = grade_exit_status(gathered, verdict, None)
     result = compose_grade_result(preparation, gathered, host, verdict, None, exit_status)
     points = native_frontier_points(
-        gathered.results, verdict, preparation.compare_settings.memory_tolerance
+        gathered.results, result.verdict, preparation.compare_settings.memory_tolerance
     )
     picture = picture_path(preparation.result_path, preparation.workload_name or options.workload)
     result = msgspec.structs.replace(
@@ -175,7 +175,7 @@ def grade_native_points(
             f"topos frontier: {preparation.workload_name or options.workload}, ms/step against "
             f"{'step tensors' if axis else 'training Δ'} ({options.steps} steps)"
         )
-        svg = frontier_svg(picture_points(points, verdict), title, axis)
+        svg = frontier_svg(picture_points(points, result.verdict), title, axis)
         write_bytes_atomically(picture, svg.encode("utf-8"))
         drawn = picture
     except ToposError as error:
@@ -189,7 +189,7 @@ def grade_native_points(
     lines = [table, "", *native_frontier_notes(points)]
     if verdict is not None:
         lines.append(verdict.summary)
-        lines += verdict_notes(verdict)
+        lines += verdict_notes(result.verdict)
     lines += ["", describe_data(result.workload.data)]
     table_stream = stderr if preparation.result_path == "-" else stdout
     table_stream.write("\n".join(lines) + "\n")

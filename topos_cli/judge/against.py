@@ -339,9 +339,9 @@ def _bits(this: Sequence[Repeat], other: Sequence[Repeat]) -> BitsAgreement:
     return BitsAgreement("identical")
 
 
-def is_against(run: Repeat) -> bool:
-    """Whether `run` is a run of the other checkout."""
-    return run.route.endswith(AGAINST_SUFFIX)
+def is_against(repeat: Repeat) -> bool:
+    """Whether `repeat` is a repeat of the other checkout."""
+    return repeat.route.endswith(AGAINST_SUFFIX)
 
 
 def compare_checkouts(

@@ -274,13 +274,13 @@ def _measured(values: Sequence[Any], warmup: int) -> list[Any]:
     return kept if kept else list(values)
 
 
-def _switches(run: Repeat, warmup: int) -> list[int] | None:
+def _switches(repeat: Repeat, warmup: int) -> list[int] | None:
     """The worker's involuntary switches per measured step, or `None` where they cannot
     speak for the route: unrecorded, or a route whose shard processes are not counted."""
-    switches = run.step_involuntary_switches
-    if len(switches) != len(run.step_seconds):
+    switches = repeat.step_involuntary_switches
+    if len(switches) != len(repeat.step_seconds):
         return None
-    ready = run.facts.ready
+    ready = repeat.facts.ready
     if ready is not None and ready.shard_process_ids:
         return None
     return _measured(switches, warmup)

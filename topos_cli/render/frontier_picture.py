@@ -23,6 +23,7 @@ from html import escape
 from typing import Any
 
 from topos_cli.render.label_placement import CHARACTER_EM, label_positions, point_boxes
+from topos_cli.render.verdict_record import Drawable, verdict_record
 from topos_cli.shared.units import MEBIBYTE
 
 WIDTH, HEIGHT = 720, 520
@@ -65,10 +66,11 @@ class FrontierPoint:
         return min(low, self.milliseconds), max(high, self.milliseconds)
 
 
-def frontier_points_of(verdict: Any, result: Any = None) -> list[FrontierPoint]:
+def frontier_points_of(drawn: Drawable | None, result: Any = None) -> list[FrontierPoint]:
     """The picture's points of a verdict: every route with both figures, its interval the
     range of its repeats' medians (the repeat is the unit of evidence), or with one
-    repeat the quartiles of its steps; told apart as `told_apart` judges. With the grade's
+    repeat the quartiles of its steps; told apart as the verdict judged it
+    (`JudgedVerdict.told_apart`). With the grade's
     result (`GradeResult`), each point also has its predicted Δ (its step memory, as
     `memory_prediction` says it) and its facts (`point_facts`)."""
     predicted: dict[str, int] = {}
@@ -79,16 +81,13 @@ def frontier_points_of(verdict: Any, result: Any = None) -> list[FrontierPoint]:
             if entry.predicted_training_bytes is not None
         }
     points = []
-    drawn = [
-        route
-        for route in (verdict.routes if verdict is not None else ())
-        if route.speed is not None
-        and route.memory is not None
-        and route.memory.training_delta_bytes is not None
-    ]
-    apart = told_apart([route.speed for route in drawn], verdict.settings) if drawn else []
-    for route, distinct in zip(drawn, apart, strict=True):
+    verdict = None if drawn is None else verdict_record(drawn)
+    apart = {} if verdict is None else verdict.told_apart or {}
+    for route in verdict.routes if verdict is not None else ():
         speed, memory = route.speed, route.memory
+        if speed is None or memory is None or memory.training_delta_bytes is None:
+            continue  # drawn with both figures alone
+        distinct = apart.get(route.route)
         summary = speed.milliseconds_per_step
         medians = speed.repeat_medians_milliseconds
         if len(medians) >= 2:
@@ -136,23 +135,6 @@ def _mebibytes(count: int) -> str:
     if count < MEBIBYTE:
         return f"{count / 1024:.1f} KiB"
     return f"{count / MEBIBYTE:.2f} MiB"
-
-
-def told_apart(speeds: Sequence[Any], settings: Any) -> list[bool]:
-    """Per speed (`verdict.speed.Speed`), whether the verdict's own time judgement
-    (`speed_ratio`, with the grade's settings) claims it faster or slower than every
-    other one: one run's quartiles, however far apart, are not enough when the verdict
-    calls the pair inconclusive."""
-    from topos_cli.judge.verdict.speed import speed_ratio
-
-    count = len(speeds)
-    claims = [[True] * count for _ in range(count)]
-    for first in range(count):
-        for second in range(first + 1, count):
-            ratio = speed_ratio(speeds[first], speeds[second], settings)
-            claim = ratio is not None and ratio.direction in ("faster", "slower")
-            claims[first][second] = claims[second][first] = claim
-    return [all(row) for row in claims]
 
 
 def indistinct(points: Sequence[FrontierPoint]) -> list[bool]:

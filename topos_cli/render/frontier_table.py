@@ -5,7 +5,7 @@ does not bound. Printed by `topos frontier`, shown by `topos report` on its resu
 
 from __future__ import annotations
 
-from topos_cli.judge.verdict import Verdict
+from topos_cli.render.verdict_record import Drawable, verdict_record
 from topos_cli.result.grade_result import GradeResult, RouteFacts
 from topos_cli.result.worker_facts import LiveVolume, StepMemoryFacts
 from topos_cli.shared.units import MEBIBYTE, format_bytes, format_milliseconds
@@ -24,11 +24,12 @@ HEADERS = (
 )
 
 
-def frontier_rows(result: GradeResult, verdict: Verdict | None) -> list[list[str]]:
+def frontier_rows(result: GradeResult, drawn: Drawable | None) -> list[list[str]]:
     """The table's rows: one per graded point, in the order they ran."""
-    rows = []
-    if verdict is None:
+    rows: list[list[str]] = []
+    if drawn is None:
         return rows
+    verdict = verdict_record(drawn)
     pairings = {pairing.route: pairing for pairing in verdict.pairings}
     # The step's predicted memory (the plan's planned bytes and what its budget does not
     # bound), set beside the measured training Δ it predicts.

@@ -13,6 +13,7 @@ from typing import Any
 
 from topos_cli.render.plotting import note_nothing_to_draw, route_colour, route_legend
 from topos_cli.render.report_contents import ReportContents
+from topos_cli.render.verdict_record import verdict_record
 
 #: Line styles by the order runs are drawn: the first wide and solid, the rest on top.
 STYLES = (("-", 3.2), ("--", 1.4), (":", 1.6), ("-.", 1.2))
@@ -22,9 +23,9 @@ def loss_title(contents: ReportContents) -> str:
     """The loss panel's title: whether topos's curves coincide or where they part, then
     each peer's agreement as its judged cell says it (a peer that diverged is named
     here too, so the panel never reads "coincide" beside a divergence)."""
-    verdict = contents.verdict
-    if verdict is None:
+    if contents.verdict is None:
         return "Loss"
+    verdict = verdict_record(contents.verdict)
     parity = verdict.parity
     if contents.divergence is not None:
         title = f"Loss: parity broken at step {contents.divergence.step}"
@@ -34,38 +35,38 @@ def loss_title(contents: ReportContents) -> str:
             title += ", the curves coincide"
     else:
         title = f"Loss: parity {parity.status}"
-    peers = [f"{agreement.route} {agreement.cell()}" for agreement in verdict.agreements]
+    peers = [f"{agreement.route} {agreement.cell}" for agreement in verdict.agreements]
     return "; ".join([title, *peers])
 
 
 def draw_loss_curves(axes: Any, contents: ReportContents) -> None:
     """Every run's loss per step, overlaid; the first divergence and non-finite losses marked."""
-    runs = [run for run in contents.runs if run.losses]
-    if not runs:
+    repeats = [repeat for repeat in contents.repeats if repeat.losses]
+    if not repeats:
         note_nothing_to_draw(axes, "no losses recorded")
         return
-    finite = [value for run in runs for value in run.losses if math.isfinite(value)]
-    for order, run in enumerate(runs):
+    finite = [value for repeat in repeats for value in repeat.losses if math.isfinite(value)]
+    for order, repeat in enumerate(repeats):
         style, width = STYLES[min(order, len(STYLES) - 1)]
-        colour = route_colour(run.route, contents.routes)
+        colour = route_colour(repeat.route, contents.routes)
         axes.plot(
-            range(len(run.losses)),
-            [value if math.isfinite(value) else math.nan for value in run.losses],
+            range(len(repeat.losses)),
+            [value if math.isfinite(value) else math.nan for value in repeat.losses],
             color=colour,
             linestyle=style,
             linewidth=width,
             alpha=0.55 if order == 0 else 1.0,
-            gid=f"loss-{run.route}-{run.repeat}",
+            gid=f"loss-{repeat.route}-{repeat.repeat}",
         )
         bad = next(
-            (step for step, value in enumerate(run.losses) if not math.isfinite(value)), None
+            (step for step, value in enumerate(repeat.losses) if not math.isfinite(value)), None
         )
         if bad is not None and finite:
             axes.plot(
                 [bad], [max(finite)], marker="X", color=colour, markersize=9, linestyle="none"
             )
             axes.annotate(
-                f"{run.label}: loss {run.losses[bad]} at step {bad}",
+                f"{repeat.label}: loss {repeat.losses[bad]} at step {bad}",
                 (bad, max(finite)),
                 xytext=(6, -4),
                 textcoords="offset points",

@@ -18,43 +18,43 @@ from topos_cli.render.plotting import (
     note_nothing_to_draw,
     route_colour,
 )
-from topos_cli.render.report_contents import ReportContents, RunSeries
+from topos_cli.render.report_contents import RepeatSeries, ReportContents
 
 
-def _timeline_end(run: RunSeries) -> float:
+def _timeline_end(repeat: RepeatSeries) -> float:
     """The last second the run's timeline covers; without one, the time its steps took."""
-    if run.rss_seconds:
-        return run.rss_seconds[-1]
-    return sum(run.step_milliseconds) / 1000.0
+    if repeat.rss_seconds:
+        return repeat.rss_seconds[-1]
+    return sum(repeat.step_milliseconds) / 1000.0
 
 
 def draw_memory_timeline(axes: Any, contents: ReportContents) -> None:
     """RSS over time per run; ready, measured peak and predicted peak marked per route."""
-    runs = contents.runs
-    if not runs:
+    repeats = contents.repeats
+    if not repeats:
         note_nothing_to_draw(axes, "no runs recorded")
         return
-    end = max([_timeline_end(run) for run in runs] + [1.0])
+    end = max([_timeline_end(repeat) for repeat in repeats] + [1.0])
     drawn_any = False
     marked_routes: set[str] = set()
-    for run in runs:
-        colour = route_colour(run.route, contents.routes)
-        style = REPEAT_STYLES[run.repeat % len(REPEAT_STYLES)]
-        if run.rss_bytes:
+    for repeat in repeats:
+        colour = route_colour(repeat.route, contents.routes)
+        style = REPEAT_STYLES[repeat.repeat % len(REPEAT_STYLES)]
+        if repeat.rss_bytes:
             axes.plot(
-                run.rss_seconds,
-                [mebibytes(value) for value in run.rss_bytes],
+                repeat.rss_seconds,
+                [mebibytes(value) for value in repeat.rss_bytes],
                 drawstyle="steps-post",
                 color=colour,
                 linestyle=style,
                 linewidth=1.6,
-                gid=f"rss-{run.route}-{run.repeat}",
+                gid=f"rss-{repeat.route}-{repeat.repeat}",
             )
             drawn_any = True
-        if run.route in marked_routes:
+        if repeat.route in marked_routes:
             continue
-        marked_routes.add(run.route)
-        _mark_route(axes, contents, run, colour, end)
+        marked_routes.add(repeat.route)
+        _mark_route(axes, contents, repeat, colour, end)
     if not drawn_any:
         axes.text(
             0.02,
@@ -73,38 +73,43 @@ def draw_memory_timeline(axes: Any, contents: ReportContents) -> None:
 
 
 def _mark_route(
-    axes: Any, contents: ReportContents, run: RunSeries, colour: str, end: float
+    axes: Any, contents: ReportContents, repeat: RepeatSeries, colour: str, end: float
 ) -> None:
     """The ready point, the measured peak and the predicted peak of a route's first run."""
-    if run.ready_rss_bytes is not None:
+    if repeat.ready_rss_bytes is not None:
         axes.plot(
             [0.0],
-            [mebibytes(run.ready_rss_bytes)],
+            [mebibytes(repeat.ready_rss_bytes)],
             marker="o",
             markersize=6,
             color=colour,
             linestyle="none",
-            gid=f"ready-{run.route}",
+            gid=f"ready-{repeat.route}",
         )
-    if run.peak_rss_bytes is not None:
+    if repeat.peak_rss_bytes is not None:
         axes.hlines(
-            mebibytes(run.peak_rss_bytes), 0.0, end, colors=colour, linestyles="--", linewidth=1.1
+            mebibytes(repeat.peak_rss_bytes),
+            0.0,
+            end,
+            colors=colour,
+            linestyles="--",
+            linewidth=1.1,
         )
-    predicted = contents.predicted_peak_bytes(run)
+    predicted = contents.predicted_peak_bytes(repeat)
     if predicted is not None:
         axes.hlines(mebibytes(predicted), 0.0, end, colors=colour, linestyles=":", linewidth=1.4)
 
 
-def route_memory_label(contents: ReportContents, run: RunSeries) -> str:
+def route_memory_label(contents: ReportContents, repeat: RepeatSeries) -> str:
     """A route's legend entry: its name and the peaks marked, e.g.
     `engine: peak 245.0 MiB, predicted 243.9`."""
     parts = []
-    if run.peak_rss_bytes is not None:
-        parts.append(f"peak {mebibytes(run.peak_rss_bytes):.1f} MiB")
-    predicted = contents.predicted_peak_bytes(run)
+    if repeat.peak_rss_bytes is not None:
+        parts.append(f"peak {mebibytes(repeat.peak_rss_bytes):.1f} MiB")
+    predicted = contents.predicted_peak_bytes(repeat)
     if predicted is not None:
         parts.append(f"predicted {mebibytes(predicted):.1f}")
-    return f"{run.route}: " + (", ".join(parts) if parts else "no peak recorded")
+    return f"{repeat.route}: " + (", ".join(parts) if parts else "no peak recorded")
 
 
 def _memory_legend(axes: Any, contents: ReportContents) -> None:
@@ -113,9 +118,9 @@ def _memory_legend(axes: Any, contents: ReportContents) -> None:
 
     handles, labels = [], []
     for route in contents.routes:
-        run = contents.runs_of(route)[0]
+        repeat = contents.repeats_of(route)[0]
         handles.append(Line2D([], [], color=route_colour(route, contents.routes), linewidth=1.6))
-        labels.append(route_memory_label(contents, run))
+        labels.append(route_memory_label(contents, repeat))
     handles += [
         Line2D([], [], color="#444444", marker="o", linestyle="none"),
         Line2D([], [], color="#444444", linestyle="--"),
@@ -141,9 +146,9 @@ def _memory_legend(axes: Any, contents: ReportContents) -> None:
 def training_deltas(contents: ReportContents, route: str) -> tuple[int | None, int | None]:
     """A route's measured training Δ (the median over its runs) and its predicted one."""
     measured = [
-        run.training_delta_bytes
-        for run in contents.runs_of(route)
-        if run.training_delta_bytes is not None
+        repeat.training_delta_bytes
+        for repeat in contents.repeats_of(route)
+        if repeat.training_delta_bytes is not None
     ]
     return (
         int(median(measured)) if measured else None,

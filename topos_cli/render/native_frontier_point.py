@@ -21,6 +21,7 @@ from typing import Any
 
 from topos.names import compile_budget_of
 from topos_cli.render.frontier_picture import FrontierPoint, frontier_points_of
+from topos_cli.render.verdict_record import Drawable, verdict_record
 from topos_cli.result.worker_facts import PartitionerFacts
 from topos_cli.shared.units import MEBIBYTE
 
@@ -83,21 +84,22 @@ def _native(run: Any) -> Any:
 
 
 def native_frontier_points(
-    repeats: Sequence[Any], verdict: Any, memory_tolerance: float = 0.05
+    repeats: Sequence[Any], drawn: Drawable | None, memory_tolerance: float = 0.05
 ) -> list[NativeFrontierPoint]:
     """Every route the verdict judged, in its order, measured as `frontier_points_of`
     draws it, with its first repeat's partitioner estimate, and flagged
     (`flag_memory`)."""
-    if verdict is None:
+    if drawn is None:
         return []
-    drawn = {point.label: point for point in frontier_points_of(verdict)}
+    verdict = verdict_record(drawn)
+    pictured = {point.label: point for point in frontier_points_of(verdict)}
     points = []
     for route in verdict.routes:
         native = next(
             (facts for run in repeats if run.route == route.route for facts in [_native(run)]),
             None,
         )
-        picture = drawn.get(route.route)
+        picture = pictured.get(route.route)
         memory = route.memory
         points.append(
             NativeFrontierPoint(
@@ -109,7 +111,7 @@ def native_frontier_points(
                 high=None if picture is None else picture.high,
                 training_delta_bytes=None if memory is None else memory.training_delta_bytes,
                 peak_rss_bytes=None if memory is None else memory.peak_rss_bytes,
-                step_tensor_bytes=None if memory is None else memory.step_tensor_bytes,
+                step_tensor_bytes=None if memory is None else memory.step_tensor_bytes_or_none,
                 step_tensor_source=None if native is None else native.step_tensor_source,
                 estimates=() if native is None else tuple(native.partitioner),
                 no_estimate=None if native is None else native.partitioner_unavailable,
@@ -183,7 +185,9 @@ def picture_axis(points: Sequence[NativeFrontierPoint]) -> str | None:
     return STEP_TENSOR_AXIS if _by_step_tensors(points) else None
 
 
-def picture_points(points: Sequence[NativeFrontierPoint], verdict: Any) -> list[FrontierPoint]:
+def picture_points(
+    points: Sequence[NativeFrontierPoint], verdict: Drawable | None
+) -> list[FrontierPoint]:
     """The picture's points (`frontier_points_of`), a flagged one's label marked `⚠`, each
     at its step tensors where every point has them (`picture_axis`)."""
     marked = {point.label for point in points if point.flags}

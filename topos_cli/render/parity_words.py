@@ -3,10 +3,10 @@ one judged verdict, worded once (DESIGN.md, "Time verdicts")."""
 
 from __future__ import annotations
 
-from topos_cli.judge.verdict import Parity, RouteParity
+from topos_cli.result.parity_record import ParityRecord, RouteParityRecord
 
 
-def parity_words(route: RouteParity | None, parity: Parity) -> str | None:
+def parity_words(route: RouteParityRecord | None, parity: ParityRecord) -> str | None:
     """What parity says about one route (`bit-identical`, `parts at step 3`, `agrees`, ...),
     or None where the route was not compared at all."""
     if route is None or route.runs == 0:
@@ -25,8 +25,9 @@ def parity_words(route: RouteParity | None, parity: Parity) -> str | None:
     return f"agrees to step {parity.steps}" if parity.status == "incomplete" else "agrees"
 
 
-def _compared_whole(route: RouteParity, parity: Parity) -> bool:
+def _compared_whole(route: RouteParityRecord, parity: ParityRecord) -> bool:
     """Whether every step of `route`'s runs was compared with the reference run: neither
     stopped short of the longest run."""
-    short = {name for name, _, _ in parity.stopped_short}
-    return route.route not in short and parity.reference_route not in short
+    short = {run.route for run in parity.stopped_short}
+    reference = None if parity.reference is None else parity.reference.route
+    return route.route not in short and reference not in short

@@ -1,11 +1,11 @@
-"""What the report of one grade shows, gathered from its result: every run's series, the
+"""What the report of one grade shows, gathered from its result: every repeat's series, the
 memory plan, the verdict, the circumstances, and what is missing.
 
 Pure Python (no NumPy, no plotting), so the figures and the page are drawn
 from one gathered object, and tests can check it against the JSON directly.
-The verdict is recomputed from the raw runs with the result's own settings,
-as `compare` does (the bootstrap is seeded, so the figures are those the
-grade printed); the stored summary sentence is shown as the grade said it.
+The verdict is the record the result stored (`stored_or_judged`: judged again from
+the raw runs, with the result's own settings, only for a result that lacks one); the
+stored summary sentence is shown as the grade said it.
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from topos_cli.judge.verdict import Divergence, Verdict, decide_verdict
-from topos_cli.judge.verdict.parity import run_label
+from topos_cli.judge.stored_verdict import stored_or_judged
 from topos_cli.render.result_description import (
     describe_data,
     describe_host,
@@ -22,21 +21,24 @@ from topos_cli.render.result_description import (
     describe_predictions,
     describe_settings,
 )
-from topos_cli.result.grade_result import GradeResult
+from topos_cli.result.divergence_record import DivergenceRecord
+from topos_cli.result.grade_result import GradeResult, JudgedVerdict
 from topos_cli.result.lenient_result import LenientResult
 from topos_cli.result.repeat import Repeat
+from topos_cli.result.repeat_label import repeat_label
 from topos_cli.result.verdict_settings import VerdictSettings
 from topos_cli.result.worker_facts import LiveVolume
 
 
 @dataclass(frozen=True)
-class RunSeries:
-    """One run of one route as the pictures draw it; times in seconds, memory in bytes."""
+class RepeatSeries:
+    """One repeat of one route (one worker's measured series, `result.repeat`) as the
+    pictures draw it; times in seconds, memory in bytes."""
 
     route: str
     repeat: int
     status: str
-    #: How the run is named on a legend: the route, and its repeat when there are several.
+    #: How the repeat is named on a legend: the route, and its number when there are several.
     label: str
     detail: str | None
     #: The RSS timeline: the start of each slice, in seconds since the worker was ready
@@ -62,13 +64,13 @@ class ReportContents:
     result: GradeResult
     workload: str
     routes: tuple[str, ...]
-    runs: tuple[RunSeries, ...]
+    repeats: tuple[RepeatSeries, ...]
     #: Per route, the plan's predicted training bytes (its planned live volume and more).
     predicted_training_bytes: Mapping[str, int]
-    verdict: Verdict | None
+    verdict: JudgedVerdict | None
     #: The sentence the grade printed (or the recomputed one, for a result without it).
     summary: str | None
-    divergence: Divergence | None
+    divergence: DivergenceRecord | None
     #: Leading measured steps the verdict leaves out of its median.
     warmup_steps: int
     #: Lines said beside the table: outcome, data, memory prediction, host, settings.
@@ -80,8 +82,8 @@ class ReportContents:
         """Whether a completed run's peak was sampled rather than read from the kernel's
         high-water mark (no /proc: macOS), so the peak is coarser, not exact."""
         return any(
-            run.status == "ok" and run.facts.peak_source == "sampling"
-            for run in self.result.repeats
+            repeat.status == "ok" and repeat.facts.peak_source == "sampling"
+            for repeat in self.result.repeats
         )
 
     @property
@@ -89,22 +91,24 @@ class ReportContents:
         """How the measured peak was measured, as a legend and a caption say it."""
         return "sampled, not exact: no /proc" if self.peak_sampled else "VmHWM"
 
-    def runs_of(self, route: str) -> list[RunSeries]:
-        """The runs of `route`, in the order they ran."""
-        return [run for run in self.runs if run.route == route]
+    def repeats_of(self, route: str) -> list[RepeatSeries]:
+        """The repeats of `route`, in the order they ran."""
+        return [repeat for repeat in self.repeats if repeat.route == route]
 
-    def predicted_peak_bytes(self, run: RunSeries) -> int | None:
-        """Where the plan says the run's RSS should top out: its ready RSS plus the
+    def predicted_peak_bytes(self, repeat: RepeatSeries) -> int | None:
+        """Where the plan says the repeat's RSS should top out: its ready RSS plus the
         predicted training bytes of its route."""
-        predicted = self.predicted_training_bytes.get(run.route)
-        if predicted is None or run.ready_rss_bytes is None:
+        predicted = self.predicted_training_bytes.get(repeat.route)
+        if predicted is None or repeat.ready_rss_bytes is None:
             return None
-        return run.ready_rss_bytes + predicted
+        return repeat.ready_rss_bytes + predicted
 
 
-def _timeline(run: Repeat, ready_after: float | None) -> tuple[tuple[float, ...], tuple[int, ...]]:
-    """A run's RSS timeline as (seconds since ready, bytes); empty when it has none."""
-    timeline = run.facts.rss_timeline
+def _timeline(
+    repeat: Repeat, ready_after: float | None
+) -> tuple[tuple[float, ...], tuple[int, ...]]:
+    """A repeat's RSS timeline as (seconds since ready, bytes); empty when it has none."""
+    timeline = repeat.facts.rss_timeline
     if timeline is None or not timeline.points or not timeline.resolution_seconds:
         return (), ()
     offset = ready_after or 0.0
@@ -113,32 +117,32 @@ def _timeline(run: Repeat, ready_after: float | None) -> tuple[tuple[float, ...]
     return seconds, tuple(timeline.points)
 
 
-def _warm_up_milliseconds(run: Repeat) -> float | None:
+def _warm_up_milliseconds(repeat: Repeat) -> float | None:
     """The time of the step thrown away before ready, in ms, if the worker said it."""
-    ready = run.facts.ready
+    ready = repeat.facts.ready
     seconds = None if ready is None else ready.warm_up_seconds
     return None if seconds is None else seconds * 1000.0
 
 
-def _series(run: Repeat, name_repeats: bool) -> RunSeries:
-    """The pictures' view of one run."""
-    ready_after = run.facts.ready_after_seconds
-    seconds, values = _timeline(run, ready_after)
-    return RunSeries(
-        route=run.route,
-        repeat=run.repeat,
-        status=run.status,
-        label=run_label(run.route, run.repeat, name_repeats),
-        detail=run.detail,
+def _series(repeat: Repeat, name_repeats: bool) -> RepeatSeries:
+    """The pictures' view of one repeat."""
+    ready_after = repeat.facts.ready_after_seconds
+    seconds, values = _timeline(repeat, ready_after)
+    return RepeatSeries(
+        route=repeat.route,
+        repeat=repeat.repeat,
+        status=repeat.status,
+        label=repeat_label(repeat.route, repeat.repeat, name_repeats),
+        detail=repeat.detail,
         rss_seconds=seconds,
         rss_bytes=values,
         ready_after_seconds=ready_after,
-        ready_rss_bytes=run.ready_rss_bytes,
-        peak_rss_bytes=run.peak_rss_bytes,
-        training_delta_bytes=run.training_delta_bytes,
-        step_milliseconds=tuple(value * 1000.0 for value in run.step_seconds),
-        warm_up_milliseconds=_warm_up_milliseconds(run),
-        losses=run.losses,
+        ready_rss_bytes=repeat.ready_rss_bytes,
+        peak_rss_bytes=repeat.peak_rss_bytes,
+        training_delta_bytes=repeat.training_delta_bytes,
+        step_milliseconds=tuple(value * 1000.0 for value in repeat.step_seconds),
+        warm_up_milliseconds=_warm_up_milliseconds(repeat),
+        losses=repeat.losses,
     )
 
 
@@ -165,25 +169,6 @@ def _verdict_settings(result: GradeResult) -> VerdictSettings:
     return VerdictSettings() if result.verdict is None else result.verdict.settings
 
 
-def _recompute_verdict(
-    result: GradeResult, repeats: Sequence[Repeat], missing: list[str]
-) -> Verdict | None:
-    """The verdict of the runs, judged as the grade judged them; `None` if there are none."""
-    if not repeats:
-        return None
-    load = result.host.load_average
-    try:
-        return decide_verdict(
-            repeats,
-            settings=_verdict_settings(result),
-            load_average=load[0] if load else None,
-            cores=result.host.available_cores,
-        )
-    except Exception as error:  # an odd older result must not cost the rest of the report
-        missing.append(f"the verdict could not be recomputed ({type(error).__name__}: {error})")
-        return None
-
-
 def _data_line(result: GradeResult) -> str:
     """The terminal's `data:` line."""
     if result.workload.data is None:
@@ -192,25 +177,25 @@ def _data_line(result: GradeResult) -> str:
 
 
 def _missing_parts(
-    result: GradeResult, repeats: Sequence[Repeat], series: Sequence[RunSeries]
+    result: GradeResult, repeats: Sequence[Repeat], series: Sequence[RepeatSeries]
 ) -> list[str]:
-    """What the report cannot draw, run by run, in words."""
+    """What the report cannot draw, repeat by repeat, in words."""
     missing = []
     if not repeats:
         missing.append("no run of any route was recorded: there is nothing to draw")
-    for run, drawn in zip(repeats, series, strict=True):
-        if run.status != "ok":
-            detail = (run.detail or "").strip().splitlines()
+    for repeat, drawn in zip(repeats, series, strict=True):
+        if repeat.status != "ok":
+            detail = (repeat.detail or "").strip().splitlines()
             missing.append(
-                f"{drawn.label} {run.status}"
+                f"{drawn.label} {repeat.status}"
                 + (f": {detail[-1]}" if detail else "")
-                + f" (drawn as far as it got: {len(run.loss_bits)} steps)"
+                + f" (drawn as far as it got: {len(repeat.loss_bits)} steps)"
             )
         if not drawn.rss_bytes:
             missing.append(f"{drawn.label}: no RSS timeline; memory is marked, not drawn over time")
-        if not run.step_seconds:
+        if not repeat.step_seconds:
             missing.append(f"{drawn.label}: no step times")
-        if not run.loss_bits:
+        if not repeat.loss_bits:
             missing.append(f"{drawn.label}: no losses")
     if repeats and not result.memory_prediction and not result.routes:
         missing.append("no memory prediction: the predicted peak is not marked")
@@ -224,11 +209,11 @@ def gather_report_contents(lenient: LenientResult) -> ReportContents:
     result = lenient.result
     missing = list(lenient.missing)
     repeats = list(result.repeats)
-    routes = tuple(dict.fromkeys(run.route for run in repeats))
-    name_repeats = any(run.repeat > 0 for run in repeats)
-    series = tuple(_series(run, name_repeats) for run in repeats)
+    routes = tuple(dict.fromkeys(repeat.route for repeat in repeats))
+    name_repeats = any(repeat.repeat > 0 for repeat in repeats)
+    series = tuple(_series(repeat, name_repeats) for repeat in repeats)
     missing += _missing_parts(result, repeats, series)
-    verdict = _recompute_verdict(result, repeats, missing)
+    verdict = stored_or_judged(result, missing)
     summary = None if result.verdict is None else result.verdict.summary
     if summary is None and verdict is not None:
         summary = verdict.summary
@@ -248,11 +233,11 @@ def gather_report_contents(lenient: LenientResult) -> ReportContents:
         result=result,
         workload=result.workload.name,
         routes=routes,
-        runs=series,
+        repeats=series,
         predicted_training_bytes=_predictions(result),
         verdict=verdict,
         summary=summary,
-        divergence=None if verdict is None else verdict.parity.divergence,
+        divergence=None if verdict is None or verdict.parity is None else verdict.parity.divergence,
         warmup_steps=_verdict_settings(result).warmup_steps,
         circumstances=tuple(circumstances),
         missing=tuple(missing),

@@ -16,7 +16,7 @@ def frontier_section(contents: ReportContents, svg: str | None = None) -> str:
     `topos frontier` drew and printed them; nothing for a grade's."""
     if contents.result.frontier is None:
         return ""
-    if any(_is_native_run(run) for run in contents.result.repeats):
+    if any(_is_native_repeat(repeat) for repeat in contents.result.repeats):
         return _native_frontier_section(contents, svg)
     from topos_cli.render.frontier_picture import frontier_points_of, frontier_svg
     from topos_cli.render.frontier_table import HEADERS, frontier_rows, unbounded_line
@@ -46,9 +46,9 @@ def frontier_section(contents: ReportContents, svg: str | None = None) -> str:
     )
 
 
-def _is_native_run(run: Repeat) -> bool:
+def _is_native_repeat(repeat: Repeat) -> bool:
     """Whether `run` is a route of a native workload (a PyTorch or JAX step)."""
-    ready = run.facts.ready
+    ready = repeat.facts.ready
     return ready is not None and ready.native is not None
 
 

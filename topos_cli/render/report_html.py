@@ -83,10 +83,10 @@ def shows_heap_growth(contents: ReportContents) -> bool:
     """Whether the result's routes are a native step's that measured step tensors: their
     training Δ is then only the heap's growth (`topos.native.step_tensors`)."""
     return any(
-        run.ready is not None
-        and run.ready.native is not None
-        and run.ready.native.step_tensor_bytes is not None
-        for run in contents.result.repeats
+        repeat.ready is not None
+        and repeat.ready.native is not None
+        and repeat.ready.native.step_tensor_bytes is not None
+        for repeat in contents.result.repeats
     )
 
 
@@ -103,19 +103,18 @@ def memory_rows(contents: ReportContents) -> list[list[str]]:
     """Per route the memory figures the picture marks, in `MEMORY_HEADERS` order."""
     rows = []
     for route in contents.routes:
-        runs = [run for run in contents.runs_of(route) if run.status == "ok"] or contents.runs_of(
-            route
-        )
-        ready = _median_of([run.ready_rss_bytes for run in runs])
-        peak = _median_of([run.peak_rss_bytes for run in runs])
-        delta = _median_of([run.training_delta_bytes for run in runs])
+        every = contents.repeats_of(route)
+        repeats = [repeat for repeat in every if repeat.status == "ok"] or every
+        ready = _median_of([repeat.ready_rss_bytes for repeat in repeats])
+        peak = _median_of([repeat.peak_rss_bytes for repeat in repeats])
+        delta = _median_of([repeat.training_delta_bytes for repeat in repeats])
         predicted = contents.predicted_training_bytes.get(route)
         predicted_peak = None if ready is None or predicted is None else ready + predicted
         ratio = DASH if delta is None or not predicted else f"{delta / predicted:.2f}x"
         rows.append(
             [
                 route,
-                str(len(runs)),
+                str(len(repeats)),
                 mebibytes_cell(ready),
                 mebibytes_cell(peak),
                 mebibytes_cell(predicted_peak),
@@ -135,9 +134,9 @@ def step_rows(contents: ReportContents) -> list[list[str]]:
         if contents.verdict is not None:
             speed = contents.verdict.route(route).speed
         warm_ups = [
-            run.warm_up_milliseconds
-            for run in contents.runs_of(route)
-            if run.warm_up_milliseconds is not None
+            repeat.warm_up_milliseconds
+            for repeat in contents.repeats_of(route)
+            if repeat.warm_up_milliseconds is not None
         ]
         warm_up = DASH if not warm_ups else format_milliseconds(median(warm_ups))
         if speed is None:
@@ -162,13 +161,13 @@ def loss_rows(contents: ReportContents) -> list[list[str]]:
     """Per run its first and final loss, in `LOSS_HEADERS` order."""
     return [
         [
-            run.label,
-            run.status,
-            str(len(run.losses)),
-            f"{run.losses[0]:.6f}" if run.losses else DASH,
-            f"{run.losses[-1]:.6f}" if run.losses else DASH,
+            repeat.label,
+            repeat.status,
+            str(len(repeat.losses)),
+            f"{repeat.losses[0]:.6f}" if repeat.losses else DASH,
+            f"{repeat.losses[-1]:.6f}" if repeat.losses else DASH,
         ]
-        for run in contents.runs
+        for repeat in contents.repeats
     ]
 
 

@@ -5,7 +5,7 @@ export that shows them beside (or in place of) the training Δ."""
 
 from __future__ import annotations
 
-from topos_cli.judge.verdict import Verdict
+from topos_cli.result.grade_result import JudgedVerdict
 from topos_cli.shared.units import DASH, MEBIBYTE
 
 #: A native verdict's memory column in the training Δ's place: its routes' step tensors
@@ -13,11 +13,11 @@ from topos_cli.shared.units import DASH, MEBIBYTE
 STEP_TENSOR_COLUMN = ("step MiB", "step tensors MiB")
 
 
-def shows_step_tensors(verdict: Verdict) -> bool:
+def shows_step_tensors(verdict: JudgedVerdict) -> bool:
     """Whether the verdict's routes are a native step's, with step tensors measured: its
     memory column is then theirs, not the training Δ."""
     return any(
-        route.memory is not None and route.memory.step_tensor_bytes is not None
+        route.memory is not None and route.memory.step_tensor_bytes_or_none is not None
         for route in verdict.routes
     )
 

@@ -20,23 +20,25 @@ from topos_cli.render.plotting import (
     route_colour,
     route_legend,
 )
-from topos_cli.render.report_contents import ReportContents, RunSeries
+from topos_cli.render.report_contents import RepeatSeries, ReportContents
 from topos_cli.shared.units import format_milliseconds
 
 #: How far above the slowest measured step the axis reaches before warm-ups are clipped.
 HEADROOM = 1.25
 
 
-def _measured(run: RunSeries, warmup_steps: int) -> tuple[float, ...]:
+def _measured(repeat: RepeatSeries, warmup_steps: int) -> tuple[float, ...]:
     """The step times (ms) the verdict's median counts: all but the leading warm-up steps."""
-    measured = run.step_milliseconds[warmup_steps:]
-    return measured if measured else run.step_milliseconds
+    measured = repeat.step_milliseconds[warmup_steps:]
+    return measured if measured else repeat.step_milliseconds
 
 
 def _axis_top(contents: ReportContents) -> float | None:
     """Where the step-time axes stop: a little above the slowest measured step."""
     slowest = [
-        max(_measured(run, contents.warmup_steps)) for run in contents.runs if run.step_milliseconds
+        max(_measured(repeat, contents.warmup_steps))
+        for repeat in contents.repeats
+        if repeat.step_milliseconds
     ]
     return max(slowest) * HEADROOM if slowest else None
 
@@ -74,7 +76,7 @@ def _warm_up_marker(
 
 def _route_name(contents: ReportContents, route: str) -> str:
     """The route's name, with the status of its runs when none finished."""
-    statuses = sorted({run.status for run in contents.runs_of(route)})
+    statuses = sorted({repeat.status for repeat in contents.repeats_of(route)})
     return route if "ok" in statuses else f"{route} ({', '.join(statuses)})"
 
 
@@ -88,7 +90,7 @@ def draw_step_time_distribution(axes: Any, contents: ReportContents) -> None:
     routes = [
         route
         for route in contents.routes
-        if any(r.step_milliseconds for r in contents.runs_of(route))
+        if any(r.step_milliseconds for r in contents.repeats_of(route))
     ]
     top = _axis_top(contents)
     if not routes or top is None:
@@ -97,8 +99,8 @@ def draw_step_time_distribution(axes: Any, contents: ReportContents) -> None:
     pooled = [
         [
             value
-            for run in contents.runs_of(route)
-            for value in _measured(run, contents.warmup_steps)
+            for repeat in contents.repeats_of(route)
+            for value in _measured(repeat, contents.warmup_steps)
         ]
         for route in routes
     ]
@@ -125,12 +127,12 @@ def draw_step_time_distribution(axes: Any, contents: ReportContents) -> None:
         axes.plot(
             values, spread, marker=".", linestyle="none", color=colour, markersize=3, alpha=0.6
         )
-        for run in contents.runs_of(route):
+        for repeat in contents.repeats_of(route):
             marks = [
-                (value, "x", 7, 0.22) for value in run.step_milliseconds[: contents.warmup_steps]
+                (value, "x", 7, 0.22) for value in repeat.step_milliseconds[: contents.warmup_steps]
             ]
-            if run.warm_up_milliseconds is not None:
-                marks.append((run.warm_up_milliseconds, "^", 6, 0.36))
+            if repeat.warm_up_milliseconds is not None:
+                marks.append((repeat.warm_up_milliseconds, "^", 6, 0.36))
             for value, marker, size, offset in marks:
                 if _warm_up_marker(
                     axes, index + offset, value, top, colour, marker, size, across=True
@@ -177,25 +179,25 @@ def _warm_up_legend(axes: Any, warmup_steps: int, slowest_beyond: float) -> None
 def draw_time_per_step(axes: Any, contents: ReportContents) -> None:
     """Every step's time across the run, per run; the warm-up band shaded."""
     top = _axis_top(contents)
-    runs = [run for run in contents.runs if run.step_milliseconds]
-    if not runs or top is None:
+    repeats = [repeat for repeat in contents.repeats if repeat.step_milliseconds]
+    if not repeats or top is None:
         note_nothing_to_draw(axes, "no step times recorded")
         return
     longest = 0
-    for run in runs:
-        colour = route_colour(run.route, contents.routes)
-        steps = range(len(run.step_milliseconds))
-        longest = max(longest, len(run.step_milliseconds))
+    for repeat in repeats:
+        colour = route_colour(repeat.route, contents.routes)
+        steps = range(len(repeat.step_milliseconds))
+        longest = max(longest, len(repeat.step_milliseconds))
         axes.plot(
             list(steps),
-            [min(value, top) for value in run.step_milliseconds],
+            [min(value, top) for value in repeat.step_milliseconds],
             color=colour,
-            linestyle=REPEAT_STYLES[run.repeat % len(REPEAT_STYLES)],
+            linestyle=REPEAT_STYLES[repeat.repeat % len(REPEAT_STYLES)],
             linewidth=1.0,
             alpha=0.85,
-            gid=f"steps-{run.route}-{run.repeat}",
+            gid=f"steps-{repeat.route}-{repeat.repeat}",
         )
-        for step, value in enumerate(run.step_milliseconds):
+        for step, value in enumerate(repeat.step_milliseconds):
             if value > top:
                 _warm_up_marker(axes, step, value, top, colour, "x", 5)
     band = None
@@ -211,4 +213,4 @@ def draw_time_per_step(axes: Any, contents: ReportContents) -> None:
         if band is None
         else [(band, f"{leading_steps(contents.warmup_steps)}: not in the median")]
     )
-    route_legend(axes, contents.routes, [run.repeat for run in runs], extra)
+    route_legend(axes, contents.routes, [repeat.repeat for repeat in repeats], extra)

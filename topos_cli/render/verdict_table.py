@@ -1,13 +1,11 @@
 """The verdict for people: rows of cells, drawn by `tables` three ways (the comparison's
-are `comparison_table`'s)."""
+are `comparison_table`'s), read from the verdict record a result keeps (`verdict_record`)."""
 
 from __future__ import annotations
 
 from rich.console import RenderableType
 from rich.text import Text
 
-from topos_cli.judge.verdict import Parity, RouteParity, RouteVerdict, Verdict
-from topos_cli.judge.verdict.warning_groups import group_warnings
 from topos_cli.render.exporters.markdown_table import markdown_table
 from topos_cli.render.parity_words import parity_words
 from topos_cli.render.step_tensors import STEP_TENSOR_COLUMN, shows_step_tensors, step_tensor_cell
@@ -17,6 +15,11 @@ from topos_cli.render.tables import (
     plain_table,
     status_style,
 )
+from topos_cli.render.verdict_record import Drawable, verdict_record
+from topos_cli.render.warning_groups import group_warnings
+from topos_cli.result.grade_result import JudgedVerdict
+from topos_cli.result.parity_record import ParityRecord, RouteParityRecord
+from topos_cli.result.route_verdict_record import RouteVerdictRecord
 from topos_cli.shared.units import DASH, format_milliseconds, mebibytes_cell
 
 #: The verdict table's columns: a short header (a table's, kept short so ten columns fit
@@ -46,14 +49,14 @@ VERDICT_GROUPS = (
 )
 
 
-def _status_cell(route: RouteVerdict) -> str:
+def _status_cell(route: RouteVerdictRecord) -> str:
     """`ok`, `failed`, or e.g. `timed out (1 of 2 ok)` when some repeats finished."""
     if route.failures and route.completed:
         return f"{route.status} ({route.completed} of {route.repeats} ok)"
     return route.status
 
 
-def _speed_cells(route: RouteVerdict, reference: str) -> tuple[str, str, str, str]:
+def _speed_cells(route: RouteVerdictRecord, reference: str) -> tuple[str, str, str, str]:
     """The ms/step, CPU ms/step, first-step and speed-ratio cells of a route."""
     speed = route.speed
     if speed is None:
@@ -84,18 +87,22 @@ def _speed_cells(route: RouteVerdict, reference: str) -> tuple[str, str, str, st
     return median_cell, cpu_cell, first, ratio
 
 
-def verdict_headers(verdict: Verdict) -> tuple[str, ...]:
+def verdict_headers(drawn: Drawable) -> tuple[str, ...]:
     """The verdict table's short headers: `VERDICT_HEADERS`, the training Δ's column
     given to the step tensors where the verdict has them (`shows_step_tensors`)."""
+    verdict = verdict_record(drawn)
     return _with_step_tensors(VERDICT_HEADERS, STEP_TENSOR_COLUMN[0], verdict)
 
 
-def verdict_labels(verdict: Verdict) -> tuple[str, ...]:
+def verdict_labels(drawn: Drawable) -> tuple[str, ...]:
     """The verdict table's headers said in full (`verdict_headers`'s)."""
+    verdict = verdict_record(drawn)
     return _with_step_tensors(VERDICT_LABELS, STEP_TENSOR_COLUMN[1], verdict)
 
 
-def _with_step_tensors(names: tuple[str, ...], name: str, verdict: Verdict) -> tuple[str, ...]:
+def _with_step_tensors(
+    names: tuple[str, ...], name: str, verdict: JudgedVerdict
+) -> tuple[str, ...]:
     if not shows_step_tensors(verdict):
         return names
     where = VERDICT_HEADERS.index("Δ MiB")
@@ -103,7 +110,7 @@ def _with_step_tensors(names: tuple[str, ...], name: str, verdict: Verdict) -> t
 
 
 def _memory_cells(
-    route: RouteVerdict, reference: str, step_tensors: bool = False
+    route: RouteVerdictRecord, reference: str, step_tensors: bool = False
 ) -> tuple[str, str, str]:
     """The peak RSS, training delta and memory-ratio cells of a route; in a verdict that
     shows step tensors (`step_tensors`), the peak RSS, the route's step tensors (a dash
@@ -115,13 +122,13 @@ def _memory_cells(
     if step_tensors:
         if route.route == reference:
             ratio = "reference"
-        elif memory.step_tensor_ratio is None:
+        elif memory.step_tensor_ratio_or_none is None:
             ratio = DASH
         else:
-            ratio = f"{memory.step_tensor_ratio:.2f}x step tensors"
+            ratio = f"{memory.step_tensor_ratio_or_none:.2f}x step tensors"
         return (
             mebibytes_cell(memory.peak_rss_bytes),
-            step_tensor_cell(memory.step_tensor_bytes),
+            step_tensor_cell(memory.step_tensor_bytes_or_none),
             ratio,
         )
     if route.route == reference:
@@ -139,35 +146,30 @@ def _memory_cells(
     )
 
 
-def _parity_cell(route: RouteParity | None, parity: Parity) -> str:
+def _parity_cell(route: RouteParityRecord | None, parity: ParityRecord) -> str:
     """What parity says about one route in the table: its words, or a dash where the
     route was not compared."""
     words = parity_words(route, parity)
     return DASH if words is None else words
 
 
-def verdict_rows(verdict: Verdict) -> list[list[str]]:
+def verdict_rows(drawn: Drawable) -> list[list[str]]:
     """The verdict table as rows of strings, one per route, in `VERDICT_HEADERS` order."""
+    verdict = verdict_record(drawn)
     parities = {route.route: route for route in verdict.parity.routes}
     agreements = {agreement.route: agreement for agreement in verdict.agreements}
     # A native reference (`eager`, `jit`) graded beside compiled routes alone has no
     # other exact route to be checked against: it is what they are judged against.
-    native_reference = next(
-        (
-            agreement.reference
-            for agreement in verdict.agreements
-            if getattr(agreement, "kind", None) == "native"
-        ),
-        None,
-    )
+    native_reference = next((agreement.reference for agreement in verdict.native), None)
     step_tensors = shows_step_tensors(verdict)
     rows = []
     for route in verdict.routes:
         parity_cell = _parity_cell(parities.get(route.route), verdict.parity)
         if route.route == native_reference and parity_cell == "not checked":
             parity_cell = "reference"
-        median_cell, cpu_cell, first, speed_ratio = _speed_cells(route, verdict.reference)
-        peak, delta, memory_ratio = _memory_cells(route, verdict.reference, step_tensors)
+        reference = verdict.reference or ""
+        median_cell, cpu_cell, first, speed_ratio = _speed_cells(route, reference)
+        peak, delta, memory_ratio = _memory_cells(route, reference, step_tensors)
         rows.append(
             [
                 route.route,
@@ -179,16 +181,17 @@ def verdict_rows(verdict: Verdict) -> list[list[str]]:
                 peak,
                 delta,
                 memory_ratio,
-                agreements[route.route].cell() if route.route in agreements else parity_cell,
+                agreements[route.route].cell if route.route in agreements else parity_cell,
             ]
         )
     return rows
 
 
-def heap_growth_note(verdict: Verdict) -> str | None:
+def heap_growth_note(drawn: Drawable) -> str | None:
     """A native verdict's training Δ, said for what it is: the heap's growth beyond the
     warm-up steps' (the worker keeps glibc's mmap threshold, so freed tensors stay in
     the heap), not the step's tensors; None for a verdict without step tensors."""
+    verdict = verdict_record(drawn)
     if not shows_step_tensors(verdict):
         return None
     figures = [
@@ -205,8 +208,9 @@ def heap_growth_note(verdict: Verdict) -> str | None:
     )
 
 
-def verdict_notes(verdict: Verdict) -> list[str]:
+def verdict_notes(drawn: Drawable) -> list[str]:
     """The lines after the table: legend, failures with their detail, and warnings."""
+    verdict = verdict_record(drawn)
     lines = []
     heap = heap_growth_note(verdict)
     if heap is not None:
@@ -244,20 +248,22 @@ def verdict_notes(verdict: Verdict) -> list[str]:
     return lines
 
 
-def render_verdict_plain(verdict: Verdict, ascii_only: bool = False) -> str:
+def render_verdict_plain(drawn: Drawable, ascii_only: bool = False) -> str:
     """The verdict as plain text: table, summary sentence, notes and warnings."""
+    verdict = verdict_record(drawn)
     table = plain_table(verdict_headers(verdict), verdict_rows(verdict), ascii_only)
-    parts = [table, "", verdict.summary]
+    parts = [table, "", verdict.summary or ""]
     notes = verdict_notes(verdict)
     if notes:
         parts.extend(["", *notes])
     return "\n".join(parts) + "\n"
 
 
-def render_verdict_markdown(verdict: Verdict) -> str:
+def render_verdict_markdown(drawn: Drawable) -> str:
     """The verdict as Markdown: table, summary in bold, notes and warnings as a list."""
+    verdict = verdict_record(drawn)
     rows = verdict_rows(verdict)
-    parts = [markdown_table(verdict_headers(verdict), rows), "", f"**{verdict.summary}**"]
+    parts = [markdown_table(verdict_headers(verdict), rows), "", f"**{verdict.summary or ''}**"]
     notes = verdict_notes(verdict)
     if notes:
         parts.append("")
@@ -289,9 +295,10 @@ def _verdict_style(column: int, text: str) -> str:
     return ""
 
 
-def verdict_table(verdict: Verdict) -> FittedTable:
+def verdict_table(drawn: Drawable) -> FittedTable:
     """The verdict for a terminal: all columns when they fit, time and memory as two tables
     when they do not, a block per route when even those do not; no word broken."""
+    verdict = verdict_record(drawn)
     numeric = {"ms/step", "1st ms", "RSS MiB", "Δ MiB", "CPU ms", STEP_TENSOR_COLUMN[0]}
     headers = verdict_headers(verdict)
     groups = tuple(
@@ -312,10 +319,11 @@ def verdict_table(verdict: Verdict) -> FittedTable:
     )
 
 
-def verdict_renderables(verdict: Verdict) -> list[RenderableType]:
+def verdict_renderables(drawn: Drawable) -> list[RenderableType]:
     """The verdict on a terminal: its table, the summary green or red, the notes coloured."""
-    colour = {0: "bold green", 5: "bold yellow"}.get(int(verdict.exit_status), "bold red")
-    summary = Text(verdict.summary, style=colour)
+    verdict = verdict_record(drawn)
+    colour = {0: "bold green", 5: "bold yellow"}.get(verdict.exit_status, "bold red")
+    summary = Text(verdict.summary or "", style=colour)
     notes = [Text(line, style=_note_style(line)) for line in verdict_notes(verdict)]
     return [verdict_table(verdict), summary, *notes]
 

@@ -287,6 +287,33 @@ class JudgedVerdict(ResultPart, forbid_unknown_fields=False):
     #: Each compiled native route's agreement with its reference (`NativeAgreement.record`).
     native: list[NativeAgreementRecord] = msgspec.field(default_factory=list)
     warnings: list[StoredWarning] = msgspec.field(default_factory=list)
+    #: Per route a frontier picture draws (its time and training Δ measured), whether the
+    #: time judgement tells it from every other such route (`told_apart`); `None` in a
+    #: result written before it was kept.
+    told_apart: dict[str, bool] | None = None
+
+    def route(self, name: str) -> RouteVerdictRecord:
+        """The verdict on the route called `name`; raises `KeyError` if none."""
+        for route in self.routes:
+            if route.route == name:
+                return route
+        raise KeyError(name)
+
+    @property
+    def agreements(self) -> list[PeerAgreementRecord | NativeAgreementRecord]:
+        """The routes judged by agreement, not bits: the peers', then a native
+        workload's compiled routes', as the verdict judged them."""
+        return [*self.peers, *self.native]
+
+    def keeps_every_word(self) -> bool:
+        """Whether render can draw the verdict from this record alone: every word and
+        flag it reads (the agreements' cells, the pairings' phrases, `told_apart`) kept.
+        A result written before they were kept is judged again from its repeats."""
+        return (
+            self.told_apart is not None
+            and all(agreement.cell for agreement in self.agreements)
+            and all(pairing.phrase for pairing in self.pairings)
+        )
 
 
 Status = Literal["complete", "interrupted", "error", "failed"]

@@ -21,3 +21,15 @@ class MemoryRecord(ResultPart, forbid_unknown_fields=False):
     training_delta_ratio: Ratio | None = None
     step_tensor_bytes: Bytes | msgspec.UnsetType | None = msgspec.UNSET
     step_tensor_ratio: Ratio | msgspec.UnsetType | None = msgspec.UNSET
+
+    @property
+    def step_tensor_bytes_or_none(self) -> int | None:
+        """The step tensors' bytes, `None` where the route has none (a field left unset)."""
+        value = self.step_tensor_bytes
+        return None if isinstance(value, msgspec.UnsetType) else value
+
+    @property
+    def step_tensor_ratio_or_none(self) -> float | None:
+        """The step tensors' ratio to the reference's, `None` where there is none."""
+        value = self.step_tensor_ratio
+        return None if isinstance(value, msgspec.UnsetType) else value

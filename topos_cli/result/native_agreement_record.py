@@ -10,7 +10,7 @@ class NativeAgreementRecord(ResultPart, forbid_unknown_fields=False):
     """A compiled native route's agreement (`native_agreement.NativeAgreement`): status,
     tolerance, steps, the largest relative loss difference and the first step beyond, its
     cause, step 0's largest gradient error, whether its random state differed, and the
-    summary's sentence."""
+    summary's sentence and the table's cell."""
 
     route: str
     reference: str
@@ -28,3 +28,6 @@ class NativeAgreementRecord(ResultPart, forbid_unknown_fields=False):
     #: masks), the cause named where it agrees yet its step 0 gradients differ.
     random_state_differs: bool = False
     description: str = ""
+    #: The parity column's words (`agrees (≤ 1e-05)`), kept so render reads them; empty
+    #: in a result written before they were kept.
+    cell: str = ""

@@ -14,3 +14,6 @@ class PairingRecord(ResultPart, forbid_unknown_fields=False):
     speed: SpeedRatioRecord | None = None
     peak_ratio: Ratio | None = None
     training_delta_ratio: Ratio | None = None
+    #: Its words (`against recorded: 1.10 ± 0.03x slower, Δ 0.52x`), kept so render reads
+    #: them; empty in a result written before they were kept.
+    phrase: str = ""

@@ -11,7 +11,7 @@ from topos_cli.result.result_part import Count, Ratio, ResultPart, Seconds
 class PeerAgreementRecord(ResultPart, forbid_unknown_fields=False):
     """A peer's agreement (`agreement.PeerAgreement`): its status (`agrees`, `diverges`,
     `not checked`), step 0's and the trajectory's figures (relative loss differences,
-    infinite where a loss is NaN), the tolerances, and the summary's sentence."""
+    infinite where a loss is NaN), the tolerances, the summary's sentence and the table's cell."""
 
     route: str
     status: str
@@ -38,3 +38,6 @@ class PeerAgreementRecord(ResultPart, forbid_unknown_fields=False):
     gradient_tolerance: Ratio = 0.0
     gradients_beyond: list[str] = msgspec.field(default_factory=list)
     description: str = ""
+    #: The parity column's words (`agrees: step 0 to 1.3e-06, ...`), kept so render reads
+    #: them; empty in a result written before they were kept.
+    cell: str = ""

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from topos_cli.judge.verdict import decide_verdict
 from topos_cli.judge.verdict.noise import NoiseWarning
-from topos_cli.judge.verdict.warning_groups import group_warnings
 from topos_cli.render.verdict_table import verdict_notes
+from topos_cli.render.warning_groups import group_warnings
 from topos_cli.result.float_bits import float32_bits
 from topos_cli.result.repeat import Repeat
 

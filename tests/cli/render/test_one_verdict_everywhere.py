@@ -83,7 +83,7 @@ def test_every_rendering_says_the_verdicts_word(tmp_path, kind):
         "summary": verdict.summary,
         "plain": render_verdict_plain(verdict),
         "markdown": render_verdict_markdown(verdict),
-        "json": json.dumps(verdict.record().to_json()),
+        "json": json.dumps(verdict.to_json()),  # the record the report reads
         "html": page.read_text(encoding="utf-8"),
         "png title": overview_title(contents),
         "history": history,

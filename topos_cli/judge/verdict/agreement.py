@@ -215,6 +215,7 @@ class PeerAgreement:
             gradient_tolerance=self.gradient_tolerance,
             gradients_beyond=list(self.gradients_beyond),
             description=self.describe(),
+            cell=self.cell(),
         )
 
 
@@ -225,8 +226,8 @@ def _reference(repeats: Sequence[Repeat], reference_route: str) -> Repeat | None
     return next((run for run in ours if run.route == reference_route), ours[0] if ours else None)
 
 
-def _float64(run: Repeat) -> Float64Facts | None:
-    ready = run.ready
+def _float64(repeat: Repeat) -> Float64Facts | None:
+    ready = repeat.ready
     return None if ready is None or ready.peer is None else ready.peer.float64
 
 

@@ -30,6 +30,7 @@ from topos_cli.judge.verdict.pairing import Pairing, pair_routes
 from topos_cli.judge.verdict.parity import Parity, judge_parity
 from topos_cli.judge.verdict.route_verdict import RouteVerdict, judge_route, with_ratios
 from topos_cli.judge.verdict.summary import exit_status_of, summary_sentence
+from topos_cli.judge.verdict.told_apart import routes_told_apart
 from topos_cli.result.grade_result import JudgedVerdict
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.verdict_settings import VerdictSettings
@@ -60,7 +61,8 @@ class Verdict:
         raise KeyError(name)
 
     def record(self) -> JudgedVerdict:
-        """The verdict as a result keeps it: typed records, encoded by the schema."""
+        """The verdict as a result keeps it: typed records, encoded by the schema, with
+        every word and flag render reads (`JudgedVerdict.keeps_every_word`)."""
         return JudgedVerdict(
             settings=self.settings,
             reference=self.reference,
@@ -80,6 +82,7 @@ class Verdict:
                 if isinstance(agreement, NativeAgreement)
             ],
             warnings=[warning.record() for warning in self.warnings],
+            told_apart=routes_told_apart(self.routes, self.settings),
         )
 
 

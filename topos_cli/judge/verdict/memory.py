@@ -74,9 +74,9 @@ def measure_memory(repeats: Sequence[Repeat]) -> Memory | None:
     )
 
 
-def _step_tensor_bytes(run: Repeat) -> int | None:
-    """A native run's step tensors, as its worker measured them when ready."""
-    native = None if run.ready is None else run.ready.native
+def _step_tensor_bytes(repeat: Repeat) -> int | None:
+    """A native repeat's step tensors, as its worker measured them when ready."""
+    native = None if repeat.ready is None else repeat.ready.native
     return None if native is None else native.step_tensor_bytes
 
 

@@ -31,9 +31,9 @@ from topos_cli.result.worker_facts import NativeFacts
 NATIVE_LOSS_TOLERANCE = 1e-3
 
 
-def native_facts(run: Repeat) -> NativeFacts | None:
-    """A run's native facts, if it is a native workload's route."""
-    ready = run.ready
+def native_facts(repeat: Repeat) -> NativeFacts | None:
+    """A repeat's native facts, if it is a native workload's route."""
+    ready = repeat.ready
     return None if ready is None else ready.native
 
 
@@ -207,6 +207,7 @@ class NativeAgreement:
             gradient_scaled=self.gradient_scaled,
             random_state_differs=self.random_state_differs,
             description=self.describe(),
+            cell=self.cell(),
         )
 
 

@@ -55,6 +55,7 @@ class Pairing:
             speed=None if self.speed is None else self.speed.record(),
             peak_ratio=self.peak_ratio,
             training_delta_ratio=self.training_delta_ratio,
+            phrase=self.phrase,
         )
 
 

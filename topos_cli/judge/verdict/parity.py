@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import msgspec
+
 from topos_cli.result.divergence_record import DivergedRun, DivergenceRecord
-from topos_cli.result.float_bits import describe_bits, format_bits, ulps_between
+from topos_cli.result.float_bits import format_bits, ulps_between
 from topos_cli.result.json_values import loss_for_json
 from topos_cli.result.parity_record import (
     ParityRecord,
@@ -16,11 +18,6 @@ from topos_cli.result.parity_record import (
 )
 from topos_cli.result.repeat import Repeat
 from topos_cli.result.verdict_settings import REFERENCE_ROUTE
-
-
-def run_label(route: str, repeat: int, name_repeats: bool) -> str:
-    """How a run is named to people: the route, and its 1-based repeat when there are several."""
-    return f"{route} (repeat {repeat + 1})" if name_repeats else route
 
 
 @dataclass(frozen=True)
@@ -38,25 +35,18 @@ class Divergence:
     ulps: int | None
 
     def describe(self, name_repeats: bool = False) -> str:
-        """The divergence for people.
-
-        For example `step 7: engine 2.30258512 (40135d8e) vs recorded
-        2.30258536 (40135d8f), 1 ulp apart`.
-        """
-        if self.ulps is None:
-            distance = "not comparable (NaN)"
-        else:
-            distance = f"{self.ulps} ulp{'' if self.ulps == 1 else 's'} apart"
-        reference = run_label(self.reference_route, self.reference_repeat, name_repeats)
-        other = run_label(self.route, self.repeat, name_repeats)
-        return (
-            f"step {self.step}: {reference} {describe_bits(self.reference_bits)} "
-            f"vs {other} {describe_bits(self.bits)}, {distance}"
-        )
+        """The divergence for people (`DivergenceRecord.describe`: said once, from the
+        record a result keeps)."""
+        return self._fields().describe(name_repeats)
 
     def record(self) -> DivergenceRecord:
         """The divergence as a verdict keeps it: bits in hexadecimal, losses as numbers
         (or `"nan"`, `"inf"`), and its sentence."""
+        fields = self._fields()
+        return msgspec.structs.replace(fields, description=fields.describe(name_repeats=True))
+
+    def _fields(self) -> DivergenceRecord:
+        """The record without its sentence."""
         return DivergenceRecord(
             step=self.step,
             reference=DivergedRun(
@@ -72,7 +62,6 @@ class Divergence:
                 loss=loss_for_json(self.bits),
             ),
             ulps=self.ulps,
-            description=self.describe(name_repeats=True),
         )
 
 

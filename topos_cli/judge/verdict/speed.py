@@ -100,8 +100,8 @@ class Speed:
     #: What the machine readings said of other processes meanwhile (context, not a
     #: disturbance: `SideEvidence.machine_note`), None when they said nothing.
     machine_note: str | None = None
-    #: The completed runs, for `time_judgement`.
-    runs: tuple[Repeat, ...] = field(repr=False, default=())
+    #: The completed repeats, for `time_judgement`.
+    repeats: tuple[Repeat, ...] = field(repr=False, default=())
 
     def record(self) -> SpeedRecord:
         """The speed as a verdict keeps it (raw step times live in the repeats, not here)."""
@@ -143,7 +143,7 @@ def measure_speed(repeats: Sequence[Repeat], settings: VerdictSettings) -> Speed
         disturbed_steps=evidence.disturbed,
         disturbance_evidence=evidence.evidence,
         machine_note=evidence.machine_note,
-        runs=tuple(timed),
+        repeats=tuple(timed),
     )
 
 
@@ -159,8 +159,8 @@ def speed_ratio(
     if undefined. (`known`, a stored estimate, is no longer used: the hierarchical
     bootstrap is cheap.)"""
     judgement = judge_time(
-        speed.runs,
-        reference.runs,
+        speed.repeats,
+        reference.repeats,
         tolerance=settings.speed_tolerance,
         significance_level=settings.significance_level,
         new_warmup=settings.warmup_steps,

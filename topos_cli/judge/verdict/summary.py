@@ -6,9 +6,10 @@ from collections.abc import Sequence
 
 from topos_cli.judge.verdict.agreement import PeerAgreement
 from topos_cli.judge.verdict.pairing import Pairing
-from topos_cli.judge.verdict.parity import Parity, run_label
+from topos_cli.judge.verdict.parity import Parity
 from topos_cli.judge.verdict.route_verdict import RouteVerdict
 from topos_cli.result.repeat import Repeat
+from topos_cli.result.repeat_label import repeat_label
 from topos_cli.shared.exit_status import ExitStatus, most_severe
 from topos_cli.shared.units import MEBIBYTE, format_milliseconds
 
@@ -94,7 +95,7 @@ def _parity_clause(parity: Parity, name_repeats: bool) -> str:
             )
         return f"losses part at {divergence.describe(name_repeats)}"
     short = [
-        f"{run_label(route, repeat, name_repeats)} "
+        f"{repeat_label(route, repeat, name_repeats)} "
         + (f"stopped after {steps} steps" if steps else "reported no losses")
         for route, repeat, steps in parity.stopped_short
     ]

@@ -9,6 +9,7 @@ import io
 
 from topos_cli.render.exporters.export_rows import export_columns, export_rows
 from topos_cli.render.exporters.exported_grade import ExportedGrade
+from topos_cli.render.verdict_record import verdict_record
 
 
 class CsvExporter:
@@ -23,10 +24,11 @@ class CsvExporter:
         """The CSV text, or `None` without a verdict."""
         if grade.verdict is None:
             return None
-        columns = export_columns(grade.verdict)
+        verdict = verdict_record(grade.verdict)
+        columns = export_columns(verdict)
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
         writer.writeheader()
-        for row in export_rows(grade.verdict):
+        for row in export_rows(verdict):
             writer.writerow({key: "" if row[key] is None else row[key] for key in columns})
         return buffer.getvalue()

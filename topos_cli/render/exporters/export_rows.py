@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from topos_cli.judge.verdict import Parity, RouteParity, Verdict
 from topos_cli.render.parity_words import parity_words
 from topos_cli.render.step_tensors import shows_step_tensors
+from topos_cli.render.verdict_record import Drawable, verdict_record
+from topos_cli.result.parity_record import ParityRecord, RouteParityRecord
 
 #: The CSV's columns, in order (also the keys of `export_rows`).
 COLUMNS = (
@@ -41,25 +42,27 @@ COLUMNS = (
 STEP_TENSOR_BYTES = "step_tensor_bytes"
 
 
-def export_columns(verdict: Verdict) -> tuple[str, ...]:
-    """The CSV's columns for `verdict`: `COLUMNS`, with the step tensors after the
-    training Δ where the verdict's routes have them (a native step's)."""
-    if not shows_step_tensors(verdict):
+def export_columns(drawn: Drawable) -> tuple[str, ...]:
+    """The CSV's columns for the verdict `drawn`: `COLUMNS`, with the step tensors after
+    the training Δ where the verdict's routes have them (a native step's)."""
+    if not shows_step_tensors(verdict_record(drawn)):
         return COLUMNS
     where = COLUMNS.index("training_delta_bytes") + 1
     return (*COLUMNS[:where], STEP_TENSOR_BYTES, *COLUMNS[where:])
 
 
-def parity_phrase(route: RouteParity | None, parity: Parity) -> str:
+def parity_phrase(route: RouteParityRecord | None, parity: ParityRecord) -> str:
     """One route's parity in a few words, as the verdict's table says it (`not checked`
     where the table shows a dash)."""
     words = parity_words(route, parity)
     return "not checked" if words is None else words
 
 
-def export_rows(verdict: Verdict) -> list[dict[str, Any]]:
-    """One row per route of the verdict, keyed by `COLUMNS` and `STEP_TENSOR_BYTES` (`None`
-    for what is missing), plus `speed_phrase`, the verdict's words for the Markdown table."""
+def export_rows(drawn: Drawable) -> list[dict[str, Any]]:
+    """One row per route of the verdict `drawn`, keyed by `COLUMNS` and `STEP_TENSOR_BYTES`
+    (`None` for what is missing), plus `speed_phrase`, the verdict's words for the Markdown
+    table."""
+    verdict = verdict_record(drawn)
     parities = {route.route: route for route in verdict.parity.routes}
     rows = []
     for route in verdict.routes:
@@ -92,7 +95,7 @@ def export_rows(verdict: Verdict) -> list[dict[str, Any]]:
                 "judgement_vs_reference": judged,
                 "peak_rss_bytes": None if memory is None else memory.peak_rss_bytes,
                 "training_delta_bytes": None if memory is None else memory.training_delta_bytes,
-                STEP_TENSOR_BYTES: None if memory is None else memory.step_tensor_bytes,
+                STEP_TENSOR_BYTES: None if memory is None else memory.step_tensor_bytes_or_none,
                 "parity": parity_phrase(parities.get(route.route), verdict.parity),
                 "speed_phrase": phrase,
             }

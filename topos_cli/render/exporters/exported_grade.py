@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from topos_cli.judge.verdict import Verdict
+from topos_cli.render.verdict_record import Drawable
 
 
 @dataclass(frozen=True)
 class ExportedGrade:
     """One grade as the exporters read it: the workload's name (a benchmark's entries are
-    named by it) and the verdict the result JSON holds (`None` when no route ran), so an
-    export never disagrees with the JSON."""
+    named by it) and the verdict the result JSON holds (`None` when no route ran; a
+    judge's verdict is drawn by its record, `verdict_record`), so an export never
+    disagrees with the JSON."""
 
     workload: str
-    verdict: Verdict | None
+    verdict: Drawable | None

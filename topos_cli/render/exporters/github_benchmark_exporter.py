@@ -13,14 +13,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from topos_cli.judge.verdict import Verdict
 from topos_cli.render.exporters.exported_grade import ExportedGrade
+from topos_cli.render.verdict_record import Drawable, verdict_record
 from topos_cli.result.result_file import dumps
 
 
-def github_benchmark_entries(workload: str, verdict: Verdict | None) -> list[dict[str, Any]]:
-    """The entries for every route of `verdict`, a grade of `workload` (none without one)."""
+def github_benchmark_entries(workload: str, drawn: Drawable | None) -> list[dict[str, Any]]:
+    """The entries for every route of the verdict `drawn`, a grade of `workload` (none
+    without one)."""
     entries: list[dict[str, Any]] = []
+    verdict = None if drawn is None else verdict_record(drawn)
     for route in verdict.routes if verdict is not None else ():
         repeats = f"{route.completed} of {route.repeats} repeats completed"
         speed = route.speed
@@ -59,12 +61,12 @@ def github_benchmark_entries(workload: str, verdict: Verdict | None) -> list[dic
                     "extra": f"median over repeats; from {low} to {high} bytes; {repeats}",
                 }
             )
-        if memory.step_tensor_bytes is not None:
+        if memory.step_tensor_bytes_or_none is not None:
             entries.append(
                 {
                     "name": f"{workload} {route.route}: step tensors",
                     "unit": "bytes",
-                    "value": memory.step_tensor_bytes,
+                    "value": memory.step_tensor_bytes_or_none,
                     "extra": (
                         f"the step's own tensors at their peak, as its framework counts "
                         f"them; median over repeats; {repeats}"

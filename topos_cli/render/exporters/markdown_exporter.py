@@ -8,6 +8,7 @@ from topos_cli.render.exporters.export_rows import export_rows
 from topos_cli.render.exporters.exported_grade import ExportedGrade
 from topos_cli.render.exporters.markdown_table import markdown_table
 from topos_cli.render.step_tensors import STEP_TENSOR_COLUMN, shows_step_tensors, step_tensor_cell
+from topos_cli.render.verdict_record import verdict_record
 
 #: The Markdown table's headers, one per column.
 MARKDOWN_HEADERS = (
@@ -50,12 +51,13 @@ class MarkdownExporter:
         """The table, or `None` without a verdict."""
         if grade.verdict is None:
             return None
-        step_tensors = shows_step_tensors(grade.verdict)
+        verdict = verdict_record(grade.verdict)
+        step_tensors = shows_step_tensors(verdict)
         headers = list(MARKDOWN_HEADERS)
         if step_tensors:
             headers.insert(headers.index("training Δ (MiB)") + 1, STEP_TENSOR_HEADER)
         rows = []
-        for row in export_rows(grade.verdict):
+        for row in export_rows(verdict):
             low = row["wall_ms_per_step_lower_quartile"]
             high = row["wall_ms_per_step_upper_quartile"]
             interval = MISSING if low is None else f"{_milliseconds(low)}–{_milliseconds(high)}"

@@ -1,13 +1,14 @@
 """Warnings grouped by cause: one line for "steps are outliers" naming every route it
 touched, not one line and one remedy per route, so a quiet grade's verdict is not buried
-under a score of bullets that all say the same thing."""
+under a score of bullets that all say the same thing. It reads the warnings as a verdict
+record keeps them (`StoredWarning`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from topos_cli.judge.verdict.noise import NoiseWarning
+from topos_cli.result.grade_result import StoredWarning
 
 
 @dataclass(frozen=True)
@@ -18,13 +19,13 @@ class WarningGroup:
     kind: str
     routes: tuple[str, ...]
     message: str
-    remedy: str
+    remedy: str | None
 
 
-def group_warnings(warnings: Sequence[NoiseWarning]) -> list[WarningGroup]:
+def group_warnings(warnings: Sequence[StoredWarning]) -> list[WarningGroup]:
     """`warnings` grouped by kind, cause and remedy, in the order each group first
     appears; a group of one keeps its warning's own message."""
-    groups: dict[tuple[str, str, str], list[NoiseWarning]] = {}
+    groups: dict[tuple[str, str, str | None], list[StoredWarning]] = {}
     for warning in warnings:
         # A warning without a cause (machine-wide, or written by an older topos) is a
         # group of its own: there is nothing it could be said to share.
@@ -36,6 +37,6 @@ def group_warnings(warnings: Sequence[NoiseWarning]) -> list[WarningGroup]:
         if len(members) == 1 or not all(member.detail for member in members):
             message = "; ".join(member.message for member in members)
         else:
-            message = f"{cause}: {', '.join(member.detail for member in members)}"
+            message = f"{cause}: {', '.join(member.detail or '' for member in members)}"
         grouped.append(WarningGroup(kind=kind, routes=routes, message=message, remedy=remedy))
     return grouped
