@@ -10,8 +10,10 @@ computes stays the loop's, bit for bit, on every posture.
 from __future__ import annotations
 
 import sys
+from types import FunctionType
 
 import numpy as np
+import pytest
 
 from tests.support.user_models import gru_workload, resnet_workload
 from topos import Tape
@@ -101,6 +103,39 @@ def test_the_compiled_run_is_the_loops_bit_for_bit_on_every_posture_of_a_resnet(
     _same_runs(network, plans, feeds, defaults=True)
 
 
+@pytest.mark.parametrize("part_steps", [7, 64])
+def test_a_run_compiled_in_parts_is_the_loops_bit_for_bit(monkeypatch, part_steps):
+    # Past PART_STEPS steps the run is several functions, buffers handed from one to the
+    # next through the run's list: every posture's buffers (all of them, retained) and
+    # which ones a run leaves None are the loop's, and a replica's parts are its own.
+    from topos.engine import compiled_steps
+
+    monkeypatch.setattr(compiled_steps, "PART_STEPS", part_steps)
+    network, adjoints, feeds, recording = _resnet()
+    plans = [
+        network.entry(adjoints.roots()).lower(),
+        network.entry([recording.loss]).backward().lower(),
+        network.entry(adjoints.roots()).lower("floor"),
+    ]
+    parameters = network.parameters()
+    for plan in plans:
+        parts = [name for name in plan._compiled._namespace if name.startswith("part")]
+        assert len(parts) == -(-len(plan._compiled.structure) // part_steps) > 1
+        looped = plan.forward(parameters, feeds, lambda node, live: None, defaults=True)
+        expected = [None if b is None else np.array(b).tobytes() for b in looped._buffers]
+        for run in (
+            plan.forward(parameters, feeds, defaults=True),
+            plan.replica().forward(parameters, feeds, defaults=True),
+        ):
+            found = [None if b is None else np.asarray(b).tobytes() for b in run._buffers]
+            held = [position for position, b in enumerate(expected) if b is not None]
+            assert [b is None for b in found] == [b is None for b in expected]
+            if plan.posture == "retain":
+                assert [found[i] for i in held] == [expected[i] for i in held]
+            else:
+                assert [found[i] for i in plan.roots] == [expected[i] for i in plan.roots]
+
+
 def test_a_tool_that_wraps_the_kernels_is_heard():
     # Measurement tools (benchmarks/profile_step.py) replace the step list with wrapped
     # kernels; the compiled run must call those, not the ones it was compiled with.
@@ -163,8 +198,8 @@ def test_a_bound_kernels_keywords_are_written_at_its_call_site():
     assert sum(isinstance(kernel, partial) for _, kernel, *_ in plan._steps) > 900
     bound = plan._compiled._namespace.values()
     assert not [value for value in bound if isinstance(value, partial)]
-    source_lines = plan._compiled.execute.__code__.co_names
-    assert any(name.endswith("_out") for name in source_lines)
+    functions = [value for value in bound if isinstance(value, FunctionType)]
+    assert any(name.endswith("_out") for f in functions for name in f.__code__.co_names)
 
 
 def test_a_release_drops_every_arena_view_the_compiled_run_held():
