@@ -96,9 +96,7 @@ def sweep(
         for input_index, needed, contribution in zip(node.inputs, needs, contributions):
             if not needed or contribution is None:
                 continue
-            earlier = gradients.get(input_index)
-            if type(earlier) is WindowGradients:
-                earlier = earlier.assemble(algebra)
+            earlier = _read(gradients.get(input_index), algebra)
             gradients[input_index] = (
                 contribution if earlier is None else algebra.add(earlier, contribution)
             )
@@ -122,9 +120,7 @@ def _hold_window(
         earlier.windows.append((start, gradient))
         return
     held = WindowGradients(axis, shape[axis], shape.rank, [(start, gradient)])
-    if type(earlier) is WindowGradients:
-        earlier = earlier.assemble(algebra)
-    gradients[source] = algebra.add(earlier, held.assemble(algebra))
+    gradients[source] = algebra.add(_read(earlier, algebra), held.assemble(algebra))
 
 
 def _read(gradient: Any, algebra: Algebra) -> Any:

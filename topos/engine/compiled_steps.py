@@ -182,20 +182,13 @@ def _compile(
     part makes and a later part reads handed over through the run's list."""
     sources = frozenset(sources)
     if len(structure) <= PART_STEPS:
-        return _part("execute", enumerate(structure), sources, frozenset(), namespace)
+        return _part("execute", enumerate(structure), sources, namespace)
     handed: set[int] = set(sources)  # positions whose buffer the run's list holds
     names = []
     numbered = list(enumerate(structure))
     for first in range(0, len(structure), PART_STEPS):
         name = f"part{len(names)}"
-        _part(
-            name,
-            numbered[first : first + PART_STEPS],
-            sources,
-            frozenset(handed),
-            namespace,
-            handed,
-        )
+        _part(name, numbered[first : first + PART_STEPS], frozenset(handed), namespace, handed)
         names.append(name)
     calls = "".join(f"    {name}(b, fresh)\n" for name in names)
     exec(compile(f"def execute(b, fresh):\n{calls}", "<topos compiled plan>", "exec"), namespace)
@@ -205,22 +198,21 @@ def _compile(
 def _part(
     name: str,
     steps: Sequence[tuple[int, Structure]],
-    sources: frozenset[int],
     handed_in: frozenset[int],
     namespace: dict[str, Any],
     handed: set[int] | None = None,
 ) -> Execute:
     """The source of one run function over `steps` (numbered in the whole structure),
-    compiled: load the buffers it reads from the run's list (the sources, or, after an
-    earlier part, what that part handed over: `handed_in`), call each kernel in order
-    (with its bound keywords, and a computed root with its fresh buffer as `out`), drop
-    each released buffer, and store every buffer still held back into the run's list.
-    `handed`, for a part of several, is updated to the positions the list holds after."""
+    compiled: load the buffers it reads from the run's list (`handed_in`: the sources,
+    and after an earlier part what it handed over), call each kernel in order (with its
+    bound keywords, and a computed root with its fresh buffer as `out`), drop each
+    released buffer, and store every buffer still held back into the run's list.
+    `handed`, for a part of several, is updated to the positions the list holds after;
+    without it the function is the whole run, and loads every source first."""
     lines = [f"def {name}(b, fresh):"]
     held: dict[int, None] = {}
-    whole = handed is None
-    if whole:
-        for position in sorted(sources):
+    if handed is None:
+        for position in sorted(handed_in):
             lines.append(f"    v{position} = b[{position}]")
             held[position] = None
     loaded = set(held)
@@ -243,7 +235,7 @@ def _part(
         for released in release:
             if released in loaded:
                 lines.append(f"    v{released} = None")
-            if released in sources or released in handed_in:
+            if released in handed_in:
                 # The list held a released source (or a buffer handed over) from the
                 # start; the loop drops it.
                 lines.append(f"    b[{released}] = None")
@@ -253,10 +245,9 @@ def _part(
     # The run's list answers for every buffer a step left alive (roots, and in the
     # retain posture everything); a released one is None there, as the loop leaves it.
     for position in held:
-        if whole or position not in handed_in:
-            lines.append(f"    b[{position}] = v{position}")
-            if handed is not None:
-                handed.add(position)
+        lines.append(f"    b[{position}] = v{position}")
+    if handed is not None:
+        handed.update(held)
     lines.append("    return None")
     exec(compile("\n".join(lines), "<topos compiled plan>", "exec"), namespace)
     return namespace[name]
