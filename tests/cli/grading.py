@@ -61,25 +61,40 @@ def start_topos(
     )
 
 
-def grade_tiny(
-    workload: str, cwd: Path, *arguments: str, steps: int = 6, **extra: str
+def graded(
+    workload: str,
+    cwd: Path,
+    *arguments: str,
+    steps: int,
+    name: str = "result.json",
+    timeout: float = 60.0,
+    **extra: str,
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any] | None]:
-    """Grades a tiny workload, writing `cwd/result.json`; returns the process and the JSON."""
-    result_path = cwd / "result.json"
+    """`topos grade --workload WORKLOAD --steps STEPS --json cwd/NAME ARGUMENTS` in `cwd`;
+    returns the process and the result it wrote (None where it wrote none)."""
+    result_path = cwd / name
     completed = topos(
         "grade",
         "--workload",
-        TINY + workload,
+        workload,
         "--steps",
         str(steps),
         "--json",
         str(result_path),
         *arguments,
         cwd=cwd,
+        timeout=timeout,
         **extra,
     )
     result = json.loads(result_path.read_text()) if result_path.exists() else None
     return completed, result
+
+
+def grade_tiny(
+    workload: str, cwd: Path, *arguments: str, steps: int = 6, **extra: str
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any] | None]:
+    """Grades a tiny workload, writing `cwd/result.json`; returns the process and the JSON."""
+    return graded(TINY + workload, cwd, *arguments, steps=steps, **extra)
 
 
 def succeeded(

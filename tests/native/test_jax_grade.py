@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from tests.cli.grading import ROOT, environment, topos
+from tests.cli.grading import ROOT, environment, graded, topos
 
 WORKLOAD = "tests.native.jax_regression:workload"
 
@@ -19,25 +19,18 @@ WORKLOAD = "tests.native.jax_regression:workload"
 def grade(tmp_path, workload: str, routes: str, *paths: str):
     """`topos grade` of `workload` for three steps (`paths` first on PYTHONPATH), its
     result read back."""
-    result = tmp_path / "native.json"
-    completed = topos(
-        "grade",
-        "--workload",
+    return graded(
         workload,
+        tmp_path,
         "--routes",
         routes,
-        "--steps",
-        "3",
         "--warmup",
         "0",
-        "--json",
-        str(result),
-        cwd=tmp_path,
+        steps=3,
+        name="native.json",
         timeout=300,
         PYTHONPATH=os.pathsep.join([*paths, str(ROOT), str(ROOT / "examples")]),
     )
-    data = json.loads(result.read_text()) if result.exists() else None
-    return completed, data
 
 
 def test_a_users_route_is_judged_against_jit_through_grade(tmp_path):

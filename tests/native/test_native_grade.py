@@ -5,12 +5,11 @@ worker starts."""
 
 from __future__ import annotations
 
-import json
 import os
 
 import pytest
 
-from tests.cli.grading import ROOT, topos
+from tests.cli.grading import ROOT, graded
 from tests.native.once_per_session import run_once_per_session
 from topos_cli.render.report_contents import gather_report_contents
 from topos_cli.render.report_html import render_report_html
@@ -24,27 +23,20 @@ WORKLOAD = "torch_transformer:workload"
 
 def grade(tmp_path, routes: str, *extra: str, workload: str = WORKLOAD, **environment: str):
     """`topos grade` of the example transformer for three steps, its result read back."""
-    result = tmp_path / "native.json"
-    completed = topos(
-        "grade",
-        "--workload",
+    return graded(
         workload,
+        tmp_path,
         "--routes",
         routes,
-        "--steps",
-        "3",
         "--warmup",
         "0",
-        "--json",
-        str(result),
         *extra,
-        cwd=tmp_path,
+        steps=3,
+        name="native.json",
         timeout=300,
         PYTHONPATH=os.pathsep.join([str(ROOT), EXAMPLES]),
         **environment,
     )
-    data = json.loads(result.read_text()) if result.exists() else None
-    return completed, data
 
 
 def example_by_its_path(tmp_path) -> str:

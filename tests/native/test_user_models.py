@@ -8,12 +8,10 @@ another parts; the JAX mixer's named policy agrees with jit and holds less."""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
-from tests.cli.grading import ROOT, topos
+from tests.cli.grading import ROOT, graded
 
 USER_MODELS = ROOT / "tests" / "native" / "user_models"
 
@@ -45,20 +43,15 @@ def test_the_lstm_taggers_checkpoints_train_as_eager_and_hold_less():
 
 def test_the_lstm_tagger_graded_by_its_path_says_who_has_eagers_bits(tmp_path):
     pytest.importorskip("torch")
-    result = tmp_path / "tagger.json"
-    completed = topos(
-        "grade",
-        "--workload",
+    completed, result = graded(
         str(USER_MODELS / "lstm_tagger.py"),
+        tmp_path,
         "--routes",
         "eager,checkpoint,checkpoint-unpreserved-rng",
-        "--steps",
-        "3",
         "--warmup",
         "0",
-        "--json",
-        str(result),
-        cwd=tmp_path,
+        steps=3,
+        name="tagger.json",
         timeout=300,
         PYTHONPATH=str(ROOT),
     )
@@ -69,7 +62,7 @@ def test_the_lstm_tagger_graded_by_its_path_says_who_has_eagers_bits(tmp_path):
             rows.setdefault(line.split()[0], line)  # the table's row, not a later warning
     assert rows["checkpoint"].rstrip().endswith("bit-identical"), rows["checkpoint"]
     assert rows["checkpoint-unpreserved-rng"].rstrip().endswith("parts at step 1")
-    summary = json.loads(result.read_text())["verdict"]["summary"]
+    summary = result["verdict"]["summary"]
     assert "checkpoint-unpreserved-rng parts from eager: its random state after step 0" in summary
 
 

@@ -3,35 +3,27 @@ the peers agree with topos to float32 rounding, their gradients at step 0 too.""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from tests.cli.grading import topos
+from tests.cli.grading import graded
 
 pytest.importorskip("torch")
 pytest.importorskip("jax")
 
 
 def test_mnist_graded_against_both_peers(tmp_path):
-    result = tmp_path / "peers.json"
-    completed = topos(
-        "grade",
-        "--workload",
+    completed, data = graded(
         "mnist",
+        tmp_path,
         "--routes",
         "recorded,torch,jax",
-        "--steps",
-        "3",
         "--warmup",
         "0",
-        "--json",
-        str(result),
-        cwd=tmp_path,
+        steps=3,
+        name="peers.json",
         timeout=600,
     )
     assert completed.returncode == 0, completed.stdout + completed.stderr
-    data = json.loads(result.read_text())
     assert {run["route"]: run["status"] for run in data["repeats"]} == {
         "recorded": "ok",
         "torch": "ok",
