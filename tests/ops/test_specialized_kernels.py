@@ -174,7 +174,7 @@ def test_a_pad_is_the_kernels_zeros_and_copy(shape, widths, transposed):
     [((4, 16), (4, 48), 1, False), ((16, 64), (32, 64), 0, False), ((6, 5), (6, 3), 1, True)],
 )
 def test_a_concat_is_the_kernels_copies(first, second, axis, transposed):
-    # Halves of a tiled gradient (issue 47's window gradients); a view laid out
+    # Halves of a tiled gradient (issue 47's slice gradients); a view laid out
     # column-major copies the same elements.
     operands = [_draw(first, transposed), _draw(second, transposed)]
     shape = list(first)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from topos.autodiff.algebra import Algebra
-from topos.autodiff.window_gradients import WindowGradients
+from topos.autodiff.slice_gradients import SliceGradients
 from topos.errors import NotDifferentiableError, ShapeError
 from topos.graph.node import Node
 
@@ -67,8 +67,8 @@ def sweep(
 
     Contributions to one node accumulate with `add` in the order they arrive:
     consumers last to first, and within a consumer, inputs left to right. A narrow's
-    contribution is held as the window it fills (`WindowGradients`) until the node's
-    gradient is read: windows that tile an axis are concatenated, others padded and
+    contribution is held as the slice it fills (`SliceGradients`) until the node's
+    gradient is read: slices that tile an axis are concatenated, others padded and
     added in the order they arrived.
     """
     kept = set(wrt)
@@ -78,12 +78,12 @@ def sweep(
         node = nodes[index]
         if gradient is None:
             continue
-        if type(gradient) is WindowGradients:
+        if type(gradient) is SliceGradients:
             gradient = gradient.assemble(algebra)
             if index in kept:
                 gradients[index] = gradient
         if node.operation == "narrow" and node.primitive.derive is not None:
-            _hold_window(gradients, node, algebra, operand(node.inputs[0]), gradient)
+            _hold_slice(gradients, node, algebra, operand(node.inputs[0]), gradient)
             continue
         if node.primitive.derive is None:
             # Declared not differentiable: no zero is invented for it. (A flat function,
@@ -103,29 +103,29 @@ def sweep(
     return {index: _read(gradients[index], algebra) for index in kept if index in gradients}
 
 
-def _hold_window(
+def _hold_slice(
     gradients: dict[int, Any], node: Node, algebra: Algebra, operand: Any, gradient: Any
 ) -> None:
-    """Adds narrow `node`'s contribution, the `gradient` of its window of `operand`, to
-    its operand's: held beside earlier windows along the same axis; after a gradient
-    of another kind (or windows along another axis), added to it padded, as the rule
+    """Adds narrow `node`'s contribution, the `gradient` of its slice of `operand`, to
+    its operand's: held beside earlier slices along the same axis; after a gradient
+    of another kind (or slices along another axis), added to it padded, as the rule
     does."""
     axis, start = node.attributes["axis"], node.attributes["start"]
     shape = algebra.shape(operand)
     source = node.inputs[0]
     earlier = gradients.get(source)
     if earlier is None:
-        earlier = gradients[source] = WindowGradients(axis, shape[axis], shape.rank)
-    if type(earlier) is WindowGradients and earlier.accepts(axis, shape[axis]):
-        earlier.windows.append((start, gradient))
+        earlier = gradients[source] = SliceGradients(axis, shape[axis], shape.rank)
+    if type(earlier) is SliceGradients and earlier.accepts(axis, shape[axis]):
+        earlier.slices.append((start, gradient))
         return
-    held = WindowGradients(axis, shape[axis], shape.rank, [(start, gradient)])
+    held = SliceGradients(axis, shape[axis], shape.rank, [(start, gradient)])
     gradients[source] = algebra.add(_read(earlier, algebra), held.assemble(algebra))
 
 
 def _read(gradient: Any, algebra: Algebra) -> Any:
-    """A gradient as a value: held windows assembled."""
-    return gradient.assemble(algebra) if type(gradient) is WindowGradients else gradient
+    """A gradient as a value: held slices assembled."""
+    return gradient.assemble(algebra) if type(gradient) is SliceGradients else gradient
 
 
 def not_differentiable(node: Node, index: int) -> NotDifferentiableError:

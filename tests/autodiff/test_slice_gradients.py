@@ -1,6 +1,6 @@
 """Gradients through narrows, as a user's recurrent cell cuts its gates out of one product:
-windows that tile an axis are joined by concatenation (no zero-filled buffer a window,
-no addition a window), any other windows padded and added as before, and every case is
+slices that tile an axis are joined by concatenation (no zero-filled buffer a slice,
+no addition a slice), any other slices padded and added as before, and every case is
 right against finite differences and the same bits on both routes."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from tests.autodiff.test_route_parity import assert_bitwise_equal
 from tests.support.routes import engine, finite_differences, record, recorded
 from topos.autodiff.eager_algebra import EagerAlgebra
-from topos.autodiff.window_gradients import WindowGradients
+from topos.autodiff.slice_gradients import SliceGradients
 
 
 def _gated_cell(tape, tensors):
@@ -66,7 +66,7 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_gradients_through_windows_are_right_and_the_routes_bit_identical(case):
+def test_gradients_through_slices_are_right_and_the_routes_bit_identical(case):
     build, arrays = CASES[case]
     assert_bitwise_equal(
         engine(build, arrays, 7, np.float32), recorded(build, arrays, 7, np.float32)
@@ -86,19 +86,19 @@ def _recorded_operations(build, arrays):
 
 def test_gates_that_tile_their_product_are_joined_without_padding():
     operations = _recorded_operations(*CASES["gated cell"])
-    # Four gates: three concatenations, no zero-filled window, no sum of windows.
+    # Four gates: three concatenations, no zero-filled slice, no sum of slices.
     assert "pad" not in operations
     assert operations.count("concat") == 3
 
 
-def test_windows_that_do_not_tile_are_padded_as_before():
+def test_slices_that_do_not_tile_are_padded_as_before():
     operations = _recorded_operations(*CASES["overlapping and gapped"])
     assert operations.count("pad") == 3 and "concat" not in operations
 
 
-def _pad(window, start, size):
-    padded = np.zeros((window.shape[0], size), window.dtype)
-    padded[:, start : start + window.shape[1]] = window
+def _pad(part, start, size):
+    padded = np.zeros((part.shape[0], size), part.dtype)
+    padded[:, start : start + part.shape[1]] = part
     return padded
 
 
@@ -108,28 +108,28 @@ def _pad(window, start, size):
         ((4, 0, 2), (4, 2, 2), True),  # arrived out of order, tile once sorted
         ((0, 3), (5, 5), False),  # overlap
         ((0, 5), (2, 3), False),  # a gap
-        ((0,), (8,), True),  # one window, the whole axis
+        ((0,), (8,), True),  # one slice, the whole axis
     ],
 )
-def test_held_windows_assemble_to_the_padded_sum_in_arrival_order(starts, lengths, tiles):
+def test_held_slices_assemble_to_the_padded_sum_in_arrival_order(starts, lengths, tiles):
     rng = np.random.default_rng(11)
-    windows = [
+    slices = [
         (start, rng.standard_normal((3, length)).astype(np.float32))
         for start, length in zip(starts, lengths)
     ]
-    held = WindowGradients(axis=1, size=8, rank=2, windows=list(windows))
+    held = SliceGradients(axis=1, size=8, rank=2, slices=list(slices))
     assembled = held.assemble(EagerAlgebra(np.float32))
-    expected = _pad(windows[0][1], windows[0][0], 8)
-    for start, window in windows[1:]:
-        expected = expected + _pad(window, start, 8)
+    expected = _pad(slices[0][1], slices[0][0], 8)
+    for start, part in slices[1:]:
+        expected = expected + _pad(part, start, 8)
     assert assembled.tobytes() == expected.tobytes()
     if tiles:
-        ordered = [window for _, window in sorted(windows, key=lambda pair: pair[0])]
+        ordered = [part for _, part in sorted(slices, key=lambda pair: pair[0])]
         assert assembled.tobytes() == np.concatenate(ordered, axis=1).tobytes()
 
 
 def test_a_negative_zero_keeps_its_sign_in_a_tiled_gradient():
     # The one difference from padding and adding: -0.0 + 0.0 is +0.0.
-    windows = [(0, np.array([[-0.0]], np.float32)), (1, np.array([[1.0]], np.float32))]
-    held = WindowGradients(axis=1, size=2, rank=2, windows=windows)
+    slices = [(0, np.array([[-0.0]], np.float32)), (1, np.array([[1.0]], np.float32))]
+    held = SliceGradients(axis=1, size=2, rank=2, slices=slices)
     assert np.signbit(held.assemble(EagerAlgebra(np.float32))[0, 0])
