@@ -9,13 +9,14 @@ from itertools import pairwise
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 
 from tests.engine.test_plan import model
 from tests.support.random_graphs import Program, programs
 from tests.support.routes import record
 from topos import GraphError, Tape, Tensor
 from topos.engine.arena import ALIGNMENT, Interval, place
+from topos.ops.patch_window import PatchWindow
 from topos.training import RouteProgram
 from topos.workloads import resolve
 
@@ -49,8 +50,11 @@ def arena_intervals(plan) -> list[tuple[int, int, int, int]]:
             spans.append((index, ends[index], slot.offset, slot.offset + slot.size))
     for index, slot in memory.workspaces.items():
         node = plan.network.nodes[index]
-        # A workspace holding the output lives as long as the output.
-        end = memory.storage_end[index] if node.primitive.memory.output_in_workspace else index
+        # A workspace holding the output lives as long as the output; a computed root's
+        # kernel copies its output out of the workspace into the root's fresh buffer, so
+        # that workspace is its step's alone.
+        holds_output = node.primitive.memory.output_in_workspace and index not in memory.fresh
+        end = memory.storage_end[index] if holds_output else index
         spans.append((index, end, slot.offset, slot.offset + slot.size))
     for index, slot in memory.scratches.items():
         # A scratch beside an output-holding workspace lives during its step only.
@@ -91,8 +95,27 @@ def reference_payloads(network, plan) -> dict[int, np.ndarray]:
     return values
 
 
+#: A col2im (its output in its workspace) that is a computed root: its kernel copies the
+#: output into the root's fresh buffer, so its workspace is free after its step and a
+#: later node may take the same bytes (the search found it; the plan was right).
+_FRESH_COL2IM = Program(
+    shapes=((1, 1, 1, 1), (1, 1, 1, 1)),
+    steps=(
+        ("abs", (0,), {}),
+        ("im2col", (1,), {"window": PatchWindow(1, 1, 1, 0, 1)}),
+        *[("abs", (0,), {})] * 5,
+        ("expand", (3,), {"shape": (-1, -1)}),
+    ),
+    terms=(None, 2),
+    seed=0,
+    leaves=(),
+    second_order=False,
+)
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs())
+@example(_FRESH_COL2IM)
 def test_random_graphs_slots_never_collide_and_the_bits_match_the_kernels(program: Program):
     network, forward, retain = lowered(program)
     for plan in (forward, retain):
