@@ -26,3 +26,26 @@ def test_importing_them_loads_no_numpy(tmp_path):
     )
     assert completed.returncode == 0, completed.stderr
     assert loaded == "loaded []"
+
+
+def test_a_remembered_interval_is_the_one_its_own_data_give():
+    # The bootstrap is remembered by its data: each series must get its own interval,
+    # to the bit, whether asked first, again, or after another (lists or tuples alike).
+    from topos.measurement import statistics
+
+    slow = [[1.00, 1.02, 0.99, 1.01], [1.03, 1.00, 1.02]]
+    fast = [[0.80, 0.82, 0.79], [0.81, 0.83, 0.80, 0.82]]
+    other = [[0.80, 0.82, 0.79], [0.81, 0.83, 0.80, 0.90]]  # one step apart from `fast`
+
+    def fresh(new, old):
+        statistics._bootstrapped_interval.cache_clear()
+        return statistics.hierarchical_interval(new, old)
+
+    expected = {name: fresh(new, slow) for name, new in (("fast", fast), ("other", other))}
+    assert expected["fast"] != expected["other"]
+    statistics._bootstrapped_interval.cache_clear()
+    for _ in range(2):
+        assert statistics.hierarchical_interval(fast, slow) == expected["fast"]
+        assert statistics.hierarchical_interval(tuple(map(tuple, other)), slow) == expected["other"]
+    # Another seed or resample count is another bootstrap, not the remembered one.
+    assert statistics.hierarchical_interval(fast, slow, seed=7) != expected["fast"]
