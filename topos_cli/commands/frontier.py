@@ -16,7 +16,7 @@ activation memory budgets, a JAX step's checkpoint policies) is
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
@@ -169,24 +169,10 @@ def _finish(preparation, gathered, refused, host, groups, *, stdout: TextIO, std
     if saved.path not in (None, "-"):
         picture = Path(saved.path).with_suffix(".svg")
     table_stream = stderr if preparation.result_path == "-" else stdout
-    drawn = None
-    try:
-        # Checked again: the result may have gone elsewhere (kept beside a complete one),
-        # and a device or FIFO put there meanwhile must not be written into.
-        check_output(picture, "the picture beside the result")
-        title = (
-            f"topos frontier: {options.workload}, ms/step against training Δ "
-            f"({options.steps} steps)"
-        )
-        svg = frontier_svg(frontier_points(result), title)
-        write_bytes_atomically(picture, svg.encode("utf-8"))
-        drawn = picture
-    except ToposError as error:
-        stderr.write(f"topos: error: {error}\n")
-    except OSError as error:
-        stderr.write(
-            f"topos: error: cannot write the picture {picture}: {error.strerror or error}\n"
-        )
+    title = (
+        f"topos frontier: {options.workload}, ms/step against training Δ ({options.steps} steps)"
+    )
+    drawn = write_picture(picture, lambda: frontier_svg(frontier_points(result), title), stderr)
     rows = frontier_rows(result, result.verdict)
     rows += [[entry.point, "below the floor", *[""] * (len(HEADERS) - 2)] for entry in refused]
     table = markdown_table(HEADERS, rows) if options.markdown else plain_table(HEADERS, rows)
@@ -248,6 +234,26 @@ def run_frontier(
         return grade_with(chosen, grade_points, preflight=preflight, **streams)
     native = native_frontier_options(options, preflight, budget_texts)
     return grade_with(native, grade_native_points, preflight=preflight, **streams)
+
+
+def write_picture(picture: Path, draw: Callable[[], str], stderr: TextIO) -> Path | None:
+    """Writes the frontier's picture (the SVG `draw` gives) to `picture`; its path, or
+    None after one error line on `stderr` when it cannot be written (the result is kept
+    all the same)."""
+    try:
+        # Checked again: the result may have gone elsewhere (kept beside a complete one),
+        # and a device or FIFO put there meanwhile must not be written into.
+        check_output(picture, "the picture beside the result")
+        write_bytes_atomically(picture, draw().encode("utf-8"))
+    except ToposError as error:
+        stderr.write(f"topos: error: {error}\n")
+    except OSError as error:
+        stderr.write(
+            f"topos: error: cannot write the picture {picture}: {error.strerror or error}\n"
+        )
+    else:
+        return picture
+    return None
 
 
 def say_where_it_went(saved: Any, result: GradeResult, drawn: Any, stderr: TextIO) -> None:

@@ -25,8 +25,7 @@ from typing import TextIO
 import msgspec
 
 from topos.names import compile_budget_of, unknown_native_route
-from topos.system.atomic_file import write_bytes_atomically
-from topos_cli.commands.frontier import say_where_it_went
+from topos_cli.commands.frontier import say_where_it_went, write_picture
 from topos_cli.commands.grade import end_grade, grade_exit_status, judge_gathered
 from topos_cli.commands.options import MOST_BUDGETS
 from topos_cli.commands.result_composition import compose_grade_result
@@ -52,8 +51,7 @@ from topos_cli.render.result_description import describe_data
 from topos_cli.render.tables import plain_table
 from topos_cli.render.verdict_table import verdict_notes
 from topos_cli.result.grade_result import FlaggedPoint, FrontierFacts, HostFacts
-from topos_cli.shared.errors import ToposError, ToposUsageError
-from topos_cli.shared.output_path import check_output
+from topos_cli.shared.errors import ToposUsageError
 
 #: A PyTorch step's budgets unless `--budgets` names others.
 DEFAULT_TORCH_BUDGETS = ("0.2", "0.5", "0.8")
@@ -166,24 +164,14 @@ def grade_native_points(
     saved = save_result(preparation.result_path, result, default=preparation.default_path)
     if saved.path not in (None, "-"):
         picture = Path(saved.path).with_suffix(".svg")
-    drawn = None
-    try:
-        # Checked again: the result may have gone elsewhere, beside a complete one.
-        check_output(picture, "the picture beside the result")
-        axis = picture_axis(points)
-        title = (
-            f"topos frontier: {preparation.workload_name or options.workload}, ms/step against "
-            f"{'step tensors' if axis else 'training Δ'} ({options.steps} steps)"
-        )
-        svg = frontier_svg(picture_points(points, result.verdict), title, axis)
-        write_bytes_atomically(picture, svg.encode("utf-8"))
-        drawn = picture
-    except ToposError as error:
-        stderr.write(f"topos: error: {error}\n")
-    except OSError as error:
-        stderr.write(
-            f"topos: error: cannot write the picture {picture}: {error.strerror or error}\n"
-        )
+    axis = picture_axis(points)
+    title = (
+        f"topos frontier: {preparation.workload_name or options.workload}, ms/step against "
+        f"{'step tensors' if axis else 'training Δ'} ({options.steps} steps)"
+    )
+    drawn = write_picture(
+        picture, lambda: frontier_svg(picture_points(points, result.verdict), title, axis), stderr
+    )
     rows, headers = native_frontier_rows(points), native_frontier_headers(points)
     table = markdown_table(headers, rows) if options.markdown else plain_table(headers, rows)
     lines = [table, "", *native_frontier_notes(points)]

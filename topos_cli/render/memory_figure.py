@@ -14,6 +14,7 @@ from topos_cli.judge.statistics import median
 from topos_cli.render.plotting import (
     REPEAT_STYLES,
     legend_below,
+    legend_beside,
     mebibytes,
     note_nothing_to_draw,
     route_colour,
@@ -131,16 +132,7 @@ def _memory_legend(axes: Any, contents: ReportContents) -> None:
         f"measured peak ({contents.peak_words})",
         "predicted peak (ready + plan)",
     ]
-    # Right of the axes, outside: with several routes a legend inside covers their lines.
-    axes.legend(
-        handles,
-        labels,
-        loc="upper left",
-        bbox_to_anchor=(1.01, 1.0),
-        fontsize=8,
-        frameon=False,
-        borderaxespad=0.0,
-    )
+    legend_beside(axes, handles, labels)
 
 
 def training_deltas(contents: ReportContents, route: str) -> tuple[int | None, int | None]:

@@ -148,6 +148,12 @@ def route_legend(
     for handle, label in extra or []:
         handles.append(handle)
         labels.append(label)
+    legend_beside(axes, handles, labels)
+
+
+def legend_beside(axes: Any, handles: list[Any], labels: list[str]) -> None:
+    """The legend right of the axes, outside them: with several routes a legend inside
+    covers their lines."""
     axes.legend(
         handles,
         labels,
