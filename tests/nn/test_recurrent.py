@@ -123,3 +123,32 @@ def test_bad_inputs_are_named():
         LSTM(tape, 4, 6, bidirectional=True)
     with pytest.raises(ShapeError, match=r"LSTMCell\(4, 6\): input \[2, 5\]"):
         LSTMCell(tape, 4, 6).express(tape.input(Tensor.filled([2, 5], 0.0)))
+
+
+@pytest.mark.parametrize("kind", ["gru", "lstm"])
+def test_every_parameters_gradient_matches_finite_differences_with_one_bias_broadcast(kind):
+    # The hidden bias is broadcast down the batch once a recording, and every position
+    # adds that one node: its gradient is then the column sum of all the positions'
+    # gradients together. Each parameter's gradient, the biases' above all, must still
+    # be the derivative.
+    from tests.support.routes import finite_differences
+
+    def build(tape, tensors):
+        sequence = tape.leaf(tensors[0])
+        layer = (GRU if kind == "gru" else LSTM)(tape, 3, 2, seed=5, name="rnn")
+        output, _ = layer.express(sequence)
+        return output.tanh(), layer.parameters()
+
+    arrays = [RNG.standard_normal((4, 2, 3))]  # four positions, time major
+    tape = Tape(dtype=np.float64)
+    build(tape, [Tensor(arrays[0].shape, arrays[0], dtype=np.float64)])
+    bias_hh = tape.names["rnn.bias_hh_l0"]
+    broadcasts = [
+        node for node in tape.nodes if node.operation == "broadcast" and node.inputs == (bias_hh,)
+    ]
+    assert len(broadcasts) == 1
+    expected = finite_differences(build, arrays, 3)
+    for route in sorted(ROUTES):
+        got = ROUTES[route](build, arrays, 3, np.float64).gradients
+        for gradient, want in zip(got, expected, strict=True):
+            np.testing.assert_allclose(gradient, want, rtol=1e-6, atol=1e-8)

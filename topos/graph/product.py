@@ -8,7 +8,11 @@ agree.
 - a rank-2 right operand under a batched left one (`[B, T, D] @ [D, E]`, a linear layer
   over a sequence): the left one's rows stacked into one matrix and the product reshaped
   back, one product instead of B;
-- other leading axes are broadcast against each other (copies), then multiplied.
+- other leading axes are broadcast against each other (copies), then multiplied;
+- an operand that is another's last two axes swapped (`w.T`, `k.transpose(-2, -1)`)
+  is multiplied as that other, by `matmul_nt` (on the right) or `matmul_tn` (on the
+  left): BLAS reads it transposed where it lies, where `matmul` would copy the swapped
+  view into a contiguous one every run (a recurrent cell's `h @ W_hh^T`, once a position).
 """
 
 from __future__ import annotations
@@ -50,10 +54,10 @@ def matmul(left: Value, right: Value) -> Value:
         return matmul(left, right.reshape(right.shape[0], 1)).squeeze(-1)
     left_lead, right_lead = tuple(left.shape)[:-2], tuple(right.shape)[:-2]
     if left_lead == right_lead:
-        return left.tape.record("matmul", (left, right))
+        return _product(left, right)
     if right_rank == 2:
         rows = left.reshape(-1, left.shape[-1])
-        product = left.tape.record("matmul", (rows, right))
+        product = _product(rows, right)
         return product.reshape(*left_lead, left.shape[-2], right.shape[-1])
     from topos.tensor import Shape
 
@@ -61,3 +65,31 @@ def matmul(left: Value, right: Value) -> Value:
     left_full = left.expand(*lead, *tuple(left.shape)[-2:])
     right_full = right.expand(*lead, *tuple(right.shape)[-2:])
     return left.tape.record("matmul", (left_full, right_full))
+
+
+def _product(left: Value, right: Value) -> Value:
+    """One product node of operands with the same leading axes: `matmul_nt` of the
+    right operand's source when it is a swap of its last two axes, else `matmul_tn` of
+    the left one's, else `matmul`."""
+    source = _swapped_source(right)
+    if source is not None:
+        return left.tape.record("matmul_nt", (left, source))
+    source = _swapped_source(left)
+    if source is not None:
+        return left.tape.record("matmul_tn", (source, right))
+    return left.tape.record("matmul", (left, right))
+
+
+def _swapped_source(value: Value) -> Value | None:
+    """The Value whose last two axes `value` swaps, and nothing else (a `permute` of
+    axes `(0, ..., r-3, r-1, r-2)`); None for any other node."""
+    from topos.graph.value import Value
+
+    node = value.tape.nodes[value.index]
+    if node.operation != "permute":
+        return None
+    axes = tuple(node.attributes["axes"])
+    rank = len(axes)
+    if rank < 2 or axes != (*range(rank - 2), rank - 1, rank - 2):
+        return None
+    return Value(value.tape, node.inputs[0])

@@ -58,6 +58,10 @@ class RecurrentCell(Module):
         # Transposed once a recording, not once a position.
         self._weight_ih_t = self._weight_ih.transpose()
         self._weight_hh_t = self._weight_hh.transpose()
+        # The hidden bias broadcast down a batch of rows, once a recording too: one node
+        # every position adds (its gradient one column sum of their gradients' total,
+        # not a sum a position).
+        self._bias_hh_rows: dict[int, Value] = {}
 
     def input_projection(self, value: Value) -> Value:
         """`value [N, I] @ weight_ih^T + bias_ih`: every gate's input part, `[N, gates*H]`."""
@@ -75,7 +79,13 @@ class RecurrentCell(Module):
                 f"{type(self).__name__}({self.input_size}, {self.hidden_size}): state "
                 f"{hidden.shape} must be [N, {self.hidden_size}]"
             )
-        return _affine(hidden, self._weight_hh_t, self._bias_hh)
+        product = hidden @ self._weight_hh_t
+        if self._bias_hh is None:
+            return product
+        rows = hidden.shape[0]
+        if rows not in self._bias_hh_rows:
+            self._bias_hh_rows[rows] = self._bias_hh.broadcast_along(0, rows)
+        return product + self._bias_hh_rows[rows]
 
     def gate(self, projection: Value, index: int) -> Value:
         """Gate `index`'s columns of a projection, `[N, H]`."""

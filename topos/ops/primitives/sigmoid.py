@@ -25,15 +25,22 @@ def _derive_sigmoid(algebra, inputs, output, gradient, needs):
     return (algebra.mul(gradient, algebra.mul(output, algebra.sub(one, output))),)
 
 
+#: One in each float dtype, made once: a Python or NumPy scalar made a call costs more
+#: than the add it feeds on a recurrent cell's small gates.
+_ONES = {np.dtype(np.float32): np.float32(1), np.dtype(np.float64): np.float64(1)}
+
+
 def logistic(operand: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """`1 / (1 + exp(-x))` of each element, written into `out` (shared with silu): 0
     where `exp(-x)` overflows, 1 where it underflows, finite everywhere."""
-    kind = operand.dtype.type
+    one = _ONES.get(operand.dtype) or operand.dtype.type(1)
     out = np.negative(operand, out=out)
     with np.errstate(over="ignore"):
         np.exp(out, out=out)
-    np.add(out, kind(1), out=out)
-    return np.divide(kind(1), out, out=out)
+    np.add(out, one, out=out)
+    # `reciprocal` is `1 / x` correctly rounded, as `divide(1, x)` is, without the
+    # scalar operand's conversion (tests/ops/test_sigmoid_bits.py compares the two).
+    return np.reciprocal(out, out=out)
 
 
 @primitive("sigmoid", 1, same, _derive_sigmoid, memory=ELEMENTWISE, value_method=True)
