@@ -37,7 +37,7 @@ class Linear(WeightedLayer):
         product = value @ self._weights
         if self._bias is None:
             return product
-        return product + self._bias.broadcast_along(0, value.shape[0])
+        return product + self._bias_down(value.shape[0])
 
     def express_columns(self, value: Value, start: int, length: int) -> Value:
         """Records `value @ weights[:, start:start+length] + bias[start:start+length]`:
@@ -61,4 +61,4 @@ class Linear(WeightedLayer):
         product = value.tape.record("gelu_product", (value, self._weights))
         if self._bias is None:
             return product
-        return product + self._bias.broadcast_along(0, value.shape[0])
+        return product + self._bias_down(value.shape[0])

@@ -13,6 +13,7 @@ from topos.graph.symbol import Symbol
 from topos.graph.tape import Tape
 from topos.graph.value import Value
 from topos.nn import init
+from topos.nn.bias_rows import BiasRows
 from topos.nn.concat import stack
 from topos.nn.module import Module
 from topos.tensor import Tensor
@@ -58,10 +59,8 @@ class RecurrentCell(Module):
         # Transposed once a recording, not once a position.
         self._weight_ih_t = self._weight_ih.transpose()
         self._weight_hh_t = self._weight_hh.transpose()
-        # The hidden bias broadcast down a batch of rows, once a recording too: one node
-        # every position adds (its gradient one column sum of their gradients' total,
-        # not a sum a position).
-        self._bias_hh_rows: dict[int, Value] = {}
+        # The hidden bias broadcast down the batch once a recording too (see BiasRows).
+        self._bias_hh_rows = None if self._bias_hh is None else BiasRows(self._bias_hh)
 
     def input_projection(self, value: Value) -> Value:
         """`value [N, I] @ weight_ih^T + bias_ih`: every gate's input part, `[N, gates*H]`."""
@@ -80,12 +79,9 @@ class RecurrentCell(Module):
                 f"{hidden.shape} must be [N, {self.hidden_size}]"
             )
         product = hidden @ self._weight_hh_t
-        if self._bias_hh is None:
+        if self._bias_hh_rows is None:
             return product
-        rows = hidden.shape[0]
-        if rows not in self._bias_hh_rows:
-            self._bias_hh_rows[rows] = self._bias_hh.broadcast_along(0, rows)
-        return product + self._bias_hh_rows[rows]
+        return product + self._bias_hh_rows.down(hidden.shape[0])
 
     def gate(self, projection: Value, index: int) -> Value:
         """Gate `index`'s columns of a projection, `[N, H]`."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from topos.graph.symbol import Symbol
 from topos.graph.tape import Tape
+from topos.graph.value import Value
+from topos.nn.bias_rows import BiasRows
 from topos.nn.module import Module
 from topos.tensor import Tensor
 
@@ -20,6 +22,12 @@ class WeightedLayer(Module):
         self._bias = (
             None if bias is None else tape.parameter(bias, None if name is None else f"{name}.bias")
         )
+        self._bias_rows = None if self._bias is None else BiasRows(self._bias)
+
+    def _bias_down(self, rows: int) -> Value:
+        """The bias broadcast down `rows` rows, one node for every use (see BiasRows)."""
+        assert self._bias_rows is not None
+        return self._bias_rows.down(rows)
 
     @property
     def weights(self) -> Symbol:
