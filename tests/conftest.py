@@ -1,7 +1,8 @@
 """Suite-wide settings: the project's bytecode compiled where Python writes none, the
-synthetic-data cache in a temporary folder (never the user's home), reports off unless
-a test asks, and one BLAS thread a test process; subprocesses (workers, examples)
-inherit the environment's part."""
+synthetic-data cache, the temporary files and the compile and font caches in temporary
+folders (never the user's home or the machine's /tmp), reports off unless a test asks,
+and one BLAS thread a test process; subprocesses (workers, examples) inherit the
+environment's part."""
 
 import compileall
 import os
@@ -35,6 +36,24 @@ def private_synthetic_cache(tmp_path_factory):
         os.environ.pop("TOPOS_CACHE_DIR", None)
     else:
         os.environ["TOPOS_CACHE_DIR"] = previous
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_temporary_and_cache_folders(tmp_path_factory):
+    """Every process the suite starts keeps its temporary files (a grade killed on
+    purpose leaves its schedules' folder behind), torch.compile's kernel cache and
+    matplotlib's font cache in the session's own temporary folder, never in the
+    machine's /tmp or the user's home: a test touches nothing outside its own files."""
+    names = ("TMPDIR", "TORCHINDUCTOR_CACHE_DIR", "MPLCONFIGDIR")
+    previous = {name: os.environ.get(name) for name in names}
+    for name in names:
+        os.environ[name] = str(tmp_path_factory.mktemp(name.lower()))
+    yield
+    for name, value in previous.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture(scope="session", autouse=True)
