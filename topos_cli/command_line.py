@@ -34,7 +34,9 @@ def run_command_line(application: Any) -> None:
     bug of ours one line too, its traceback on request (TOPOS_DEBUG=1)."""
     try:
         # Not standalone: click's own error display is a multi-line box; ours is one line.
-        status = application(standalone_mode=False)
+        # Named `topos` however it was started (`python -m topos_cli.console_script` gave
+        # "python -m topos_cli.console_script grade" as the command in usage and hints).
+        status = application(standalone_mode=False, prog_name="topos")
     except click_exceptions.NoArgsIsHelpError as error:
         # The help has been shown; it is all the answer there is.
         message = error.format_message()
