@@ -1,6 +1,8 @@
 """The logistic kernel (sigmoid's and silu's) against its definition, `1 / (1 + exp(-x))`
 written with NumPy's divide: the same bits for every float32 and float64 input the kernel
-may meet, in contiguous and strided operands."""
+may meet, in contiguous and strided operands. Equal by construction (DESIGN.md, "Bits"):
+the same negative, exp and add, and `reciprocal` is the one IEEE division `1 / x`,
+correctly rounded on every CPU, that `divide(1, x)` is; no summation order is involved."""
 
 from __future__ import annotations
 

@@ -83,13 +83,12 @@ def _product(left: Value, right: Value) -> Value:
 def _swapped_source(value: Value) -> Value | None:
     """The Value whose last two axes `value` swaps, and nothing else (a `permute` of
     axes `(0, ..., r-3, r-1, r-2)`); None for any other node."""
-    from topos.graph.value import Value
+    from topos.graph.value import Value, last_two_swapped
 
     node = value.tape.nodes[value.index]
     if node.operation != "permute":
         return None
     axes = tuple(node.attributes["axes"])
-    rank = len(axes)
-    if rank < 2 or axes != (*range(rank - 2), rank - 1, rank - 2):
+    if len(axes) < 2 or axes != last_two_swapped(len(axes)):
         return None
     return Value(value.tape, node.inputs[0])

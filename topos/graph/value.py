@@ -29,6 +29,12 @@ def _normalise_axis(axis: int, rank: int, operation: str) -> int:
     return axis
 
 
+def last_two_swapped(rank: int) -> tuple[int, ...]:
+    """The axes of `transpose` at `rank`: the last two swapped, the others in place (the
+    product reads a node permuted so as its operand transposed: topos.graph.product)."""
+    return (*range(rank - 2), rank - 1, rank - 2)
+
+
 class Value(ElementwiseMethods, ReductionMethods, ShapeMethods):
     """Names node `index` of `tape` while recording; operands are never mutated.
 
@@ -179,7 +185,7 @@ class Value(ElementwiseMethods, ReductionMethods, ShapeMethods):
         rank = self.shape.rank
         if rank < 2:
             raise ShapeError(f"transpose: shape {self.shape} has fewer than two axes")
-        return self.permute(*range(rank - 2), rank - 1, rank - 2)
+        return self.permute(*last_two_swapped(rank))
 
     @property
     def T(self) -> Value:  # noqa: N802  (the conventional name)

@@ -59,7 +59,9 @@ class RecurrentCell(Module):
         # Transposed once a recording, not once a position.
         self._weight_ih_t = self._weight_ih.transpose()
         self._weight_hh_t = self._weight_hh.transpose()
-        # The hidden bias broadcast down the batch once a recording too (see BiasRows).
+        # The biases broadcast down the batch once a recording too (see BiasRows): the
+        # hidden one is added at every position.
+        self._bias_ih_rows = None if self._bias_ih is None else BiasRows(self._bias_ih)
         self._bias_hh_rows = None if self._bias_hh is None else BiasRows(self._bias_hh)
 
     def input_projection(self, value: Value) -> Value:
@@ -69,7 +71,7 @@ class RecurrentCell(Module):
                 f"{type(self).__name__}({self.input_size}, {self.hidden_size}): input "
                 f"{value.shape} must be [N, {self.input_size}]"
             )
-        return _affine(value, self._weight_ih_t, self._bias_ih)
+        return _affine(value, self._weight_ih_t, self._bias_ih_rows)
 
     def hidden_projection(self, hidden: Value) -> Value:
         """`hidden [N, H] @ weight_hh^T + bias_hh`, `[N, gates*H]`."""
@@ -78,10 +80,7 @@ class RecurrentCell(Module):
                 f"{type(self).__name__}({self.input_size}, {self.hidden_size}): state "
                 f"{hidden.shape} must be [N, {self.hidden_size}]"
             )
-        product = hidden @ self._weight_hh_t
-        if self._bias_hh_rows is None:
-            return product
-        return product + self._bias_hh_rows.down(hidden.shape[0])
+        return _affine(hidden, self._weight_hh_t, self._bias_hh_rows)
 
     def gate(self, projection: Value, index: int) -> Value:
         """Gate `index`'s columns of a projection, `[N, H]`."""
@@ -97,9 +96,9 @@ class RecurrentCell(Module):
         return [value.symbol for value in values if value is not None]
 
 
-def _affine(value: Value, weight_t: Value, bias: Value | None) -> Value:
+def _affine(value: Value, weight_t: Value, bias: BiasRows | None) -> Value:
     product = value @ weight_t
-    return product if bias is None else product + bias.broadcast_along(0, value.shape[0])
+    return product if bias is None else product + bias.down(value.shape[0])
 
 
 def check_layer_arguments(kind: str, num_layers: int, dropout: float, bidirectional: bool):
